@@ -1,0 +1,18 @@
+"""cwkit: online learning of linear classifiers.
+
+Perceptron and Passive-Aggressive families, Confidence-Weighted learning
+(CW-Var, CW-Stdev), AROW, the second-order Perceptron, the regularized PA
+family of Shen & Dietterich, mini-batch PA, multi-class reductions and
+streaming svmlight/libsvm input, with one compiled Cython core.
+"""
+try:
+    from . import _core  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised only on an unbuilt tree
+    raise ImportError(
+        "cwkit's compiled extension cwkit._core is not built (" + str(exc) + "). "
+        "Install the package with `pip install .` from the project root (or build in "
+        "place with `python setup.py build_ext --inplace`), and import cwkit from "
+        "outside the source tree."
+    ) from exc
+
+__version__ = "0.1.0"

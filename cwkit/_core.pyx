@@ -1,0 +1,10 @@
+# cython: language_level=3
+"""cwkit's compiled core: one pass over given rows, state updated in place.
+
+The kernels live in include files grouped by the shape of their state; this
+module only stitches them together so that cwkit has exactly one extension.
+No validation, randomness, I/O or Python objects inside the per-example loops:
+the Python layer validates, allocates and turns status codes into exceptions.
+"""
+include "_rows.pxi"
+include "_svmlight.pxi"

@@ -1,0 +1,1 @@
+# svmlight/libsvm tokenizer (issue 3)

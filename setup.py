@@ -1,0 +1,27 @@
+"""Declares cwkit's one compiled extension; all metadata lives in pyproject.toml."""
+import os
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("CWKIT_CYTHON_DEBUG") == "1"
+
+directives = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    # Every division in the core carries an explicit guard and a comment.
+    "cdivision": True,
+}
+
+ext = Extension(
+    "cwkit._core",
+    ["cwkit/_core.pyx"],
+    include_dirs=[numpy.get_include()],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    extra_compile_args=["-O3"] if os.name != "nt" else [],
+)
+
+setup(ext_modules=cythonize([ext], compiler_directives=directives))
