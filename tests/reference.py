@@ -61,6 +61,8 @@ Multi-class (FORMULAS §4): weights are one stacked vector of length ``K*D`` (cl
 * Mistake: argmax of the class scores (ties -> smallest label) != y.
 """
 import numpy as np
+from scipy.linalg import block_diag
+from scipy.optimize import lsq_linear
 from scipy.special import ndtri
 
 FIRST_ORDER = ("perceptron", "avg-perceptron", "pa", "pa1", "pa2", "pa-ls",
@@ -338,31 +340,32 @@ def _split(vec, fit_intercept):
     return vec.copy(), None
 
 
-def public_state(rule, st, *, fit_intercept=True, covariance="diag", **params):
-    """Public view (``coef``, ``intercept``, ``coef_var``, ``intercept_var``, ``covariance``)."""
-    p = _params(rule, params)
+def _public_vectors(rule, st, covariance, p):
+    """(w, Sigma-or-None, initial variance) of the public view of an internal state."""
     if rule == "avg-perceptron":
         w = st["wsum"] / st["t"] if st["t"] > 0 else st["w"]
     elif rule == "adagrad":
         w = _adagrad_w(st, p)
     elif rule == "sop":
-        if covariance == "full":
-            w = np.linalg.solve(st["A"], st["v"])
-        else:
-            w = st["v"] / st["A"]
+        w = np.linalg.solve(st["A"], st["v"]) if covariance == "full" else st["v"] / st["A"]
     else:
         w = st["w"]
+    if rule == "sop":
+        sig = np.linalg.inv(st["A"]) if covariance == "full" else 1.0 / st["A"]
+        return w.copy(), sig, 1.0 / p["a"]
+    if rule in SECOND_ORDER:
+        return w.copy(), st["sigma"].copy(), p["a"]
+    return w.copy(), None, None
+
+
+def public_state(rule, st, *, fit_intercept=True, covariance="diag", **params):
+    """Public view (``coef``, ``intercept``, ``coef_var``, ``intercept_var``, ``covariance``)."""
+    w, sig, init_var = _public_vectors(rule, st, covariance, _params(rule, params))
     coef, b = _split(w, fit_intercept)
     out = {"coef": coef, "intercept": float(b) if fit_intercept else 0.0}
-    if rule in SECOND_ORDER:
-        if rule == "sop":
-            sig = np.linalg.inv(st["A"]) if covariance == "full" else 1.0 / st["A"]
-            init_var = 1.0 / p["a"]
-        else:
-            sig = st["sigma"]
-            init_var = p["a"]
+    if sig is not None:
         if covariance == "full":
-            out["covariance"] = sig.copy()
+            out["covariance"] = sig
         else:
             cv, bv = _split(sig, fit_intercept)
             out["coef_var"] = cv
@@ -425,3 +428,232 @@ def binary_scores(rule, state, X, *, fit_intercept=True, covariance="diag"):
         return np.array([x @ w / (1.0 + x @ P @ x) for x in Xa])
     P = np.append(state["coef_var"], state["intercept_var"]) if fit_intercept else state["coef_var"]
     return np.array([np.sum(x * w / (1.0 + P * x * x)) for x in Xa])
+
+
+# --------------------------------------------------------------------------- multi-class
+def feature(xa, label, K):
+    """1-of-k feature map ``f(x, y) = e_y (x) x~`` (FORMULAS §4)."""
+    D = xa.size
+    f = np.zeros(K * D)
+    f[label * D:(label + 1) * D] = xa
+    return f
+
+
+def competitors(scores, label):
+    """Labels != ``label`` by decreasing score, ties -> smaller label (FORMULAS §0)."""
+    others = [c for c in range(len(scores)) if c != label]
+    return sorted(others, key=lambda c: (-scores[c], c))
+
+
+def solve_dual(Q, ell, upper=np.inf):
+    """argmax ``ell'a - a'Q a / 2`` over ``0 <= a <= upper`` (Q positive definite).
+
+    Written as the bounded least-squares problem ``min ||L'a - L^{-1} ell||^2 / 2`` with
+    ``Q = L L'`` and solved by BVLS, an exact active-set method (``scipy.optimize.lsq_linear``).
+    """
+    L = np.linalg.cholesky(Q)
+    rhs = np.linalg.solve(L, ell)
+    res = lsq_linear(L.T, rhs, bounds=(np.zeros(ell.size), np.full(ell.size, upper)),
+                     method="bvls", tol=1e-15)
+    return res.x
+
+
+def _class_scores(rule, st, xa, K, covariance, p):
+    if rule == "sop":
+        return np.array([_sop_score(st, feature(xa, c, K), covariance) for c in range(K)])
+    w = _adagrad_w(st, p) if rule == "adagrad" else st["w"]
+    return w.reshape(K, -1) @ xa
+
+
+def _arow_sigma_update(st, g, r, covariance, diag_update):
+    """AROW Sigma update with direction g: Sigma -= Sigma g g' Sigma / (r + g' Sigma g)."""
+    sigma = st["sigma"]
+    sg = _sigma_x(sigma, g)
+    beta = 1.0 / (r + float(g @ sg))
+    if covariance == "full":
+        st["sigma"] = _shrink_full(sigma, sg, beta)
+    elif diag_update == "inverse":
+        st["sigma"] = _inv_diag_update(sigma, 1.0 / r, g)
+    else:
+        st["sigma"] = sigma - beta * sigma * sigma * g * g
+
+
+def _mc_top1(rule, st, xa, label, K, covariance, sigma_update, p, params):
+    s = _class_scores(rule, st, xa, K, covariance, p)
+    yhat = int(np.argmax(s))
+    if rule in ("perceptron", "avg-perceptron"):
+        st = {k: (val.copy() if isinstance(val, np.ndarray) else val) for k, val in st.items()}
+        if yhat != label:
+            st["w"] = st["w"] + feature(xa, label, K) - feature(xa, yhat, K)
+        if rule == "avg-perceptron":
+            st["t"] += 1
+            st["wsum"] = st["wsum"] + st["w"]
+        return yhat, st
+    c = competitors(s, label)[0]
+    delta = feature(xa, label, K) - feature(xa, c, K)
+    if rule in ("arow", "arow-h") and sigma_update == "sum":
+        # mean step of the binary rule on (Delta, +1), Sigma updated with f = sum_y f(x, y)
+        new, updated = step(rule, st, delta, 1.0, covariance=covariance, **params)
+        if updated:
+            new["sigma"] = st["sigma"].copy()
+            _arow_sigma_update(new, np.tile(xa, K), p["r"], covariance, p["diag_update"])
+        return yhat, new
+    new, _ = step(rule, st, delta, 1.0, covariance=covariance, **params)
+    return yhat, new
+
+
+def _mc_topk(rule, st, xa, label, K, k, covariance, sigma_update, slack, p):
+    s = _class_scores(rule, st, xa, K, covariance, p)
+    yhat = int(np.argmax(s))
+    comp = competitors(s, label)[:k]
+    deltas = np.array([feature(xa, label, K) - feature(xa, c, K) for c in comp])
+    w = st["w"]
+    ell = 1.0 - deltas @ w
+    if ell.max() <= 0.0 or not np.any(xa):
+        return yhat, st
+    st = {key: val.copy() for key, val in st.items()}
+    ones = np.ones((len(comp), len(comp)))
+    if rule == "arow":
+        S = st["sigma"]
+        SD = deltas @ S if covariance == "full" else deltas * S  # rows: (Sigma Delta_j)'
+        a = solve_dual(SD @ deltas.T + p["r"] * ones, ell)
+        st["w"] = w + a @ SD
+        g = np.tile(xa, K) if sigma_update == "sum" else deltas[0]
+        _arow_sigma_update(st, g, p["r"], covariance, p["diag_update"])
+        return yhat, st
+    G = deltas @ deltas.T
+    if rule == "pa":
+        a = solve_dual(G, ell)
+    elif rule == "pa1":
+        a = solve_dual(G, ell, upper=p["C"])
+    elif slack == "shared":
+        a = solve_dual(G + ones / (2.0 * p["C"]), ell)
+    else:
+        a = solve_dual(G + np.eye(len(comp)) / (2.0 * p["C"]), ell)
+    st["w"] = w + a @ deltas
+    return yhat, st
+
+
+def _stack_ovr(rule, states, covariance):
+    """Concatenate K binary internal states into one class-major internal state."""
+    st = {}
+    for key in states[0]:
+        vals = [s[key] for s in states]
+        if key == "t":
+            st[key] = vals[0]
+        elif covariance == "full" and key in ("sigma", "A"):
+            st[key] = block_diag(*vals)
+        else:
+            st[key] = np.concatenate(vals)
+    return st
+
+
+def public_multiclass_state(rule, st, K, *, fit_intercept=True, covariance="diag", **params):
+    """Public multi-class view: coef (K, d), intercept (K,), coef_var / intercept_var (K, ...)
+    or covariance (K*D, K*D)."""
+    w, sig, init_var = _public_vectors(rule, st, covariance, _params(rule, params))
+    coef, b = _split(w.reshape(K, -1), fit_intercept)
+    out = {"coef": coef, "intercept": b if fit_intercept else np.zeros(K)}
+    if sig is not None:
+        if covariance == "full":
+            out["covariance"] = sig
+        else:
+            cv, bv = _split(sig.reshape(K, -1), fit_intercept)
+            out["coef_var"] = cv
+            out["intercept_var"] = bv if fit_intercept else np.full(K, init_var)
+    return out
+
+
+def multiclass_run(rule, X, y, n_classes, *, strategy="top1", k=1, fit_intercept=True,
+                   covariance="diag", sigma_update=None, slack="per-constraint", **params):
+    """Online multi-class pass (FORMULAS §4); one ``(mistake, state)`` per round.
+
+    Parameters
+    ----------
+    rule : str
+        Any binary rule for ``strategy="top1"`` and ``"ovr"``; pa, pa1, pa2, arow for ``"topk"``.
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,), labels in 0..n_classes-1
+    n_classes : int
+    strategy : {"top1", "topk", "ovr"}
+    k : int
+        Number of competitors for ``"topk"`` (capped at ``n_classes - 1``).
+    sigma_update : {None, "delta", "sum"}
+        AROW's Sigma direction; None means "delta" for top1 and "sum" for topk.
+    slack : {"per-constraint", "shared"}
+        PA-II top-k squared-slack structure.
+
+    Returns
+    -------
+    list of (bool, dict)
+        Mistake (argmax of the pre-update class scores != y, ties -> smallest label) and
+        :func:`public_multiclass_state` after the update.
+    """
+    _check_cov(rule, covariance)
+    p = _params(rule, params)
+    K = int(n_classes)
+    if strategy not in ("top1", "topk", "ovr"):
+        raise ValueError(f"strategy must be 'top1', 'topk' or 'ovr', got {strategy!r}")
+    if strategy == "topk" and rule not in ("pa", "pa1", "pa2", "arow"):
+        raise ValueError(f"strategy 'topk' is defined for pa, pa1, pa2, arow, not {rule!r}")
+    if slack not in ("per-constraint", "shared") or (slack == "shared" and rule != "pa2"):
+        raise ValueError(f"slack={slack!r} is not available for rule {rule!r}")
+    if rule in ("arow", "arow-h"):
+        if sigma_update is None:
+            sigma_update = "sum" if strategy == "topk" else "delta"
+        if sigma_update not in ("delta", "sum"):
+            raise ValueError(f"sigma_update must be 'delta' or 'sum', got {sigma_update!r}")
+    elif sigma_update is not None:
+        raise ValueError(f"sigma_update applies to arow/arow-h only, not {rule!r}")
+    Xa = _augment(X, fit_intercept)
+    y = np.asarray(y)
+    if not np.all((y >= 0) & (y < K)):
+        raise ValueError(f"labels must be in 0..{K - 1}")
+    D = Xa.shape[1]
+    kw = dict(fit_intercept=fit_intercept, covariance=covariance, **params)
+    out = []
+    if strategy == "ovr":
+        states = [init_state(rule, D, covariance=covariance, **params) for _ in range(K)]
+        for x, label in zip(Xa, y):
+            s = [score(rule, st, x, covariance=covariance, **params) for st in states]
+            mistake = int(np.argmax(s)) != label
+            states = [step(rule, st, x, 1.0 if c == label else -1.0, covariance=covariance,
+                           **params)[0] for c, st in enumerate(states)]
+            out.append((mistake, public_multiclass_state(rule, _stack_ovr(rule, states,
+                                                                          covariance), K, **kw)))
+        return out
+    st = init_state(rule, K * D, covariance=covariance, **params)
+    for x, label in zip(Xa, y):
+        if strategy == "top1":
+            yhat, st = _mc_top1(rule, st, x, int(label), K, covariance, sigma_update, p, params)
+        else:
+            yhat, st = _mc_topk(rule, st, x, int(label), K, min(k, K - 1), covariance,
+                                sigma_update, slack, p)
+        out.append((yhat != label, public_multiclass_state(rule, st, K, **kw)))
+    return out
+
+
+def multiclass_scores(rule, state, X, *, fit_intercept=True, covariance="diag"):
+    """Test-time class scores (n, K) of a public multi-class state (any strategy).
+
+    Every rule but SOP: ``X~ W'``. SOP: per class the binary SOP test rule on that class's block,
+    ``f_y' (A + f_y f_y')^{-1} v`` (block-diagonal A for ovr gives the same formula).
+    """
+    K, d = state["coef"].shape
+    if rule != "sop":
+        Xa = _augment(X, fit_intercept)
+        W = np.hstack([state["coef"], state["intercept"][:, None]]) if fit_intercept \
+            else state["coef"]
+        return Xa @ W.T
+    D = d + 1 if fit_intercept else d
+    cols = []
+    for c in range(K):
+        sub = {"coef": state["coef"][c], "intercept": state["intercept"][c]}
+        if covariance == "full":
+            sub["covariance"] = state["covariance"][c * D:(c + 1) * D, c * D:(c + 1) * D]
+        else:
+            sub["coef_var"] = state["coef_var"][c]
+            sub["intercept_var"] = state["intercept_var"][c]
+        cols.append(binary_scores("sop", sub, X, fit_intercept=fit_intercept,
+                                  covariance=covariance))
+    return np.column_stack(cols)
