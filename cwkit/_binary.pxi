@@ -81,13 +81,15 @@ cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, doubl
     cdef double loss = 1.0 - m
     cdef double zz, den
     Z[0] = 1.0
+    if n <= 0.0:
+        return 0.0                             # a zero row: no update
     if h.rule == PERCEPTRON or h.rule == AVG_PERCEPTRON:
         return 1.0 if m <= 0.0 else 0.0
     if h.rule == PA_LS:
         # S002 eqs 7-9: applied on every round, tau may be negative.
         return loss / (n + 0.5 / h.C)          # n + 1/(2C) > 0
-    if loss <= 0.0 or n <= 0.0:
-        return 0.0                             # no loss, or a zero row: no update
+    if loss <= 0.0:
+        return 0.0                             # no loss: passive
     if h.rule == PA:
         return loss / n
     if h.rule == PA1:

@@ -259,8 +259,8 @@ class VarianceMixin:
         s = self._model.variances()
         if s is None:
             raise AttributeError("intercept_var_ exists for covariance='diag'")
-        s = np.atleast_2d(s)[..., d].ravel()
-        return s if self.fit_intercept else np.zeros_like(s)
+        # without an intercept this is the untouched initial variance
+        return np.atleast_2d(s)[..., d].ravel()
 
     @property
     def covariance_(self):
