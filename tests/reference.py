@@ -657,3 +657,16 @@ def multiclass_scores(rule, state, X, *, fit_intercept=True, covariance="diag"):
         cols.append(binary_scores("sop", sub, X, fit_intercept=fit_intercept,
                                   covariance=covariance))
     return np.column_stack(cols)
+
+
+def topk_step(rule, w, xa, label, K, k, *, sigma=None, covariance="diag", sigma_update="sum",
+              slack="per-constraint", **params):
+    """One top-k update (pa, pa1, pa2, arow) of the stacked ``w`` (length K*D) on augmented
+    ``xa``; returns ``(w_new, sigma_new)`` (sigma ``None`` for PA)."""
+    p = _params(rule, params)
+    st = {"w": np.asarray(w, dtype=np.float64)}
+    if rule == "arow":
+        st["sigma"] = np.asarray(sigma, dtype=np.float64)
+    _, new = _mc_topk(rule, st, np.asarray(xa, dtype=np.float64), int(label), int(K), int(k),
+                      covariance, sigma_update, slack, p)
+    return new["w"], new.get("sigma")
