@@ -603,3 +603,289 @@ def test_cw_stdev_rationalised_forms_are_accurate(m, v):
         assert np.all(np.isfinite(mu_new)) and np.all(np.isfinite(s_new))
         if cov == "diag":  # the full Woodbury form Sigma - beta Sigma x x' Sigma can round to 0
             assert np.all(s_new > 0)
+
+
+# --------------------------------------------------------------------------- multi-class top-k
+def topk_instance(rng, K, d):
+    """Random stacked W (K*D, D = d + 1), augmented x, label and a SPD Sigma over K*D."""
+    D = d + 1
+    xa = np.append(rng.normal(size=d), 1.0)
+    W = 0.4 * rng.normal(size=K * D)
+    return W, xa, int(rng.integers(K)), spd(rng, K * D)
+
+
+def topk_primal(rule, W0, deltas, *, C=None, r=None, Sigma=None, slack="per-constraint"):
+    """Generic solver: min 1/2 ||W - W0||^2_M + slack penalty s.t. W.Delta_j >= 1 - xi_j."""
+    n, k = W0.size, len(deltas)
+    shared = rule == "arow" or slack == "shared"
+    ns = 1 if shared else k
+    P = np.eye(n) if Sigma is None else np.linalg.inv(Sigma)
+
+    def obj(z):
+        dw, xi = z[:n] - W0, z[n:]
+        f = 0.5 * dw @ P @ dw
+        if rule == "pa1":
+            f += C * xi.sum()
+        elif rule == "pa2":
+            f += C * xi @ xi
+        elif rule == "arow":
+            f += xi @ xi / (2 * r)
+        return f
+
+    def grad(z):
+        g = np.zeros(n + ns)
+        g[:n] = P @ (z[:n] - W0)
+        if rule == "pa1":
+            g[n:] = C
+        elif rule == "pa2":
+            g[n:] = 2 * C * z[n:]
+        elif rule == "arow":
+            g[n:] = z[n:] / r
+        return g
+
+    cons = []
+    for j, dj in enumerate(deltas):
+        s = 0 if shared else j
+        e = np.zeros(ns)
+        e[s] = 1.0
+        cons.append({"type": "ineq", "fun": lambda z, dj=dj, s=s: z[:n] @ dj - 1.0 + z[n + s],
+                     "jac": lambda z, dj=dj, e=e: np.concatenate([dj, e])})
+    if rule == "pa":
+        cons.append({"type": "eq", "fun": lambda z: z[n:], "jac": lambda z: np.eye(n + ns)[n:]})
+    if rule == "pa1":
+        cons.append({"type": "ineq", "fun": lambda z: z[n:],
+                     "jac": lambda z: np.eye(n + ns)[n:]})
+    return slsqp(obj, grad, np.append(W0, np.zeros(ns)), cons)[:n]
+
+
+def _argmax_unambiguous(s):
+    """argmax of the scores, or None when the top two are within rounding of each other (the
+    run's literal SOP solve and the public-state formula may then order them differently)."""
+    top = np.sort(s)[-2:]
+    if top[1] - top[0] <= 1e-10 * max(1.0, np.abs(s).max()):
+        return None
+    return int(np.argmax(s))
+
+
+def _deltas(W, xa, label, K, k):
+    s = W.reshape(K, -1) @ xa
+    comp = R.competitors(s, label)[:k]
+    return [R.feature(xa, label, K) - R.feature(xa, c, K) for c in comp]
+
+
+TOPK_CASES = [("pa", {}, "per-constraint"), ("pa1", {"C": 0.1}, "per-constraint"),
+              ("pa1", {"C": 5.0}, "per-constraint"), ("pa2", {"C": 0.4}, "per-constraint"),
+              ("pa2", {"C": 0.4}, "shared")]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("rule,params,slack", TOPK_CASES)
+def test_pa_topk_step_is_primal_optimum(rule, params, slack, k, seed):
+    """k-best MIRA (FORMULAS §4): min 1/2 ||W - W_t||^2 (+ slack) s.t. W.Delta_j >= 1 - xi."""
+    rng = np.random.default_rng(seed)
+    K = 4
+    W0, xa, label, _ = topk_instance(rng, K, 3)
+    W_ref, _ = R.topk_step(rule, W0, xa, label, K, k, slack=slack, **params)
+    W_opt = topk_primal(rule, W0, _deltas(W0, xa, label, K, k), slack=slack, **params)
+    close(W_ref, W_opt)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("covariance", ["diag", "full"])
+def test_arow_topk_step_is_primal_optimum(covariance, k, seed):
+    """S000 eq. 27: min 1/2 (mu - mu0)' Sigma^{-1} (mu - mu0) + xi^2 / (2r) s.t. mu.Delta_j >=
+    1 - xi; Sigma update (29)-(30) with f = sum_y f(x, y)."""
+    rng = np.random.default_rng(seed)
+    K, r = 4, 0.6
+    W0, xa, label, S = topk_instance(rng, K, 3)
+    if covariance == "diag":
+        S = np.diag(rng.uniform(0.3, 2.0, size=W0.size))
+    sig = S if covariance == "full" else np.diag(S).copy()
+    W_ref, S_ref = R.topk_step("arow", W0, xa, label, K, k, sigma=sig, covariance=covariance,
+                               sigma_update="sum", r=r)
+    close(W_ref, topk_primal("arow", W0, _deltas(W0, xa, label, K, k), r=r, Sigma=S))
+    f = np.tile(xa, K)
+    S_new = np.linalg.inv(np.linalg.inv(S) + np.outer(f, f) / r)
+    if covariance == "full":
+        np.testing.assert_allclose(S_ref, S_new, rtol=1e-9, atol=1e-12)
+    else:
+        np.testing.assert_allclose(1.0 / S_ref, np.diag(np.linalg.inv(S_new)), rtol=1e-10)
+
+
+def _enumerate_dual(Q, ell, upper):
+    """Exact dual optimum by enumerating every {lower, free, upper} assignment (small k)."""
+    k = ell.size
+    best, best_val = None, -np.inf
+    for code in range(3 ** k):
+        state = [(code // 3 ** j) % 3 for j in range(k)]
+        if upper == np.inf and 2 in state:
+            continue
+        a = np.where(np.array(state) == 2, upper, 0.0)
+        F = [j for j in range(k) if state[j] == 1]
+        if F:
+            B = [j for j in range(k) if state[j] != 1]
+            a[F] = np.linalg.solve(Q[np.ix_(F, F)], ell[F] - Q[np.ix_(F, B)] @ a[B])
+        if np.all(a >= -1e-12) and np.all(a <= upper + 1e-12):
+            val = ell @ a - 0.5 * a @ Q @ a
+            if val > best_val:
+                best, best_val = a, val
+    return best
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("upper", [np.inf, 0.3])
+def test_solve_dual_matches_exhaustive_active_sets(seed, upper):
+    rng = np.random.default_rng(seed)
+    k = 4
+    B = rng.normal(size=(k, k + 1))
+    Q = B @ B.T + 0.1 * np.eye(k)
+    ell = rng.normal(size=k)
+    a = R.solve_dual(Q, ell, upper)
+    np.testing.assert_allclose(a, _enumerate_dual(Q, ell, upper), rtol=1e-10, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- multi-class runs
+def _mc_data(seed, K=4, n=40, d=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.argmax(X[:, :K] + 0.5 * rng.normal(size=(n, K)), axis=1)
+    return X, y
+
+
+def _assert_runs_equal(a, b, rtol=1e-10):
+    assert [m for m, _ in a] == [m for m, _ in b]
+    for (_, sa), (_, sb) in zip(a, b):
+        assert sa.keys() == sb.keys()
+        for key in sa:
+            np.testing.assert_allclose(sa[key], sb[key], rtol=rtol, atol=1e-12)
+
+
+@pytest.mark.parametrize("rule,params,slack", TOPK_CASES)
+def test_topk_with_k1_is_top1(rule, params, slack):
+    """FORMULAS §4: k = 1 reproduces the top-1 formulas (the QP vs the binary closed form on
+    Delta); the shared and per-constraint slacks coincide for one constraint."""
+    X, y = _mc_data(0)
+    top1 = R.multiclass_run(rule, X, y, 4, strategy="top1", **params)
+    topk = R.multiclass_run(rule, X, y, 4, strategy="topk", k=1, slack=slack, **params)
+    _assert_runs_equal(top1, topk)
+
+
+@pytest.mark.parametrize("covariance", ["diag", "full"])
+@pytest.mark.parametrize("sigma_update", ["delta", "sum"])
+def test_arow_two_classes_all_constraints_is_top1(covariance, sigma_update):
+    X, y = _mc_data(1, K=2)
+    kw = {"covariance": covariance, "sigma_update": sigma_update, "r": 0.5}
+    top1 = R.multiclass_run("arow", X, y, 2, strategy="top1", **kw)
+    topk = R.multiclass_run("arow", X, y, 2, strategy="topk", k=5, **kw)
+    _assert_runs_equal(top1, topk)
+
+
+@pytest.mark.parametrize("rule,params", RUN_CASES)
+def test_ovr_is_independent_binary_problems(rule, params):
+    """One-vs-rest: class c's state equals the binary run on labels (y == c) -> +1 / -1, and the
+    mistake is the argmax of the K pre-update scores."""
+    X, y = _mc_data(2, K=3, n=25)
+    K, D = 3, X.shape[1] + 1
+    for cov in _covs(rule):
+        mc = R.multiclass_run(rule, X, y, K, strategy="ovr", covariance=cov, **params)
+        bins = [R.binary_run(rule, X, np.where(y == c, 1.0, -1.0), covariance=cov, **params)
+                for c in range(K)]
+        for t, (_, st) in enumerate(mc):
+            for c in range(K):
+                b = bins[c][t][1]
+                np.testing.assert_allclose(st["coef"][c], b["coef"], rtol=1e-12, atol=1e-15)
+                np.testing.assert_allclose(st["intercept"][c], b["intercept"], rtol=1e-12,
+                                           atol=1e-15)
+                if cov == "full" and "covariance" in b:
+                    blk = st["covariance"][c * D:(c + 1) * D, c * D:(c + 1) * D]
+                    np.testing.assert_allclose(blk, b["covariance"], rtol=1e-12)
+                elif "coef_var" in b:
+                    np.testing.assert_allclose(st["coef_var"][c], b["coef_var"], rtol=1e-12)
+            if rule != "avg-perceptron" and t > 0:
+                s = R.multiclass_scores(rule, mc[t - 1][1], X[t:t + 1], covariance=cov)[0]
+                if _argmax_unambiguous(s) is not None:
+                    assert mc[t][0] == (_argmax_unambiguous(s) != y[t])
+
+
+@pytest.mark.parametrize("rule,params", [c for c in RUN_CASES if c[0] != "avg-perceptron"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_top1_mistakes_match_public_state_scores(rule, params, fit_intercept):
+    """mistake_t == (argmax multiclass_scores(state_{t-1}, x_t) != y_t) (avg-perceptron excluded:
+    its public weights are the average)."""
+    X, y = _mc_data(3)
+    for cov in _covs(rule):
+        run = R.multiclass_run(rule, X, y, 4, strategy="top1", fit_intercept=fit_intercept,
+                               covariance=cov, **params)
+        for t in range(1, len(run)):
+            s = R.multiclass_scores(rule, run[t - 1][1], X[t:t + 1], fit_intercept=fit_intercept,
+                                    covariance=cov)[0]
+            if _argmax_unambiguous(s) is not None:
+                assert run[t][0] == (_argmax_unambiguous(s) != y[t])
+        assert 0 < sum(m for m, _ in run) < len(run)
+
+
+def test_top1_first_round_tie_rules():
+    """All scores 0 on round 1: the prediction is label 0 (smallest); the perceptron updates with
+    f(x, y) - f(x, 0); PA's closest competitor of y = 0 is label 1 (ties -> smaller label)."""
+    x = np.array([[2.0, -1.0]])
+    run = R.multiclass_run("perceptron", x, np.array([2]), 3)
+    assert run[0][0]
+    np.testing.assert_array_equal(run[0][1]["coef"], [[-2.0, 1.0], [0.0, 0.0], [2.0, -1.0]])
+    np.testing.assert_array_equal(run[0][1]["intercept"], [-1.0, 0.0, 1.0])
+    run = R.multiclass_run("perceptron", x, np.array([0]), 3)
+    assert not run[0][0]
+    np.testing.assert_array_equal(run[0][1]["coef"], np.zeros((3, 2)))
+    run = R.multiclass_run("pa", x, np.array([0]), 3)
+    tau = 1.0 / (2 * 6.0)  # loss 1 over ||Delta||^2 = 2 ||[x, 1]||^2
+    np.testing.assert_allclose(run[0][1]["coef"], [[2 * tau, -tau], [-2 * tau, tau], [0, 0]])
+    np.testing.assert_allclose(run[0][1]["intercept"], [tau, -tau, 0.0])
+
+
+def test_multiclass_avg_perceptron_is_mean_of_perceptron_states():
+    X, y = _mc_data(4)
+    per = R.multiclass_run("perceptron", X, y, 4)
+    avg = R.multiclass_run("avg-perceptron", X, y, 4)
+    assert [m for m, _ in per] == [m for m, _ in avg]
+    for t in range(len(X)):
+        np.testing.assert_allclose(avg[t][1]["coef"],
+                                   np.mean([s["coef"] for _, s in per[:t + 1]], axis=0),
+                                   rtol=1e-12, atol=1e-14)
+
+
+def test_multiclass_bad_options_raise():
+    X, y = _mc_data(0, n=3)
+    with pytest.raises(ValueError, match="topk"):
+        R.multiclass_run("cw", X, y, 4, strategy="topk", eta=0.9)
+    with pytest.raises(ValueError, match="slack"):
+        R.multiclass_run("pa1", X, y, 4, strategy="topk", slack="shared", C=1.0)
+    with pytest.raises(ValueError, match="sigma_update"):
+        R.multiclass_run("pa", X, y, 4, sigma_update="sum")
+    with pytest.raises(ValueError, match="labels"):
+        R.multiclass_run("pa", X, y + 4, 4)
+
+
+@pytest.mark.parametrize("rule,params", [("pa", {}), ("pa1", {"C": 0.2}), ("pa2", {"C": 0.2}),
+                                         ("pa-ls", {"C": 0.2})])
+def test_pa_with_intercept_is_s002_explicit_bias_form(rule, params):
+    """S002 eqs. (1)-(9): f = w.x - b, denominators 1 + ||x||^2, b <- b - tau y; the reference's
+    intercept is -b."""
+    X, y = _data(6)
+    run = R.binary_run(rule, X, y, **params)
+    w, b = np.zeros(X.shape[1]), 0.0
+    for (mistake, st), x, yt in zip(run, X, y):
+        f = w @ x - b
+        assert mistake == (yt * f <= 0)
+        loss = 1.0 - yt * f
+        if rule == "pa-ls" or loss > 0:
+            denom = 1.0 + x @ x
+            if rule == "pa":
+                tau = loss / denom
+            elif rule == "pa1":
+                tau = min(params["C"], loss / denom)
+            else:  # pa2 (6), pa-ls (9) with numerator 1 - y f
+                tau = loss / (denom + 1.0 / (2.0 * params["C"]))
+            w, b = w + tau * yt * x, b - tau * yt
+        np.testing.assert_allclose(st["coef"], w, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(st["intercept"], -b, rtol=1e-12, atol=1e-15)
