@@ -140,9 +140,9 @@ class OnlineClassifier:
                 raise ValueError("y holds labels that are not in `classes`: "
                                  f"{np.setdiff1d(y, labels)[:5].tolist()!r}")
             if len(labels) < 2:
-                raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw only "
-                                 f"the labels {labels.tolist()!r}; pass classes=[...] with every label "
-                                 "the stream may hold (at least 2)")
+                raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw "
+                                 f"only the labels {labels.tolist()!r}; pass classes=[...] "
+                                 "with every label the stream may hold (at least 2)")
             self._reset(labels, rows.n_features)
         codes = self._encode(y)
         counts = self._run(rows, codes, np.arange(rows.n_rows))

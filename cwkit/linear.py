@@ -95,7 +95,8 @@ class PassiveAggressive(OnlineClassifier):
     """
 
     _constraints = {"variant": P.Choice("pa", "pa1", "pa2", "pa-ls"), "C": P.POSITIVE}
-    _rules = {"pa": _core.Rule.PA, "pa1": _core.Rule.PA1, "pa2": _core.Rule.PA2, "pa-ls": _core.Rule.PA_LS}
+    _rules = {"pa": _core.Rule.PA, "pa1": _core.Rule.PA1, "pa2": _core.Rule.PA2,
+              "pa-ls": _core.Rule.PA_LS}
 
     def __init__(self, variant="pa1", C=1.0, *, fit_intercept=True, n_passes=1, shuffle=True,
                  random_state=None, multiclass="top1", k=1):
