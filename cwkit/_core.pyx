@@ -8,4 +8,6 @@ the Python layer validates, allocates and turns status codes into exceptions.
 """
 include "_rows.pxi"
 include "_qp.pxi"
+include "_binary.pxi"
+include "_full.pxi"
 include "_svmlight.pxi"
