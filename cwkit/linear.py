@@ -182,7 +182,7 @@ class RegularizedPA(OnlineClassifier):
             d = self.n_features_in_
             for w in W:
                 w[:d] = prune_weights(w[:d], self.prune_sigma, self.prune_mode)
-        scores = np.column_stack([rows.dot(w[:-1]) + self._bias * w[-1] for w in W])
+        scores = np.column_stack([E.row_scores(rows, w, self._bias)[0] for w in W])
         return scores.ravel() if len(W) == 1 else scores
 
 
