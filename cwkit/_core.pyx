@@ -9,4 +9,5 @@ the Python layer validates, allocates and turns status codes into exceptions.
 include "_rows.pxi"
 include "_binary.pxi"
 include "_full.pxi"
+include "_multiclass.pxi"
 include "_svmlight.pxi"
