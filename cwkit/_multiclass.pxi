@@ -761,3 +761,23 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
             dsyr(&uplo, &KD, &nbeta, zf if sum_update else z, &one, S, &KD)
             updates += 1
     return rounds, mistakes, updates, loss_sum, status, pos
+
+
+def mc_row_scores(const double[::1] data, const int[::1] indices,
+                  const long long[::1] indptr, const int[::1] dense_idx,
+                  Py_ssize_t n_cols, double bias, const double[:, ::1] W,
+                  const double[:, ::1] S2, double[:, ::1] out_m, double[:, ::1] out_v):
+    """Test-time class scores w_c.x~ (and x~^T diag(s2_c) x~ when S2 is not empty),
+    out (n, K): the row walk of the training drivers, so dense == CSR bit for bit."""
+    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
+    cdef Py_ssize_t K = W.shape[0], D = W.shape[1], i, c, nnz
+    cdef bint quad = S2.shape[0] > 0
+    cdef const double* x
+    cdef const int* idx
+    with nogil:
+        for i in range(out_m.shape[0]):
+            nnz = get_row(&R, i, &x, &idx)
+            for c in range(K):
+                out_m[i, c] = blk_dot(&W[c, 0], x, idx, nnz, bias, D)
+                if quad:
+                    out_v[i, c] = blk_sqdot(&S2[c, 0], x, idx, nnz, bias, D)

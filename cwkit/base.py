@@ -5,6 +5,7 @@ stores its arguments, ``get_params``/``set_params`` read the signature,
 ``fit`` resets, ``partial_fit`` makes exactly one pass in the given order.
 """
 import inspect
+import sys
 import warnings
 
 import numpy as np
@@ -26,6 +27,8 @@ COMMON = {
 
 def check_labels(y, n_rows):
     """Labels as a 1-D array; rejects continuous targets and length mismatches."""
+    if y is None:
+        raise ValueError("this classifier requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn("a column-vector y was passed where a 1-D array was expected; "
@@ -78,6 +81,12 @@ class OnlineClassifier:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+    def __sklearn_tags__(self):
+        """scikit-learn's estimator tags (only called where scikit-learn is installed)."""
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
+                    classifier_tags=ClassifierTags(), input_tags=InputTags(sparse=True))
+
     def _validate_params(self):
         P.validate(type(self).__name__, {**COMMON, **self._constraints}, self.get_params())
 
@@ -98,12 +107,17 @@ class OnlineClassifier:
         self._validate_params()
         rows = as_rows(X)
         y = check_labels(y, rows.n_rows)
+        shape = (rows.n_rows, rows.n_features)
         if rows.n_rows == 0:
-            raise ValueError("cannot fit on 0 samples: X and y are empty")
+            raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum "
+                             "of 1 is required")
+        if rows.n_features == 0:
+            raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum "
+                             "of 1 is required")
         classes = np.unique(y)
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"y holds only one class ({classes[0]!r})")
+                             f"y holds only one class ({classes[0].item()!r})")
         self._reset(classes, rows.n_features)
         codes = self._encode(y)
         rng = np.random.default_rng(self.random_state)
@@ -138,11 +152,11 @@ class OnlineClassifier:
             labels = np.unique(y if classes is None else np.asarray(classes))
             if classes is not None and not np.isin(y, labels).all():
                 raise ValueError("y holds labels that are not in `classes`: "
-                                 f"{np.setdiff1d(y, labels)[:5]!r}")
+                                 f"{np.setdiff1d(y, labels)[:5].tolist()!r}")
             if len(labels) < 2:
-                raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw only "
-                                 f"the labels {labels!r}; pass classes=[...] with every label "
-                                 "the stream may hold (at least 2)")
+                raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw "
+                                 f"only the labels {labels.tolist()!r}; pass classes=[...] "
+                                 "with every label the stream may hold (at least 2)")
             self._reset(labels, rows.n_features)
         codes = self._encode(y)
         counts = self._run(rows, codes, np.arange(rows.n_rows))
@@ -200,8 +214,8 @@ class OnlineClassifier:
     # -- prediction ---------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "classes_"):
-            raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; "
-                                 "call fit or partial_fit first")
+            raise _not_fitted_error()(f"this {type(self).__name__} instance is not fitted "
+                                      "yet; call fit or partial_fit first")
 
     def _rows(self, X):
         self._check_fitted()
@@ -210,7 +224,8 @@ class OnlineClassifier:
     def decision_function(self, X):
         """Scores: (n_samples,) for two classes (> 0 means ``classes_[1]``),
         (n_samples, n_classes) otherwise."""
-        return self._model.scores(self._rows(X), self._bias)
+        rows = self._rows(X)
+        return self._model.scores(rows, self._bias)
 
     def predict(self, X):
         scores = self.decision_function(X)
@@ -240,7 +255,24 @@ class OnlineClassifier:
 
 
 class NotFittedError(ValueError, AttributeError):
-    """Raised when a model is used before fit or partial_fit (as scikit-learn does)."""
+    """Raised when a model is used before fit or partial_fit (as scikit-learn does).
+
+    Where scikit-learn has been imported, the exception raised is also an instance
+    of ``sklearn.exceptions.NotFittedError``, without cwkit importing scikit-learn.
+    """
+
+
+_SKLEARN_NOT_FITTED = []
+
+
+def _not_fitted_error():
+    sk = sys.modules.get("sklearn.exceptions")
+    if sk is None:
+        return NotFittedError
+    if not _SKLEARN_NOT_FITTED:
+        _SKLEARN_NOT_FITTED.append(type("NotFittedError", (NotFittedError, sk.NotFittedError),
+                                        {"__module__": __name__}))
+    return _SKLEARN_NOT_FITTED[0]
 
 
 class VarianceMixin:
@@ -276,6 +308,13 @@ class VarianceMixin:
 
 class GaussianMixin(VarianceMixin):
     """Probabilities of rules whose state is a Gaussian over weights (CW, AROW)."""
+
+    def _status_detail(self, rows, pos):
+        s = self._model.variances()
+        s = np.diag(self._model.covariance()) if s is None else s
+        return (f"The smallest variance has collapsed to {np.min(s):.3g}: confidence-weighted "
+                "updates on contradictory labels shrink the variances geometrically (FORMULAS.md "
+                "Sect. 2, CW-Stdev diagonal). Use a smaller eta, AROW, or scale the features")
 
     def predict_proba(self, X):
         """Probabilities from the Gaussian over weights.

@@ -56,20 +56,27 @@ class Multiclass:
         return None
 
     def scores(self, rows, bias):
-        W = self.weights()
-        return np.asarray(rows.X @ W[:, :-1].T) + bias * W[:, -1]
+        return mc_row_scores(rows, self.weights(), bias)[0]
 
     def score_moments(self, rows, bias):
         """Mean and variance (n, K) of every class score w_c.x~ under the Gaussian
         over weights, cross-class covariances left out."""
-        S = self.variances()
-        X2 = rows.X.multiply(rows.X).tocsr() if rows.sparse else rows.X * rows.X
-        V = np.asarray(X2 @ S[:, :-1].T) + bias * bias * S[:, -1]
-        return self.scores(rows, bias), V
+        return mc_row_scores(rows, self.weights(), bias, self.variances())
 
     def proba(self, rows, bias):
         M, V = self.score_moments(rows, bias)
         return argmax_proba(M, V)
+
+
+def mc_row_scores(rows, W, bias, S2=None):
+    """(W x~, diag-quadratic forms) per row and class, (n, K) each, through the
+    compiled row walk (dense == CSR)."""
+    W = np.ascontiguousarray(W)
+    m = np.empty((rows.n_rows, W.shape[0]))
+    v = np.empty(m.shape if S2 is not None else (0, W.shape[0]))
+    _core.mc_row_scores(*rows.args, bias, W, np.empty((0, W.shape[1])) if S2 is None
+                        else np.ascontiguousarray(S2), m, v)
+    return m, v
 
 
 def argmax_proba(M, V):
@@ -230,10 +237,10 @@ class SOPDiagonal(Multiclass):
 
     def scores(self, rows, bias):
         st = self.state
-        return np.column_stack([
-            E.SOPDiagonal(self.rule, self.hyper, self.n_features,
-                          state={"vv": st["vv"][c], "A": st["A"][c]}).scores(rows, bias)
-            for c in range(self.K)])
+        out = np.empty((self.K, rows.n_rows))
+        for c in range(self.K):
+            _core.sop_diag_scores(*rows.args, bias, st["vv"][c], st["A"][c], out[c])
+        return out.T
 
 
 class AdaGrad(Multiclass):

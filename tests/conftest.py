@@ -24,7 +24,7 @@ BINARY_CASES = [
     ("sop", {"a": 0.8}),
     ("sop", {"a": 0.8, "covariance": "full"}),
     ("reg-pa", {"alpha": 0.05}),
-    ("l2-pa", {"beta": 4.0}),
+    ("l2-pa", {"beta": 10.0}),
     ("soft-reg-pa", {"C": 0.3, "alpha": 0.05}),
     ("adagrad", {"eta": 0.5, "lam": 0.01, "delta": 0.1}),
 ]
