@@ -181,10 +181,8 @@ class OnlineClassifier:
         bad = (codes >= len(self.classes_)) | (self.classes_[np.minimum(
             codes, len(self.classes_) - 1)] != y)
         if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"label {y[i].item()!r} (row {i}) is not one of the classes seen "
-                             f"on the first call, {self.classes_.tolist()!r}; pass every label "
-                             "the stream may hold as classes=[...] to the first partial_fit")
+            raise ValueError(f"label {y[np.flatnonzero(bad)[0]].item()!r} is not one of the "
+                             f"classes seen on the first call, {self.classes_.tolist()!r}")
         return codes
 
     @property
