@@ -271,7 +271,7 @@ cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, b
         if direct:
             sg[p] = sj - cc * sj * sj * xj * xj
         else:
-            sg[p] = sj / (1.0 + cc * xj * xj * sj)           # >= 1 > 0
+            sg[p] = inv_diag_update(sj, cc, xj * xj)
         chk += mu[p]
     return chk
 
@@ -303,7 +303,7 @@ cdef inline void blk_sigma_only(double* sg, double cc, bint direct, const double
         if direct:
             sg[p] = sj - cc * sj * sj * xj * xj
         else:
-            sg[p] = sj / (1.0 + cc * xj * xj * sj)           # >= 1 > 0
+            sg[p] = inv_diag_update(sj, cc, xj * xj)
 
 
 def mc_diag_pass(const double[::1] data, const int[::1] indices,
@@ -685,7 +685,7 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
                         if alpha == 0.0:
                             continue
                         ays[c] = alpha * yc
-                        bs[c] = cc / (1.0 + cc * v)              # cc, v >= 0
+                        bs[c] = sherman_morrison_beta(cc, v)
                     chk = 0.0
                     zmax = 0.0
                     for j in range(D):
@@ -737,7 +737,7 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
                 if alpha == 0.0:
                     continue
                 ay = alpha
-                beta = cc / (1.0 + cc * v)                       # cc, v >= 0
+                beta = sherman_morrison_beta(cc, v)
             if sum_update:
                 for c in range(K):
                     for j in range(D):
