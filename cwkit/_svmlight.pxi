@@ -57,7 +57,7 @@ cpdef enum SvmStatus:
 
 
 # Byte classes: a token byte, a separator, end of line, start of a comment,
-# or a control byte that text files do not contain.
+# or a byte no token may contain (control or non-ASCII; comments may).
 cdef enum:
     _C_TOKEN = 0
     _C_SPACE = 1
@@ -72,7 +72,7 @@ cdef double _svm_pow10[23]
 cdef void _svm_init_tables() noexcept:
     cdef int b
     for b in range(256):
-        _svm_class[b] = _C_CONTROL if (b < 32 or b == 127) else _C_TOKEN
+        _svm_class[b] = _C_CONTROL if (b < 32 or b >= 127) else _C_TOKEN
     for b in b" \t\r\x0b\x0c":
         _svm_class[b] = _C_SPACE
     _svm_class[10] = _C_NEWLINE
@@ -283,6 +283,7 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
     cdef Py_ssize_t ts = 0, te, p, ds, line_start = pos, row_nnz0 = 0, row_lab0 = 0
     cdef Py_ssize_t row_ts = 0
     cdef long long idx, prev, q
+    cdef uint64_t uq
     cdef int status = SVM_OK
     cdef int r
     cdef unsigned char k
@@ -362,14 +363,15 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
                 if buf[p] == 45 or buf[p] == 43:
                     p += 1
                 ds = p
-                while _is_digit(buf[p]) and p - ds < 19:
-                    q = q * 10 + (buf[p] - 48)
+                uq = 0
+                while _is_digit(buf[p]) and p - ds < 20:
+                    uq = uq * 10 + (buf[p] - 48)   # a 20th digit is rejected below
                     p += 1
-                if p == ds or p - ds > 18 or not _svm_ends_token(buf[p]):
+                if (p == ds or p - ds > 19 or not _svm_ends_token(buf[p])
+                        or uq > 9223372036854775807ULL + neg):
                     status = _svm_bad_token(buf, ts, SVM_BAD_QID, err)
                     break
-                if neg:
-                    q = -q
+                q = <long long>(0ULL - uq) if neg else <long long>uq
                 has_qid = True
                 pos = p
                 continue

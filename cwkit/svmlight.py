@@ -61,8 +61,8 @@ _EXPECTED = {
     _S.SVM_BAD_VALUE: "invalid feature value in {tok}: expected a decimal number "
                       "(no hex, nan or inf)",
     _S.SVM_NONFINITE_VALUE: "feature value in {tok} is out of the range of a double",
-    _S.SVM_NON_TEXT: "non-text byte in {tok}: this is not an svmlight/libsvm text file "
-                     "(binary or an unrecognised compression?)",
+    _S.SVM_NON_TEXT: "control or non-ASCII byte in {tok}: svmlight/libsvm text has none "
+                     "outside comments (binary data or an unrecognised compression?)",
     _S.SVM_MISSING_QID: "the row starting with {tok} has no qid:<integer> but query_id=True",
 }
 
@@ -77,7 +77,8 @@ class SvmlightError(ValueError):
     line : int
         The 1-based line number.
     token : str
-        The offending token (empty when the problem is the stream itself).
+        The offending token, its bytes decoded as Latin-1 (empty when the
+        problem is the stream itself).
     """
 
     def __init__(self, path, line, token, message):
@@ -100,8 +101,7 @@ distinct labels, a float64 array)."""
 
 
 def _show(token):
-    text = token[:60].decode("ascii", "backslashreplace")
-    return repr(text + ("..." if len(token) > 60 else ""))
+    return repr(token[:60])[1:] + ("..." if len(token) > 60 else "")
 
 
 class _Prefixed(io.RawIOBase):
@@ -256,21 +256,24 @@ class _Out:
         self.n_rows = self.nnz = self.n_labels = 0
         self.multilabel = multilabel
 
-    def grow(self):
-        """Double every capacity that is full (resize in place, no extra copy)."""
-        if self.nnz >= len(self.data) - 1:
-            n = 2 * len(self.data) + 1024
+    def grow(self, rows, nnz, labels):
+        """Make room for ``rows`` more rows, ``nnz`` nonzeros and ``labels``
+        labels, at least doubling what grows (resized in place: realloc)."""
+        if self.nnz + nnz > len(self.data):
+            n = max(2 * len(self.data), self.nnz + nnz)
             self.data.resize(n, refcheck=False)
             self.indices.resize(n, refcheck=False)
-        if self.n_rows >= len(self.qids) - 1 or self.n_labels >= len(self.labels) - 1:
-            n = 2 * len(self.qids) + 1024
+        if self.n_rows + rows > len(self.qids):
+            n = max(2 * len(self.qids), self.n_rows + rows)
             self.indptr.resize(n + 1, refcheck=False)
             self.qids.resize(n, refcheck=False)
             if self.multilabel:
                 self.label_ptr.resize(n + 1, refcheck=False)
-                self.labels.resize(2 * len(self.labels) + 1024, refcheck=False)
             else:
                 self.labels.resize(n, refcheck=False)
+        if self.multilabel and self.n_labels + labels > len(self.labels):
+            self.labels.resize(max(2 * len(self.labels), self.n_labels + labels),
+                               refcheck=False)
 
     def trim(self):
         """Shrink to the filled sizes (in place)."""
@@ -314,8 +317,7 @@ class _Parser:
 
     def error(self, status, line, token):
         message = _EXPECTED[status].format(tok=_show(token), n_features=self.n_features)
-        return SvmlightError(self.name, line, token.decode("ascii", "backslashreplace"),
-                             message)
+        return SvmlightError(self.name, line, token.decode("latin-1"), message)
 
     def stream_error(self, exc):
         return SvmlightError(self.name, self.line + 1, "", str(exc))
@@ -340,7 +342,8 @@ class _Parser:
                 return
             pos = resume
             if status == _S.SVM_CAPACITY:
-                out.grow()
+                stop = buf.find(b"\n", pos)
+                out.grow(1, buf.count(b":", pos, stop), buf.count(b",", pos, stop) + 1)
                 continue
             exc = self.error(status, self.line + 1, bytes(buf[tok_start:tok_end]))
             if not self.skip:
