@@ -22,7 +22,7 @@ import cwkit
 from cwkit import SvmlightError, dump_svmlight, iter_svmlight, load_svmlight, scan_svmlight
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-FAST = settings(max_examples=60, deadline=None,
+FAST = settings(max_examples=30, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 COMPRESS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
 
@@ -182,7 +182,7 @@ def test_random_qid_files_match_reference(case):
     check_against_ref(text, query_id=True, zero_based=zero_based)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.one_of(finite.map(repr), number_texts(finite), odd_numbers))
 def test_values_equal_python_float(token):
     expected = float(token)
@@ -455,7 +455,7 @@ def test_no_partial_result_and_skip_mode(tmp_path):
     assert sum(b[0].shape[0] for b in batches) == 4 and len(caught) == 1
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=200), st.integers(1, 64))
 def test_random_bytes_never_crash(blob, chunk):
     for reader in (lambda: load_svmlight(io.BytesIO(blob), chunk_size=chunk),
@@ -467,7 +467,7 @@ def test_random_bytes_never_crash(blob, chunk):
             pass
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(alphabet="0123456789:.-+eE #\n\t\r,qidnaxX", max_size=120))
 def test_random_token_soup_never_crashes(text):
     try:
@@ -517,7 +517,7 @@ def test_dump_load_round_trip_is_exact(tmp_path_factory, data, zero_based, suffi
     assert same_bits(X2.data, X.data) and same_bits(y2, y) and np.array_equal(q2, q)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(extreme)
 def test_writer_uses_shortest_repr(v):
     buf = io.BytesIO()
@@ -566,7 +566,7 @@ def _data_files():
     return sorted(p for p in DATA.rglob("*") if p.is_file() and not p.name.endswith((".md", ".txt")))
 
 
-def _head(path, n_lines=1500):
+def _head(path, n_lines=500):
     opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(path.suffix, open)
     with opener(path, "rb") as fh:
         return b"".join(fh.readline() for _ in range(n_lines))
