@@ -10,9 +10,10 @@ when it is not installed).  Files: the synthetic text-like file of
 file has been read once so that it is in the page cache; times exclude
 interpreter start-up and imports.
 
-Output: one tab-separated row per (file, reader) with seconds, MB/s,
-rows/s, the peak RSS above the interpreter's baseline (after imports) and
-a checksum of the result, then the file size for reference.
+Output: one tab-separated row per (file, reader) with wall and CPU seconds
+(all threads), MB/s and rows/s (wall), the peak RSS above the
+interpreter's baseline (after imports), the file size, and rows, nonzeros
+and a checksum of the result so that readers can be seen to agree.
 
 Usage: ``python benchmarks/bench_svmlight.py [--rows N]``.
 """
@@ -66,10 +67,10 @@ elif reader == "svmloader.load_svmfile":
         X, y = svmloader.load_svmfile(path)
         return X.shape[0], X.nnz, float(X.data.sum()) + float(y.sum())
 base = rss()
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 rows, nnz, check = run()
-dt = time.perf_counter() - t
-print(dt, rows, nnz, repr(check), rss() - base)
+dt, cpu = time.perf_counter() - t, time.process_time() - c
+print(dt, cpu, rows, nnz, repr(check), rss() - base)
 """
 
 READERS = ["cwkit.load_svmlight", "cwkit.iter_svmlight", "svmloader.load_svmfile",
@@ -101,8 +102,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description="svmlight reader throughput and memory")
     ap.add_argument("--rows", type=int, default=200_000, help="rows of the synthetic file")
     args = ap.parse_args(argv)
-    print("file\treader\tseconds\tMB_per_s\trows_per_s\tpeak_MiB_above_baseline"
-          "\tfile_MB\trows\tnnz\tchecksum")
+    print("file\treader\tseconds\tcpu_seconds\tMB_per_s\trows_per_s"
+          "\tpeak_MiB_above_baseline\tfile_MB\trows\tnnz\tchecksum")
     for name, path in files(args.rows):
         size = os.path.getsize(path) / 1e6
         with open(path, "rb") as fh:                      # warm the page cache
@@ -113,10 +114,10 @@ def main(argv=None):
             if out == ["missing"]:
                 print(f"{name}\t{reader}\tnot installed")
                 continue
-            dt, rows, nnz, check, peak = float(out[0]), int(out[1]), int(out[2]), out[3], \
-                float(out[4])
-            print(f"{name}\t{reader}\t{dt:.3f}\t{size / dt:.1f}\t{rows / dt:.0f}\t{peak:.1f}"
-                  f"\t{size:.1f}\t{rows}\t{nnz}\t{check}", flush=True)
+            dt, cpu, rows, nnz, check, peak = (float(out[0]), float(out[1]), int(out[2]),
+                                               int(out[3]), out[4], float(out[5]))
+            print(f"{name}\t{reader}\t{dt:.3f}\t{cpu:.3f}\t{size / dt:.1f}\t{rows / dt:.0f}"
+                  f"\t{peak:.1f}\t{size:.1f}\t{rows}\t{nnz}\t{check}", flush=True)
 
 
 if __name__ == "__main__":

@@ -130,6 +130,13 @@ class _Source:
 
     def __init__(self, f):
         self._owned = []
+        try:
+            self._open(f)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, f):
         if isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
             raw, self.name, suffix = sys.stdin.buffer, "<stdin>", ""
         elif isinstance(f, (str, bytes, os.PathLike)):
@@ -183,7 +190,8 @@ def _blocks(stream, chunk_size):
         try:
             data = stream.read(chunk_size)
         except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
-            raise _StreamError(f"the compressed stream is truncated or corrupt ({exc})") from exc
+            raise _StreamError(f"reading failed: the (compressed) stream is truncated or "
+                               f"corrupt ({exc})") from exc
         if not data:
             break
         end = data.rfind(b"\n") + 1
@@ -460,7 +468,7 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     tokenizer uses Clinger's exact fast path (W. D. Clinger, "How to read
     floating point numbers accurately", PLDI 1990) when the digits fit in
     53 bits and the power of ten is exact, and the C library's correctly
-    rounded ``strtod`` otherwise.  Reading and decompressing run in a
+    rounded ``strtod`` otherwise.  Compressed input is decompressed in a
     background thread while the caller's thread parses (one block ahead).
     """
     dtype = _check_args(n_features, zero_based, dtype, on_error)

@@ -226,6 +226,17 @@ def test_iter_batches_concatenate_to_load(text, chunk, batch, prefetch):
         assert X.shape[0] == 0
 
 
+def test_iter_multilabel_and_qid_batches():
+    text = b"1,2 qid:1 1:1\n qid:1 2:2\n3 qid:2 1:3 3:1\n2,3,1 qid:2\n"
+    X, y, q = load_svmlight(io.BytesIO(text), multilabel=True, query_id=True)
+    for batch in (1, 2, 3):
+        parts = list(iter_svmlight(io.BytesIO(text), batch_size=batch, multilabel=True,
+                                   query_id=True, n_features=3, chunk_size=5))
+        assert [lab for p in parts for lab in p[1]] == y == [(1.0, 2.0), (), (3.0,), (1.0, 2.0, 3.0)]
+        assert np.concatenate([p[2] for p in parts]).tolist() == q.tolist() == [1, 1, 2, 2]
+        assert (sp.vstack([p[0] for p in parts]) != X).nnz == 0
+
+
 def test_error_line_independent_of_chunking():
     text = b"".join(b"1 1:1 2:2\n" if i != 57 else b"1 2:1 1:2\n" for i in range(100))
     for chunk in (1, 7, 64, 1 << 20):
