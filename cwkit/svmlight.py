@@ -41,6 +41,7 @@ __all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight",
 _S = _core.SvmStatus
 _INT32_MAX = 2**31 - 1
 _CHUNK = 1 << 20            # bytes read per block
+_MMAP_MIN = 1 << 24         # output arrays this large (bytes) get their own mapping
 _MAGIC = ((b"\x1f\x8b", "gz"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
 _SUFFIX = {".gz": "gz", ".bz2": "bz2", ".xz": "xz"}
 _OPENERS = {"gz": gzip.GzipFile, "bz2": bz2.BZ2File, "xz": lzma.LZMAFile}
@@ -269,7 +270,7 @@ def _empty(n, dtype):
     write; capacity never written is never resident.
     """
     dtype = np.dtype(dtype)
-    if n * dtype.itemsize < 1 << 24:
+    if n == 0 or n * dtype.itemsize < _MMAP_MIN:
         return np.empty(n, dtype)
     return np.frombuffer(mmap.mmap(-1, n * dtype.itemsize), dtype=dtype)
 

@@ -237,6 +237,26 @@ def test_iter_multilabel_and_qid_batches():
         assert (sp.vstack([p[0] for p in parts]) != X).nnz == 0
 
 
+@pytest.mark.parametrize("mmap_min", [0, 1 << 24])
+def test_output_growth_and_anonymous_buffers(tmp_path, monkeypatch, mmap_min):
+    # Large outputs live on anonymous mappings; force them for small data
+    # too, and make the arrays grow (a stream of unknown size starts small).
+    monkeypatch.setattr(cwkit.svmlight, "_MMAP_MIN", mmap_min)
+    rng = np.random.default_rng(3)
+    X = sp.random(6000, 40, density=0.3, format="csr", random_state=rng)
+    y = rng.integers(0, 3, 6000).astype(float)
+    buf = io.BytesIO()
+    dump_svmlight(X, y, buf, zero_based=True)
+    path = tmp_path / "g.svm.gz"
+    path.write_bytes(gzip.compress(buf.getvalue()))
+    for source in (io.BytesIO(buf.getvalue()), path):
+        X2, y2 = load_svmlight(source, zero_based=True, n_features=40)
+        assert same_bits(X2.data, X.data) and np.array_equal(X2.indices, X.indices)
+        assert np.array_equal(X2.indptr, X.indptr) and same_bits(y2, y)
+    parts = list(iter_svmlight(path, zero_based=True, n_features=40, batch_size=4000))
+    assert (sp.vstack([p[0] for p in parts]) != X).nnz == 0
+
+
 def test_error_line_independent_of_chunking():
     text = b"".join(b"1 1:1 2:2\n" if i != 57 else b"1 2:1 1:2\n" for i in range(100))
     for chunk in (1, 7, 64, 1 << 20):
