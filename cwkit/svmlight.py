@@ -87,7 +87,11 @@ class SvmlightError(ValueError):
         self.path = path
         self.line = line
         self.token = token
+        self.message = message
         super().__init__(f"{path}, line {line}: {message}")
+
+    def __reduce__(self):
+        return type(self), (self.path, self.line, self.token, self.message)
 
 
 class SvmlightWarning(UserWarning):
@@ -406,8 +410,12 @@ class _Parser:
 
 
 def _check_args(n_features, zero_based, dtype, on_error):
-    if zero_based not in (True, False, "auto"):
+    """Validate the common arguments; return ``(zero_based, dtype)`` normalised."""
+    if isinstance(zero_based, str) and zero_based != "auto" or zero_based not in (
+            True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
+    if zero_based != "auto":
+        zero_based = bool(zero_based)
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
     if n_features is not None:
@@ -418,7 +426,7 @@ def _check_args(n_features, zero_based, dtype, on_error):
     dtype = np.dtype(dtype)
     if dtype.kind != "f":
         raise ValueError(f"dtype must be a floating-point type, not {dtype}")
-    return dtype
+    return zero_based, dtype
 
 
 def _check_base(parser, hi, zero_based):
@@ -503,7 +511,7 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     rounded ``strtod`` otherwise.  Compressed input is decompressed in a
     background thread while the caller's thread parses (one block ahead).
     """
-    dtype = _check_args(n_features, zero_based, dtype, on_error)
+    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error)
     source = _Source(f)
     try:
         parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
@@ -636,7 +644,7 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
     SvmlightError
         When a bad line is reached (batches before it have been yielded).
     """
-    dtype = _check_args(n_features, zero_based, dtype, on_error)
+    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error)
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
             or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
@@ -714,7 +722,7 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     SvmlightInfo
         ``(n_samples, n_features, nnz, zero_based, classes)``.
     """
-    _check_args(None, zero_based, np.float64, on_error)
+    zero_based, _ = _check_args(None, zero_based, np.float64, on_error)
     source = _Source(f)
     parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error)
     pieces = _pieces(source, parser, chunk_size, multilabel)
@@ -828,6 +836,8 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
                 labels, label_ptr[start:stop + 1], qids[start:stop], query_id is not None,
                 offset, 0, stop - start))
             start = stop
+        if not owned and hasattr(target, "flush"):
+            target.flush()
     finally:
         for obj in reversed(owned):
             obj.close()
@@ -836,6 +846,7 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
 def _writer(f):
     """A binary stream to write to and the objects to close afterwards."""
     if isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
+        sys.stdout.flush()          # text already printed goes first
         return sys.stdout.buffer, []
     if isinstance(f, (str, bytes, os.PathLike)):
         path = os.fsdecode(f)

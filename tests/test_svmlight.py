@@ -378,6 +378,13 @@ def test_stdin(monkeypatch):
     assert X.toarray().tolist() == [[2.0]] and y.tolist() == [1.0]
 
 
+def test_dump_to_stdout(monkeypatch):
+    out = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out))
+    dump_svmlight(np.array([[0.0, 2.5]]), [1], "-")
+    assert out.getvalue() == b"1 2:2.5\n"
+
+
 def test_text_mode_file_is_refused():
     with pytest.raises(TypeError, match="'rb'"):
         load_svmlight(io.StringIO("1 1:1\n"))
@@ -426,6 +433,16 @@ def test_bad_input_names_file_line_and_token(tmp_path, bad, message, token):
     assert isinstance(err, ValueError)
     assert err.path == str(path) and err.line == 3 and err.token == token
     assert f"{path}, line 3:" in str(err) and repr(token) in str(err)
+
+
+def test_error_pickles_with_its_attributes():
+    import pickle
+
+    with pytest.raises(SvmlightError) as info:
+        load_svmlight(io.BytesIO(b"1 1:1\n1 1:x\n"))
+    err = pickle.loads(pickle.dumps(info.value))
+    assert (err.path, err.line, err.token, str(err)) == (
+        info.value.path, 2, "1:x", str(info.value))
 
 
 def test_index_zero_in_one_based_file(tmp_path):
