@@ -375,7 +375,7 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
             first = False
             p = ts
             neg = buf[p] == 45
-            if neg:
+            if neg or buf[p] == 43:     # '-' (an error below) or '+' (as strtol)
                 p += 1
             ds = p
             idx = 0

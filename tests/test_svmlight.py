@@ -141,7 +141,8 @@ def svm_files(draw, multilabel=False, with_qid=False, zero=None):
         if with_qid or draw(st.booleans()) and not multilabel:
             toks.append(f"qid:{draw(st.integers(-5, 10**12))}")
         for i in idx:
-            toks.append(f"{i}:{draw(st.one_of(number_texts(values), odd_numbers))}")
+            spelled = draw(st.sampled_from(["", "", "+", "0"])) + str(i)
+            toks.append(f"{spelled}:{draw(st.one_of(number_texts(values), odd_numbers))}")
         line = draw(sep).join(toks)
         if not toks:
             continue
@@ -333,6 +334,8 @@ def test_formats_of_the_issue():
     X, y = load_svmlight(io.BytesIO(text))
     assert X.toarray().tolist() == [[0.5, 0, -2], [0, 0, 0], [0, 1e-3, 0], [3, 4, 0], [0, 0, 0]]
     assert y.tolist() == [1, -1, 0, 2.5, 7]
+    X, _ = load_svmlight(io.BytesIO(b"1 +2:1 007:2\n"))      # as libsvm's strtol and int()
+    assert X.toarray().tolist() == [[0, 1, 0, 0, 0, 0, 2]]
 
 
 def test_zero_based_auto_and_forced_and_n_features():
