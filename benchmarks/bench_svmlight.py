@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-import _synth
+import _synth  # noqa: E402
 
 TREC = ROOT.parent / "shared" / "data" / "text" / "trec07p-half.svm.xz"
 

@@ -233,7 +233,8 @@ def test_iter_multilabel_and_qid_batches():
     for batch in (1, 2, 3):
         parts = list(iter_svmlight(io.BytesIO(text), batch_size=batch, multilabel=True,
                                    query_id=True, n_features=3, chunk_size=5))
-        assert [lab for p in parts for lab in p[1]] == y == [(1.0, 2.0), (), (3.0,), (1.0, 2.0, 3.0)]
+        assert [lab for p in parts for lab in p[1]] == y
+        assert y == [(1.0, 2.0), (), (3.0,), (1.0, 2.0, 3.0)]
         assert np.concatenate([p[2] for p in parts]).tolist() == q.tolist() == [1, 1, 2, 2]
         assert (sp.vstack([p[0] for p in parts]) != X).nnz == 0
 
@@ -614,7 +615,8 @@ def test_agrees_with_sklearn_on_random_files(text):
 def _data_files():
     if not DATA.is_dir():
         return []
-    return sorted(p for p in DATA.rglob("*") if p.is_file() and not p.name.endswith((".md", ".txt")))
+    return sorted(p for p in DATA.rglob("*")
+                  if p.is_file() and not p.name.endswith((".md", ".txt")))
 
 
 def _head(path, n_lines=500):
