@@ -510,6 +510,11 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     53 bits and the power of ten is exact, and the C library's correctly
     rounded ``strtod`` otherwise.  Compressed input is decompressed in a
     background thread while the caller's thread parses (one block ahead).
+
+    Results equal scikit-learn's ``load_svmlight_file`` (same index base
+    rule, sorted multilabel tuples) except that a file without any feature
+    gives zero columns rather than one, a row without ``qid`` is an error
+    when ``query_id=True``, and malformed input is reported with its line.
     """
     zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error)
     source = _Source(f)
