@@ -456,7 +456,7 @@ def _csr(out, n_cols, dtype):
 
 def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query_id=False,
                   multilabel=False, on_error="raise", chunk_size=_CHUNK):
-    """Read a whole svmlight/libsvm file into a CSR matrix.
+    r"""Read a whole svmlight/libsvm file into a CSR matrix.
 
     Parameters
     ----------
@@ -501,6 +501,20 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         For any malformed line (with the file, the 1-based line and the
         offending token) or a truncated/corrupt compressed stream; no
         partial result is returned.
+
+    Examples
+    --------
+    >>> import io
+    >>> X, y = load_svmlight(io.BytesIO(b"+1 1:0.5 3:2  # a comment\n-1 2:0.25\n"))
+    >>> X.toarray()
+    array([[0.5 , 0.  , 2.  ],
+           [0.  , 0.25, 0.  ]])
+    >>> y
+    array([ 1., -1.])
+    >>> load_svmlight(io.BytesIO(b"1 2:1 1:1\n"))
+    Traceback (most recent call last):
+    ...
+    cwkit.svmlight.SvmlightError: <file>, line 1: feature '1:1' is out of order: ...
 
     Notes
     -----
@@ -607,7 +621,7 @@ def _take(pending, k, multilabel):
 def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=np.float64,
                   query_id=False, multilabel=False, on_error="raise", prefetch=True,
                   chunk_size=_CHUNK):
-    """Read an svmlight/libsvm file in batches of rows, in bounded memory.
+    r"""Read an svmlight/libsvm file in batches of rows, in bounded memory.
 
     Parameters
     ----------
@@ -648,6 +662,13 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
     ------
     SvmlightError
         When a bad line is reached (batches before it have been yielded).
+
+    Examples
+    --------
+    >>> import io
+    >>> text = b"1 1:1\n-1 3:2\n1 2:1\n"
+    >>> [(X.shape, y.tolist()) for X, y in iter_svmlight(io.BytesIO(text), batch_size=2)]
+    [((2, 3), [1.0, -1.0]), ((1, 3), [1.0])]
     """
     zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error)
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
@@ -767,7 +788,7 @@ def _dump_labels(y, n, multilabel):
 
 
 def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multilabel=False):
-    """Write a matrix and labels in svmlight/libsvm format.
+    r"""Write a matrix and labels in svmlight/libsvm format.
 
     Every stored entry of a sparse ``X`` is written (zeros of a dense ``X``
     are not), with indices sorted; values and labels are written with
@@ -793,6 +814,14 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
         Written first, as ``#`` comment lines (UTF-8).
     multilabel : bool
         ``y`` holds a sequence of labels per row, written comma-separated.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.BytesIO()
+    >>> dump_svmlight([[0.0, 0.1, 2.0]], [1], out)
+    >>> out.getvalue()
+    b'1 2:0.1 3:2\n'
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=False)

@@ -596,6 +596,12 @@ def test_dump_details():
         dump_svmlight(X, [1, 2], io.BytesIO())
 
 
+def test_docstring_examples():
+    import doctest
+
+    assert doctest.testmod(cwkit.svmlight, optionflags=doctest.ELLIPSIS).failed == 0
+
+
 # --------------------------------------------------------------------------
 # scikit-learn agreement.
 
