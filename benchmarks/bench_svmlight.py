@@ -3,7 +3,10 @@
 Readers: ``cwkit.load_svmlight``, ``cwkit.iter_svmlight`` (default batch
 size, prefetch on), scikit-learn's ``load_svmlight_file`` and
 ``svmloader.load_svmfile`` (``pip install svmloader``; reported as missing
-when it is not installed).  Files: the synthetic text-like file of
+when it is not installed).  Then reading and learning together, as the CLI
+does: one PA-I pass (``partial_fit``) over the loaded matrix, and over the
+batches of ``iter_svmlight`` without and with the background prefetch
+(the file's width from ``scan_svmlight``, not timed).  Files: the synthetic text-like file of
 ``_synth.py`` (200,000 rows, 2**20 features, ~20M nonzeros, ~338 MB) and
 ``../shared/data/text/trec07p-half.svm.xz`` decompressed, both cached in
 ``bench_data/``.  Every measurement runs in a fresh subprocess, after the
@@ -52,6 +55,25 @@ elif reader == "cwkit.iter_svmlight":
             nnz += X.nnz
             total += float(X.data.sum()) + float(y.sum())
         return rows, nnz, total
+elif reader.startswith("PA-I"):
+    import cwkit
+    info = cwkit.scan_svmlight(path)          # the CLI's pre-scan, not timed
+    classes = info.classes
+    if reader == "PA-I pass over the loaded matrix":
+        X, y = cwkit.load_svmlight(path, n_features=info.n_features)
+    def run():
+        model = cwkit.PassiveAggressive("pa1")
+        if reader == "PA-I pass over the loaded matrix":
+            model.partial_fit(X, y, classes=classes)
+            return X.shape[0], X.nnz, float(model.coef_.sum())
+        rows = nnz = 0
+        for Xb, yb in cwkit.iter_svmlight(path, n_features=info.n_features,
+                                          zero_based=info.zero_based,
+                                          prefetch=reader.endswith("prefetch")):
+            model.partial_fit(Xb, yb, classes=classes)
+            rows += Xb.shape[0]
+            nnz += Xb.nnz
+        return rows, nnz, float(model.coef_.sum())
 elif reader == "sklearn.load_svmlight_file":
     from sklearn.datasets import load_svmlight_file
     def run():
@@ -74,7 +96,8 @@ print(dt, cpu, rows, nnz, repr(check), rss() - base)
 """
 
 READERS = ["cwkit.load_svmlight", "cwkit.iter_svmlight", "svmloader.load_svmfile",
-           "sklearn.load_svmlight_file"]
+           "sklearn.load_svmlight_file", "PA-I pass over the loaded matrix",
+           "PA-I over iter_svmlight batches", "PA-I over iter_svmlight batches, prefetch"]
 
 
 def files(n_rows):

@@ -28,7 +28,7 @@ import sys
 import threading
 import warnings
 import zlib
-from collections import deque, namedtuple
+from collections import namedtuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -373,9 +373,13 @@ class _Parser:
     def stream_error(self, exc):
         return SvmlightError(self.name, self.line + 1, "", str(exc))
 
-    def parse(self, buf, end, out, lo, hi):
-        """Parse ``buf[:end]`` into ``out``; update the extremes ``lo``, ``hi``."""
-        pos = 0
+    def parse(self, buf, end, out, lo, hi, pos=0, row_limit=None):
+        """Parse ``buf[pos:end]`` into ``out``; update the extremes ``lo``, ``hi``.
+
+        Returns where parsing stopped: ``end``, or with ``row_limit`` the
+        start of the first row that would exceed ``row_limit`` rows in
+        ``out`` (its arrays are sized to that many rows).
+        """
         while True:
             status, out.n_rows, out.nnz, out.n_labels, mn, mx, err = _core._svm_parse(
                 buf, pos, end, out.data, out.indices, out.indptr, out.labels, out.label_ptr,
@@ -390,9 +394,11 @@ class _Parser:
                 hi.token = _TOKEN.match(buf, mx[2]).group()
             self.line += lines
             if status == _S.SVM_OK:
-                return
+                return end
             pos = resume
             if status == _S.SVM_CAPACITY:
+                if row_limit is not None and out.n_rows >= row_limit:
+                    return pos
                 stop = buf.find(b"\n", pos)
                 out.grow(1, buf.count(b":", pos, stop), buf.count(b",", pos, stop) + 1)
                 continue
@@ -566,56 +572,29 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     return (X, y, out.qids) if query_id else (X, y)
 
 
-def _pieces(source, parser, chunk_size, multilabel):
-    """Parse block by block: yield ``_Out`` objects carrying their extremes."""
+def _batches(source, parser, batch_size, chunk_size, multilabel):
+    """Parse straight into batches of ``batch_size`` rows (the last may be
+    smaller): yield ``_Out`` objects (raw indices) carrying their extremes."""
+    nnz_guess = 16 * batch_size
+    out = None
     try:
         for buf, end in _blocks(source.stream, chunk_size):
-            out = _Out(end // 64 + 16, end // 8 + 64, multilabel)
-            lo, hi = _Extreme(2**31), _Extreme(-1)
-            parser.parse(buf, end, out, lo, hi)
+            pos = 0
+            while pos < end:
+                if out is None:
+                    out = _Out(batch_size, nnz_guess, multilabel)
+                    out.lo, out.hi = _Extreme(2**31), _Extreme(-1)
+                pos = parser.parse(buf, end, out, out.lo, out.hi, pos, row_limit=batch_size)
+                if out.n_rows == batch_size:
+                    nnz_guess = out.nnz + out.nnz // 8 + 64
+                    out.trim()
+                    yield out
+                    out = None
+        if out is not None and out.n_rows:
             out.trim()
-            out.lo, out.hi = lo, hi
             yield out
     except _StreamError as exc:
         raise parser.stream_error(exc) from exc.__cause__
-
-
-def _take(pending, k, multilabel):
-    """Remove the first ``k`` rows from ``pending`` (deque of ``[out, row]``)
-    and return them as a new ``_Out`` (copies; raw indices)."""
-    parts = []
-    while k > 0:
-        out, start = pending[0]
-        stop = min(out.n_rows, start + k)
-        parts.append((out, start, stop))
-        k -= stop - start
-        if stop == out.n_rows:
-            pending.popleft()
-        else:
-            pending[0][1] = stop
-    batch = _Out(0, 0, multilabel)
-    a = [o.indptr[s] for o, s, _ in parts]
-    b = [o.indptr[e] for o, _, e in parts]
-    batch.data = np.concatenate([o.data[i:j] for (o, _, _), i, j in zip(parts, a, b)])
-    batch.indices = np.concatenate([o.indices[i:j] for (o, _, _), i, j in zip(parts, a, b)])
-    offsets = np.cumsum([0] + [j - i for i, j in zip(a, b)])
-    batch.indptr = np.concatenate(
-        [[0]] + [o.indptr[s + 1:e + 1] - o.indptr[s] + off
-                 for (o, s, e), off in zip(parts, offsets)]).astype(np.int64)
-    batch.qids = np.concatenate([o.qids[s:e] for o, s, e in parts])
-    batch.n_rows = len(batch.qids)
-    batch.nnz = len(batch.data)
-    if multilabel:
-        la = [o.label_ptr[s] for o, s, _ in parts]
-        lb = [o.label_ptr[e] for o, _, e in parts]
-        batch.labels = np.concatenate([o.labels[i:j] for (o, _, _), i, j in zip(parts, la, lb)])
-        loffs = np.cumsum([0] + [j - i for i, j in zip(la, lb)])
-        batch.label_ptr = np.concatenate(
-            [[0]] + [o.label_ptr[s + 1:e + 1] - o.label_ptr[s] + off
-                     for (o, s, e), off in zip(parts, loffs)]).astype(np.int64)
-    else:
-        batch.labels = np.concatenate([o.labels[s:e] for o, s, e in parts])
-    return batch
 
 
 def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=np.float64,
@@ -628,9 +607,10 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
     f, dtype, query_id, multilabel, on_error, chunk_size
         As in :func:`load_svmlight`.
     batch_size : int
-        Rows per batch (the last batch may be smaller).  Memory is about one
-        batch, one pending block of ``chunk_size`` bytes and one block parsed
-        ahead, whatever the file size.
+        Rows per batch (the last batch may be smaller).  Rows are parsed
+        straight into the batch's arrays; memory is about two batches (the
+        one in use and, with ``prefetch``, the next) and one block of
+        ``chunk_size`` bytes, whatever the file size.
     n_features : int, optional
         Width of every batch; an index beyond it is an error.  When None a
         batch is ``max index seen so far + 1`` wide, so widths never shrink
@@ -647,9 +627,9 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
         base explicitly (or take it from :func:`scan_svmlight`) for files
         whose first batch does not tell.
     prefetch : bool
-        Read, decompress and parse the next block in a background thread
-        (the GIL is released) while the caller works on the current batch;
-        at most one block ahead.
+        Read, decompress and parse the next batch in a background thread
+        (the GIL is released) while the caller works on the current one; at
+        most one batch ahead.
 
     Yields
     ------
@@ -682,50 +662,28 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
           prefetch, chunk_size):
     source = _Source(f)
     parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
-    pieces = _pieces(source, parser, chunk_size, multilabel)
+    batches = _batches(source, parser, batch_size, chunk_size, multilabel)
     if prefetch:
-        pieces = _prefetched(pieces)
-    pending = deque()
-    n_pending = 0
+        batches = _prefetched(batches)
     width = 0 if n_features is None else n_features
     base = None if zero_based == "auto" else zero_based
-
-    def check(out):
-        if base is False and out.lo.value == 0:
-            raise parser.error(_S.SVM_ZERO_INDEX, out.lo.line, out.lo.token)
-        _check_base(parser, out.hi, base)
-
-    def batch(k):
-        nonlocal base, width
-        if base is None:
-            head = _take(deque([out, row] for out, row in pending), k, multilabel)
-            base = bool(head.nnz) and int(head.indices.min()) == 0
-            for out, _ in pending:
-                check(out)
-        b = _take(pending, k, multilabel)
-        if not base:
-            b.indices -= 1
-        if n_features is None and b.nnz:
-            width = max(width, int(b.indices.max()) + 1)
-        X = _csr(b, width, dtype)
-        y = _labels(b)
-        return (X, y, b.qids) if query_id else (X, y)
-
     try:
-        for out in pieces:
-            if base is not None:
-                check(out)
-            if out.n_rows:
-                pending.append([out, 0])
-                n_pending += out.n_rows
-            while n_pending >= batch_size:
-                n_pending -= batch_size
-                yield batch(batch_size)
-        if n_pending:
-            yield batch(n_pending)
+        for out in batches:
+            if base is None:            # decided by the first batch
+                base = out.lo.value == 0
+            if base is False and out.lo.value == 0:
+                raise parser.error(_S.SVM_ZERO_INDEX, out.lo.line, out.lo.token)
+            _check_base(parser, out.hi, base)
+            if not base:
+                out.indices -= 1
+            if n_features is None:
+                width = max(width, out.hi.value + (1 if base else 0))
+            X = _csr(out, width, dtype)
+            y = _labels(out)
+            yield (X, y, out.qids) if query_id else (X, y)
         parser.warn_skipped()
     finally:
-        pieces.close()
+        batches.close()
         source.close()
 
 
@@ -736,7 +694,8 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     For a stable batch width and index base in :func:`iter_svmlight` (as the
     CLI uses it): ``info = scan_svmlight(f)`` then ``iter_svmlight(f,
     n_features=info.n_features, zero_based=info.zero_based)``.  Memory is
-    bounded by one block; the base is decided as :func:`load_svmlight` does.
+    bounded by one block and 8192 rows; the base is decided as
+    :func:`load_svmlight` does.
 
     Parameters
     ----------
@@ -751,18 +710,18 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     zero_based, _ = _check_args(None, zero_based, np.float64, on_error)
     source = _Source(f)
     parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error)
-    pieces = _pieces(source, parser, chunk_size, multilabel)
+    batches = _batches(source, parser, 8192, chunk_size, multilabel)
     n_rows = nnz = 0
     lo, hi = 2**31, -1
     classes = np.empty(0)
     try:
-        for out in pieces:
+        for out in batches:
             n_rows += out.n_rows
             nnz += out.nnz
             lo, hi = min(lo, out.lo.value), max(hi, out.hi.value)
             classes = np.union1d(classes, out.labels)
     finally:
-        pieces.close()
+        batches.close()
         source.close()
     parser.warn_skipped()
     base = lo == 0 if zero_based == "auto" else zero_based
