@@ -25,15 +25,6 @@ from .svmlight import (
     scan_svmlight,
 )
 
-__all__ = [
-    "SvmlightError",
-    "SvmlightInfo",
-    "SvmlightWarning",
-    "dump_svmlight",
-    "iter_svmlight",
-    "load_svmlight",
-    "scan_svmlight",
-]
 __version__ = "0.1.0"
 
 from .base import NotFittedError  # noqa: E402
@@ -54,4 +45,6 @@ __all__ = [
     "AROW", "AdaGrad", "ConfidenceWeighted", "PassiveAggressive", "Perceptron",
     "RegularizedPA", "SecondOrderPerceptron", "NotFittedError", "ModelError",
     "ModelFileError", "algorithms", "make", "save", "load",
+    "SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight", "iter_svmlight",
+    "load_svmlight", "scan_svmlight",
 ]

@@ -3,12 +3,12 @@
 # Reading: `_svm_parse` turns complete lines of a bytes buffer into CSR arrays,
 # labels and query ids, with no Python object per token and without the GIL.
 # The caller (cwkit/svmlight.py) cuts the stream into blocks that end with
-# b"\n", sizes the output arrays from exact upper bounds (count of b":" for
-# nonzeros, of b"\n" for rows) and turns a non-zero status into an exception.
+# b"\n", grows the output arrays when told SVM_CAPACITY (parsing resumes at
+# the line that did not fit) and turns other statuses into exceptions.
 # Indices are stored raw (as written in the file); the caller shifts them.
 #
 # Numbers: a token must match [+-]?(d+(.d*)?|.d+)([eE][+-]?d+)? -- no hex, no
-# inf/nan, no locale-specific decimal point.  Up to 19 significant digits are
+# inf/nan, no locale-specific decimal point.  Up to 19 digits are
 # accumulated exactly; when the digits fit in 53 bits and |exponent| <= 22 the
 # value is one correctly rounded IEEE operation on two exact doubles (Clinger's
 # fast path, W. D. Clinger, "How to read floating point numbers accurately",
@@ -18,7 +18,8 @@
 # the value equals Python's float() of the token bit for bit.
 #
 # Writing: `_svm_format` renders rows with Python's shortest round-tripping
-# repr (PyOS_double_to_string, mode 'r') into one C buffer per call.
+# repr into one C buffer per call: an exact fast path for up to 15 digits
+# (see _svm_put_double), CPython's dtoa (PyOS_double_to_string) otherwise.
 
 from libc.stdlib cimport strtod, malloc, free
 from libc.string cimport memcpy, memchr
@@ -114,7 +115,7 @@ cdef int _svm_slow_number(const unsigned char* s, const unsigned char* e,
     cdef char* end
     if cap > 128:
         buf = <char*>malloc(cap)
-        if buf == NULL:
+        if buf == NULL:        # a token of ~100+ bytes and no memory left
             return _NUM_SYNTAX
     if p[0] == 45:      # '-'
         buf[n] = 45
@@ -375,7 +376,7 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
             first = False
             p = ts
             neg = buf[p] == 45
-            if neg:
+            if neg or buf[p] == 43:     # '-' (an error below) or '+' (as strtol)
                 p += 1
             ds = p
             idx = 0

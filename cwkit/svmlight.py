@@ -28,7 +28,7 @@ import sys
 import threading
 import warnings
 import zlib
-from collections import deque, namedtuple
+from collections import namedtuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,6 +41,7 @@ __all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight",
 _S = _core.SvmStatus
 _INT32_MAX = 2**31 - 1
 _CHUNK = 1 << 20            # bytes read per block
+_MMAP_MIN = 1 << 24         # output arrays this large (bytes) get their own mapping
 _MAGIC = ((b"\x1f\x8b", "gz"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
 _SUFFIX = {".gz": "gz", ".bz2": "bz2", ".xz": "xz"}
 _OPENERS = {"gz": gzip.GzipFile, "bz2": bz2.BZ2File, "xz": lzma.LZMAFile}
@@ -86,7 +87,11 @@ class SvmlightError(ValueError):
         self.path = path
         self.line = line
         self.token = token
+        self.message = message
         super().__init__(f"{path}, line {line}: {message}")
+
+    def __reduce__(self):
+        return type(self), (self.path, self.line, self.token, self.message)
 
 
 class SvmlightWarning(UserWarning):
@@ -269,7 +274,7 @@ def _empty(n, dtype):
     write; capacity never written is never resident.
     """
     dtype = np.dtype(dtype)
-    if n * dtype.itemsize < 1 << 24:
+    if n == 0 or n * dtype.itemsize < _MMAP_MIN:
         return np.empty(n, dtype)
     return np.frombuffer(mmap.mmap(-1, n * dtype.itemsize), dtype=dtype)
 
@@ -368,9 +373,13 @@ class _Parser:
     def stream_error(self, exc):
         return SvmlightError(self.name, self.line + 1, "", str(exc))
 
-    def parse(self, buf, end, out, lo, hi):
-        """Parse ``buf[:end]`` into ``out``; update the extremes ``lo``, ``hi``."""
-        pos = 0
+    def parse(self, buf, end, out, lo, hi, pos=0, row_limit=None):
+        """Parse ``buf[pos:end]`` into ``out``; update the extremes ``lo``, ``hi``.
+
+        Returns where parsing stopped: ``end``, or with ``row_limit`` the
+        start of the first row that would exceed ``row_limit`` rows in
+        ``out`` (its arrays are sized to that many rows).
+        """
         while True:
             status, out.n_rows, out.nnz, out.n_labels, mn, mx, err = _core._svm_parse(
                 buf, pos, end, out.data, out.indices, out.indptr, out.labels, out.label_ptr,
@@ -385,9 +394,11 @@ class _Parser:
                 hi.token = _TOKEN.match(buf, mx[2]).group()
             self.line += lines
             if status == _S.SVM_OK:
-                return
+                return end
             pos = resume
             if status == _S.SVM_CAPACITY:
+                if row_limit is not None and out.n_rows >= row_limit:
+                    return pos
                 stop = buf.find(b"\n", pos)
                 out.grow(1, buf.count(b":", pos, stop), buf.count(b",", pos, stop) + 1)
                 continue
@@ -405,8 +416,12 @@ class _Parser:
 
 
 def _check_args(n_features, zero_based, dtype, on_error):
-    if zero_based not in (True, False, "auto"):
+    """Validate the common arguments; return ``(zero_based, dtype)`` normalised."""
+    if isinstance(zero_based, str) and zero_based != "auto" or zero_based not in (
+            True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
+    if zero_based != "auto":
+        zero_based = bool(zero_based)
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
     if n_features is not None:
@@ -417,7 +432,7 @@ def _check_args(n_features, zero_based, dtype, on_error):
     dtype = np.dtype(dtype)
     if dtype.kind != "f":
         raise ValueError(f"dtype must be a floating-point type, not {dtype}")
-    return dtype
+    return zero_based, dtype
 
 
 def _check_base(parser, hi, zero_based):
@@ -447,7 +462,7 @@ def _csr(out, n_cols, dtype):
 
 def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query_id=False,
                   multilabel=False, on_error="raise", chunk_size=_CHUNK):
-    """Read a whole svmlight/libsvm file into a CSR matrix.
+    r"""Read a whole svmlight/libsvm file into a CSR matrix.
 
     Parameters
     ----------
@@ -493,6 +508,20 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         offending token) or a truncated/corrupt compressed stream; no
         partial result is returned.
 
+    Examples
+    --------
+    >>> import io
+    >>> X, y = load_svmlight(io.BytesIO(b"+1 1:0.5 3:2  # a comment\n-1 2:0.25\n"))
+    >>> X.toarray()
+    array([[0.5 , 0.  , 2.  ],
+           [0.  , 0.25, 0.  ]])
+    >>> y
+    array([ 1., -1.])
+    >>> load_svmlight(io.BytesIO(b"1 2:1 1:1\n"))
+    Traceback (most recent call last):
+    ...
+    cwkit.svmlight.SvmlightError: <file>, line 1: feature '1:1' is out of order: ...
+
     Notes
     -----
     Values equal Python's ``float()`` of their token bit for bit: the
@@ -501,8 +530,13 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     53 bits and the power of ten is exact, and the C library's correctly
     rounded ``strtod`` otherwise.  Compressed input is decompressed in a
     background thread while the caller's thread parses (one block ahead).
+
+    Results equal scikit-learn's ``load_svmlight_file`` (same index base
+    rule, sorted multilabel tuples) except that a file without any feature
+    gives zero columns rather than one, a row without ``qid`` is an error
+    when ``query_id=True``, and malformed input is reported with its line.
     """
-    dtype = _check_args(n_features, zero_based, dtype, on_error)
+    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error)
     source = _Source(f)
     try:
         parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
@@ -538,71 +572,45 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     return (X, y, out.qids) if query_id else (X, y)
 
 
-def _pieces(source, parser, chunk_size, multilabel):
-    """Parse block by block: yield ``_Out`` objects carrying their extremes."""
+def _batches(source, parser, batch_size, chunk_size, multilabel):
+    """Parse straight into batches of ``batch_size`` rows (the last may be
+    smaller): yield ``_Out`` objects (raw indices) carrying their extremes."""
+    nnz_guess = 16 * batch_size
+    out = None
     try:
         for buf, end in _blocks(source.stream, chunk_size):
-            out = _Out(end // 64 + 16, end // 8 + 64, multilabel)
-            lo, hi = _Extreme(2**31), _Extreme(-1)
-            parser.parse(buf, end, out, lo, hi)
+            pos = 0
+            while pos < end:
+                if out is None:
+                    out = _Out(batch_size, nnz_guess, multilabel)
+                    out.lo, out.hi = _Extreme(2**31), _Extreme(-1)
+                pos = parser.parse(buf, end, out, out.lo, out.hi, pos, row_limit=batch_size)
+                if out.n_rows == batch_size:
+                    nnz_guess = out.nnz + out.nnz // 8 + 64
+                    out.trim()
+                    yield out
+                    out = None
+        if out is not None and out.n_rows:
             out.trim()
-            out.lo, out.hi = lo, hi
             yield out
     except _StreamError as exc:
         raise parser.stream_error(exc) from exc.__cause__
 
 
-def _take(pending, k, multilabel):
-    """Remove the first ``k`` rows from ``pending`` (deque of ``[out, row]``)
-    and return them as a new ``_Out`` (copies; raw indices)."""
-    parts = []
-    while k > 0:
-        out, start = pending[0]
-        stop = min(out.n_rows, start + k)
-        parts.append((out, start, stop))
-        k -= stop - start
-        if stop == out.n_rows:
-            pending.popleft()
-        else:
-            pending[0][1] = stop
-    batch = _Out(0, 0, multilabel)
-    a = [o.indptr[s] for o, s, _ in parts]
-    b = [o.indptr[e] for o, _, e in parts]
-    batch.data = np.concatenate([o.data[i:j] for (o, _, _), i, j in zip(parts, a, b)])
-    batch.indices = np.concatenate([o.indices[i:j] for (o, _, _), i, j in zip(parts, a, b)])
-    offsets = np.cumsum([0] + [j - i for i, j in zip(a, b)])
-    batch.indptr = np.concatenate(
-        [[0]] + [o.indptr[s + 1:e + 1] - o.indptr[s] + off
-                 for (o, s, e), off in zip(parts, offsets)]).astype(np.int64)
-    batch.qids = np.concatenate([o.qids[s:e] for o, s, e in parts])
-    batch.n_rows = len(batch.qids)
-    batch.nnz = len(batch.data)
-    if multilabel:
-        la = [o.label_ptr[s] for o, s, _ in parts]
-        lb = [o.label_ptr[e] for o, _, e in parts]
-        batch.labels = np.concatenate([o.labels[i:j] for (o, _, _), i, j in zip(parts, la, lb)])
-        loffs = np.cumsum([0] + [j - i for i, j in zip(la, lb)])
-        batch.label_ptr = np.concatenate(
-            [[0]] + [o.label_ptr[s + 1:e + 1] - o.label_ptr[s] + off
-                     for (o, s, e), off in zip(parts, loffs)]).astype(np.int64)
-    else:
-        batch.labels = np.concatenate([o.labels[s:e] for o, s, e in parts])
-    return batch
-
-
 def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=np.float64,
                   query_id=False, multilabel=False, on_error="raise", prefetch=True,
                   chunk_size=_CHUNK):
-    """Read an svmlight/libsvm file in batches of rows, in bounded memory.
+    r"""Read an svmlight/libsvm file in batches of rows, in bounded memory.
 
     Parameters
     ----------
     f, dtype, query_id, multilabel, on_error, chunk_size
         As in :func:`load_svmlight`.
     batch_size : int
-        Rows per batch (the last batch may be smaller).  Memory is about one
-        batch, one pending block of ``chunk_size`` bytes and one block parsed
-        ahead, whatever the file size.
+        Rows per batch (the last batch may be smaller).  Rows are parsed
+        straight into the batch's arrays; memory is about two batches (the
+        one in use and, with ``prefetch``, the next) and one block of
+        ``chunk_size`` bytes, whatever the file size.
     n_features : int, optional
         Width of every batch; an index beyond it is an error.  When None a
         batch is ``max index seen so far + 1`` wide, so widths never shrink
@@ -619,9 +627,9 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
         base explicitly (or take it from :func:`scan_svmlight`) for files
         whose first batch does not tell.
     prefetch : bool
-        Read, decompress and parse the next block in a background thread
-        (the GIL is released) while the caller works on the current batch;
-        at most one block ahead.
+        Read, decompress and parse the next batch in a background thread
+        (the GIL is released) while the caller works on the current one; at
+        most one batch ahead.
 
     Yields
     ------
@@ -634,8 +642,15 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
     ------
     SvmlightError
         When a bad line is reached (batches before it have been yielded).
+
+    Examples
+    --------
+    >>> import io
+    >>> text = b"1 1:1\n-1 3:2\n1 2:1\n"
+    >>> [(X.shape, y.tolist()) for X, y in iter_svmlight(io.BytesIO(text), batch_size=2)]
+    [((2, 3), [1.0, -1.0]), ((1, 3), [1.0])]
     """
-    dtype = _check_args(n_features, zero_based, dtype, on_error)
+    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error)
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
             or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
@@ -647,50 +662,28 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
           prefetch, chunk_size):
     source = _Source(f)
     parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
-    pieces = _pieces(source, parser, chunk_size, multilabel)
+    batches = _batches(source, parser, batch_size, chunk_size, multilabel)
     if prefetch:
-        pieces = _prefetched(pieces)
-    pending = deque()
-    n_pending = 0
+        batches = _prefetched(batches)
     width = 0 if n_features is None else n_features
     base = None if zero_based == "auto" else zero_based
-
-    def check(out):
-        if base is False and out.lo.value == 0:
-            raise parser.error(_S.SVM_ZERO_INDEX, out.lo.line, out.lo.token)
-        _check_base(parser, out.hi, base)
-
-    def batch(k):
-        nonlocal base, width
-        if base is None:
-            head = _take(deque([out, row] for out, row in pending), k, multilabel)
-            base = bool(head.nnz) and int(head.indices.min()) == 0
-            for out, _ in pending:
-                check(out)
-        b = _take(pending, k, multilabel)
-        if not base:
-            b.indices -= 1
-        if n_features is None and b.nnz:
-            width = max(width, int(b.indices.max()) + 1)
-        X = _csr(b, width, dtype)
-        y = _labels(b)
-        return (X, y, b.qids) if query_id else (X, y)
-
     try:
-        for out in pieces:
-            if base is not None:
-                check(out)
-            if out.n_rows:
-                pending.append([out, 0])
-                n_pending += out.n_rows
-            while n_pending >= batch_size:
-                n_pending -= batch_size
-                yield batch(batch_size)
-        if n_pending:
-            yield batch(n_pending)
+        for out in batches:
+            if base is None:            # decided by the first batch
+                base = out.lo.value == 0
+            if base is False and out.lo.value == 0:
+                raise parser.error(_S.SVM_ZERO_INDEX, out.lo.line, out.lo.token)
+            _check_base(parser, out.hi, base)
+            if not base:
+                out.indices -= 1
+            if n_features is None:
+                width = max(width, out.hi.value + (1 if base else 0))
+            X = _csr(out, width, dtype)
+            y = _labels(out)
+            yield (X, y, out.qids) if query_id else (X, y)
         parser.warn_skipped()
     finally:
-        pieces.close()
+        batches.close()
         source.close()
 
 
@@ -701,7 +694,8 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     For a stable batch width and index base in :func:`iter_svmlight` (as the
     CLI uses it): ``info = scan_svmlight(f)`` then ``iter_svmlight(f,
     n_features=info.n_features, zero_based=info.zero_based)``.  Memory is
-    bounded by one block; the base is decided as :func:`load_svmlight` does.
+    bounded by one block and 8192 rows; the base is decided as
+    :func:`load_svmlight` does.
 
     Parameters
     ----------
@@ -713,21 +707,21 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     SvmlightInfo
         ``(n_samples, n_features, nnz, zero_based, classes)``.
     """
-    _check_args(None, zero_based, np.float64, on_error)
+    zero_based, _ = _check_args(None, zero_based, np.float64, on_error)
     source = _Source(f)
     parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error)
-    pieces = _pieces(source, parser, chunk_size, multilabel)
+    batches = _batches(source, parser, 8192, chunk_size, multilabel)
     n_rows = nnz = 0
     lo, hi = 2**31, -1
     classes = np.empty(0)
     try:
-        for out in pieces:
+        for out in batches:
             n_rows += out.n_rows
             nnz += out.nnz
             lo, hi = min(lo, out.lo.value), max(hi, out.hi.value)
             classes = np.union1d(classes, out.labels)
     finally:
-        pieces.close()
+        batches.close()
         source.close()
     parser.warn_skipped()
     base = lo == 0 if zero_based == "auto" else zero_based
@@ -753,7 +747,7 @@ def _dump_labels(y, n, multilabel):
 
 
 def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multilabel=False):
-    """Write a matrix and labels in svmlight/libsvm format.
+    r"""Write a matrix and labels in svmlight/libsvm format.
 
     Every stored entry of a sparse ``X`` is written (zeros of a dense ``X``
     are not), with indices sorted; values and labels are written with
@@ -779,6 +773,14 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
         Written first, as ``#`` comment lines (UTF-8).
     multilabel : bool
         ``y`` holds a sequence of labels per row, written comma-separated.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.BytesIO()
+    >>> dump_svmlight([[0.0, 0.1, 2.0]], [1], out)
+    >>> out.getvalue()
+    b'1 2:0.1 3:2\n'
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=False)
@@ -827,6 +829,8 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
                 labels, label_ptr[start:stop + 1], qids[start:stop], query_id is not None,
                 offset, 0, stop - start))
             start = stop
+        if not owned and hasattr(target, "flush"):
+            target.flush()
     finally:
         for obj in reversed(owned):
             obj.close()
@@ -835,6 +839,7 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
 def _writer(f):
     """A binary stream to write to and the objects to close afterwards."""
     if isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
+        sys.stdout.flush()          # text already printed goes first
         return sys.stdout.buffer, []
     if isinstance(f, (str, bytes, os.PathLike)):
         path = os.fsdecode(f)

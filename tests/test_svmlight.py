@@ -141,7 +141,8 @@ def svm_files(draw, multilabel=False, with_qid=False, zero=None):
         if with_qid or draw(st.booleans()) and not multilabel:
             toks.append(f"qid:{draw(st.integers(-5, 10**12))}")
         for i in idx:
-            toks.append(f"{i}:{draw(st.one_of(number_texts(values), odd_numbers))}")
+            spelled = draw(st.sampled_from(["", "", "+", "0"])) + str(i)
+            toks.append(f"{spelled}:{draw(st.one_of(number_texts(values), odd_numbers))}")
         line = draw(sep).join(toks)
         if not toks:
             continue
@@ -232,9 +233,30 @@ def test_iter_multilabel_and_qid_batches():
     for batch in (1, 2, 3):
         parts = list(iter_svmlight(io.BytesIO(text), batch_size=batch, multilabel=True,
                                    query_id=True, n_features=3, chunk_size=5))
-        assert [lab for p in parts for lab in p[1]] == y == [(1.0, 2.0), (), (3.0,), (1.0, 2.0, 3.0)]
+        assert [lab for p in parts for lab in p[1]] == y
+        assert y == [(1.0, 2.0), (), (3.0,), (1.0, 2.0, 3.0)]
         assert np.concatenate([p[2] for p in parts]).tolist() == q.tolist() == [1, 1, 2, 2]
         assert (sp.vstack([p[0] for p in parts]) != X).nnz == 0
+
+
+@pytest.mark.parametrize("mmap_min", [0, 1 << 24])
+def test_output_growth_and_anonymous_buffers(tmp_path, monkeypatch, mmap_min):
+    # Large outputs live on anonymous mappings; force them for small data
+    # too, and make the arrays grow (a stream of unknown size starts small).
+    monkeypatch.setattr(cwkit.svmlight, "_MMAP_MIN", mmap_min)
+    rng = np.random.default_rng(3)
+    X = sp.random(6000, 40, density=0.3, format="csr", random_state=rng)
+    y = rng.integers(0, 3, 6000).astype(float)
+    buf = io.BytesIO()
+    dump_svmlight(X, y, buf, zero_based=True)
+    path = tmp_path / "g.svm.gz"
+    path.write_bytes(gzip.compress(buf.getvalue()))
+    for source in (io.BytesIO(buf.getvalue()), path):
+        X2, y2 = load_svmlight(source, zero_based=True, n_features=40)
+        assert same_bits(X2.data, X.data) and np.array_equal(X2.indices, X.indices)
+        assert np.array_equal(X2.indptr, X.indptr) and same_bits(y2, y)
+    parts = list(iter_svmlight(path, zero_based=True, n_features=40, batch_size=4000))
+    assert (sp.vstack([p[0] for p in parts]) != X).nnz == 0
 
 
 def test_error_line_independent_of_chunking():
@@ -313,6 +335,8 @@ def test_formats_of_the_issue():
     X, y = load_svmlight(io.BytesIO(text))
     assert X.toarray().tolist() == [[0.5, 0, -2], [0, 0, 0], [0, 1e-3, 0], [3, 4, 0], [0, 0, 0]]
     assert y.tolist() == [1, -1, 0, 2.5, 7]
+    X, _ = load_svmlight(io.BytesIO(b"1 +2:1 007:2\n"))      # as libsvm's strtol and int()
+    assert X.toarray().tolist() == [[0, 1, 0, 0, 0, 0, 2]]
 
 
 def test_zero_based_auto_and_forced_and_n_features():
@@ -356,6 +380,13 @@ def test_stdin(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"1 1:2\n")))
     X, y = load_svmlight("-")
     assert X.toarray().tolist() == [[2.0]] and y.tolist() == [1.0]
+
+
+def test_dump_to_stdout(monkeypatch):
+    out = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out))
+    dump_svmlight(np.array([[0.0, 2.5]]), [1], "-")
+    assert out.getvalue() == b"1 2:2.5\n"
 
 
 def test_text_mode_file_is_refused():
@@ -406,6 +437,16 @@ def test_bad_input_names_file_line_and_token(tmp_path, bad, message, token):
     assert isinstance(err, ValueError)
     assert err.path == str(path) and err.line == 3 and err.token == token
     assert f"{path}, line 3:" in str(err) and repr(token) in str(err)
+
+
+def test_error_pickles_with_its_attributes():
+    import pickle
+
+    with pytest.raises(SvmlightError) as info:
+        load_svmlight(io.BytesIO(b"1 1:1\n1 1:x\n"))
+    err = pickle.loads(pickle.dumps(info.value))
+    assert (err.path, err.line, err.token, str(err)) == (
+        info.value.path, 2, "1:x", str(info.value))
 
 
 def test_index_zero_in_one_based_file(tmp_path):
@@ -555,6 +596,12 @@ def test_dump_details():
         dump_svmlight(X, [1, 2], io.BytesIO())
 
 
+def test_docstring_examples():
+    import doctest
+
+    assert doctest.testmod(cwkit.svmlight, optionflags=doctest.ELLIPSIS).failed == 0
+
+
 # --------------------------------------------------------------------------
 # scikit-learn agreement.
 
@@ -574,7 +621,8 @@ def test_agrees_with_sklearn_on_random_files(text):
 def _data_files():
     if not DATA.is_dir():
         return []
-    return sorted(p for p in DATA.rglob("*") if p.is_file() and not p.name.endswith((".md", ".txt")))
+    return sorted(p for p in DATA.rglob("*")
+                  if p.is_file() and not p.name.endswith((".md", ".txt")))
 
 
 def _head(path, n_lines=500):
