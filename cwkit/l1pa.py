@@ -126,54 +126,79 @@ def l1pa_step(w, x, y, beta):
     if beta * xmax <= 1.0:
         raise ValueError(f"l1pa_step: infeasible update, beta * ||x||_inf = {beta * xmax:.6g} "
                          "<= 1, so no w with ||w||_1 <= beta has margin 1; increase beta")
-    z = y * x
-    nz = np.flatnonzero(z)
-    a = np.abs(z[nz])
-    p = np.sign(z[nz]) * v[nz]
+    on = np.flatnonzero(x)
+    return _l1pa_exact(v, on, y * x[on], beta, xmax)
+
+
+def _l1pa_exact(v, on, zs, beta, zmax):
+    """Solve (3.9) for w_t = v and z = y x given sparse: z[on] = zs (nonzero), |z|_inf = zmax.
+
+    Coordinates off the support of z keep u_i = v_i for every τ: their part of
+    ||S_λ(u)||_1 is read from the sorted |v_i| and suffix sums, so a trial λ
+    costs O(nnz(x) log nnz(x) + log d); the whole vector is touched O(1) times.
+    """
+    vs = v[on]
+    a, p = np.abs(zs), np.sign(zs) * vs
+    vo = np.abs(v)
+    vmax = vo.max(initial=0.0)
+    vo[on] = 0.0
+    vo = np.sort(vo[vo > 0.0])
+    suffix = np.append(np.cumsum(vo[::-1])[::-1], 0.0)
 
     def solve(lam):
+        """τ(λ), u on the support, g(λ), and the off-support (count, sum) of |v_i| > λ."""
         tau = _tau(p, a, lam)
-        u = v + tau * z
-        return tau, u, np.abs(_soft(u, lam)).sum() - beta
+        us = vs + tau * zs
+        j = int(np.searchsorted(vo, lam, side="right"))
+        n_off, s_off = len(vo) - j, suffix[j]
+        g = np.maximum(np.abs(us) - lam, 0.0).sum() + (s_off - lam * n_off) - beta
+        return tau, us, g, n_off, s_off
 
-    tau, u, g = solve(0.0)
+    def result(tau, lam):
+        u = v.copy()
+        u[on] += tau * zs
+        return _soft(u, lam) if lam > 0.0 else u, float(tau), float(lam)
+
+    tau, us, g, n_off, s_off = solve(0.0)
     if g <= 0.0:
-        return u, float(tau), 0.0
-    lam_lo, lam_hi = 0.0, np.abs(v).max() + 1.0 / xmax
+        return result(tau, 0.0)
+    lam_lo, lam_hi = 0.0, vmax + 1.0 / zmax
     while True:
-        tau_hi, u_hi, g_hi = solve(lam_hi)
-        if g_hi <= 0.0:
+        hi_state = solve(lam_hi)
+        if hi_state[2] <= 0.0:
             break
         lam_lo, lam_hi = lam_hi, 2.0 * lam_hi
-    lam, tau, u, g = lam_hi, tau_hi, u_hi, g_hi
+    lam = lam_hi
+    tau, us, g, n_off, s_off = hi_state
     for _ in range(_MAX_LAMBDA_STEPS):
         if abs(g) <= 4.0 * _EPS * beta:
             break
-        act = np.abs(u) > lam
-        sig, za, va = np.sign(u[act]), z[act], v[act]
-        n, a11, a12 = act.sum(), za @ za, sig @ za
-        r1, r2 = 1.0 - za @ va, beta - sig @ va
+        act = np.abs(us) > lam
+        sig, za, va = np.sign(us[act]), zs[act], vs[act]
+        n, a11, a12 = act.sum() + n_off, za @ za, sig @ za
+        r1, r2 = 1.0 - za @ va, beta - (sig @ va + s_off)
         det = a12 * a12 - a11 * n  # <= 0 by Cauchy-Schwarz
         if tau > 0.0 and det < -4.0 * _EPS * a11 * n:
             cand = (a11 * r2 - a12 * r1) / det
         elif tau == 0.0 and n > 0:
-            cand = (sig @ va - beta) / n
+            cand = (sig @ va + s_off - beta) / n
         else:
             cand = np.nan
         if abs(cand - lam) <= 4.0 * _EPS * lam:
             break  # λ solves the KKT system of its own piece: g is zero up to rounding
         if not lam_lo < cand < lam_hi:
             if lam_hi - lam_lo <= 4.0 * _EPS * lam_hi:
-                lam, tau, u = lam_hi, tau_hi, u_hi  # bracket collapsed: its feasible end
+                lam = lam_hi  # bracket collapsed: its feasible end
+                tau = hi_state[0]
                 break
             cand = 0.5 * (lam_lo + lam_hi)
         lam = cand
-        tau, u, g = solve(lam)
+        tau, us, g, n_off, s_off = state = solve(lam)
         if g > 0.0:
             lam_lo = lam
         else:
-            lam_hi, tau_hi, u_hi = lam, tau, u
-    return _soft(u, lam), float(tau), float(lam)
+            lam_hi, hi_state = lam, state
+    return result(tau, lam)
 
 
 class _L1PAEngine(Engine):
@@ -207,19 +232,21 @@ class _L1PAEngine(Engine):
             if m >= 1.0:
                 continue
             loss_sum += 1.0 - m
-            x = np.zeros(D)
-            x[idx] = vals
-            x[-1] = bias
+            nzv = vals != 0.0
+            on, zs = idx[nzv], y[i] * vals[nzv]
+            if bias != 0.0:
+                on, zs = np.append(on, D - 1), np.append(zs, y[i] * bias)
             with np.errstate(over="ignore"):
-                n = x @ x
+                n = zs @ zs
             if not math.isfinite(n):
                 return rounds - 1, mistakes, updates, loss_sum, _core.Status.NONFINITE_INPUT, i
             if n == 0.0:
                 continue  # x = 0 cannot move the margin: no update (PA's convention)
-            if beta * np.abs(x).max() <= 1.0:
+            zmax = np.abs(zs).max()
+            if beta * zmax <= 1.0:
                 return rounds - 1, mistakes, updates, loss_sum, _core.Status.INFEASIBLE, i
             with np.errstate(over="ignore", invalid="ignore"):
-                w_new = l1pa_step(w, x, y[i], beta)[0]
+                w_new = _l1pa_exact(w, on, zs, beta, zmax)[0]
             if not np.isfinite(w_new).all():
                 return rounds - 1, mistakes, updates, loss_sum, _core.Status.NONFINITE_STATE, i
             w[:] = w_new

@@ -91,7 +91,11 @@ def hildreth(Q, b, lo=0.0, hi=np.inf, *, tol=1e-15, max_iter=10_000):
     values, which solves the block system whenever it is consistent, also for
     singular Q); if that solution leaves the box, the point moves toward it up
     to the first bound, that coordinate joins the active set and the block is
-    solved again (primal active-set steps, each an ascent step).  The polished
+    solved again.  If the block is singular and its system inconsistent (a
+    left-out row keeps a gradient above rounding), the objective grows
+    linearly along the null direction ``e_n - Q_RR^{-1} Q_Rn`` of that row,
+    and the point moves along it up to the first bound (primal active-set
+    steps, each an ascent step, at most k per polish).  The polished
     point is accepted if its KKT residual is not larger, or if its objective is
     larger by more than the rounding level (coordinate ascent then frees the
     coordinates whose gradient points into the box).
