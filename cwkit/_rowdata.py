@@ -21,7 +21,13 @@ class Rows:
     args: tuple
     n_rows: int
     n_features: int
-    max_nnz: int
+
+    @property
+    def max_nnz(self):
+        """The largest number of stored entries of a row (for scratch buffers)."""
+        if not self.sparse:
+            return self.n_features
+        return int(np.diff(self.args[2]).max()) if self.n_rows else 0
 
     @property
     def sparse(self):
@@ -43,6 +49,8 @@ def as_rows(X, n_features=None, name="X"):
     NaN/inf, a wrong number of features or a non-2-D input.
     """
     if sp.issparse(X):
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported: {name} has complex values")
         if X.format != "csr":
             X = X.tocsr()
         if X.dtype != np.float64:
@@ -64,13 +72,17 @@ def as_rows(X, n_features=None, name="X"):
                 raise ValueError(f"{name} has {d} features; at most 2**31 - 1 are supported")
             indices = indices.astype(np.int32)
         indptr = X.indptr.astype(np.int64, copy=False)
-        max_nnz = int(np.diff(indptr).max()) if n else 0
         args = (X.data, indices, indptr, _EMPTY_I32, d)
     else:
         try:
-            X = np.asarray(X, dtype=np.float64, order="C")
+            X = np.asarray(X)
+            complex_values = X.dtype.kind == "c"
+            if not complex_values:
+                X = np.asarray(X, dtype=np.float64, order="C")
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name} must be numeric: {exc}") from None
+        if complex_values:
+            raise ValueError(f"Complex data not supported: {name} has complex values")
         if X.ndim != 2:
             raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got "
                              f"shape {X.shape}; reshape a single sample with X.reshape(1, -1)")
@@ -79,9 +91,8 @@ def as_rows(X, n_features=None, name="X"):
             bad = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
             raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
                              f"(row {bad})")
-        max_nnz = d
         args = (X.reshape(-1), _EMPTY_I32, _EMPTY_I64, _dense_idx(d), d)
     if n_features is not None and d != n_features:
         raise ValueError(f"{name} has {d} features, but the model is expecting "
                          f"{n_features} features as input")
-    return Rows(X, args, n, d, max_nnz)
+    return Rows(X, args, n, d)

@@ -5,6 +5,7 @@ stores its arguments, ``get_params``/``set_params`` read the signature,
 ``fit`` resets, ``partial_fit`` makes exactly one pass in the given order.
 """
 import inspect
+import sys
 import warnings
 
 import numpy as np
@@ -24,17 +25,24 @@ COMMON = {
 }
 
 
-def check_labels(y, n_rows):
-    """Labels as a 1-D array; rejects continuous targets and length mismatches."""
+def _labels_1d(y, n_rows):
+    if y is None:
+        raise ValueError("this classifier requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn("a column-vector y was passed where a 1-D array was expected; "
-                      "it is raveled", UserWarning, stacklevel=3)
+                      "it is raveled", UserWarning, stacklevel=4)
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D (one label per row), got shape {y.shape}")
     if y.shape[0] != n_rows:
         raise ValueError(f"X has {n_rows} rows but y has {y.shape[0]} labels")
+    return y
+
+
+def check_labels(y, n_rows):
+    """Labels as a 1-D array; rejects continuous targets and length mismatches."""
+    y = _labels_1d(y, n_rows)
     if y.dtype.kind == "f":
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or inf")
@@ -78,6 +86,12 @@ class OnlineClassifier:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+    def __sklearn_tags__(self):
+        """scikit-learn's estimator tags (only called where scikit-learn is installed)."""
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
+                    classifier_tags=ClassifierTags(), input_tags=InputTags(sparse=True))
+
     def _validate_params(self):
         P.validate(type(self).__name__, {**COMMON, **self._constraints}, self.get_params())
 
@@ -98,8 +112,13 @@ class OnlineClassifier:
         self._validate_params()
         rows = as_rows(X)
         y = check_labels(y, rows.n_rows)
+        shape = (rows.n_rows, rows.n_features)
         if rows.n_rows == 0:
-            raise ValueError("cannot fit on 0 samples: X and y are empty")
+            raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum "
+                             "of 1 is required")
+        if rows.n_features == 0:
+            raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum "
+                             "of 1 is required")
         classes = np.unique(y)
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
@@ -107,11 +126,12 @@ class OnlineClassifier:
         self._reset(classes, rows.n_features)
         codes = self._encode(y)
         rng = np.random.default_rng(self.random_state)
-        totals = np.zeros(3, dtype=np.int64)
+        self.mistakes_ = self.n_updates_ = 0
         for _ in range(self.n_passes):
             order = rng.permutation(rows.n_rows) if self.shuffle else np.arange(rows.n_rows)
-            totals += self._run(rows, codes, order)
-        self.mistakes_, self.n_updates_ = int(totals[1]), int(totals[2])
+            _, mistakes, updates = self._run(rows, codes, order)
+            self.mistakes_ += mistakes
+            self.n_updates_ += updates
         return self
 
     def partial_fit(self, X, y, classes=None):
@@ -133,20 +153,20 @@ class OnlineClassifier:
         if first:
             self._validate_params()
         rows = as_rows(X, None if first else self.n_features_in_)
-        y = check_labels(y, rows.n_rows)
+        # later calls only need the shape: _encode rejects labels outside classes_
+        y = check_labels(y, rows.n_rows) if first else _labels_1d(y, rows.n_rows)
         if first:
             labels = np.unique(y if classes is None else np.asarray(classes))
             if classes is not None and not np.isin(y, labels).all():
                 raise ValueError("y holds labels that are not in `classes`: "
                                  f"{np.setdiff1d(y, labels)[:5].tolist()!r}")
             if len(labels) < 2:
-                raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw only "
-                                 f"the labels {labels.tolist()!r}; pass classes=[...] with every label "
-                                 "the stream may hold (at least 2)")
+                raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw "
+                                 f"only the labels {labels.tolist()!r}; pass classes=[...] "
+                                 "with every label the stream may hold (at least 2)")
             self._reset(labels, rows.n_features)
         codes = self._encode(y)
-        counts = self._run(rows, codes, np.arange(rows.n_rows))
-        self.mistakes_, self.n_updates_ = int(counts[1]), int(counts[2])
+        _, self.mistakes_, self.n_updates_ = self._run(rows, codes, np.arange(rows.n_rows))
         return self
 
     def _reset(self, classes, n_features):
@@ -163,6 +183,15 @@ class OnlineClassifier:
         return make_multiclass_model(self, engine, rule, hyper, n_classes, n_features)
 
     def _encode(self, y):
+        """Class indices of y (a boolean "is classes_[1]" array for two classes)."""
+        c = self.classes_
+        if len(c) == 2:
+            pos = y == c[1]
+            bad = ~(pos | (y == c[0]))
+            if bad.any():
+                raise ValueError(f"label {y[np.flatnonzero(bad)[0]].item()!r} is not one of "
+                                 f"the classes seen on the first call, {c.tolist()!r}")
+            return pos
         codes = np.searchsorted(self.classes_, y)
         bad = (codes >= len(self.classes_)) | (self.classes_[np.minimum(
             codes, len(self.classes_) - 1)] != y)
@@ -178,15 +207,12 @@ class OnlineClassifier:
     def _run(self, rows, codes, order):
         """One pass; returns (rounds, mistakes, updates) and advances ``t_``."""
         model = self._model
-        if len(self.classes_) == 2:
-            target = np.where(codes == 1, 1.0, -1.0)
-        else:
-            target = codes
+        target = np.where(codes, 1.0, -1.0) if len(self.classes_) == 2 else codes
         rounds, mistakes, updates, _, status, pos = model.run(rows, target, order, self._bias)
         self.t_ += rounds
         if status:
             raise_status(status, pos, self._name(), self._status_detail(rows, pos))
-        return np.array([rounds, mistakes, updates])
+        return rounds, mistakes, updates
 
     def _name(self):
         from .registry import name_of
@@ -198,8 +224,8 @@ class OnlineClassifier:
     # -- prediction ---------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "classes_"):
-            raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; "
-                                 "call fit or partial_fit first")
+            raise _not_fitted_error()(f"this {type(self).__name__} instance is not fitted "
+                                      "yet; call fit or partial_fit first")
 
     def _rows(self, X):
         self._check_fitted()
@@ -239,7 +265,24 @@ class OnlineClassifier:
 
 
 class NotFittedError(ValueError, AttributeError):
-    """Raised when a model is used before fit or partial_fit (as scikit-learn does)."""
+    """Raised when a model is used before fit or partial_fit (as scikit-learn does).
+
+    Where scikit-learn has been imported, the exception raised is also an instance
+    of ``sklearn.exceptions.NotFittedError``, without cwkit importing scikit-learn.
+    """
+
+
+_SKLEARN_NOT_FITTED = []
+
+
+def _not_fitted_error():
+    sk = sys.modules.get("sklearn.exceptions")
+    if sk is None:
+        return NotFittedError
+    if not _SKLEARN_NOT_FITTED:
+        _SKLEARN_NOT_FITTED.append(type("NotFittedError", (NotFittedError, sk.NotFittedError),
+                                        {"__module__": __name__}))
+    return _SKLEARN_NOT_FITTED[0]
 
 
 class VarianceMixin:

@@ -20,7 +20,8 @@ Conventions (FORMULAS §0) and the choices made here where FORMULAS.md is silent
   - pa-ls: every round with ``n > 0`` (tau may be negative);
   - cw, cw-stdev: iff ``v > 0`` and ``alpha > 0`` (``alpha = max(0, ...)`` as printed);
   - adagrad: iff ``y w.x < 1`` (subgradient nonzero), but t counts every round.
-* arow-h with ``v == 0``: ``alpha = 1/(2r)`` (``min(1/(2r), l/0) = 1/(2r)``); the mean does not move.
+* arow-h with ``v == 0``: ``alpha = 1/(2r)`` (``min(1/(2r), l/0) = 1/(2r)``); the mean does not
+  move.
 * l2-pa: the radicand ``||w||^2 n - (w.x)^2`` is clamped at 0 (it is >= 0 by Cauchy-Schwarz but can
   round to a tiny negative); ``ValueError`` if an update is needed and ``beta^2 n <= 1``.
 * Diagonal "inverse" updates ``Sigma^{-1} += c diag(x^2)`` are evaluated as
@@ -29,10 +30,10 @@ Conventions (FORMULAS §0) and the choices made here where FORMULAS.md is silent
   rationalised for ``q = 1 + 2 phi m > 0``. CW-Stdev: rationalised alpha for ``m > 0`` and
   ``sqrt(u) = 2v / (alpha v phi + sqrt(alpha^2 v^2 phi^2 + 4v))`` always. Both require
   ``0.5 < eta < 1`` (phi > 0).
-* SOP (full): keeps ``A`` (starts at ``a I``) and ``v``; the reported ``coef`` is ``A^{-1} v`` and
-  ``covariance`` is ``A^{-1}``. SOP (diag): ``A`` is a vector, ``coef = v / A``, ``coef_var = 1 / A``
-  (and ``intercept_var`` likewise, ``1/a`` without intercept). The score of an example (training
-  and test) is ``x~' (A + x~ x~')^{-1} v``; see :func:`binary_scores`.
+* SOP (full): keeps ``A`` (starts at ``a I``) and ``v``; the reported ``coef`` is ``A^{-1} v``
+  and ``covariance`` is ``A^{-1}``. SOP (diag): ``A`` is a vector, ``coef = v / A``,
+  ``coef_var = 1 / A`` (and ``intercept_var`` likewise, ``1/a`` without intercept). The score
+  of an example (training and test) is ``x~' (A + x~ x~')^{-1} v``; see :func:`binary_scores`.
 * AdaGrad (FORMULAS §3b): keeps ``u``, ``G`` and the round counter ``t``; ``coef`` is
   ``w_{t+1}`` computed on demand; ``w_1 = 0``. The intercept coordinate is treated like every other
   coordinate (same step size and the same L1 threshold lambda).
