@@ -153,7 +153,7 @@ def bpa_pass(const double[::1] data, const int[::1] indices,
              const long long[::1] indptr, const int[::1] dense_idx,
              Py_ssize_t n_cols, const double[::1] y, const Py_ssize_t[::1] order,
              Py_ssize_t n_seen, double bias, double[::1] w, int variant, bint sliding,
-             Py_ssize_t B, double C, double rho, bint flush, Py_ssize_t max_nnz):
+             Py_ssize_t B, double C, double rho, bint flush):
     """One pass of mini-batch PA over `order`; w (length D, intercept last) in place.
 
     The first `n_seen` rows of `order` were predicted (and, sliding, used) by an
@@ -173,6 +173,7 @@ def bpa_pass(const double[::1] data, const int[::1] indices,
     cdef double f, mrg, loss_sum = 0.0
     cdef int status = OK
     cdef bint moved
+    cdef Py_ssize_t max_nnz = max_row_nnz(&R, order)
     cdef double[::1] buf = np.empty(5 * B + B * B + qp_work_size(B) + B * (max_nnz + 1))
     cdef Py_ssize_t[::1] ibuf = np.empty(qp_iwork_size(B) + 1, dtype=np.intp)
     cdef BPAWork W

@@ -189,7 +189,7 @@ class _BPAEngine(Engine):
     def _pass(self, rows, y, order, n_seen, bias, w, flush):
         h = self.hyper
         return _core.bpa_pass(*rows.args, y, order, n_seen, bias, w, h["variant"],
-                              h["sliding"], h["B"], h["C"], h["rho"], flush, rows.max_nnz)
+                              h["sliding"], h["B"], h["C"], h["rho"], flush)
 
     def run(self, rows, y, order, bias):
         st = self.state
