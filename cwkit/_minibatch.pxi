@@ -153,7 +153,8 @@ def bpa_pass(const double[::1] data, const int[::1] indices,
              const long long[::1] indptr, const int[::1] dense_idx,
              Py_ssize_t n_cols, const double[::1] y, const Py_ssize_t[::1] order,
              Py_ssize_t n_seen, double bias, double[::1] w, int variant, bint sliding,
-             Py_ssize_t B, double C, double rho, bint flush):
+             Py_ssize_t B, double C, double rho, bint flush,
+             double[::1] scores_out):
     """One pass of mini-batch PA over `order`; w (length D, intercept last) in place.
 
     The first `n_seen` rows of `order` were predicted (and, sliding, used) by an
@@ -162,6 +163,9 @@ def bpa_pass(const double[::1] data, const int[::1] indices,
     model from before its group, then one joint update; a last, shorter group
     is updated only when `flush`.  Sliding mode: predict row t, then update
     with the window of the last min(B, t + 1) rows.
+
+    When `scores_out` is not empty, it receives the score each new row was
+    predicted with (row t of `order` at t - n_seen).
 
     Returns (rounds, mistakes, updates, loss_sum, status, position, n_left):
     n_left = rows at the end of `order` to carry into the next call (the
@@ -172,7 +176,7 @@ def bpa_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_left = 0
     cdef double f, mrg, loss_sum = 0.0
     cdef int status = OK
-    cdef bint moved
+    cdef bint moved, keep_scores = scores_out.shape[0] > 0
     cdef Py_ssize_t max_nnz = max_row_nnz(&R, order)
     cdef double[::1] buf = np.empty(5 * B + B * B + qp_work_size(B) + B * (max_nnz + 1))
     cdef Py_ssize_t[::1] ibuf = np.empty(qp_iwork_size(B) + 1, dtype=np.intp)
@@ -197,6 +201,8 @@ def bpa_pass(const double[::1] data, const int[::1] indices,
                     status = NONFINITE_INPUT
                     pos = i
                     break
+                if keep_scores:
+                    scores_out[t - n_seen] = f
                 rounds += 1
                 if mrg <= 0.0:
                     mistakes += 1

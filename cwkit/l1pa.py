@@ -7,6 +7,7 @@ import numpy as np
 from . import _core
 from . import _params as P
 from ._engines import Engine
+from ._ovr import make_model
 from .base import OnlineClassifier
 
 __all__ = ["L1ConstrainedPA", "l1pa_step"]
@@ -100,8 +101,9 @@ def l1pa_step(w, x, y, beta):
     ``τ = 0``); bisection replaces a candidate outside the bracket.  It stops
     when ``|g| <= 4 eps β``, when the candidate equals λ to 4 eps (λ solves the
     KKT system of its own piece, g is zero up to the rounding of the sum), or
-    when the bracket has collapsed (its feasible end is taken).  The update is not rotation invariant (unlike
-    S004's L2 and objective-regularised updates, Lemma 3.3).
+    when the bracket has collapsed (its feasible end is taken).  The update is
+    not rotation invariant (unlike S004's L2 and objective-regularised updates,
+    Lemma 3.3).
 
     Examples
     --------
@@ -207,7 +209,8 @@ class _L1PAEngine(Engine):
     def initial_state(self, D):
         return {"w": np.zeros(D)}
 
-    def run(self, rows, y, order, bias):
+    def run(self, rows, y, order, bias, scores_out=None):
+        """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
         w = self.state["w"]
         beta = self.hyper["beta"]
         X, D = rows.X, len(w)
@@ -215,7 +218,7 @@ class _L1PAEngine(Engine):
         dense_idx = np.arange(D - 1)
         rounds = mistakes = updates = 0
         loss_sum = 0.0
-        for i in order:
+        for k, i in enumerate(order):
             if sparse:
                 lo, hi = X.indptr[i], X.indptr[i + 1]
                 idx, vals = X.indices[lo:hi], X.data[lo:hi]
@@ -224,9 +227,12 @@ class _L1PAEngine(Engine):
             # fsum is exactly rounded: dense and CSR rows give the same score
             with np.errstate(over="ignore", invalid="ignore"):
                 terms = np.append(w[idx] * vals, w[-1] * bias)
-            m = y[i] * math.fsum(terms) if np.isfinite(terms).all() else math.nan
+            f = math.fsum(terms) if np.isfinite(terms).all() else math.nan
+            m = y[i] * f
             if not math.isfinite(m):
                 return rounds, mistakes, updates, loss_sum, _core.Status.NONFINITE_INPUT, i
+            if scores_out is not None:
+                scores_out[k] = f
             rounds += 1
             mistakes += m <= 0.0
             if m >= 1.0:
@@ -268,9 +274,13 @@ class L1ConstrainedPA(OnlineClassifier):
         ``beta ||x||_inf > 1`` (``x`` with its intercept feature 1); a row
         with ``x = 0`` (no intercept) makes no update.
     fit_intercept, n_passes, shuffle, random_state
-        As in :class:`cwkit.Perceptron`; binary classification only.
-    multiclass, k
-        Accepted for a uniform API; more than two classes raise a ValueError.
+        As in :class:`cwkit.Perceptron`.
+    multiclass : {"ovr"}, default="ovr"
+        More than two classes: one-vs-rest, K independent binary models, each
+        row predicted by the argmax of the K pre-update scores (the other
+        strategies need a compiled multi-class driver and raise a ValueError).
+    k : int
+        Unused (top-k is not available for this rule).
 
     Notes
     -----
@@ -293,7 +303,7 @@ class L1ConstrainedPA(OnlineClassifier):
     _constraints: ClassVar[dict] = {"beta": P.Real(0.0, np.inf, open_lo=True, open_hi=True)}
 
     def __init__(self, beta=10.0, *, fit_intercept=True, n_passes=1, shuffle=True,
-                 random_state=None, multiclass="top1", k=1):
+                 random_state=None, multiclass="ovr", k=1):
         self.beta = beta
         self.fit_intercept = fit_intercept
         self.n_passes = n_passes
@@ -306,10 +316,8 @@ class L1ConstrainedPA(OnlineClassifier):
         return _L1PAEngine, None, {"beta": float(self.beta)}
 
     def _make_model(self, n_classes, n_features):
-        if n_classes != 2:
-            raise ValueError(f"{self._name()} is a binary classifier; y holds {n_classes} "
-                             "classes (build binary tasks, e.g. one-vs-rest, outside)")
-        return super()._make_model(n_classes, n_features)
+        engine, _, hyper = self._engine()
+        return make_model(self, engine, hyper, n_classes, n_features)
 
     def _status_detail(self, rows, pos):
         return (f"beta * ||x||_inf <= 1 (beta = {self.beta:g}): no w with ||w||_1 <= beta "

@@ -14,6 +14,7 @@ from . import _core
 from . import _params as P
 from ._engines import Engine, ModelError
 from ._rowdata import as_rows
+from ._ovr import make_model
 from .base import OnlineClassifier
 from .qp import hildreth
 
@@ -169,6 +170,7 @@ def bpa_step(X, y, w, intercept=0.0, *, variant="bpa1", C=1.0, rho="half"):
 
 # Status of the compiled driver when a group's dual was not solved (_minibatch.pxi).
 _QP_FAILED = 10
+_NO_SCORES = np.empty(0)
 
 
 class _BPAEngine(Engine):
@@ -186,12 +188,13 @@ class _BPAEngine(Engine):
         return {"w": np.zeros(D), "w0": np.zeros(D), "pend": np.zeros((B, D - 1)),
                 "pend_y": np.zeros(B), "aux": np.zeros(1)}
 
-    def _pass(self, rows, y, order, n_seen, bias, w, flush):
+    def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
         h = self.hyper
         return _core.bpa_pass(*rows.args, y, order, n_seen, bias, w, h["variant"],
-                              h["sliding"], h["B"], h["C"], h["rho"], flush)
+                              h["sliding"], h["B"], h["C"], h["rho"], flush, scores_out)
 
-    def run(self, rows, y, order, bias):
+    def run(self, rows, y, order, bias, scores_out=None):
+        """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
         st = self.state
         n_pend = int(st["aux"][0])
         if n_pend:  # the stream goes on: prepend the rows carried over
@@ -201,7 +204,8 @@ class _BPAEngine(Engine):
             y = np.concatenate([st["pend_y"][:n_pend], y])
             order = np.concatenate([np.arange(n_pend), np.asarray(order) + n_pend])
         rounds, mistakes, updates, loss_sum, status, pos, n_left = self._pass(
-            rows, y, order, n_pend, bias, st["w0"], False)
+            rows, y, order, n_pend, bias, st["w0"], False,
+            _NO_SCORES if scores_out is None else scores_out)
         tail = order[len(order) - n_left:]
         if not status:
             Xt = rows.X[tail]
@@ -247,9 +251,13 @@ class MiniBatchPA(OnlineClassifier):
         predicted with the model from before the group, then one joint update.
         "sliding": predict row t, then update with the rows t-B+1..t.
     fit_intercept, n_passes, shuffle, random_state
-        As in :class:`cwkit.Perceptron`; binary classification only.
-    multiclass, k
-        Accepted for a uniform API; more than two classes raise a ValueError.
+        As in :class:`cwkit.Perceptron`.
+    multiclass : {"ovr"}, default="ovr"
+        More than two classes: one-vs-rest, K independent binary models, each
+        row predicted by the argmax of the K pre-update scores (the other
+        strategies need a compiled multi-class driver and raise a ValueError).
+    k : int
+        Unused (top-k is not available for this rule).
 
     Notes
     -----
@@ -291,7 +299,7 @@ class MiniBatchPA(OnlineClassifier):
 
     def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block", *,
                  fit_intercept=True, n_passes=1, shuffle=True, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="ovr", k=1):
         self.variant = variant
         self.C = C
         self.batch_size = batch_size
@@ -311,7 +319,5 @@ class MiniBatchPA(OnlineClassifier):
         return _BPAEngine, None, hyper
 
     def _make_model(self, n_classes, n_features):
-        if n_classes != 2:
-            raise ValueError(f"{self._name()} is a binary classifier; y holds {n_classes} "
-                             "classes (build binary tasks, e.g. one-vs-rest, outside)")
-        return super()._make_model(n_classes, n_features)
+        engine, _, hyper = self._engine()
+        return make_model(self, engine, hyper, n_classes, n_features)

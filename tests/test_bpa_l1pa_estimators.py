@@ -16,7 +16,7 @@ def bpa_reference(X, y, variant, C, B, rho, window, bias):
 
     Block: rows of a group are predicted with the model from before the group;
     the reported model after a row includes the incomplete group provisionally.
-    Sliding: predict row t, then update with rows t-B+1..t.
+    Sliding: predict row t, then update with rows t-B+1..t.  Also the row's score.
     """
     d = X.shape[1]
     w, c = np.zeros(d), (0.0 if bias else None)
@@ -28,16 +28,16 @@ def bpa_reference(X, y, variant, C, B, rho, window, bias):
         if window == "sliding":
             lo = max(0, t - B + 1)
             w, c, _ = bpa_step(X[lo:t + 1], y[lo:t + 1], w, c, variant=variant, C=C, rho=rho)
-            out.append((mistake, w, c))
+            out.append((mistake, w, c, f))
             continue
         group.append(t)
         if len(group) == B:
             w, c, _ = bpa_step(X[group], y[group], w, c, variant=variant, C=C, rho=rho)
             group = []
-            out.append((mistake, w, c))
+            out.append((mistake, w, c, f))
         else:
             wp, cp, _ = bpa_step(X[group], y[group], w, c, variant=variant, C=C, rho=rho)
-            out.append((mistake, wp, cp))
+            out.append((mistake, wp, cp, f))
     return out
 
 
@@ -83,7 +83,7 @@ def test_matches_protocol_reference(data, variant, rho, window, B):
                          **({} if variant == "bpa1" else {"rho": rho}))
         got = row_by_row(est, X, y)
         ref = bpa_reference(X, y, variant, 0.7, B, rho, window, fit_intercept)
-        for t, ((m1, w1, c1), (m2, w2, c2)) in enumerate(zip(got, ref)):
+        for t, ((m1, w1, c1), (m2, w2, c2, _)) in enumerate(zip(got, ref)):
             assert m1 == m2, t
             np.testing.assert_allclose(w1, w2, rtol=1e-9, atol=1e-12, err_msg=str(t))
             assert c1 == pytest.approx(c2 if fit_intercept else 0.0, rel=1e-9, abs=1e-12)
@@ -205,11 +205,50 @@ def test_bad_parameters(name, kwargs, match):
         cwkit.make(name, **kwargs)
 
 
-@pytest.mark.parametrize("name", ["bpa1", "l1-pa"])
-def test_more_than_two_classes_is_refused(name):
-    X = np.eye(3)
-    with pytest.raises(ValueError, match=f"{name} is a binary classifier; y holds 3 classes"):
-        cwkit.make(name).fit(X, [0, 1, 2])
+@pytest.mark.parametrize("window", ["block", "sliding"])
+def test_one_vs_rest_matches_reference(window):
+    """K independent binary problems; a row's prediction is the argmax of the K
+    pre-update scores (FORMULAS §4 one-vs-rest, ties to the smallest class)."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(45, 4))
+    y = np.argmax(X[:, :3] + 0.5 * rng.normal(size=(45, 3)), axis=1)
+    est = cwkit.make("bpa2", C=0.5, batch_size=3, window=window).partial_fit(X, y)
+    refs = [bpa_reference(X, np.where(y == c, 1.0, -1.0), "bpa2", 0.5, 3, "half", window, True)
+            for c in range(3)]
+    scores = np.array([[r[3] for r in ref] for ref in refs])
+    assert est.mistakes_ == np.count_nonzero(np.argmax(scores, axis=0) != y)
+    for c, ref in enumerate(refs):
+        np.testing.assert_allclose(est.coef_[c], ref[-1][1], rtol=1e-9, atol=1e-12)
+        assert est.intercept_[c] == pytest.approx(ref[-1][2], rel=1e-9, abs=1e-12)
+    assert est.decision_function(X).shape == (45, 3)
+
+
+@pytest.mark.parametrize("name, params", CASES, ids=[c[0] for c in CASES])
+def test_one_vs_rest_dense_csr_pieces_and_save_load(tmp_path, name, params):
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(40, 4)) * (rng.random((40, 4)) < 0.7)
+    y = np.array(["a", "b", "c", "d"])[np.argmax(X + 0.3 * rng.normal(size=(40, 4)), axis=1)]
+    one = cwkit.make(name, **params).partial_fit(X, y)
+    csr = cwkit.make(name, **params).partial_fit(sp.csr_matrix(X), y)
+    np.testing.assert_array_equal(one.coef_, csr.coef_)
+    assert one.mistakes_ == csr.mistakes_ and one.coef_.shape == (4, 4)
+    part = cwkit.make(name, **params).partial_fit(X[:13], y[:13], classes=list("abcd"))
+    cwkit.save(part, tmp_path / "m.npz")
+    part = cwkit.load(tmp_path / "m.npz")
+    mistakes = part.mistakes_
+    part.partial_fit(X[13:], y[13:])
+    np.testing.assert_array_equal(part.coef_, one.coef_)
+    assert mistakes + part.mistakes_ == one.mistakes_
+    assert set(one.predict(X)) <= set("abcd")
+
+
+def test_other_multiclass_strategies_are_refused():
+    X, y = np.eye(3), [0, 1, 2]
+    with pytest.raises(ValueError,
+                       match="bpa1: multiclass='top1' is not available .* multiclass='ovr'"):
+        cwkit.make("bpa1", multiclass="top1").fit(X, y)
+    with pytest.raises(ValueError, match="l1-pa: multiclass='topk' is not available"):
+        cwkit.make("l1-pa", multiclass="topk").fit(X, y)
 
 
 def test_registry_lists_the_new_names():
