@@ -131,13 +131,15 @@ def hildreth(Q, b, lo=0.0, hi=np.inf, *, tol=1e-15, max_iter=10_000):
         j = int(np.flatnonzero((lo > hi) | (lo == np.inf) | (hi == -np.inf))[0])
         raise ValueError(f"hildreth: empty box at coordinate {j}: lo={lo[j]}, hi={hi[j]}; "
                          "expected lo <= hi, lo < +inf and hi > -inf")
-    scale = max(1.0, float(np.abs(Q).max())) if k else 1.0
-    if not np.allclose(Q, Q.T, rtol=0.0, atol=1e-12 * scale):
-        raise ValueError("hildreth: Q must be symmetric")
-    Q = np.ascontiguousarray(0.5 * (Q + Q.T))
-    if k and np.linalg.eigvalsh(Q)[0] < -1e-10 * scale:
-        raise ValueError("hildreth: Q must be positive semi-definite "
-                         f"(smallest eigenvalue {np.linalg.eigvalsh(Q)[0]:.3g})")
+    if k:
+        scale = max(1.0, float(np.abs(Q).max()))
+        if np.abs(Q - Q.T).max() > 1e-12 * scale:
+            raise ValueError("hildreth: Q must be symmetric")
+        Q = np.ascontiguousarray(0.5 * (Q + Q.T))
+        smallest = np.linalg.eigvalsh(Q)[0]
+        if smallest < -1e-10 * scale:
+            raise ValueError("hildreth: Q must be positive semi-definite "
+                             f"(smallest eigenvalue {smallest:.3g})")
     if not tol >= 0.0:
         raise ValueError(f"hildreth: tol must be >= 0, got {tol}")
     if int(max_iter) < 0:
