@@ -39,7 +39,8 @@ def _tau(p, a, lam):
     t, ds = t[order], ds[order]
     slope = a2[(p >= lam) | leave].sum() + np.concatenate([[0.0], np.cumsum(ds)])
     m_at = m0 + np.cumsum(slope[:-1] * np.diff(np.concatenate([[0.0], t])))
-    j = int(np.searchsorted(m_at >= 1.0, True))  # first breakpoint with m >= 1
+    reached = m_at >= 1.0
+    j = int(np.argmax(reached)) if reached.any() else len(t)  # first breakpoint with m >= 1
     t_lo = t[j - 1] if j > 0 else 0.0
     mid = 0.5 * (t_lo + t[j]) if j < len(t) else t_lo + 1.0
     u = p + mid * a
