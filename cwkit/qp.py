@@ -101,7 +101,10 @@ def hildreth(Q, b, lo=0.0, hi=np.inf, *, tol=1e-15, max_iter=10_000):
     coordinates whose gradient points into the box).
 
     When Q is singular the maximiser need not be unique; ``Q a`` and the
-    optimal value are.
+    optimal value are.  The work is done by the compiled routine
+    ``hildreth_solve`` of ``cwkit/_qp.pxi``, which other drivers call per
+    example without the GIL on their own buffers (the mini-batch PA driver
+    does); this wrapper validates and allocates.
 
     References
     ----------
