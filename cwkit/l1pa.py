@@ -1,5 +1,4 @@
 """Exact update of the L1-norm-constrained Passive-Aggressive algorithm (S004 eq. 3.9)."""
-import math
 from typing import ClassVar
 
 import numpy as np
@@ -204,61 +203,20 @@ def _l1pa_exact(v, on, zs, beta, zmax):
     return result(tau, lam)
 
 
+_NO_SCORES = np.empty(0)
+
+
 class _L1PAEngine(Engine):
-    """The weight vector w (length D, intercept last), updated by `l1pa_step`."""
+    """The weight vector w (length D, intercept last), updated by the compiled
+    driver ``l1pa_pass`` (``_l1pa.pxi``: the algorithm of :func:`l1pa_step`)."""
 
     def initial_state(self, D):
         return {"w": np.zeros(D)}
 
     def run(self, rows, y, order, bias, scores_out=None):
         """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
-        w = self.state["w"]
-        beta = self.hyper["beta"]
-        X, D = rows.X, len(w)
-        sparse = rows.sparse
-        dense_idx = np.arange(D - 1)
-        rounds = mistakes = updates = 0
-        loss_sum = 0.0
-        for k, i in enumerate(order):
-            if sparse:
-                lo, hi = X.indptr[i], X.indptr[i + 1]
-                idx, vals = X.indices[lo:hi], X.data[lo:hi]
-            else:
-                idx, vals = dense_idx, X[i]
-            # fsum is exactly rounded: dense and CSR rows give the same score
-            with np.errstate(over="ignore", invalid="ignore"):
-                terms = np.append(w[idx] * vals, w[-1] * bias)
-            f = math.fsum(terms) if np.isfinite(terms).all() else math.nan
-            m = y[i] * f
-            if not math.isfinite(m):
-                return rounds, mistakes, updates, loss_sum, _core.Status.NONFINITE_INPUT, i
-            if scores_out is not None:
-                scores_out[k] = f
-            rounds += 1
-            mistakes += m <= 0.0
-            if m >= 1.0:
-                continue
-            loss_sum += 1.0 - m
-            nzv = vals != 0.0
-            on, zs = idx[nzv], y[i] * vals[nzv]
-            if bias != 0.0:
-                on, zs = np.append(on, D - 1), np.append(zs, y[i] * bias)
-            with np.errstate(over="ignore"):
-                n = zs @ zs
-            if not math.isfinite(n):
-                return rounds - 1, mistakes, updates, loss_sum, _core.Status.NONFINITE_INPUT, i
-            if n == 0.0:
-                continue  # x = 0 cannot move the margin: no update (PA's convention)
-            zmax = np.abs(zs).max()
-            if beta * zmax <= 1.0:
-                return rounds - 1, mistakes, updates, loss_sum, _core.Status.INFEASIBLE, i
-            with np.errstate(over="ignore", invalid="ignore"):
-                w_new = _l1pa_exact(w, on, zs, beta, zmax)[0]
-            if not np.isfinite(w_new).all():
-                return rounds - 1, mistakes, updates, loss_sum, _core.Status.NONFINITE_STATE, i
-            w[:] = w_new
-            updates += 1
-        return rounds, mistakes, updates, loss_sum, _core.Status.OK, -1
+        return _core.l1pa_pass(*rows.args, y, order, bias, self.state["w"], self.hyper["beta"],
+                               _NO_SCORES if scores_out is None else scores_out)
 
     def weights(self):
         return self.state["w"]
