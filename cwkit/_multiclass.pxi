@@ -14,6 +14,21 @@
 from libc.math cimport INFINITY
 
 
+cdef double* mc_alloc(Py_ssize_t n) except NULL:
+    """n doubles of driver scratch (freed by the driver before it returns)."""
+    cdef double* p = <double*>malloc((n if n > 0 else 1) * sizeof(double))
+    if p == NULL:
+        raise MemoryError()
+    return p
+
+
+cdef Py_ssize_t* mc_ialloc(Py_ssize_t n) except NULL:
+    cdef Py_ssize_t* p = <Py_ssize_t*>malloc((n if n > 0 else 1) * sizeof(Py_ssize_t))
+    if p == NULL:
+        raise MemoryError()
+    return p
+
+
 cdef inline double blk_dot(const double* w, const double* x, const int* idx,
                            Py_ssize_t nnz, double bias, Py_ssize_t D) noexcept nogil:
     """w . x~ for one block."""
@@ -106,15 +121,13 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                         Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                         const Py_ssize_t[::1] order, double bias, bint ovr,
                         double[:, ::1] V, double[:, ::1] aux, double[:, ::1] U,
-                        double[::1] work, double[::1] scratch, int rule, double C,
-                        double alpha, double beta):
+                        int rule, double C, double alpha, double beta):
     """One multi-class pass of a first-order rule (perceptron, averaging, PA, S004).
 
     State: W = s V, one scale factor for the whole W in top1 (aux has one row:
     the S004 rules shrink all of W, so a shared s keeps that O(1)); one row of
     aux (s, ||V||^2, t) per class in ovr (K independent binary problems).
     U (same shape as V, or empty) accumulates sum_t t Delta_t for averaging.
-    work: 4K doubles; scratch: 2 (max_nnz + 1) doubles (top1) or K (max_nnz + 1) (ovr).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
@@ -129,11 +142,13 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double n, m, tau, Z, s, t, cf, chk, dn2, yc, loss_sum = 0.0
+    # scores, ovr per-class steps, and the old values of updated coordinates
+    cdef double* work = mc_alloc(4 * K + (K if ovr else 2) * (max_row_nnz(&R, order) + 1))
     cdef double* sc = &work[0]          # scores
     cdef double* taus = &work[K]        # ovr: tau y_c per class
     cdef double* zs = &work[2 * K]      # ovr: Z per class
     cdef double* dn = &work[3 * K]      # ovr: change of ||V_c||^2
-    cdef double* save = &scratch[0]
+    cdef double* save = &work[4 * K]
     cdef bint avg = rule == AVG_PERCEPTRON, bad
     cdef bint is_perc = rule == PERCEPTRON or rule == AVG_PERCEPTRON
     with nogil:
@@ -248,6 +263,7 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                     aux[c, AUX_VN2] *= s * s
                     s = 1.0
                 aux[c, AUX_S] = s
+    free(work)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -312,9 +328,8 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
                  const long long[::1] indptr, const int[::1] dense_idx,
                  Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
-                 double[:, ::1] MU, double[:, ::1] SG, double[::1] work,
-                 double[::1] scratch, int rule, double phi, double r, bint direct,
-                 bint sum_update):
+                 double[:, ::1] MU, double[:, ::1] SG, int rule, double phi, double r,
+                 bint direct, bint sum_update):
     """One multi-class pass of a diagonal rule: CW-Var, CW-Stdev, AROW, AROW-H.
 
     top1: the binary step on Delta (label +1), m = mu_y.x - mu_c.x,
@@ -322,7 +337,6 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
     With `sum_update` (AROW, S000 eqs. 29-30) the covariance is instead updated
     with f = sum_y f(x, y), i.e. every block with x^2 (direct: beta = 1/(r + sum_c v_c)).
     ovr: the binary rule on every block with label +1 for y and -1 otherwise.
-    work: 4K doubles; scratch: 4 (max_nnz + 1) (top1) or 2K (max_nnz + 1) (ovr).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
@@ -337,11 +351,12 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double m, v, alpha, cc, chk, yc, vsum, loss_sum = 0.0
+    cdef double* work = mc_alloc(4 * K + (2 * K if ovr else 4) * (max_row_nnz(&R, order) + 1))
     cdef double* sc = &work[0]          # scores mu_c . x
     cdef double* al = &work[K]          # ovr: alpha y_c per class
     cdef double* cs = &work[2 * K]      # ovr: covariance coefficient per class
     cdef double* vs = &work[3 * K]      # ovr / sum update: v_c per class
-    cdef double* save = &scratch[0]
+    cdef double* save = &work[4 * K]    # old (mu, sigma) of updated coordinates
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -431,6 +446,7 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             for c in range(K):
                 if al[c] != 0.0:
                     updates += 1
+    free(work)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -462,7 +478,7 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
                      const long long[::1] indptr, const int[::1] dense_idx,
                      Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                      const Py_ssize_t[::1] order, double bias, bint ovr,
-                     double[:, ::1] VV, double[:, ::1] A, double[::1] work):
+                     double[:, ::1] VV, double[:, ::1] A):
     """One multi-class pass of the diagonal second-order perceptron.
 
     Class scores are the binary test rule on each block,
@@ -470,7 +486,7 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
     (Delta, +1), whose own score Delta^T (A + diag(Delta^2))^-1 vv is s_y - s_c
     (the diagonal splits over the two blocks); on an update vv_y += x, vv_c -= x,
     A_y += x^2, A_c += x^2.  ovr: the binary rule on every block.
-    work: K doubles.  Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t K = VV.shape[0], D = VV.shape[1], k, nnz, i, c, yi
@@ -479,7 +495,7 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double m, yc, loss_sum = 0.0
-    cdef double* sc = &work[0]
+    cdef double* sc = mc_alloc(K)
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -513,6 +529,7 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
                 if m <= 0.0:
                     sop_blk_update(&VV[c, 0], &A[c, 0], yc, x, idx, nnz, bias, D)
                     updates += 1
+    free(sc)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -534,13 +551,13 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
                     Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                     const Py_ssize_t[::1] order, double bias, bint ovr,
                     double[:, ::1] U, double[:, ::1] G, double[::1] aux,
-                    double[::1] work, double eta, double lam, double delta):
+                    double eta, double lam, double delta):
     """One multi-class pass of diagonal AdaGrad-RDA with L1 on the hinge loss.
 
     top1: the multi-class hinge max(0, 1 - W.Delta) with the closest competitor
     c has the subgradient -Delta, so when W.Delta < 1: u_y -= x, u_c += x and
     G_y, G_c += x^2.  ovr: the binary rule on every block.  t counts rounds.
-    work: K doubles.  Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t K = U.shape[0], D = U.shape[1], k, j, nnz, i, c, yi
@@ -549,7 +566,7 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double m, yc, s, t = aux[AUX_T], loss_sum = 0.0
-    cdef double* sc = &work[0]
+    cdef double* sc = mc_alloc(K)
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -586,6 +603,7 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
                     ada_blk_update(&U[c, 0], &G[c, 0], yc, x, idx, nnz, bias, D)
                     updates += 1
     aux[AUX_T] = t
+    free(sc)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -601,8 +619,8 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
                  const long long[::1] indptr, const int[::1] dense_idx,
                  Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
-                 double[:, ::1] MU, double[:, ::1] Sigma, double[::1] work,
-                 int rule, double phi, double r, bint sum_update):
+                 double[:, ::1] MU, double[:, ::1] Sigma, int rule, double phi,
+                 double r, bint sum_update):
     """One multi-class pass of a full-covariance rule: CW-Var, CW-Stdev, AROW(-H), SOP.
 
     top1: Sigma is (K D, K D) over the stacked blocks (one triangle kept, as in
@@ -613,7 +631,6 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
     (AROW, S000 eqs. 29-30) Sigma -= Sigma f f^T Sigma / (r + f^T Sigma f), f = x~
     tiled K times.  ovr: Sigma is (K D, D), K independent D x D blocks.
     Class scores: mu_c.x~, or for SOP mu_c.x~ / (1 + x~^T Sigma_cc x~).
-    work: D + 3 K D + 5 K doubles.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
@@ -633,6 +650,7 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
     cdef double done = 1.0, zero = 0.0
     cdef double* mu = &MU[0, 0]
     cdef double* S = &Sigma[0, 0]
+    cdef double* work = mc_alloc(D + 3 * KD + 5 * K)
     cdef double* xs = &work[0]              # x~ (D)
     cdef double* xd = &work[D]              # Delta (K D)
     cdef double* z = &work[D + KD]          # Sigma Delta (top1) or Sigma_c x~ per class (ovr)
@@ -762,6 +780,7 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
             nbeta = -beta
             dsyr(&uplo, &KD, &nbeta, zf if sum_update else z, &one, S, &KD)
             updates += 1
+    free(work)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -823,17 +842,11 @@ cdef inline Py_ssize_t topk_iwork_size(Py_ssize_t K, Py_ssize_t kk) noexcept nog
     return K + kk + qp_iwork_size(kk)
 
 
-def topk_buffer_sizes(Py_ssize_t K, Py_ssize_t kk):
-    """(doubles, intp) of the work buffers of the top-k drivers."""
-    return topk_work_size(K, kk), topk_iwork_size(K, kk)
-
-
 def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
                     const long long[::1] indptr, const int[::1] dense_idx,
                     Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                     const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
-                    double[:, ::1] V, double[:, ::1] aux, double[::1] work,
-                    Py_ssize_t[::1] iwork, double[::1] scratch, int rule, double C,
+                    double[:, ::1] V, double[:, ::1] aux, int rule, double C,
                     bint shared):
     """One top-k pass of PA, PA-I or PA-II (k-best MIRA, FORMULAS.md Sect. 4).
 
@@ -841,7 +854,6 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
     a >= 0; PA-I: 0 <= a <= C; PA-II: Q = G + I/(2C) (or 11^T/(2C) when
     `shared`), a >= 0.  W += sum_j a_j Delta_j: block y gets (sum_j a_j) x~,
     block c_j gets -a_j x~.  State as in `mc_first_order_pass` (top1, W = s V).
-    work/iwork: `topk_buffer_sizes(K, kk)`; scratch: (kk + 1)(max_nnz + 1).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
@@ -851,6 +863,9 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double n, s, asum, lmax, chk, dn2, kkt, loss_sum = 0.0
+    cdef Py_ssize_t nw = topk_work_size(K, kk)
+    cdef double* work = mc_alloc(nw + (kk + 1) * (max_row_nnz(&R, order) + 1))
+    cdef Py_ssize_t* iwork = mc_ialloc(topk_iwork_size(K, kk))
     cdef double* sc = &work[0]
     cdef double* Q = &work[2 * K]
     cdef double* b = Q + kk * kk
@@ -861,7 +876,7 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t* taken = &iwork[0]
     cdef Py_ssize_t* comp = taken + K
     cdef Py_ssize_t* qiw = comp + kk
-    cdef double* save = &scratch[0]
+    cdef double* save = work + nw
     cdef double cap = C if rule == PA1 else INFINITY
     cdef double ridge = 0.5 / C if rule == PA2 else 0.0   # C > 0
     with nogil:
@@ -931,6 +946,8 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
                 break
             aux[0, AUX_VN2] += dn2
             updates += 1
+    free(work)
+    free(iwork)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -938,9 +955,8 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
                       const long long[::1] indptr, const int[::1] dense_idx,
                       Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                       const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
-                      double[:, ::1] MU, double[:, ::1] SG, bint full, double[::1] work,
-                      Py_ssize_t[::1] iwork, double[::1] scratch, double r, bint direct,
-                      bint sum_update):
+                      double[:, ::1] MU, double[:, ::1] SG, bint full, double r,
+                      bint direct, bint sum_update):
     """One top-k pass of AROW (S000 Fig. 2, eqs. 25-30; FORMULAS.md Sect. 4).
 
     If max_j l_j > 0: a = argmax l^T a - a^T (G + r 11^T) a / 2 over a >= 0 with
@@ -952,8 +968,6 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
     `direct`, sigma_i -= beta sigma_i^2 g_i^2).  Full (`full`, SG = Sigma over
     the stacked blocks, (K D, K D), one triangle kept): P_c = Sigma f(x, c),
     Sigma Delta_j = P_y - P_cj.
-    work/iwork: `topk_buffer_sizes(K, kk)`; scratch: 2 (kk + 1)(max_nnz + 1)
-    doubles (diagonal) or D + (kk + 4) K D (full).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
@@ -965,6 +979,10 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
     cdef const int* idx
     cdef double n, asum, lmax, chk, kkt, cc, vsum, zmax, nbeta, loss_sum = 0.0
     cdef double done = 1.0, zero = 0.0
+    cdef Py_ssize_t nw = topk_work_size(K, kk)
+    cdef double* work = mc_alloc(nw + (D + (kk + 4) * KD if full else
+                                       2 * (kk + 1) * (max_row_nnz(&R, order) + 1)))
+    cdef Py_ssize_t* iwork = mc_ialloc(topk_iwork_size(K, kk))
     cdef double* sc = &work[0]
     cdef double* vs = &work[K]
     cdef double* Q = &work[2 * K]
@@ -976,9 +994,9 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t* taken = &iwork[0]
     cdef Py_ssize_t* comp = taken + K
     cdef Py_ssize_t* qiw = comp + kk
-    cdef double* save = &scratch[0]
+    cdef double* save = work + nw
     # full: x~ (D), f (K D), P_y, P_c1..P_ck ((kk + 1) K D), u (K D), g (K D)
-    cdef double* xs = &scratch[0]
+    cdef double* xs = work + nw
     cdef double* f = xs + D
     cdef double* P = f + KD
     cdef double* u = P + (kk + 1) * KD
@@ -1117,4 +1135,6 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
             nbeta = -cc
             dsyr(&uplo, &KD, &nbeta, g, &one, S, &KD)
             updates += 1
+    free(work)
+    free(iwork)
     return rounds, mistakes, updates, loss_sum, status, pos

@@ -5,7 +5,6 @@ Each example's update solves a small dual QP with Hildreth's method
 :func:`cwkit.qp.hildreth`) inside the compiled driver, so a pass makes no
 per-example Python call.
 """
-import numpy as np
 
 from . import _core
 from . import _engines as E
@@ -13,11 +12,6 @@ from . import multiclass as M
 
 R = _core.Rule
 TOPK_RULES = {R.PA: "pa", R.PA1: "pa1", R.PA2: "pa2", R.AROW: "arow"}
-
-
-def _buffers(K, kk):
-    nw, niw = _core.topk_buffer_sizes(K, kk)
-    return np.empty(nw), np.empty(niw, dtype=np.intp)
 
 
 class TopKPA(M.FirstOrder):
@@ -30,30 +24,18 @@ class TopKPA(M.FirstOrder):
 
     def run(self, rows, codes, order, bias):
         st = self.state
-        work, iwork = _buffers(self.K, self.kk)
-        scratch = np.empty((self.kk + 1) * (rows.max_nnz + 1))
         return _core.mc_topk_pa_pass(*self._args(rows, codes, order), bias, self.kk, st["v"],
-                                     st["aux"], work, iwork, scratch, self.rule,
-                                     self.hyper["C"], self.shared)
+                                     st["aux"], self.rule, self.hyper["C"], self.shared)
 
 
 class _TopKAROW:
     """AROW with the k highest-scoring competitors; Sigma updated with f or Delta_1."""
 
     def run(self, rows, codes, order, bias):
-        st = self.state
-        work, iwork = _buffers(self.K, self.kk)
-        if self.full:
-            KD = st["mu"].size
-            scratch = np.empty(st["mu"].shape[1] + (self.kk + 4) * KD)
-            S = st["Sigma"]
-        else:
-            scratch = np.empty(2 * (self.kk + 1) * (rows.max_nnz + 1))
-            S = st["sigma"]
-        h = self.hyper
+        st, h = self.state, self.hyper
         return _core.mc_topk_arow_pass(*self._args(rows, codes, order), bias, self.kk,
-                                       st["mu"], S, self.full, work, iwork, scratch, h["r"],
-                                       h["direct"], self.sum_update)
+                                       st["mu"], st["Sigma" if self.full else "sigma"],
+                                       self.full, h["r"], h["direct"], self.sum_update)
 
 
 class TopKAROWDiagonal(_TopKAROW, M.Diagonal):
