@@ -16,3 +16,23 @@ except ImportError as exc:  # pragma: no cover - exercised only on an unbuilt tr
     ) from exc
 
 __version__ = "0.1.0"
+
+from .base import NotFittedError  # noqa: E402
+from ._engines import ModelError  # noqa: E402
+from .linear import (  # noqa: E402
+    AROW,
+    AdaGrad,
+    ConfidenceWeighted,
+    PassiveAggressive,
+    Perceptron,
+    RegularizedPA,
+    SecondOrderPerceptron,
+)
+from .persist import ModelFileError, load, save  # noqa: E402
+from .registry import algorithms, make  # noqa: E402
+
+__all__ = [
+    "AROW", "AdaGrad", "ConfidenceWeighted", "PassiveAggressive", "Perceptron",
+    "RegularizedPA", "SecondOrderPerceptron", "NotFittedError", "ModelError",
+    "ModelFileError", "algorithms", "make", "save", "load",
+]

@@ -1,0 +1,126 @@
+# Full-covariance binary drivers: mu (D), Sigma (D x D, C order), rank-one
+# updates through scipy's BLAS.  Only one triangle of Sigma is maintained
+# (Fortran 'U' = the lower triangle of the C-ordered array); Python mirrors it.
+
+from scipy.linalg.cython_blas cimport dsymv, dsyr
+
+
+cdef inline void scatter_row(const double* x, const int* idx, Py_ssize_t nnz,
+                             double bias, double* xd, Py_ssize_t D) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(D):
+        xd[j] = 0.0
+    for j in range(nnz):
+        xd[idx[j]] = x[j]
+    xd[D - 1] = bias
+
+
+def full_pass(const double[::1] data, const int[::1] indices,
+              const long long[::1] indptr, const int[::1] dense_idx,
+              Py_ssize_t n_cols, const double[::1] y,
+              const Py_ssize_t[::1] order, double bias,
+              double[::1] mu, double[:, ::1] Sigma, double[::1] work,
+              int rule, double phi, double r):
+    """One pass of a full-covariance rule: CW-Var, CW-Stdev, AROW, AROW-H, SOP.
+
+    Every rule is mu += alpha y Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma.
+    For CW-Var, CW-Stdev and AROW the rule's Sigma^-1 += c x x^T gives
+    beta = c / (1 + c v) by Sherman-Morrison.  SOP keeps mu = A^-1 v and
+    Sigma = A^-1 ([SOP05] Fig. 3.1): on a mistake v += y x, A += x x^T, i.e.
+    alpha y = (y - x.mu) / (1 + x^T A^-1 x) and beta = 1 / (1 + x^T A^-1 x).
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
+    cdef Hyper h
+    h.rule = rule
+    h.phi = phi
+    h.r = r
+    h.direct = False
+    cdef int D = <int>mu.shape[0], one = 1
+    cdef Py_ssize_t k, j, nnz, i, rounds = 0, mistakes = 0, updates = 0, pos = -1
+    cdef int status = OK
+    cdef const double* x
+    cdef const int* idx
+    cdef double* xd = &work[0]
+    cdef double* z = &work[D]
+    cdef double dot, v, m, yi, alpha, c, ay, beta, chk, zmax, nbeta
+    cdef double loss_sum = 0.0, done = 1.0, zero = 0.0
+    cdef char uplo = b'U'
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&R, i, &x, &idx)
+            scatter_row(x, idx, nnz, bias, xd, D)
+            dsymv(&uplo, &D, &done, &Sigma[0, 0], &D, xd, &one, &zero, z, &one)
+            dot = 0.0
+            v = 0.0
+            for j in range(D):
+                dot += mu[j] * xd[j]
+                v += xd[j] * z[j]
+            yi = y[i]
+            m = yi * dot
+            if not (isfinite(m) and isfinite(v)):
+                status = NONFINITE_INPUT
+                pos = i
+                break
+            rounds += 1
+            if m <= 0.0:
+                mistakes += 1
+            if m < 1.0:
+                loss_sum += 1.0 - m
+            if rule == SOP:
+                if m > 0.0:
+                    continue
+                ay = (yi - dot) / (1.0 + v)                    # v >= 0
+                beta = 1.0 / (1.0 + v)
+            else:
+                alpha = so_step(&h, m, v, &c)
+                if alpha == 0.0:
+                    continue
+                ay = alpha * yi
+                beta = c / (1.0 + c * v)                       # c, v >= 0
+            chk = 0.0
+            zmax = 0.0
+            for j in range(D):
+                chk += mu[j] + ay * z[j]
+                zmax = max(zmax, fabs(z[j]))
+            if not (isfinite(chk) and isfinite(beta * zmax * zmax)):
+                status = NONFINITE_STATE
+                pos = i
+                rounds -= 1
+                break
+            for j in range(D):
+                mu[j] += ay * z[j]
+            nbeta = -beta
+            dsyr(&uplo, &D, &nbeta, z, &one, &Sigma[0, 0], &D)
+            updates += 1
+    return rounds, mistakes, updates, loss_sum, status, pos
+
+
+def full_scores(const double[::1] data, const int[::1] indices,
+                const long long[::1] indptr, const int[::1] dense_idx,
+                Py_ssize_t n_cols, double bias, const double[::1] mu,
+                double[:, ::1] Sigma, double[::1] work, double[::1] out_m,
+                double[::1] out_v):
+    """mu.x and x^T Sigma x for every row (test-time scores of full rules)."""
+    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
+    cdef int D = <int>mu.shape[0], one = 1
+    cdef Py_ssize_t i, j, nnz
+    cdef const double* x
+    cdef const int* idx
+    cdef double* xd = &work[0]
+    cdef double* z = &work[D]
+    cdef double dot, v, done = 1.0, zero = 0.0
+    cdef char uplo = b'U'
+    with nogil:
+        for i in range(out_m.shape[0]):
+            nnz = get_row(&R, i, &x, &idx)
+            scatter_row(x, idx, nnz, bias, xd, D)
+            dsymv(&uplo, &D, &done, &Sigma[0, 0], &D, xd, &one, &zero, z, &one)
+            dot = 0.0
+            v = 0.0
+            for j in range(D):
+                dot += mu[j] * xd[j]
+                v += xd[j] * z[j]
+            out_m[i] = dot
+            out_v[i] = v

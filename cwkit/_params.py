@@ -1,0 +1,80 @@
+"""Hyper-parameter constraints: each checks one value and says what is valid."""
+import numbers
+
+import numpy as np
+
+
+class Real:
+    """A real number in an interval; `open_lo`/`open_hi` exclude the ends."""
+
+    def __init__(self, lo=-np.inf, hi=np.inf, open_lo=False, open_hi=False):
+        self.lo, self.hi, self.open_lo, self.open_hi = lo, hi, open_lo, open_hi
+
+    def describe(self):
+        lb = "(" if self.open_lo else "["
+        hb = ")" if self.open_hi else "]"
+        return f"a real number in {lb}{self.lo:g}, {self.hi:g}{hb}"
+
+    def check(self, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        v = float(value)
+        if not np.isfinite(v) and not (v == self.hi == np.inf and not self.open_hi):
+            return False
+        lo_ok = v > self.lo if self.open_lo else v >= self.lo
+        hi_ok = v < self.hi if self.open_hi else v <= self.hi
+        return lo_ok and hi_ok
+
+
+class Int:
+    def __init__(self, lo=0):
+        self.lo = lo
+
+    def describe(self):
+        return f"an integer >= {self.lo}"
+
+    def check(self, value):
+        return (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+                and value >= self.lo)
+
+
+class Choice:
+    def __init__(self, *options):
+        self.options = options
+
+    def describe(self):
+        return "one of " + ", ".join(repr(o) for o in self.options)
+
+    def check(self, value):
+        return isinstance(value, (str, bool)) and value in self.options
+
+
+class Bool(Choice):
+    def __init__(self):
+        super().__init__(True, False)
+
+    def check(self, value):
+        return isinstance(value, (bool, np.bool_))
+
+
+class Seed:
+    def describe(self):
+        return "None, an integer >= 0 or a numpy.random.Generator"
+
+    def check(self, value):
+        return (value is None or isinstance(value, np.random.Generator)
+                or (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+                    and value >= 0))
+
+
+POSITIVE = Real(0.0, np.inf, open_lo=True)
+NONNEGATIVE = Real(0.0, np.inf)
+
+
+def validate(owner, constraints, values):
+    """Raise ValueError naming the first parameter whose value is invalid."""
+    for name, value in values.items():
+        c = constraints.get(name)
+        if c is not None and not c.check(value):
+            raise ValueError(f"{owner}: invalid value {value!r} for parameter {name!r}; "
+                             f"expected {c.describe()}")

@@ -1,0 +1,99 @@
+"""Input validation: turn X into the row view the compiled drivers read."""
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+_EMPTY_I64 = np.empty(0, dtype=np.int64)
+_EMPTY_I32 = np.empty(0, dtype=np.int32)
+_ARANGE_CACHE = {}
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A validated batch of rows: CSR arrays, or a dense C-contiguous block.
+
+    `args` is the tuple every driver takes first:
+    (data, indices, indptr, dense_idx, n_cols).
+    """
+
+    X: object            # the float64 CSR matrix or dense ndarray, for vectorised scoring
+    args: tuple
+    n_rows: int
+    n_features: int
+    max_nnz: int
+
+    @property
+    def sparse(self):
+        return sp.issparse(self.X)
+
+    def dot(self, w):
+        """X @ w for a weight vector of length n_features."""
+        return np.asarray(self.X @ w).ravel()
+
+    def sq_dot(self, s):
+        """sum_i s_i x_i^2 per row (x^T diag(s) x)."""
+        if self.sparse:
+            X2 = self.X.copy()
+            X2.data = X2.data * X2.data
+            return np.asarray(X2 @ s).ravel()
+        return (self.X * self.X) @ s
+
+
+def _dense_idx(d):
+    idx = _ARANGE_CACHE.get(d)
+    if idx is None:
+        idx = _ARANGE_CACHE[d] = np.arange(d, dtype=np.int32)
+    return idx
+
+
+def as_rows(X, n_features=None, name="X"):
+    """Validate X (array-like or scipy.sparse) into `Rows`, never mutating it.
+
+    CSR is used as is when it is already float64 with canonical indices; other
+    sparse formats are converted, float32 is upcast.  Raises ValueError for
+    NaN/inf, a wrong number of features or a non-2-D input.
+    """
+    if sp.issparse(X):
+        if X.format != "csr":
+            X = X.tocsr()
+        if X.dtype != np.float64:
+            X = X.astype(np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        n, d = X.shape
+        if not np.isfinite(X.data).all():
+            bad = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0],
+                                      side="right") - 1)
+            raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
+                             f"(row {bad})")
+        indices = X.indices
+        if indices.dtype != np.int32:
+            if d > np.iinfo(np.int32).max:
+                raise ValueError(f"{name} has {d} features; at most 2**31 - 1 are supported")
+            indices = indices.astype(np.int32)
+        indptr = X.indptr.astype(np.int64, copy=False)
+        max_nnz = int(np.diff(indptr).max()) if n else 0
+        args = (X.data, indices, indptr, _EMPTY_I32, d)
+    else:
+        try:
+            X = np.asarray(X, dtype=np.float64, order="C")
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be numeric: {exc}") from None
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got "
+                             f"shape {X.shape}; reshape a single sample with X.reshape(1, -1)")
+        n, d = X.shape
+        if not np.isfinite(X).all():
+            bad = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
+            raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
+                             f"(row {bad})")
+        max_nnz = d
+        args = (X.reshape(-1), _EMPTY_I32, _EMPTY_I64, _dense_idx(d), d)
+    if n_features is not None and d != n_features:
+        raise ValueError(f"{name} has {d} features, but the model is expecting "
+                         f"{n_features} features as input")
+    return Rows(X, args, n, d, max_nnz)

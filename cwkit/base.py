@@ -1,0 +1,296 @@
+"""The estimator protocol shared by every cwkit classifier.
+
+scikit-learn conventions without depending on scikit-learn: ``__init__`` only
+stores its arguments, ``get_params``/``set_params`` read the signature,
+``fit`` resets, ``partial_fit`` makes exactly one pass in the given order.
+"""
+import inspect
+import warnings
+
+import numpy as np
+
+from . import _params as P
+from ._engines import raise_status
+from ._rowdata import as_rows
+
+#: Constraints of the parameters every estimator has.
+COMMON = {
+    "fit_intercept": P.Bool(),
+    "n_passes": P.Int(1),
+    "shuffle": P.Bool(),
+    "random_state": P.Seed(),
+    "multiclass": P.Choice("top1", "topk", "ovr"),
+    "k": P.Int(1),
+}
+
+
+def check_labels(y, n_rows):
+    """Labels as a 1-D array; rejects continuous targets and length mismatches."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("a column-vector y was passed where a 1-D array was expected; "
+                      "it is raveled", UserWarning, stacklevel=3)
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (one label per row), got shape {y.shape}")
+    if y.shape[0] != n_rows:
+        raise ValueError(f"X has {n_rows} rows but y has {y.shape[0]} labels")
+    if y.dtype.kind == "f":
+        if not np.isfinite(y).all():
+            raise ValueError("y contains NaN or inf")
+        if (y != np.round(y)).any():
+            raise ValueError("Unknown label type: continuous values in y; a classifier "
+                             "needs discrete class labels")
+    if y.dtype.kind == "c":
+        raise ValueError("Unknown label type: complex values in y")
+    return y
+
+
+class OnlineClassifier:
+    """Base class: labels, passes, counters and the binary engine.
+
+    Subclasses set ``_constraints`` (their own parameters) and implement
+    ``_engine()`` returning (EngineClass, rule, hyper).
+    """
+
+    _constraints = {}
+    _estimator_type = "classifier"
+
+    # -- parameters ---------------------------------------------------------
+    @classmethod
+    def _param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self, deep=True):
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        valid = self._param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"{type(self).__name__}: unknown parameter {name!r}; "
+                                 f"valid parameters are {', '.join(valid)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def _validate_params(self):
+        P.validate(type(self).__name__, {**COMMON, **self._constraints}, self.get_params())
+
+    # -- fitting ------------------------------------------------------------
+    def fit(self, X, y):
+        """Reset, then make ``n_passes`` passes (shuffled unless ``shuffle=False``).
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Any two (or more, see ``multiclass``) distinct labels.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        rows = as_rows(X)
+        y = check_labels(y, rows.n_rows)
+        if rows.n_rows == 0:
+            raise ValueError("cannot fit on 0 samples: X and y are empty")
+        classes = np.unique(y)
+        if len(classes) < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
+                             f"y holds only one class ({classes[0]!r})")
+        self._reset(classes, rows.n_features)
+        codes = self._encode(y)
+        rng = np.random.default_rng(self.random_state)
+        totals = np.zeros(3, dtype=np.int64)
+        for _ in range(self.n_passes):
+            order = rng.permutation(rows.n_rows) if self.shuffle else np.arange(rows.n_rows)
+            totals += self._run(rows, codes, order)
+        self.mistakes_, self.n_updates_ = int(totals[1]), int(totals[2])
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """One online pass over the rows in the given order (one row, one round).
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like, optional
+            All labels the stream may hold; needed on the first call when the
+            first batch may not contain every class.  Ignored later.
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "classes_")
+        if first:
+            self._validate_params()
+        rows = as_rows(X, None if first else self.n_features_in_)
+        y = check_labels(y, rows.n_rows)
+        if first:
+            labels = np.unique(y if classes is None else np.asarray(classes))
+            if classes is not None and not np.isin(y, labels).all():
+                raise ValueError("y holds labels that are not in `classes`: "
+                                 f"{np.setdiff1d(y, labels)[:5]!r}")
+            if len(labels) < 2:
+                raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw only "
+                                 f"the labels {labels!r}; pass classes=[...] with every label "
+                                 "the stream may hold (at least 2)")
+            self._reset(labels, rows.n_features)
+        codes = self._encode(y)
+        counts = self._run(rows, codes, np.arange(rows.n_rows))
+        self.mistakes_, self.n_updates_ = int(counts[1]), int(counts[2])
+        return self
+
+    def _reset(self, classes, n_features):
+        self.classes_ = classes
+        self.n_features_in_ = n_features
+        self.t_ = 0
+        self._model = self._make_model(len(classes), n_features)
+
+    def _make_model(self, n_classes, n_features):
+        engine, rule, hyper = self._engine()
+        if n_classes == 2:
+            return engine(rule, hyper, n_features)
+        from .multiclass import make_multiclass_model
+        return make_multiclass_model(self, engine, rule, hyper, n_classes, n_features)
+
+    def _encode(self, y):
+        codes = np.searchsorted(self.classes_, y)
+        bad = (codes >= len(self.classes_)) | (self.classes_[np.minimum(
+            codes, len(self.classes_) - 1)] != y)
+        if bad.any():
+            raise ValueError(f"label {y[np.flatnonzero(bad)[0]]!r} is not one of the classes "
+                             f"seen on the first call, {list(self.classes_)!r}")
+        return codes
+
+    @property
+    def _bias(self):
+        return 1.0 if self.fit_intercept else 0.0
+
+    def _run(self, rows, codes, order):
+        """One pass; returns (rounds, mistakes, updates) and advances ``t_``."""
+        model = self._model
+        if len(self.classes_) == 2:
+            target = np.where(codes == 1, 1.0, -1.0)
+        else:
+            target = codes
+        rounds, mistakes, updates, _, status, pos = model.run(rows, target, order, self._bias)
+        self.t_ += rounds
+        if status:
+            raise_status(status, pos, self._name(), self._status_detail(rows, pos))
+        return np.array([rounds, mistakes, updates])
+
+    def _name(self):
+        from .registry import name_of
+        return name_of(self)
+
+    def _status_detail(self, rows, pos):
+        return ""
+
+    # -- prediction ---------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "classes_"):
+            raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; "
+                                 "call fit or partial_fit first")
+
+    def _rows(self, X):
+        self._check_fitted()
+        return as_rows(X, self.n_features_in_)
+
+    def decision_function(self, X):
+        """Scores: (n_samples,) for two classes (> 0 means ``classes_[1]``),
+        (n_samples, n_classes) otherwise."""
+        return self._model.scores(self._rows(X), self._bias)
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def score(self, X, y):
+        """Mean accuracy on (X, y)."""
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+    # -- fitted attributes --------------------------------------------------
+    def _dims(self):
+        self._check_fitted()
+        return self.n_features_in_
+
+    @property
+    def coef_(self):
+        d = self._dims()
+        return np.atleast_2d(self._model.weights())[..., :d].reshape(-1, d)
+
+    @property
+    def intercept_(self):
+        d = self._dims()
+        w = np.atleast_2d(self._model.weights())[..., d].ravel()
+        return w if self.fit_intercept else np.zeros_like(w)
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when a model is used before fit or partial_fit (as scikit-learn does)."""
+
+
+class VarianceMixin:
+    """Fitted variances (diagonal) or covariance (full) of second-order rules."""
+
+    @property
+    def coef_var_(self):
+        d = self._dims()
+        s = self._model.variances()
+        if s is None:
+            raise AttributeError("coef_var_ exists for covariance='diag'; "
+                                 "see covariance_ for the full matrix")
+        return np.atleast_2d(s)[..., :d].reshape(-1, d)
+
+    @property
+    def intercept_var_(self):
+        d = self._dims()
+        s = self._model.variances()
+        if s is None:
+            raise AttributeError("intercept_var_ exists for covariance='diag'")
+        s = np.atleast_2d(s)[..., d].ravel()
+        return s if self.fit_intercept else np.zeros_like(s)
+
+    @property
+    def covariance_(self):
+        d = self._dims()
+        S = self._model.covariance()
+        if S is None:
+            raise AttributeError("covariance_ exists for covariance='full'; see coef_var_")
+        return S if self.fit_intercept else _drop_intercept(S, d)
+
+
+
+class GaussianMixin(VarianceMixin):
+    """Probabilities of rules whose state is a Gaussian over weights (CW, AROW)."""
+
+    def predict_proba(self, X):
+        """Probabilities from the Gaussian over weights.
+
+        Notes
+        -----
+        Binary: P(sign(w.x) = +1) for w ~ N(mu, Sigma) is Phi(mu.x / sqrt(x^T Sigma x))
+        (S001 Sect. 2, S000 Sect. 3); columns are [P(classes_[0]), P(classes_[1])].
+        """
+        rows = self._rows(X)
+        p = self._model.proba(rows, self._bias)
+        if p.ndim == 1:
+            return np.column_stack([1.0 - p, p])
+        return p
+
+
+def _drop_intercept(S, d):
+    """Remove the intercept rows/columns (every (d+1)-th) from a covariance."""
+    keep = np.flatnonzero((np.arange(S.shape[0]) % (d + 1)) != d)
+    return S[np.ix_(keep, keep)]

@@ -1,0 +1,393 @@
+"""The binary update rules as estimator families, with the papers' hyper-parameters.
+
+Each family maps its parameters to a rule of the compiled core
+(``cwkit._core.Rule``) and an engine (the shape of its state).  The update
+formulas are in each class's Notes; FORMULAS.md gives the derivations.
+"""
+import numpy as np
+from scipy.special import ndtri
+
+from . import _core
+from . import _engines as E
+from . import _params as P
+from .base import GaussianMixin, OnlineClassifier, VarianceMixin
+
+
+def _hyper(**kw):
+    h = {"C": 1.0, "alpha": 0.0, "beta": 0.0, "phi": 0.0, "r": 1.0, "a": 1.0,
+         "direct": False, "eta": 0.0, "lam": 0.0, "delta": 0.0}
+    h.update(kw)
+    return h
+
+
+class Perceptron(OnlineClassifier):
+    """Perceptron (Rosenblatt) and the averaged perceptron [FS99].
+
+    Parameters
+    ----------
+    average : bool, default=False
+        Report (and predict with) the average of the post-update weight
+        vectors w_2 ... w_{t+1}; online mistakes are those of the plain w.
+    fit_intercept : bool, default=True
+        Learn an intercept as an augmented constant feature of value 1.
+    n_passes : int, default=1
+        Passes over the data made by ``fit``.
+    shuffle : bool, default=True
+        Shuffle the rows before each pass of ``fit`` (``partial_fit`` never does).
+    random_state : int, Generator or None
+        Seed of the shuffling.
+    multiclass : {"top1", "ovr"}, default="top1"
+        Reduction used when there are more than two classes.
+    k : int, default=1
+        Competitors per update for ``multiclass="topk"``.
+
+    Notes
+    -----
+    If y w.x <= 0: w <- w + y x (S000 Sect. 1).  The average is
+    w_bar_t = (1/t) sum_{s=1..t} w_{s+1}, kept in O(nnz) per update as
+    ((t+1) w - sum_s s Delta_s) / t (FORMULAS.md Sect. 1).
+
+    Examples
+    --------
+    >>> import numpy as np, cwkit
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
+    >>> clf = cwkit.Perceptron(shuffle=False).fit(X, [1, -1, 1, -1])
+    >>> clf.predict(X).tolist()
+    [1, -1, 1, -1]
+    """
+
+    _constraints = {"average": P.Bool()}
+
+    def __init__(self, average=False, *, fit_intercept=True, n_passes=1, shuffle=True,
+                 random_state=None, multiclass="top1", k=1):
+        self.average = average
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _engine(self):
+        rule = _core.Rule.AVG_PERCEPTRON if self.average else _core.Rule.PERCEPTRON
+        return E.FirstOrder, rule, _hyper()
+
+
+class PassiveAggressive(OnlineClassifier):
+    """Passive-Aggressive classifiers: PA, PA-I, PA-II [PA06] and PA-LS (S002).
+
+    Parameters
+    ----------
+    variant : {"pa", "pa1", "pa2", "pa-ls"}, default="pa1"
+    C : float > 0, default=1.0
+        Aggressiveness (PA-I, PA-II, PA-LS).
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        As in :class:`Perceptron`.
+
+    Notes
+    -----
+    With loss l = max(0, 1 - y w.x) and n = ||x||^2 (the intercept feature
+    included): PA tau = l / n; PA-I tau = min(C, l / n); PA-II
+    tau = l / (n + 1/(2C)) ([PA06] Fig. 1; S003); w <- w + tau y x.  With an
+    intercept these are S002's PA with bias, eqs. (3)-(6), denominators 1 + ||x||^2.
+    PA-LS (S002 eqs. 7-9) applies tau = (1 - y w.x) / (n + 1/(2C)) on every
+    round (tau may be negative).  A zero row makes no update.
+    """
+
+    _constraints = {"variant": P.Choice("pa", "pa1", "pa2", "pa-ls"), "C": P.POSITIVE}
+    _rules = {"pa": _core.Rule.PA, "pa1": _core.Rule.PA1, "pa2": _core.Rule.PA2, "pa-ls": _core.Rule.PA_LS}
+
+    def __init__(self, variant="pa1", C=1.0, *, fit_intercept=True, n_passes=1, shuffle=True,
+                 random_state=None, multiclass="top1", k=1):
+        self.variant = variant
+        self.C = C
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _engine(self):
+        return E.FirstOrder, self._rules[self.variant], _hyper(C=float(self.C))
+
+
+class RegularizedPA(OnlineClassifier):
+    """Shen & Dietterich's regularized PA family (S004).
+
+    Parameters
+    ----------
+    variant : {"reg", "l2", "soft"}, default="reg"
+        Objective-regularized (Lemma 3.1), L2-norm-constrained (Lemma 3.2) or
+        soft-margin objective-regularized (Lemma 5.1).
+    alpha : float > 0, default=0.01
+        Regularization of "reg" and "soft".
+    beta : float > 0, default=10.0
+        Norm bound of "l2": ||w|| <= beta; needs beta^2 ||x||^2 > 1 on every update.
+    C : float > 0, default=1.0
+        Slack penalty of "soft".
+    prune_sigma : float >= 0, default=0.0
+        Prediction with small weights removed (S004 Sect. 3.4): sort |w_i|
+        ascending and zero the longest prefix whose cumulative sum is < prune_sigma
+        (features only, not the intercept).  Online updates use the full w.
+    prune_mode : {"squared", "absolute"}, default="squared"
+        Sum w_i^2 (Sect. 3.4, Thms 3.3-3.4) or |w_i| (Sect. 4.3).
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        As in :class:`Perceptron`.
+
+    Notes
+    -----
+    Updates when l = max(0, 1 - y w.x) > 0, with n = ||x||^2:
+    reg: tau = (l + alpha) / n, w <- (w + tau y x) / (1 + alpha);
+    l2: Z = max(1, sqrt((||w||^2 n - (w.x)^2) / (beta^2 n - 1))),
+    tau = (l + Z - 1) / n, w <- (w + tau y x) / Z;
+    soft: tau = (1 - y w.x + alpha) / (n + (1 + alpha)/(2C)), w <- (w + tau y x)/(1 + alpha).
+    The shrinking is O(1): w is stored as s * v and only s is divided.
+    """
+
+    _constraints = {"variant": P.Choice("reg", "l2", "soft"), "alpha": P.POSITIVE,
+                    "beta": P.POSITIVE, "C": P.POSITIVE, "prune_sigma": P.NONNEGATIVE,
+                    "prune_mode": P.Choice("squared", "absolute")}
+    _rules = {"reg": _core.Rule.REG_PA, "l2": _core.Rule.L2_PA, "soft": _core.Rule.SOFT_REG_PA}
+
+    def __init__(self, variant="reg", alpha=0.01, beta=10.0, C=1.0, prune_sigma=0.0,
+                 prune_mode="squared", *, fit_intercept=True, n_passes=1, shuffle=True,
+                 random_state=None, multiclass="top1", k=1):
+        self.variant = variant
+        self.alpha = alpha
+        self.beta = beta
+        self.C = C
+        self.prune_sigma = prune_sigma
+        self.prune_mode = prune_mode
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _engine(self):
+        return E.FirstOrder, self._rules[self.variant], _hyper(
+            alpha=float(self.alpha), beta=float(self.beta), C=float(self.C))
+
+    def _status_detail(self, rows, pos):
+        return (f"beta^2 ||x||^2 <= 1 (beta = {self.beta:g}): the constraint ||w|| <= beta "
+                "cannot be met with margin 1 on this example; increase beta above "
+                "1/||x|| (||x|| includes the intercept feature)")
+
+    def decision_function(self, X):
+        rows = self._rows(X)
+        W = np.atleast_2d(self._model.weights()).copy()
+        if self.prune_sigma > 0:
+            d = self.n_features_in_
+            for w in W:
+                w[:d] = prune_weights(w[:d], self.prune_sigma, self.prune_mode)
+        scores = np.column_stack([rows.dot(w[:-1]) + self._bias * w[-1] for w in W])
+        return scores.ravel() if len(W) == 1 else scores
+
+
+def prune_weights(w, sigma, mode="squared"):
+    """Zero the smallest weights whose cumulative (squared or absolute) sum is < sigma.
+
+    S004 Sect. 3.4: sort |w_i| ascending (stable) and remove the longest prefix
+    whose cumulative sum of w_i^2 (mode "squared") or |w_i| ("absolute") stays
+    below sigma.
+    """
+    a = np.abs(w)
+    order = np.argsort(a, kind="stable")
+    c = np.cumsum(a[order] ** 2 if mode == "squared" else a[order])
+    n_drop = int(np.searchsorted(c, sigma, side="left"))
+    out = w.copy()
+    out[order[:n_drop]] = 0.0
+    return out
+
+
+def _phi(eta):
+    return float(ndtri(eta))
+
+
+class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
+    """Confidence-Weighted learning: CW-Var [CW08] and CW-Stdev (S001).
+
+    Parameters
+    ----------
+    variant : {"var", "stdev"}, default="var"
+    eta : float in (0.5, 1), default=0.9
+        Confidence; phi = Phi^-1(eta) > 0.
+    a : float > 0, default=1.0
+        Initial variance: Sigma_1 = a I.
+    covariance : {"diag", "full"}, default="diag"
+        Diagonal (Sigma^-1 updates projected on the diagonal) or full matrix
+        (dense, low-dimensional data; at most ``cwkit._engines.MAX_FULL_DIM`` - 1 features).
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        As in :class:`Perceptron`.
+
+    Notes
+    -----
+    m = y mu.x, v = x^T Sigma x.  CW-Var ([CW08] Alg. 1; S003):
+    alpha = max(0, (-(1+2 phi m) + sqrt((1+2 phi m)^2 - 8 phi (m - phi v))) / (4 phi v)),
+    mu <- mu + alpha y Sigma x, Sigma^-1 <- Sigma^-1 + 2 alpha phi x x^T (diag: x^2).
+    CW-Stdev (S001 Fig. 1, eqs. 10-15, 22): psi = 1 + phi^2/2, xi = 1 + phi^2,
+    alpha = max(0, (-m psi + sqrt(m^2 phi^4/4 + v phi^2 xi)) / (v xi)),
+    sqrt(u) = (-alpha v phi + sqrt(alpha^2 v^2 phi^2 + 4v)) / 2,
+    full: Sigma <- Sigma - beta Sigma x x^T Sigma with beta = alpha phi / (sqrt(u) + v alpha phi);
+    diag: Sigma^-1 <- Sigma^-1 + alpha phi u^-1/2 diag(x^2).  Both roots are
+    evaluated in rationalised forms free of cancellation (FORMULAS.md Sect. 2).
+    """
+
+    _constraints = {"variant": P.Choice("var", "stdev"),
+                    "eta": P.Real(0.5, 1.0, open_lo=True, open_hi=True), "a": P.POSITIVE,
+                    "covariance": P.Choice("diag", "full")}
+
+    def __init__(self, variant="var", eta=0.9, a=1.0, covariance="diag", *,
+                 fit_intercept=True, n_passes=1, shuffle=True, random_state=None,
+                 multiclass="top1", k=1):
+        self.variant = variant
+        self.eta = eta
+        self.a = a
+        self.covariance = covariance
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _engine(self):
+        rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
+        engine = E.Diagonal if self.covariance == "diag" else E.Full
+        return engine, rule, _hyper(phi=_phi(self.eta), a=float(self.a))
+
+
+class AROW(GaussianMixin, OnlineClassifier):
+    """Adaptive Regularization of Weight vectors (S000), squared hinge or hinge.
+
+    Parameters
+    ----------
+    r : float > 0, default=1.0
+        Regularization; lambda_1 = lambda_2 = 1/(2r).
+    a : float > 0, default=1.0
+        Initial variance: Sigma_1 = a I.
+    loss : {"squared_hinge", "hinge"}, default="squared_hinge"
+        AROW (S000 Fig. 1) or AROW-H (S000 Sect. 3.2).
+    covariance : {"diag", "full"}, default="diag"
+    diag_update : {"inverse", "direct"}, default="inverse"
+        Diagonal projection of the update of Sigma^-1 (eq. 14, the projection of
+        Dredze et al.) or of Sigma itself (eq. 15).
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        As in :class:`Perceptron`.
+
+    Notes
+    -----
+    If l = max(0, 1 - y mu.x) > 0 (S000 Sect. 3, Fig. 1; S003): beta = 1/(v + r),
+    alpha = l beta (squared hinge, eq. 16) or alpha = min(1/(2r), l / v) (hinge,
+    eq. 23); mu <- mu + alpha y Sigma x (eq. 12); Sigma <- Sigma - beta Sigma x x^T Sigma
+    (eq. 15), i.e. Sigma^-1 <- Sigma^-1 + x x^T / r (eq. 14).  Diagonal:
+    1/sigma_i += x_i^2 / r, or sigma_i -= beta sigma_i^2 x_i^2 with "direct".
+    """
+
+    _constraints = {"r": P.POSITIVE, "a": P.POSITIVE,
+                    "loss": P.Choice("squared_hinge", "hinge"),
+                    "covariance": P.Choice("diag", "full"),
+                    "diag_update": P.Choice("inverse", "direct")}
+
+    def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="diag",
+                 diag_update="inverse", *, fit_intercept=True, n_passes=1, shuffle=True,
+                 random_state=None, multiclass="top1", k=1):
+        self.r = r
+        self.a = a
+        self.loss = loss
+        self.covariance = covariance
+        self.diag_update = diag_update
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _engine(self):
+        rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
+        engine = E.Diagonal if self.covariance == "diag" else E.Full
+        return engine, rule, _hyper(r=float(self.r), a=float(self.a),
+                                    direct=self.diag_update == "direct")
+
+
+class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
+    """The second-order perceptron [SOP05], full or diagonal.
+
+    Parameters
+    ----------
+    a : float > 0, default=1.0
+        A_0 = a I.
+    covariance : {"diag", "full"}, default="diag"
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        As in :class:`Perceptron`.
+
+    Notes
+    -----
+    [SOP05] Fig. 3.1 (S003): A = a I + sum_{mistakes} x x^T, v = sum_{mistakes} y x;
+    predict with w_t = (A + x_t x_t^T)^-1 v; on a mistake v += y x, A += x x^T.
+    ``coef_`` is A^-1 v and ``covariance_`` (full) is A^-1.  Diagonal (FORMULAS.md
+    Sect. 2, dropping cross-feature terms): w_t = v / (A + x_t^2), A += x^2, and
+    ``coef_var_`` reports 1/A.  Test-time scores use the same per-point rule.
+    """
+
+    _constraints = {"a": P.POSITIVE, "covariance": P.Choice("diag", "full")}
+
+    def __init__(self, a=1.0, covariance="diag", *, fit_intercept=True, n_passes=1,
+                 shuffle=True, random_state=None, multiclass="top1", k=1):
+        self.a = a
+        self.covariance = covariance
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _engine(self):
+        engine = E.SOPDiagonal if self.covariance == "diag" else E.Full
+        return engine, _core.Rule.SOP, _hyper(a=float(self.a))
+
+
+class AdaGrad(OnlineClassifier):
+    """Diagonal AdaGrad in regularized-dual-averaging form with L1, hinge loss.
+
+    The baseline of S000 Sect. 5.4 (Duchi, Hazan, Singer 2011).
+
+    Parameters
+    ----------
+    eta : float > 0, default=1.0
+        Step size.
+    lam : float >= 0, default=0.0
+        L1 regularization.
+    delta : float > 0, default=1e-8
+        Added to sqrt(G) in the proximal term.
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        As in :class:`Perceptron`.
+
+    Notes
+    -----
+    Subgradient g_t = -y x when y w.x < 1, else 0; u = sum_s g_s, G = sum_s g_s^2;
+    w_{t+1,i} = -sign(u_i) eta t / (delta + sqrt(G_i)) max(0, |u_i|/t - lam)
+    (FORMULAS.md Sect. 3b), computed on demand so a round costs O(nnz).
+    """
+
+    _constraints = {"eta": P.POSITIVE, "lam": P.NONNEGATIVE, "delta": P.POSITIVE}
+
+    def __init__(self, eta=1.0, lam=0.0, delta=1e-8, *, fit_intercept=True, n_passes=1,
+                 shuffle=True, random_state=None, multiclass="top1", k=1):
+        self.eta = eta
+        self.lam = lam
+        self.delta = delta
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _engine(self):
+        return E.AdaGrad, _core.Rule.ADAGRAD, _hyper(eta=float(self.eta), lam=float(self.lam),
+                                                delta=float(self.delta))

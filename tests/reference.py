@@ -1,0 +1,659 @@
+"""Independent, plain-numpy reference implementations of cwkit's update rules.
+
+Written straight from ``docs/FORMULAS.md`` (shared), one example at a time, with dense explicit
+vectors and matrices and no cleverness; it never imports cwkit. The compiled kernels and the
+estimators are tested against these functions, and the functions themselves are tested against
+generic convex solvers in ``test_reference.py``.
+
+Conventions (FORMULAS §0) and the choices made here where FORMULAS.md is silent
+-------------------------------------------------------------------------------
+* Intercept: an augmented constant feature with value 1, appended last (``x~ = [x, 1]``); it takes
+  part in every norm ``n = ||x~||^2``, quadratic form ``v = x~' Sigma x~`` and margin. Without
+  intercept the state simply has length d.
+* Round: score with the pre-update state, mistake iff ``y * score <= 0``, then update.
+* Update conditions (which rounds change the state):
+  - perceptron, avg-perceptron, sop: iff ``y * score <= 0`` (sop: with its own score, see below);
+  - pa, pa1, pa2, reg-pa, l2-pa, soft-reg-pa, arow, arow-h: iff ``l = max(0, 1 - m) > 0`` and,
+    for the first-order ones, ``n = ||x~||^2 > 0``. A row with ``n == 0`` (only possible without
+    intercept) makes no update at all -- not even the shrinkage of reg-pa / soft-reg-pa, and l2-pa
+    does not raise for it;
+  - pa-ls: every round with ``n > 0`` (tau may be negative);
+  - cw, cw-stdev: iff ``v > 0`` and ``alpha > 0`` (``alpha = max(0, ...)`` as printed);
+  - adagrad: iff ``y w.x < 1`` (subgradient nonzero), but t counts every round.
+* arow-h with ``v == 0``: ``alpha = 1/(2r)`` (``min(1/(2r), l/0) = 1/(2r)``); the mean does not move.
+* l2-pa: the radicand ``||w||^2 n - (w.x)^2`` is clamped at 0 (it is >= 0 by Cauchy-Schwarz but can
+  round to a tiny negative); ``ValueError`` if an update is needed and ``beta^2 n <= 1``.
+* Diagonal "inverse" updates ``Sigma^{-1} += c diag(x^2)`` are evaluated as
+  ``s_i <- s_i / (1 + c s_i x_i^2)`` (no reciprocal of a tiny s_i; s_i = 0 stays 0).
+* CW-Var: ``disc = (1 - 2 phi m)^2 + 8 phi^2 v`` (the nonnegative form, FORMULAS §2); root
+  rationalised for ``q = 1 + 2 phi m > 0``. CW-Stdev: rationalised alpha for ``m > 0`` and
+  ``sqrt(u) = 2v / (alpha v phi + sqrt(alpha^2 v^2 phi^2 + 4v))`` always. Both require
+  ``0.5 < eta < 1`` (phi > 0).
+* SOP (full): keeps ``A`` (starts at ``a I``) and ``v``; the reported ``coef`` is ``A^{-1} v`` and
+  ``covariance`` is ``A^{-1}``. SOP (diag): ``A`` is a vector, ``coef = v / A``, ``coef_var = 1 / A``
+  (and ``intercept_var`` likewise, ``1/a`` without intercept). The score of an example (training
+  and test) is ``x~' (A + x~ x~')^{-1} v``; see :func:`binary_scores`.
+* AdaGrad (FORMULAS §3b): keeps ``u``, ``G`` and the round counter ``t``; ``coef`` is
+  ``w_{t+1}`` computed on demand; ``w_1 = 0``. The intercept coordinate is treated like every other
+  coordinate (same step size and the same L1 threshold lambda).
+* avg-perceptron: ``coef``/``intercept`` are the average of the post-update vectors of rounds
+  1..t (FORMULAS §1); mistakes are those of the non-averaged w.
+* Variance keys when there is no intercept: ``intercept_var`` is the initial variance (``a``;
+  ``1/a`` for diag SOP).
+
+Multi-class (FORMULAS §4): weights are one stacked vector of length ``K*D`` (class-major blocks
+``[weights, intercept]``), ``f(x, y) = e_y (x) x~``. Choices:
+
+* top1: ``Delta = f(x, y) - f(x, c)`` with c the highest-scoring label != y (ties -> smaller label),
+  then the binary step on ``(Delta, +1)``. Perceptron / avg-perceptron instead update iff the argmax
+  prediction ``yhat != y``, with ``Delta = f(x, y) - f(x, yhat)`` (the same c unless scores tie).
+  SOP: class scores are ``f_y' (A + f_y f_y')^{-1} v`` and the update is the binary SOP step on
+  ``(Delta, +1)`` (its own test ``Delta' (A + Delta Delta')^{-1} v <= 0``). AROW top1 updates Sigma
+  with Delta by default (``sigma_update="delta"``), ``"sum"`` uses ``f = sum_y f(x, y)``.
+* topk (pa, pa1, pa2, arow): the top-k competitors (k capped at K-1); dual QP solved to machine
+  precision by bounded-variable least squares (``scipy.optimize.lsq_linear(method="bvls")``, an
+  exact active-set method) on the Cholesky factor of Q. pa1's box [0, C] exists only with
+  per-constraint slacks: ``slack="shared"`` is accepted for pa2 only. AROW topk: Sigma update with
+  ``f`` (``sigma_update="sum"``, default) or with ``Delta_1`` (the closest competitor, "delta");
+  updates only when ``max_j l_j > 0``. PA topk with every ``l_j <= 0``: no update (a = 0 anyway).
+* ovr: K binary problems (label +1 for class k), all K scored before any update; mistake = argmax of
+  the K scores != y. Full covariance is reported as the block-diagonal (K*D, K*D) matrix.
+* Mistake: argmax of the class scores (ties -> smallest label) != y.
+"""
+import numpy as np
+from scipy.linalg import block_diag
+from scipy.optimize import lsq_linear
+from scipy.special import ndtri
+
+FIRST_ORDER = ("perceptron", "avg-perceptron", "pa", "pa1", "pa2", "pa-ls",
+               "reg-pa", "l2-pa", "soft-reg-pa")
+SECOND_ORDER = ("cw", "cw-stdev", "arow", "arow-h", "sop")
+RULES = FIRST_ORDER + SECOND_ORDER + ("adagrad",)
+
+_REQUIRED = {
+    "perceptron": (), "avg-perceptron": (), "pa": (), "pa1": ("C",), "pa2": ("C",),
+    "pa-ls": ("C",), "reg-pa": ("alpha",), "l2-pa": ("beta",), "soft-reg-pa": ("C", "alpha"),
+    "cw": ("eta",), "cw-stdev": ("eta",), "arow": ("r",), "arow-h": ("r",), "sop": (),
+    "adagrad": ("eta", "lam", "delta"),
+}
+_OPTIONAL = {"cw": {"a": 1.0}, "cw-stdev": {"a": 1.0}, "arow": {"a": 1.0, "diag_update": "inverse"},
+             "arow-h": {"a": 1.0, "diag_update": "inverse"}, "sop": {"a": 1.0}}
+
+
+def _params(rule, params):
+    if rule not in RULES:
+        raise ValueError(f"unknown rule {rule!r}; expected one of {RULES}")
+    p = dict(_OPTIONAL.get(rule, {}))
+    allowed = set(_REQUIRED[rule]) | set(p)
+    extra = set(params) - allowed
+    if extra:
+        raise TypeError(f"rule {rule!r} got unexpected parameters {sorted(extra)}")
+    missing = [k for k in _REQUIRED[rule] if k not in params]
+    if missing:
+        raise TypeError(f"rule {rule!r} needs parameters {missing}")
+    p.update(params)
+    if rule in ("cw", "cw-stdev"):
+        if not 0.5 < p["eta"] < 1.0:
+            raise ValueError(f"eta must be in (0.5, 1), got {p['eta']}")
+        p["phi"] = float(ndtri(p["eta"]))  # Phi^{-1}(eta)
+    if p.get("diag_update", "inverse") not in ("inverse", "direct"):
+        raise ValueError(f"diag_update must be 'inverse' or 'direct', got {p['diag_update']!r}")
+    return p
+
+
+def _check_cov(rule, covariance):
+    if covariance not in ("diag", "full"):
+        raise ValueError(f"covariance must be 'diag' or 'full', got {covariance!r}")
+
+
+def _augment(X, fit_intercept):
+    X = np.asarray(X, dtype=np.float64)
+    if fit_intercept:
+        return np.hstack([X, np.ones((X.shape[0], 1))])
+    return X.copy()
+
+
+# --------------------------------------------------------------------------- internal state
+def init_state(rule, D, *, covariance="diag", **params):
+    """Initial internal state of ``rule`` on augmented vectors of length ``D``."""
+    _check_cov(rule, covariance)
+    p = _params(rule, params)
+    st = {"w": np.zeros(D)}
+    if rule in ("cw", "cw-stdev", "arow", "arow-h"):
+        st["sigma"] = p["a"] * (np.eye(D) if covariance == "full" else np.ones(D))
+    elif rule == "sop":
+        st["A"] = p["a"] * (np.eye(D) if covariance == "full" else np.ones(D))
+        st["v"] = np.zeros(D)
+    elif rule == "adagrad":
+        st["u"] = np.zeros(D)
+        st["G"] = np.zeros(D)
+        st["t"] = 0
+    elif rule == "avg-perceptron":
+        st["wsum"] = np.zeros(D)
+        st["t"] = 0
+    return st
+
+
+def _adagrad_w(st, p):
+    """w_{t+1} from (u, G, t), FORMULAS §3b; w = 0 before the first round."""
+    t = st["t"]
+    if t == 0:
+        return np.zeros_like(st["u"])
+    u, G = st["u"], st["G"]
+    w = np.zeros_like(u)
+    for i in range(u.size):
+        if G[i] > 0:
+            shrunk = max(0.0, abs(u[i]) / t - p["lam"])
+            w[i] = -np.sign(u[i]) * p["eta"] * t / (p["delta"] + np.sqrt(G[i])) * shrunk
+    return w
+
+
+def _sop_score(st, x, covariance):
+    """x' (A + x x')^{-1} v (diag: sum_i x_i v_i / (A_i + x_i^2))."""
+    A, v = st["A"], st["v"]
+    if covariance == "full":
+        return float(x @ np.linalg.solve(A + np.outer(x, x), v))
+    return float(np.sum(x * v / (A + x * x)))
+
+
+def score(rule, st, x, *, covariance="diag", **params):
+    """Pre-update score of the augmented example ``x`` under internal state ``st``."""
+    p = _params(rule, params)
+    if rule == "sop":
+        return _sop_score(st, x, covariance)
+    if rule == "adagrad":
+        return float(_adagrad_w(st, p) @ x)
+    return float(st["w"] @ x)
+
+
+def _sigma_x(sigma, x):
+    return sigma @ x if sigma.ndim == 2 else sigma * x
+
+
+def _shrink_full(sigma, sx, c):
+    """Sigma - c (Sigma x)(Sigma x)'."""
+    return sigma - c * np.outer(sx, sx)
+
+
+def _inv_diag_update(sigma, c, x):
+    """Sigma^{-1} += c diag(x^2), as s / (1 + c s x^2)."""
+    return sigma / (1.0 + c * sigma * x * x)
+
+
+def _cw_var_alpha(m, v, phi):
+    q = 1.0 + 2.0 * phi * m
+    disc = (1.0 - 2.0 * phi * m) ** 2 + 8.0 * phi * phi * v
+    if q > 0:
+        root = 2.0 * (phi * v - m) / (v * (q + np.sqrt(disc)))
+    else:
+        root = (-q + np.sqrt(disc)) / (4.0 * phi * v)
+    return max(0.0, root)
+
+
+def _cw_stdev_alpha(m, v, phi):
+    psi = 1.0 + phi * phi / 2.0
+    xi = 1.0 + phi * phi
+    D = m * m * phi ** 4 / 4.0 + v * phi * phi * xi
+    if m > 0:
+        root = (v * phi * phi - m * m) / (v * (m * psi + np.sqrt(D)))
+    else:
+        root = (-m * psi + np.sqrt(D)) / (v * xi)
+    return max(0.0, root)
+
+
+def _cw_stdev_sqrt_u(alpha, v, phi):
+    return 2.0 * v / (alpha * v * phi + np.sqrt(alpha ** 2 * v ** 2 * phi ** 2 + 4.0 * v))
+
+
+def step(rule, st, x, y, *, covariance="diag", **params):
+    """One update of internal state ``st`` (a new dict is returned) on augmented ``x``, label y.
+
+    Returns ``(new_state, updated)``.
+    """
+    p = _params(rule, params)
+    st = {k: (val.copy() if isinstance(val, np.ndarray) else val) for k, val in st.items()}
+    w = st["w"]
+    n = float(x @ x)
+    updated = False
+    if rule in ("perceptron", "avg-perceptron"):
+        if y * (w @ x) <= 0:
+            st["w"] = w + y * x
+            updated = True
+        if rule == "avg-perceptron":
+            st["t"] += 1
+            st["wsum"] = st["wsum"] + st["w"]
+        return st, updated
+    if rule in ("pa", "pa1", "pa2", "pa-ls", "reg-pa", "l2-pa", "soft-reg-pa"):
+        m = y * float(w @ x)
+        loss = max(0.0, 1.0 - m)
+        if n == 0.0 or (rule != "pa-ls" and loss <= 0.0):
+            return st, False
+        if rule == "pa":
+            st["w"] = w + loss / n * y * x
+        elif rule == "pa1":
+            st["w"] = w + min(p["C"], loss / n) * y * x
+        elif rule == "pa2":
+            st["w"] = w + loss / (n + 1.0 / (2.0 * p["C"])) * y * x
+        elif rule == "pa-ls":
+            st["w"] = w + (1.0 - m) / (n + 1.0 / (2.0 * p["C"])) * y * x
+        elif rule == "reg-pa":
+            tau = (loss + p["alpha"]) / n
+            st["w"] = (w + tau * y * x) / (1.0 + p["alpha"])
+        elif rule == "l2-pa":
+            beta = p["beta"]
+            if beta * beta * n <= 1.0:
+                raise ValueError(f"l2-pa infeasible: beta^2 ||x||^2 = {beta * beta * n} <= 1")
+            rad = max(0.0, (float(w @ w) * n - float(w @ x) ** 2) / (beta * beta * n - 1.0))
+            Z = max(1.0, np.sqrt(rad))
+            tau = (loss + Z - 1.0) / n
+            st["w"] = (w + tau * y * x) / Z
+        else:  # soft-reg-pa, Z_t = y x
+            alpha, C = p["alpha"], p["C"]
+            tau = (1.0 - m + alpha) / (n + (1.0 + alpha) / (2.0 * C))
+            st["w"] = (w + tau * y * x) / (1.0 + alpha)
+        return st, True
+    if rule == "adagrad":
+        wt = _adagrad_w(st, p)
+        st["t"] += 1
+        if y * float(wt @ x) < 1.0:
+            g = -y * x
+            st["u"] = st["u"] + g
+            st["G"] = st["G"] + g * g
+            updated = True
+        return st, updated
+    if rule == "sop":
+        if y * _sop_score(st, x, covariance) <= 0:
+            st["v"] = st["v"] + y * x
+            st["A"] = st["A"] + (np.outer(x, x) if covariance == "full" else x * x)
+            updated = True
+        return st, updated
+    # cw, cw-stdev, arow, arow-h
+    sigma = st["sigma"]
+    sx = _sigma_x(sigma, x)
+    m = y * float(w @ x)
+    v = float(x @ sx)
+    full = covariance == "full"
+    if rule in ("cw", "cw-stdev"):
+        phi = p["phi"]
+        if v <= 0.0:
+            return st, False
+        if rule == "cw":
+            alpha = _cw_var_alpha(m, v, phi)
+            if alpha <= 0.0:
+                return st, False
+            st["w"] = w + alpha * y * sx
+            if full:
+                st["sigma"] = _shrink_full(sigma, sx, 2 * alpha * phi / (1 + 2 * alpha * phi * v))
+            else:
+                st["sigma"] = _inv_diag_update(sigma, 2.0 * alpha * phi, x)
+        else:
+            alpha = _cw_stdev_alpha(m, v, phi)
+            if alpha <= 0.0:
+                return st, False
+            sqrt_u = _cw_stdev_sqrt_u(alpha, v, phi)
+            st["w"] = w + alpha * y * sx
+            if full:
+                beta = alpha * phi / (sqrt_u + v * alpha * phi)
+                st["sigma"] = _shrink_full(sigma, sx, beta)
+            else:
+                st["sigma"] = _inv_diag_update(sigma, alpha * phi / sqrt_u, x)
+        return st, True
+    # arow, arow-h
+    r = p["r"]
+    loss = max(0.0, 1.0 - m)
+    if loss <= 0.0:
+        return st, False
+    beta = 1.0 / (v + r)
+    if rule == "arow":
+        alpha = loss * beta
+    else:
+        alpha = 1.0 / (2.0 * r) if v == 0.0 else min(1.0 / (2.0 * r), loss / v)
+    st["w"] = w + alpha * y * sx
+    if full:
+        st["sigma"] = _shrink_full(sigma, sx, beta)
+    elif p["diag_update"] == "inverse":
+        st["sigma"] = _inv_diag_update(sigma, 1.0 / r, x)
+    else:
+        st["sigma"] = sigma - beta * sigma * sigma * x * x
+    return st, True
+
+
+def binary_step(rule, w, x, y, *, sigma=None, covariance="diag", **params):
+    """One update of a rule whose state is ``(w, Sigma)``, on already-augmented ``x``.
+
+    For first-order rules ``sigma`` is ignored and returned as ``None``. Returns
+    ``(w_new, sigma_new)``. Not for avg-perceptron, sop, adagrad (extra state; use :func:`step`).
+    """
+    if rule in ("avg-perceptron", "sop", "adagrad"):
+        raise ValueError(f"binary_step does not handle {rule!r}; use step()")
+    st = {"w": np.asarray(w, dtype=np.float64)}
+    if rule in ("cw", "cw-stdev", "arow", "arow-h"):
+        st["sigma"] = np.asarray(sigma, dtype=np.float64)
+    new, _ = step(rule, st, np.asarray(x, dtype=np.float64), y, covariance=covariance, **params)
+    return new["w"], new.get("sigma")
+
+
+# --------------------------------------------------------------------------- public views
+def _split(vec, fit_intercept):
+    if fit_intercept:
+        return vec[..., :-1].copy(), vec[..., -1].copy()
+    return vec.copy(), None
+
+
+def _public_vectors(rule, st, covariance, p):
+    """(w, Sigma-or-None, initial variance) of the public view of an internal state."""
+    if rule == "avg-perceptron":
+        w = st["wsum"] / st["t"] if st["t"] > 0 else st["w"]
+    elif rule == "adagrad":
+        w = _adagrad_w(st, p)
+    elif rule == "sop":
+        w = np.linalg.solve(st["A"], st["v"]) if covariance == "full" else st["v"] / st["A"]
+    else:
+        w = st["w"]
+    if rule == "sop":
+        sig = np.linalg.inv(st["A"]) if covariance == "full" else 1.0 / st["A"]
+        return w.copy(), sig, 1.0 / p["a"]
+    if rule in SECOND_ORDER:
+        return w.copy(), st["sigma"].copy(), p["a"]
+    return w.copy(), None, None
+
+
+def public_state(rule, st, *, fit_intercept=True, covariance="diag", **params):
+    """Public view (``coef``, ``intercept``, ``coef_var``, ``intercept_var``, ``covariance``)."""
+    w, sig, init_var = _public_vectors(rule, st, covariance, _params(rule, params))
+    coef, b = _split(w, fit_intercept)
+    out = {"coef": coef, "intercept": float(b) if fit_intercept else 0.0}
+    if sig is not None:
+        if covariance == "full":
+            out["covariance"] = sig
+        else:
+            cv, bv = _split(sig, fit_intercept)
+            out["coef_var"] = cv
+            out["intercept_var"] = float(bv) if fit_intercept else init_var
+    return out
+
+
+def binary_run(rule, X, y, *, fit_intercept=True, covariance="diag", **params):
+    """Online pass over the rows of ``X`` in order; one ``(mistake, state)`` per round.
+
+    Parameters
+    ----------
+    rule : str
+        One of :data:`RULES`.
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,), values in {-1, +1}
+    fit_intercept : bool
+        Append the constant feature 1 (last).
+    covariance : {"diag", "full"}
+        For the second-order rules.
+    **params
+        The rule's hyper-parameters (see ``_REQUIRED`` / ``_OPTIONAL``).
+
+    Returns
+    -------
+    list of (bool, dict)
+        ``mistake`` (``y * score <= 0`` with the pre-update state) and the public state after
+        the round's update.
+    """
+    _check_cov(rule, covariance)
+    Xa = _augment(X, fit_intercept)
+    y = np.asarray(y)
+    if not np.all(np.isin(y, (-1, 1))):
+        raise ValueError("y must be in {-1, +1}")
+    st = init_state(rule, Xa.shape[1], covariance=covariance, **params)
+    out = []
+    for x, yt in zip(Xa, y):
+        yt = float(yt)
+        mistake = yt * score(rule, st, x, covariance=covariance, **params) <= 0
+        st, _ = step(rule, st, x, yt, covariance=covariance, **params)
+        out.append((bool(mistake), public_state(rule, st, fit_intercept=fit_intercept,
+                                                covariance=covariance, **params)))
+    return out
+
+
+def binary_scores(rule, state, X, *, fit_intercept=True, covariance="diag"):
+    """Test-time scores of public ``state`` on the rows of ``X``.
+
+    ``coef . x + intercept`` for every rule but SOP, whose score includes the test point
+    (FORMULAS §2): ``x~' (A + x~ x~')^{-1} v``. With ``coef = A^{-1} v`` and ``P = A^{-1}`` this is
+    ``x~' coef / (1 + x~' P x~)`` (Sherman-Morrison) for full A, and
+    ``sum_i x~_i coef_i / (1 + P_ii x~_i^2)`` for diagonal A (``v_i = coef_i / P_ii``).
+    """
+    Xa = _augment(X, fit_intercept)
+    w = np.append(state["coef"], state["intercept"]) if fit_intercept else state["coef"]
+    if rule != "sop":
+        return Xa @ w
+    if covariance == "full":
+        P = state["covariance"]
+        return np.array([x @ w / (1.0 + x @ P @ x) for x in Xa])
+    P = np.append(state["coef_var"], state["intercept_var"]) if fit_intercept else state["coef_var"]
+    return np.array([np.sum(x * w / (1.0 + P * x * x)) for x in Xa])
+
+
+# --------------------------------------------------------------------------- multi-class
+def feature(xa, label, K):
+    """1-of-k feature map ``f(x, y) = e_y (x) x~`` (FORMULAS §4)."""
+    D = xa.size
+    f = np.zeros(K * D)
+    f[label * D:(label + 1) * D] = xa
+    return f
+
+
+def competitors(scores, label):
+    """Labels != ``label`` by decreasing score, ties -> smaller label (FORMULAS §0)."""
+    others = [c for c in range(len(scores)) if c != label]
+    return sorted(others, key=lambda c: (-scores[c], c))
+
+
+def solve_dual(Q, ell, upper=np.inf):
+    """argmax ``ell'a - a'Q a / 2`` over ``0 <= a <= upper`` (Q positive definite).
+
+    Written as the bounded least-squares problem ``min ||L'a - L^{-1} ell||^2 / 2`` with
+    ``Q = L L'`` and solved by BVLS, an exact active-set method (``scipy.optimize.lsq_linear``).
+    """
+    L = np.linalg.cholesky(Q)
+    rhs = np.linalg.solve(L, ell)
+    res = lsq_linear(L.T, rhs, bounds=(np.zeros(ell.size), np.full(ell.size, upper)),
+                     method="bvls", tol=1e-15)
+    return res.x
+
+
+def _class_scores(rule, st, xa, K, covariance, p):
+    if rule == "sop":
+        return np.array([_sop_score(st, feature(xa, c, K), covariance) for c in range(K)])
+    w = _adagrad_w(st, p) if rule == "adagrad" else st["w"]
+    return w.reshape(K, -1) @ xa
+
+
+def _arow_sigma_update(st, g, r, covariance, diag_update):
+    """AROW Sigma update with direction g: Sigma -= Sigma g g' Sigma / (r + g' Sigma g)."""
+    sigma = st["sigma"]
+    sg = _sigma_x(sigma, g)
+    beta = 1.0 / (r + float(g @ sg))
+    if covariance == "full":
+        st["sigma"] = _shrink_full(sigma, sg, beta)
+    elif diag_update == "inverse":
+        st["sigma"] = _inv_diag_update(sigma, 1.0 / r, g)
+    else:
+        st["sigma"] = sigma - beta * sigma * sigma * g * g
+
+
+def _mc_top1(rule, st, xa, label, K, covariance, sigma_update, p, params):
+    s = _class_scores(rule, st, xa, K, covariance, p)
+    yhat = int(np.argmax(s))
+    if rule in ("perceptron", "avg-perceptron"):
+        st = {k: (val.copy() if isinstance(val, np.ndarray) else val) for k, val in st.items()}
+        if yhat != label:
+            st["w"] = st["w"] + feature(xa, label, K) - feature(xa, yhat, K)
+        if rule == "avg-perceptron":
+            st["t"] += 1
+            st["wsum"] = st["wsum"] + st["w"]
+        return yhat, st
+    c = competitors(s, label)[0]
+    delta = feature(xa, label, K) - feature(xa, c, K)
+    if rule in ("arow", "arow-h") and sigma_update == "sum":
+        # mean step of the binary rule on (Delta, +1), Sigma updated with f = sum_y f(x, y)
+        new, updated = step(rule, st, delta, 1.0, covariance=covariance, **params)
+        if updated:
+            new["sigma"] = st["sigma"].copy()
+            _arow_sigma_update(new, np.tile(xa, K), p["r"], covariance, p["diag_update"])
+        return yhat, new
+    new, _ = step(rule, st, delta, 1.0, covariance=covariance, **params)
+    return yhat, new
+
+
+def _mc_topk(rule, st, xa, label, K, k, covariance, sigma_update, slack, p):
+    s = _class_scores(rule, st, xa, K, covariance, p)
+    yhat = int(np.argmax(s))
+    comp = competitors(s, label)[:k]
+    deltas = np.array([feature(xa, label, K) - feature(xa, c, K) for c in comp])
+    w = st["w"]
+    ell = 1.0 - deltas @ w
+    if ell.max() <= 0.0 or not np.any(xa):
+        return yhat, st
+    st = {key: val.copy() for key, val in st.items()}
+    ones = np.ones((len(comp), len(comp)))
+    if rule == "arow":
+        S = st["sigma"]
+        SD = deltas @ S if covariance == "full" else deltas * S  # rows: (Sigma Delta_j)'
+        a = solve_dual(SD @ deltas.T + p["r"] * ones, ell)
+        st["w"] = w + a @ SD
+        g = np.tile(xa, K) if sigma_update == "sum" else deltas[0]
+        _arow_sigma_update(st, g, p["r"], covariance, p["diag_update"])
+        return yhat, st
+    G = deltas @ deltas.T
+    if rule == "pa":
+        a = solve_dual(G, ell)
+    elif rule == "pa1":
+        a = solve_dual(G, ell, upper=p["C"])
+    elif slack == "shared":
+        a = solve_dual(G + ones / (2.0 * p["C"]), ell)
+    else:
+        a = solve_dual(G + np.eye(len(comp)) / (2.0 * p["C"]), ell)
+    st["w"] = w + a @ deltas
+    return yhat, st
+
+
+def _stack_ovr(rule, states, covariance):
+    """Concatenate K binary internal states into one class-major internal state."""
+    st = {}
+    for key in states[0]:
+        vals = [s[key] for s in states]
+        if key == "t":
+            st[key] = vals[0]
+        elif covariance == "full" and key in ("sigma", "A"):
+            st[key] = block_diag(*vals)
+        else:
+            st[key] = np.concatenate(vals)
+    return st
+
+
+def public_multiclass_state(rule, st, K, *, fit_intercept=True, covariance="diag", **params):
+    """Public multi-class view: coef (K, d), intercept (K,), coef_var / intercept_var (K, ...)
+    or covariance (K*D, K*D)."""
+    w, sig, init_var = _public_vectors(rule, st, covariance, _params(rule, params))
+    coef, b = _split(w.reshape(K, -1), fit_intercept)
+    out = {"coef": coef, "intercept": b if fit_intercept else np.zeros(K)}
+    if sig is not None:
+        if covariance == "full":
+            out["covariance"] = sig
+        else:
+            cv, bv = _split(sig.reshape(K, -1), fit_intercept)
+            out["coef_var"] = cv
+            out["intercept_var"] = bv if fit_intercept else np.full(K, init_var)
+    return out
+
+
+def multiclass_run(rule, X, y, n_classes, *, strategy="top1", k=1, fit_intercept=True,
+                   covariance="diag", sigma_update=None, slack="per-constraint", **params):
+    """Online multi-class pass (FORMULAS §4); one ``(mistake, state)`` per round.
+
+    Parameters
+    ----------
+    rule : str
+        Any binary rule for ``strategy="top1"`` and ``"ovr"``; pa, pa1, pa2, arow for ``"topk"``.
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,), labels in 0..n_classes-1
+    n_classes : int
+    strategy : {"top1", "topk", "ovr"}
+    k : int
+        Number of competitors for ``"topk"`` (capped at ``n_classes - 1``).
+    sigma_update : {None, "delta", "sum"}
+        AROW's Sigma direction; None means "delta" for top1 and "sum" for topk.
+    slack : {"per-constraint", "shared"}
+        PA-II top-k squared-slack structure.
+
+    Returns
+    -------
+    list of (bool, dict)
+        Mistake (argmax of the pre-update class scores != y, ties -> smallest label) and
+        :func:`public_multiclass_state` after the update.
+    """
+    _check_cov(rule, covariance)
+    p = _params(rule, params)
+    K = int(n_classes)
+    if strategy not in ("top1", "topk", "ovr"):
+        raise ValueError(f"strategy must be 'top1', 'topk' or 'ovr', got {strategy!r}")
+    if strategy == "topk" and rule not in ("pa", "pa1", "pa2", "arow"):
+        raise ValueError(f"strategy 'topk' is defined for pa, pa1, pa2, arow, not {rule!r}")
+    if slack not in ("per-constraint", "shared") or (slack == "shared" and rule != "pa2"):
+        raise ValueError(f"slack={slack!r} is not available for rule {rule!r}")
+    if rule in ("arow", "arow-h"):
+        if sigma_update is None:
+            sigma_update = "sum" if strategy == "topk" else "delta"
+        if sigma_update not in ("delta", "sum"):
+            raise ValueError(f"sigma_update must be 'delta' or 'sum', got {sigma_update!r}")
+    elif sigma_update is not None:
+        raise ValueError(f"sigma_update applies to arow/arow-h only, not {rule!r}")
+    Xa = _augment(X, fit_intercept)
+    y = np.asarray(y)
+    if not np.all((y >= 0) & (y < K)):
+        raise ValueError(f"labels must be in 0..{K - 1}")
+    D = Xa.shape[1]
+    kw = dict(fit_intercept=fit_intercept, covariance=covariance, **params)
+    out = []
+    if strategy == "ovr":
+        states = [init_state(rule, D, covariance=covariance, **params) for _ in range(K)]
+        for x, label in zip(Xa, y):
+            s = [score(rule, st, x, covariance=covariance, **params) for st in states]
+            mistake = int(np.argmax(s)) != label
+            states = [step(rule, st, x, 1.0 if c == label else -1.0, covariance=covariance,
+                           **params)[0] for c, st in enumerate(states)]
+            out.append((mistake, public_multiclass_state(rule, _stack_ovr(rule, states,
+                                                                          covariance), K, **kw)))
+        return out
+    st = init_state(rule, K * D, covariance=covariance, **params)
+    for x, label in zip(Xa, y):
+        if strategy == "top1":
+            yhat, st = _mc_top1(rule, st, x, int(label), K, covariance, sigma_update, p, params)
+        else:
+            yhat, st = _mc_topk(rule, st, x, int(label), K, min(k, K - 1), covariance,
+                                sigma_update, slack, p)
+        out.append((yhat != label, public_multiclass_state(rule, st, K, **kw)))
+    return out
+
+
+def multiclass_scores(rule, state, X, *, fit_intercept=True, covariance="diag"):
+    """Test-time class scores (n, K) of a public multi-class state (any strategy).
+
+    Every rule but SOP: ``X~ W'``. SOP: per class the binary SOP test rule on that class's block,
+    ``f_y' (A + f_y f_y')^{-1} v`` (block-diagonal A for ovr gives the same formula).
+    """
+    K, d = state["coef"].shape
+    if rule != "sop":
+        Xa = _augment(X, fit_intercept)
+        W = np.hstack([state["coef"], state["intercept"][:, None]]) if fit_intercept \
+            else state["coef"]
+        return Xa @ W.T
+    D = d + 1 if fit_intercept else d
+    cols = []
+    for c in range(K):
+        sub = {"coef": state["coef"][c], "intercept": state["intercept"][c]}
+        if covariance == "full":
+            sub["covariance"] = state["covariance"][c * D:(c + 1) * D, c * D:(c + 1) * D]
+        else:
+            sub["coef_var"] = state["coef_var"][c]
+            sub["intercept_var"] = state["intercept_var"][c]
+        cols.append(binary_scores("sop", sub, X, fit_intercept=fit_intercept,
+                                  covariance=covariance))
+    return np.column_stack(cols)
