@@ -40,20 +40,11 @@ class _Parser(argparse.ArgumentParser):
 # ---------------------------------------------------------------------------- registry
 
 def _registry():
-    """``{name: {"description": str, "params": {param: info}}}`` from ``cwkit.algorithms()``.
-
-    ``info`` is a dict with ``default`` and optionally ``range`` (``(low, high)``, either
-    end None, open or closed as ``low_open``/``high_open``) or ``choices``.
-    """
+    """``{name: {"description": str, "params": {param: {"default", "valid"}}}}``."""
     import cwkit
 
-    out = {}
-    for entry in cwkit.algorithms():
-        params = {}
-        for p in entry["params"]:
-            params[p["name"]] = p
-        out[entry["name"]] = {"description": entry["description"], "params": params}
-    return out
+    return {e["name"]: {"description": e["description"], "params": e["params"]}
+            for e in cwkit.algorithms()}
 
 
 def _parse_value(text):
@@ -71,28 +62,6 @@ def _parse_value(text):
         except ValueError:
             pass
     return text
-
-
-def _check_value(algo, key, value, info, where):
-    choices = info.get("choices")
-    if choices is not None and value not in choices:
-        raise UsageError(f"{where}: {algo}.{key} must be one of "
-                         f"{', '.join(map(str, choices))}, got {value!r}")
-    rng = info.get("range")
-    if rng is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise UsageError(f"{where}: {algo}.{key} must be a number, got {value!r}")
-    low, high = rng
-    low_open, high_open = info.get("low_open", False), info.get("high_open", False)
-    bad = (low is not None and (value < low or (low_open and value == low))) or \
-        (high is not None and (value > high or (high_open and value == high)))
-    if bad:
-        lo = "-inf" if low is None else low
-        hi = "inf" if high is None else high
-        interval = ("(" if low_open or low is None else "[") + f"{lo}, {hi}" + \
-            (")" if high_open or high is None else "]")
-        raise UsageError(f"{where}: {algo}.{key} must be in {interval}, got {value!r}")
 
 
 def _parse_specs(algos_text, param_args, grid_args, registry):
@@ -149,7 +118,12 @@ def _checked(registry, name, key, value, where):
     if key not in params:
         known = ", ".join(sorted(params)) or "none"
         raise UsageError(f"{where}: unknown parameter {key!r} for {name} (known: {known})")
-    _check_value(name, key, value, params[key], where)
+    import cwkit
+
+    try:
+        cwkit.make(name, **{key: value})
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"{where}: {name}.{key}={value!r}: {exc}") from None
     return value
 
 
@@ -584,15 +558,7 @@ def _algos(args, spool):
     for name, info in registry.items():
         print(f"{name:<16}{info['description']}")
         for pname, p in info["params"].items():
-            extra = ""
-            if p.get("choices") is not None:
-                extra = " one of " + ", ".join(map(str, p["choices"]))
-            elif p.get("range") is not None:
-                lo, hi = p["range"]
-                extra = " in " + ("(" if p.get("low_open") or lo is None else "[") + \
-                    f"{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}" + \
-                    (")" if p.get("high_open") or hi is None else "]")
-            print(f"{'':<16}  {pname}={p.get('default')!r}{extra}")
+            print(f"{'':<16}  {pname}={p['default']!r}  ({p['valid']})")
     return 0
 
 
