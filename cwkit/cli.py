@@ -180,10 +180,14 @@ def _classes(args):
     return np.array(sorted({_parse_value(c) for c in args.classes.split(",")}))
 
 
-def _file_source(path, name, args):
-    return ev.SvmlightSource(path, name=name, batch_size=args.batch_size,
-                             n_features=args.n_features, zero_based=_zero_based(args),
-                             classes=_classes(args)).scan()
+def _file_source(path, name, args, scan=False):
+    """A file task; scanned now if the label set, width or index base is not given."""
+    src = ev.SvmlightSource(path, name=name, batch_size=args.batch_size,
+                            n_features=args.n_features, zero_based=_zero_based(args),
+                            classes=_classes(args))
+    if scan or src.n_features is None or src.classes is None or src.zero_based == "auto":
+        src.scan()
+    return src
 
 
 def _synthetic_factory(args):
@@ -416,19 +420,18 @@ def _eval(args, spool):
             labels = ["stdin" if n == "-" else n for n in names]
         test_names = args.test or []
         for i, (name, label) in enumerate(zip(names, labels)):
-            src = _file_source(spool.path(name), label, args)
+            src = _file_source(spool.path(name), label, args, scan=bool(args.tasks))
             tst = None
             if test_names:
                 tname = test_names[i]
                 tst = ev.SvmlightSource(spool.path(tname), name=tname,
-                                        batch_size=args.batch_size,
-                                        zero_based=_zero_based(args),
-                                        classes=src.classes).scan()
-                width = max(src.n_features, tst.n_features)
-                src.n_features = tst.n_features = width
+                                        batch_size=args.batch_size, zero_based=src.zero_based,
+                                        n_features=args.n_features, classes=src.classes)
+                if args.n_features is None:
+                    # train and test share one index space: the wider of the two
+                    tst.scan()
+                    src.n_features = tst.n_features = max(src.n_features, tst.n_features)
             if args.tasks:
-                if src.classes.size < 3 and args.tasks == "all-pairs" and src.classes.size < 2:
-                    raise UsageError(f"--tasks: {label} has fewer than two classes")
                 for tname_, pos, neg in datasets.binary_tasks(src.classes, args.tasks):
                     sources.append(ev.FilteredSource(src, pos, neg, f"{label}:{tname_}"))
                     tests.append(ev.FilteredSource(tst, pos, neg, f"{tst.name}:{tname_}")

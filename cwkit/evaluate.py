@@ -89,7 +89,8 @@ class SvmlightSource:
 
     :meth:`scan` reads the file once (bounded memory) to learn what a stream cannot know
     in advance and every model needs from its first round: the label set, the number of
-    features, the number of rows, and whether indices are zero-based.
+    features and whether indices are zero-based (and the number of rows). When all three
+    are given, the scan is skipped and the rows are counted on the first pass.
     """
 
     def __init__(self, path, *, name=None, batch_size=4096, n_features=None,
@@ -134,11 +135,14 @@ class SvmlightSource:
         return self
 
     def chunks(self):
+        if self.n_features is None or self.classes is None or self.zero_based == "auto":
+            self.scan()
         start = 0
         for X, y in self._read(self.n_features, self.zero_based):
             stop = start + X.shape[0]
             yield X, np.asarray(y), np.arange(start, stop)
             start = stop
+        self.n_examples = start
 
 
 class FilteredSource:
@@ -242,6 +246,15 @@ class _Learner:
         self.examples = self.mistakes = self.updates = 0
         self.seconds = 0.0
         self.curve = []
+
+    def hyper_parameters(self):
+        """The algorithm's own hyper-parameters with their effective values."""
+        names = next(e["params"] for e in _cwkit().algorithms() if e["name"] == self.spec.name)
+        values = self.model.get_params()
+        out = {k: values[k] for k in names}
+        if not self.binary:
+            out.update(multiclass=values["multiclass"], k=values["k"])
+        return out
 
     def _partial_fit(self, X, y):
         if self.fitted:
@@ -403,6 +416,8 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
         tcfg = _StreamConfig(cfg.noise, cfg.seed + _TUNE_SEED_OFFSET, True,
                              cfg.shuffle_window, cfg.keep)
     elif tune_on == "first-half":
+        if source.n_examples is None:
+            source.scan()
         half = source.n_examples // 2
         outer = cfg.keep
 
@@ -527,7 +542,7 @@ def _summarize(source, specs, trials, passes):
         lrs = [t[0][j] for t in trials]
         online, online_sd = _mean_sd([lr.mistakes / max(lr.examples, 1) for lr in lrs])
         test, test_sd = _mean_sd([t[1][j] for t in trials])
-        params = dict(lrs[0].params)
+        params = lrs[0].hyper_parameters()
         chosen = [t[2].get(spec.label) for t in trials]
 
         def avg(values):
