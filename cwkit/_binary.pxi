@@ -81,13 +81,15 @@ cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, doubl
     cdef double loss = 1.0 - m
     cdef double zz, den
     Z[0] = 1.0
+    if n <= 0.0:
+        return 0.0                             # a zero row: no update
     if h.rule == PERCEPTRON or h.rule == AVG_PERCEPTRON:
         return 1.0 if m <= 0.0 else 0.0
     if h.rule == PA_LS:
         # S002 eqs 7-9: applied on every round, tau may be negative.
         return loss / (n + 0.5 / h.C)          # n + 1/(2C) > 0
-    if loss <= 0.0 or n <= 0.0:
-        return 0.0                             # no loss, or a zero row: no update
+    if loss <= 0.0:
+        return 0.0                             # no loss: passive
     if h.rule == PA:
         return loss / n
     if h.rule == PA1:
@@ -223,6 +225,8 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     """
     cdef double phi = h.phi, q, disc, alpha, psi, xi, D, su, loss
     c[0] = 0.0
+    if v <= 0.0:
+        return 0.0                             # Sigma x = 0: nothing can change
     if h.rule == AROW or h.rule == AROW_H:
         loss = 1.0 - m
         if loss <= 0.0:
@@ -233,11 +237,7 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
             c[0] = 1.0 / h.r                   # Sigma^-1 += x x^T / r (S000 eq 14)
         if h.rule == AROW:
             return loss / (v + h.r)            # S000 eq 16
-        if v <= 0.0:
-            return 0.5 / h.r                   # Sigma x = 0: mu cannot move anyway
-        return min(0.5 / h.r, loss / v)        # S000 eq 23
-    if v <= 0.0:
-        return 0.0                             # Sigma x = 0: nothing can change
+        return min(0.5 / h.r, loss / v)        # S000 eq 23; v > 0
     if h.rule == CW_VAR:
         # [CW08] Alg. 1, rationalised for q > 0 (FORMULAS.md section 2).
         q = 1.0 + 2.0 * phi * m
@@ -369,19 +369,21 @@ def sop_diag_pass(const double[::1] data, const int[::1] indices,
     cdef int status = OK
     cdef const double* x
     cdef const int* idx
-    cdef double score, m, yi, xj, loss_sum = 0.0
+    cdef double score, m, n, yi, xj, loss_sum = 0.0
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             score = vv[D - 1] * bias / (A[D - 1] + bias * bias)     # A > 0
+            n = bias * bias
             for j in range(nnz):
                 p = idx[j]
                 xj = x[j]
                 score += vv[p] * xj / (A[p] + xj * xj)
+                n += xj * xj
             yi = y[i]
             m = yi * score
-            if not isfinite(m):
+            if not (isfinite(m) and isfinite(n)):
                 status = NONFINITE_INPUT
                 pos = i
                 break
@@ -430,18 +432,20 @@ def adagrad_pass(const double[::1] data, const int[::1] indices,
     cdef int status = OK
     cdef const double* x
     cdef const int* idx
-    cdef double score, m, yi, xj, t = aux[AUX_T], loss_sum = 0.0
+    cdef double score, m, n, yi, xj, t = aux[AUX_T], loss_sum = 0.0
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             score = rda_weight(u[D - 1], G[D - 1], t, eta, lam, delta) * bias
+            n = bias * bias
             for j in range(nnz):
                 p = idx[j]
                 score += rda_weight(u[p], G[p], t, eta, lam, delta) * x[j]
+                n += x[j] * x[j]
             yi = y[i]
             m = yi * score
-            if not isfinite(m):
+            if not (isfinite(m) and isfinite(n)):
                 status = NONFINITE_INPUT
                 pos = i
                 break
@@ -472,3 +476,53 @@ def rda_weights(const double[::1] u, const double[::1] G, double t, double eta,
     with nogil:
         for j in range(u.shape[0]):
             out[j] = rda_weight(u[j], G[j], t, eta, lam, delta)
+
+
+def row_scores(const double[::1] data, const int[::1] indices,
+               const long long[::1] indptr, const int[::1] dense_idx,
+               Py_ssize_t n_cols, double bias, const double[::1] w,
+               const double[::1] s2, double[::1] out_m, double[::1] out_v):
+    """Test-time w.x (and x^T diag(s2) x when s2 is not empty) for every row.
+
+    The same row walk as the training drivers, so dense and CSR inputs give
+    bit-identical scores.
+    """
+    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
+    cdef Py_ssize_t D = w.shape[0], i, j, p, nnz
+    cdef bint quad = s2.shape[0] > 0
+    cdef const double* x
+    cdef const int* idx
+    cdef double dot, v
+    with nogil:
+        for i in range(out_m.shape[0]):
+            nnz = get_row(&R, i, &x, &idx)
+            dot = w[D - 1] * bias
+            for j in range(nnz):
+                dot += w[idx[j]] * x[j]
+            out_m[i] = dot
+            if quad:
+                v = s2[D - 1] * bias * bias
+                for j in range(nnz):
+                    p = idx[j]
+                    v += s2[p] * x[j] * x[j]
+                out_v[i] = v
+
+
+def sop_diag_scores(const double[::1] data, const int[::1] indices,
+                    const long long[::1] indptr, const int[::1] dense_idx,
+                    Py_ssize_t n_cols, double bias, const double[::1] vv,
+                    const double[::1] A, double[::1] out):
+    """Test-time scores of the diagonal SOP: sum_i vv_i x_i / (A_i + x_i^2)."""
+    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
+    cdef Py_ssize_t D = vv.shape[0], i, j, p, nnz
+    cdef const double* x
+    cdef const int* idx
+    cdef double score
+    with nogil:
+        for i in range(out.shape[0]):
+            nnz = get_row(&R, i, &x, &idx)
+            score = vv[D - 1] * bias / (A[D - 1] + bias * bias)     # A > 0
+            for j in range(nnz):
+                p = idx[j]
+                score += vv[p] * x[j] / (A[p] + x[j] * x[j])
+            out[i] = score

@@ -7,6 +7,7 @@ No validation, randomness, I/O or Python objects inside the per-example loops:
 the Python layer validates, allocates and turns status codes into exceptions.
 """
 include "_rows.pxi"
+include "_qp.pxi"
 include "_binary.pxi"
 include "_full.pxi"
 include "_svmlight.pxi"

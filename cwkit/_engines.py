@@ -28,11 +28,20 @@ def raise_status(status, pos, algo, detail=""):
     if status == _core.Status.NONFINITE_STATE:
         raise ModelError(
             f"{algo}: row {pos}: this update would overflow the model state to inf; the "
-            "state is left as it was before this example. Scale the features or use "
-            "stronger regularisation")
+            "state is left as it was before this example. " + (detail or
+            "Scale the features or use stronger regularisation"))
     if status == _core.Status.INFEASIBLE:
         raise ModelError(f"{algo}: row {pos}: {detail}")
     raise ModelError(f"{algo}: row {pos}: driver status {status}")
+
+
+def row_scores(rows, w, bias, s2=None):
+    """(w.x, x^T diag(s2) x) per row through the compiled row walk (dense == CSR)."""
+    m = np.empty(rows.n_rows)
+    v = np.empty(rows.n_rows if s2 is not None else 0)
+    _core.row_scores(*rows.args, bias, np.ascontiguousarray(w),
+                     np.empty(0) if s2 is None else np.ascontiguousarray(s2), m, v)
+    return m, v
 
 
 class Engine:
@@ -56,13 +65,11 @@ class Engine:
         return None
 
     def scores(self, rows, bias):
-        w = self.weights()
-        return rows.dot(w[:-1]) + bias * w[-1]
+        return row_scores(rows, self.weights(), bias)[0]
 
     def proba_args(self, rows, bias):
         """(mu.x, x^T Sigma x) per row, for Gaussian-weight probabilities."""
-        s2 = self.variances()
-        return self.scores(rows, bias), rows.sq_dot(s2[:-1]) + bias * bias * s2[-1]
+        return row_scores(rows, self.weights(), bias, self.variances())
 
     def proba(self, rows, bias):
         """P(sign(w.x) = +1) for w ~ N(mu, Sigma): Phi(mu.x / sqrt(x^T Sigma x))."""
@@ -178,15 +185,9 @@ class SOPDiagonal(Engine):
 
     def scores(self, rows, bias):
         # per test point: w = vv / (A + x^2)  ([SOP05] Fig. 3.1, diagonal projection)
-        vv, A = self.state["vv"], self.state["A"]
-        X = rows.X
-        if rows.sparse:
-            Xw = X.copy()
-            Xw.data = vv[X.indices] * X.data / (A[X.indices] + X.data * X.data)
-            s = np.asarray(Xw.sum(axis=1)).ravel()
-        else:
-            s = (vv[:-1] * X / (A[:-1] + X * X)).sum(axis=1)
-        return s + vv[-1] * bias / (A[-1] + bias * bias)
+        out = np.empty(rows.n_rows)
+        _core.sop_diag_scores(*rows.args, bias, self.state["vv"], self.state["A"], out)
+        return out
 
 
 class AdaGrad(Engine):

@@ -19,7 +19,7 @@ class Real:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             return False
         v = float(value)
-        if not np.isfinite(v) and not (v == self.hi == np.inf and not self.open_hi):
+        if np.isnan(v):
             return False
         lo_ok = v > self.lo if self.open_lo else v >= self.lo
         hi_ok = v < self.hi if self.open_hi else v <= self.hi
@@ -67,8 +67,8 @@ class Seed:
                     and value >= 0))
 
 
-POSITIVE = Real(0.0, np.inf, open_lo=True)
-NONNEGATIVE = Real(0.0, np.inf)
+POSITIVE = Real(0.0, np.inf, open_lo=True, open_hi=True)
+NONNEGATIVE = Real(0.0, np.inf, open_hi=True)
 
 
 def validate(owner, constraints, values):

@@ -27,18 +27,6 @@ class Rows:
     def sparse(self):
         return sp.issparse(self.X)
 
-    def dot(self, w):
-        """X @ w for a weight vector of length n_features."""
-        return np.asarray(self.X @ w).ravel()
-
-    def sq_dot(self, s):
-        """sum_i s_i x_i^2 per row (x^T diag(s) x)."""
-        if self.sparse:
-            X2 = self.X.copy()
-            X2.data = X2.data * X2.data
-            return np.asarray(X2 @ s).ravel()
-        return (self.X * self.X) @ s
-
 
 def _dense_idx(d):
     idx = _ARANGE_CACHE.get(d)

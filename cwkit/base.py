@@ -103,7 +103,7 @@ class OnlineClassifier:
         classes = np.unique(y)
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"y holds only one class ({classes[0]!r})")
+                             f"y holds only one class ({classes[0].item()!r})")
         self._reset(classes, rows.n_features)
         codes = self._encode(y)
         rng = np.random.default_rng(self.random_state)
@@ -138,11 +138,11 @@ class OnlineClassifier:
             labels = np.unique(y if classes is None else np.asarray(classes))
             if classes is not None and not np.isin(y, labels).all():
                 raise ValueError("y holds labels that are not in `classes`: "
-                                 f"{np.setdiff1d(y, labels)[:5]!r}")
+                                 f"{np.setdiff1d(y, labels)[:5].tolist()!r}")
             if len(labels) < 2:
-                raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw only "
-                                 f"the labels {labels!r}; pass classes=[...] with every label "
-                                 "the stream may hold (at least 2)")
+                raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw "
+                                 f"only the labels {labels.tolist()!r}; pass classes=[...] "
+                                 "with every label the stream may hold (at least 2)")
             self._reset(labels, rows.n_features)
         codes = self._encode(y)
         counts = self._run(rows, codes, np.arange(rows.n_rows))
@@ -167,8 +167,8 @@ class OnlineClassifier:
         bad = (codes >= len(self.classes_)) | (self.classes_[np.minimum(
             codes, len(self.classes_) - 1)] != y)
         if bad.any():
-            raise ValueError(f"label {y[np.flatnonzero(bad)[0]]!r} is not one of the classes "
-                             f"seen on the first call, {list(self.classes_)!r}")
+            raise ValueError(f"label {y[np.flatnonzero(bad)[0]].item()!r} is not one of the "
+                             f"classes seen on the first call, {self.classes_.tolist()!r}")
         return codes
 
     @property
@@ -208,7 +208,8 @@ class OnlineClassifier:
     def decision_function(self, X):
         """Scores: (n_samples,) for two classes (> 0 means ``classes_[1]``),
         (n_samples, n_classes) otherwise."""
-        return self._model.scores(self._rows(X), self._bias)
+        rows = self._rows(X)
+        return self._model.scores(rows, self._bias)
 
     def predict(self, X):
         scores = self.decision_function(X)
@@ -259,8 +260,8 @@ class VarianceMixin:
         s = self._model.variances()
         if s is None:
             raise AttributeError("intercept_var_ exists for covariance='diag'")
-        s = np.atleast_2d(s)[..., d].ravel()
-        return s if self.fit_intercept else np.zeros_like(s)
+        # without an intercept this is the untouched initial variance
+        return np.atleast_2d(s)[..., d].ravel()
 
     @property
     def covariance_(self):
@@ -274,6 +275,13 @@ class VarianceMixin:
 
 class GaussianMixin(VarianceMixin):
     """Probabilities of rules whose state is a Gaussian over weights (CW, AROW)."""
+
+    def _status_detail(self, rows, pos):
+        s = self._model.variances()
+        s = np.diag(self._model.covariance()) if s is None else s
+        return (f"The smallest variance has collapsed to {np.min(s):.3g}: confidence-weighted "
+                "updates on contradictory labels shrink the variances geometrically (FORMULAS.md "
+                "Sect. 2, CW-Stdev diagonal). Use a smaller eta, AROW, or scale the features")
 
     def predict_proba(self, X):
         """Probabilities from the Gaussian over weights.

@@ -95,7 +95,8 @@ class PassiveAggressive(OnlineClassifier):
     """
 
     _constraints = {"variant": P.Choice("pa", "pa1", "pa2", "pa-ls"), "C": P.POSITIVE}
-    _rules = {"pa": _core.Rule.PA, "pa1": _core.Rule.PA1, "pa2": _core.Rule.PA2, "pa-ls": _core.Rule.PA_LS}
+    _rules = {"pa": _core.Rule.PA, "pa1": _core.Rule.PA1, "pa2": _core.Rule.PA2,
+              "pa-ls": _core.Rule.PA_LS}
 
     def __init__(self, variant="pa1", C=1.0, *, fit_intercept=True, n_passes=1, shuffle=True,
                  random_state=None, multiclass="top1", k=1):
@@ -182,7 +183,7 @@ class RegularizedPA(OnlineClassifier):
             d = self.n_features_in_
             for w in W:
                 w[:d] = prune_weights(w[:d], self.prune_sigma, self.prune_mode)
-        scores = np.column_stack([rows.dot(w[:-1]) + self._bias * w[-1] for w in W])
+        scores = np.column_stack([E.row_scores(rows, w, self._bias)[0] for w in W])
         return scores.ravel() if len(W) == 1 else scores
 
 

@@ -20,7 +20,8 @@ Conventions (FORMULAS §0) and the choices made here where FORMULAS.md is silent
   - pa-ls: every round with ``n > 0`` (tau may be negative);
   - cw, cw-stdev: iff ``v > 0`` and ``alpha > 0`` (``alpha = max(0, ...)`` as printed);
   - adagrad: iff ``y w.x < 1`` (subgradient nonzero), but t counts every round.
-* arow-h with ``v == 0``: ``alpha = 1/(2r)`` (``min(1/(2r), l/0) = 1/(2r)``); the mean does not move.
+* arow-h with ``v == 0``: ``alpha = 1/(2r)`` (``min(1/(2r), l/0) = 1/(2r)``); the mean does not
+  move.
 * l2-pa: the radicand ``||w||^2 n - (w.x)^2`` is clamped at 0 (it is >= 0 by Cauchy-Schwarz but can
   round to a tiny negative); ``ValueError`` if an update is needed and ``beta^2 n <= 1``.
 * Diagonal "inverse" updates ``Sigma^{-1} += c diag(x^2)`` are evaluated as
@@ -29,10 +30,10 @@ Conventions (FORMULAS §0) and the choices made here where FORMULAS.md is silent
   rationalised for ``q = 1 + 2 phi m > 0``. CW-Stdev: rationalised alpha for ``m > 0`` and
   ``sqrt(u) = 2v / (alpha v phi + sqrt(alpha^2 v^2 phi^2 + 4v))`` always. Both require
   ``0.5 < eta < 1`` (phi > 0).
-* SOP (full): keeps ``A`` (starts at ``a I``) and ``v``; the reported ``coef`` is ``A^{-1} v`` and
-  ``covariance`` is ``A^{-1}``. SOP (diag): ``A`` is a vector, ``coef = v / A``, ``coef_var = 1 / A``
-  (and ``intercept_var`` likewise, ``1/a`` without intercept). The score of an example (training
-  and test) is ``x~' (A + x~ x~')^{-1} v``; see :func:`binary_scores`.
+* SOP (full): keeps ``A`` (starts at ``a I``) and ``v``; the reported ``coef`` is ``A^{-1} v``
+  and ``covariance`` is ``A^{-1}``. SOP (diag): ``A`` is a vector, ``coef = v / A``,
+  ``coef_var = 1 / A`` (and ``intercept_var`` likewise, ``1/a`` without intercept). The score
+  of an example (training and test) is ``x~' (A + x~ x~')^{-1} v``; see :func:`binary_scores`.
 * AdaGrad (FORMULAS §3b): keeps ``u``, ``G`` and the round counter ``t``; ``coef`` is
   ``w_{t+1}`` computed on demand; ``w_1 = 0``. The intercept coordinate is treated like every other
   coordinate (same step size and the same L1 threshold lambda).
@@ -49,7 +50,9 @@ Multi-class (FORMULAS §4): weights are one stacked vector of length ``K*D`` (cl
   prediction ``yhat != y``, with ``Delta = f(x, y) - f(x, yhat)`` (the same c unless scores tie).
   SOP: class scores are ``f_y' (A + f_y f_y')^{-1} v`` and the update is the binary SOP step on
   ``(Delta, +1)`` (its own test ``Delta' (A + Delta Delta')^{-1} v <= 0``). AROW top1 updates Sigma
-  with Delta by default (``sigma_update="delta"``), ``"sum"`` uses ``f = sum_y f(x, y)``.
+  with Delta by default (``sigma_update="delta"``), ``"sum"`` uses ``f = sum_y f(x, y)``
+  (mean step unchanged: the binary step on Delta with the pre-update Sigma). With
+  ``diag_update="direct"`` a direction g updates ``s_i -= s_i^2 g_i^2 / (r + g' Sigma g)``.
 * topk (pa, pa1, pa2, arow): the top-k competitors (k capped at K-1); dual QP solved to machine
   precision by bounded-variable least squares (``scipy.optimize.lsq_linear(method="bvls")``, an
   exact active-set method) on the Cholesky factor of Q. pa1's box [0, C] exists only with
@@ -59,6 +62,17 @@ Multi-class (FORMULAS §4): weights are one stacked vector of length ``K*D`` (cl
 * ovr: K binary problems (label +1 for class k), all K scored before any update; mistake = argmax of
   the K scores != y. Full covariance is reported as the block-diagonal (K*D, K*D) matrix.
 * Mistake: argmax of the class scores (ties -> smallest label) != y.
+
+Numerical notes for the kernels: exact score ties (e.g. SOP one-vs-rest classes with mirrored
+histories) can be ordered differently by mathematically equal formulas, so compare mistakes
+only where the top two scores differ by more than rounding; the full-covariance Woodbury update
+``Sigma - beta Sigma x x' Sigma`` can round a variance to 0 in extreme regimes (CW-Stdev with
+``alpha v phi >> sqrt(v)``), the diagonal inverse form cannot.
+
+Public functions: :func:`binary_run`, :func:`binary_scores`, :func:`binary_step` (one update of a
+``(w, Sigma)`` rule), :func:`multiclass_run`, :func:`multiclass_scores`, :func:`topk_step`,
+:func:`solve_dual`; lower level: :func:`init_state`, :func:`step`, :func:`score`,
+:func:`public_state`.
 """
 import numpy as np
 from scipy.linalg import block_diag
@@ -104,6 +118,8 @@ def _params(rule, params):
 def _check_cov(rule, covariance):
     if covariance not in ("diag", "full"):
         raise ValueError(f"covariance must be 'diag' or 'full', got {covariance!r}")
+    if covariance == "full" and rule not in SECOND_ORDER:
+        raise ValueError(f"covariance='full' applies to {SECOND_ORDER}, not {rule!r}")
 
 
 def _augment(X, fit_intercept):
@@ -657,3 +673,16 @@ def multiclass_scores(rule, state, X, *, fit_intercept=True, covariance="diag"):
         cols.append(binary_scores("sop", sub, X, fit_intercept=fit_intercept,
                                   covariance=covariance))
     return np.column_stack(cols)
+
+
+def topk_step(rule, w, xa, label, K, k, *, sigma=None, covariance="diag", sigma_update="sum",
+              slack="per-constraint", **params):
+    """One top-k update (pa, pa1, pa2, arow) of the stacked ``w`` (length K*D) on augmented
+    ``xa``; returns ``(w_new, sigma_new)`` (sigma ``None`` for PA)."""
+    p = _params(rule, params)
+    st = {"w": np.asarray(w, dtype=np.float64)}
+    if rule == "arow":
+        st["sigma"] = np.asarray(sigma, dtype=np.float64)
+    _, new = _mc_topk(rule, st, np.asarray(xa, dtype=np.float64), int(label), int(K), int(k),
+                      covariance, sigma_update, slack, p)
+    return new["w"], new.get("sigma")

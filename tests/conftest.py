@@ -1,0 +1,65 @@
+"""Shared fixtures: the algorithm cases every parametrized test runs over."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+#: (registered name, estimator params) — non-default values exercise every parameter.
+BINARY_CASES = [
+    ("perceptron", {}),
+    ("avg-perceptron", {}),
+    ("pa", {}),
+    ("pa1", {"C": 0.3}),
+    ("pa2", {"C": 0.3}),
+    ("pa-ls", {"C": 0.3}),
+    ("cw", {"eta": 0.8, "a": 0.7}),
+    ("cw", {"eta": 0.8, "a": 0.7, "covariance": "full"}),
+    ("cw-stdev", {"eta": 0.8, "a": 0.7}),
+    ("cw-stdev", {"eta": 0.8, "a": 0.7, "covariance": "full"}),
+    ("arow", {"r": 0.3, "a": 1.5}),
+    ("arow", {"r": 0.3, "a": 1.5, "diag_update": "direct"}),
+    ("arow", {"r": 0.3, "a": 1.5, "covariance": "full"}),
+    ("arow-h", {"r": 0.3, "a": 1.5}),
+    ("arow-h", {"r": 0.3, "a": 1.5, "covariance": "full"}),
+    ("sop", {"a": 0.8}),
+    ("sop", {"a": 0.8, "covariance": "full"}),
+    ("reg-pa", {"alpha": 0.05}),
+    ("l2-pa", {"beta": 10.0}),
+    ("soft-reg-pa", {"C": 0.3, "alpha": 0.05}),
+    ("adagrad", {"eta": 0.5, "lam": 0.01, "delta": 0.1}),
+]
+
+
+def case_id(case):
+    name, params = case
+    extra = [f"{v}" for k, v in params.items() if k in ("covariance", "diag_update")]
+    return "-".join([name] + extra)
+
+
+@pytest.fixture(params=BINARY_CASES, ids=[case_id(c) for c in BINARY_CASES])
+def binary_case(request):
+    return request.param
+
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def shared_file(relpath):
+    """Path of a file in ../shared/data, or skip the test with the reason."""
+    path = SHARED_DATA / relpath
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the shared data folder ships next to the repository "
+                    "for developers and CI, not with the package)")
+    return path
+
+
+def make_binary(rng, n=40, d=5, zero_rows=(), sparse_frac=0.0):
+    """Random binary data with labels from a noisy hyperplane."""
+    X = rng.normal(size=(n, d))
+    if sparse_frac:
+        X[rng.random(X.shape) < sparse_frac] = 0.0
+    for i in zero_rows:
+        X[i] = 0.0
+    w = rng.normal(size=d)
+    y = np.where(X @ w + 0.3 * rng.normal(size=n) > 0, 1, -1)
+    return X, y

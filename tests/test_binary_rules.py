@@ -1,0 +1,105 @@
+"""Every binary rule against the plain numpy reference, state compared after every round."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_binary
+from reference import binary_run, binary_scores
+
+import cwkit
+
+RTOL = 1e-12
+
+
+def _ref_params(name, params):
+    p = {k: v for k, v in params.items() if k != "covariance"}
+    return p
+
+
+def _est_state(est, full):
+    out = {"coef": est.coef_[0], "intercept": est.intercept_[0]}
+    if hasattr(type(est), "coef_var_"):
+        if full:
+            out["covariance"] = est.covariance_
+        else:
+            out["coef_var"] = est.coef_var_[0]
+            out["intercept_var"] = est.intercept_var_[0]
+    return out
+
+
+def _close(a, b, what, rnd):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
+    np.testing.assert_allclose(a, b, rtol=RTOL, atol=RTOL * scale,
+                               err_msg=f"{what} differs after round {rnd}")
+
+
+def _compare_run(name, params, X, y, sparse, fit_intercept):
+    full = params.get("covariance") == "full"
+    ref = binary_run(name, X, y, fit_intercept=fit_intercept,
+                     covariance=params.get("covariance", "diag"), **_ref_params(name, params))
+    est = cwkit.make(name, fit_intercept=fit_intercept, **params)
+    Xin = sp.csr_matrix(X) if sparse else X
+    for t, (mistake, state) in enumerate(ref):
+        est.partial_fit(Xin[t:t + 1], y[t:t + 1], classes=[-1, 1])
+        assert est.mistakes_ == int(mistake), f"mistake differs in round {t}"
+        got = _est_state(est, full)
+        for key, val in state.items():
+            if key == "intercept_var" and not fit_intercept:
+                continue
+            _close(got[key], val, key, t)
+    assert est.t_ == len(y)
+    scores = binary_scores(name, ref[-1][1], X, fit_intercept=fit_intercept,
+                           covariance=params.get("covariance", "diag"))
+    _close(est.decision_function(Xin), scores, "decision_function", len(y))
+    return est
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids=["icpt", "noicpt"])
+def test_rule_matches_reference_every_round(binary_case, sparse, fit_intercept):
+    name, params = binary_case
+    rng = np.random.default_rng(7)
+    X, y = make_binary(rng, n=40, d=5, zero_rows=(3,), sparse_frac=0.3)
+    _compare_run(name, params, X, y, sparse, fit_intercept)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids=["icpt", "noicpt"])
+def test_l2_pa_with_binding_norm_constraint(sparse, fit_intercept):
+    """Unit-norm rows and beta = 1.5: feasible on every round, and ||w|| <= beta binds."""
+    rng = np.random.default_rng(5)
+    X, y = make_binary(rng, n=60, d=5)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    est = _compare_run("l2-pa", {"beta": 1.5}, X, y, sparse, fit_intercept)
+    w = np.append(est.coef_[0], est.intercept_[0])
+    assert np.linalg.norm(w) == pytest.approx(1.5, rel=1e-9)
+
+
+def test_total_mistakes_of_one_pass_match_reference(binary_case):
+    """One partial_fit call over many rows counts the same mistakes as the reference."""
+    name, params = binary_case
+    rng = np.random.default_rng(11)
+    X, y = make_binary(rng, n=300, d=8)
+    ref = binary_run(name, X, y, covariance=params.get("covariance", "diag"),
+                     **_ref_params(name, params))
+    est = cwkit.make(name, **params).partial_fit(X, y)
+    assert est.mistakes_ == sum(m for m, _ in ref)
+    _close(est.coef_[0], ref[-1][1]["coef"], "coef", len(y))
+
+
+@pytest.mark.parametrize("name", ["cw", "arow"])
+@pytest.mark.parametrize("covariance", ["diag", "full"])
+def test_predict_proba_is_gaussian_probability(name, covariance):
+    """P(+1) = Phi(mu.x / sqrt(x^T Sigma x)), computed here from the fitted attributes."""
+    from scipy.special import ndtr
+    rng = np.random.default_rng(3)
+    X, y = make_binary(rng, n=60, d=4)
+    est = cwkit.make(name, covariance=covariance).fit(X, y)
+    Xa = np.hstack([X, np.ones((len(X), 1))])
+    mu = np.append(est.coef_[0], est.intercept_[0])
+    S = (est.covariance_ if covariance == "full"
+         else np.diag(np.append(est.coef_var_[0], est.intercept_var_[0])))
+    p = ndtr(Xa @ mu / np.sqrt(np.einsum("ij,jk,ik->i", Xa, S, Xa)))
+    proba = est.predict_proba(X)
+    np.testing.assert_allclose(proba[:, 1], p, rtol=1e-10)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
