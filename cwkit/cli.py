@@ -445,10 +445,10 @@ def _eval(args, spool):
                             f"{src.classes.tolist()}")
     progress = ev.Progress(enabled=not args.quiet)
     curve_every = args.curve_every if (args.curve or args.plot) else 0
-    options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed, "noise": args.noise,
-                   "cv": args.cv, "repeats": args.repeats, "tune_on": args.tune_on,
-                   "multiclass_params": mc, "curve_every": curve_every,
-                   "shuffle_window": args.shuffle_window, "progress": progress}
+    options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed,
+               "noise": args.noise, "cv": args.cv, "repeats": args.repeats,
+               "tune_on": args.tune_on, "multiclass_params": mc, "curve_every": curve_every,
+               "shuffle_window": args.shuffle_window, "progress": progress}
     tasks = [ev.evaluate(s, specs, test=t, **options) for s, t in zip(sources, tests)]
     report = {"tasks": tasks, "mean_rank": ev.mean_ranks(tasks)}
     if args.curve:

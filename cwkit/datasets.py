@@ -288,7 +288,8 @@ def flip_labels(y, rate, *, classes=None, seed=0, index=None):
         raise ValueError(f"noise rate must be in [0, 1], got {rate!r}")
     classes = np.unique(y) if classes is None else np.asarray(classes)
     pos = np.searchsorted(classes, y)
-    if y.size and (np.any(pos >= classes.size) or np.any(classes[np.minimum(pos, classes.size - 1)] != y)):
+    inside = pos < classes.size
+    if not inside.all() or np.any(classes[pos[inside]] != y[inside]):
         raise ValueError("flip_labels: y has labels that are not in classes")
     index = np.arange(y.size) if index is None else np.asarray(index)
     flipped = row_uniform(seed, index, stream=1) < rate
