@@ -246,6 +246,7 @@ class _Learner:
         self.examples = self.mistakes = self.updates = 0
         self.seconds = 0.0
         self.curve = []
+        self.failed = None
 
     def hyper_parameters(self):
         """The algorithm's own hyper-parameters with their effective values."""
@@ -345,8 +346,13 @@ class Progress:
             self.dirty = False
 
 
-def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label=""):
-    """Progressive run of ``learners`` over ``passes`` passes of ``source``."""
+def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="",
+         tolerate=False):
+    """Progressive run of ``learners`` over ``passes`` passes of ``source``.
+
+    With ``tolerate``, a learner whose model raises ValueError (e.g. a hyper-parameter
+    value that overflows) is dropped from the run and keeps the error in ``failed``.
+    """
     seen = 0
     if progress is not None:
         progress.start_run(label)
@@ -355,7 +361,14 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
             for piece in _pieces(y_clean.size, seen, curve_every):
                 Xp = X[piece]
                 for lr in learners:
-                    lr.learn(Xp, y_clean[piece], y_train[piece], flipped[piece])
+                    if lr.failed is not None:
+                        continue
+                    try:
+                        lr.learn(Xp, y_clean[piece], y_train[piece], flipped[piece])
+                    except ValueError as exc:
+                        if not tolerate:
+                            raise
+                        lr.failed = exc
                 seen += piece.stop - piece.start
                 if curve_every and seen % curve_every == 0:
                     for lr in learners:
@@ -406,7 +419,8 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
 
     ``tune_on="shuffled"``: a separate shuffled run of the training rows (seed 000 Sect.
     5.3: "optimized using a single randomized run"); ``"first-half"``: the first half of
-    the rows in stored order (seed 004 Sect. 4.2). Ties go to the earlier grid value.
+    the rows in stored order (seed 004 Sect. 4.2). Ties go to the earlier grid value; a
+    value whose model fails numerically (ValueError) is not chosen.
     """
     chosen = {}
     todo = [s for s in specs if s.grid]
@@ -434,9 +448,14 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
             learners.append(_Learner(spec, {**spec.params, **combo}, source.classes,
                                      multiclass_params))
             learners[-1].combo = combo
-    _run(source, tcfg, learners, passes, progress=progress, label=f"{source.name} (tuning)")
+    _run(source, tcfg, learners, passes, progress=progress, label=f"{source.name} (tuning)",
+         tolerate=True)
     for spec in todo:
-        mine = [lr for lr in learners if lr.spec is spec]
+        mine = [lr for lr in learners if lr.spec is spec and lr.failed is None]
+        if not mine:
+            failed = next(lr.failed for lr in learners if lr.spec is spec)
+            raise ValueError(f"{spec.label}: every value of --grid failed on the tuning "
+                             f"run; the first error: {failed}")
         best = min(mine, key=lambda lr: lr.mistakes)  # min keeps the first on ties
         chosen[spec.label] = best.combo
     return chosen
