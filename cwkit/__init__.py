@@ -15,6 +15,25 @@ except ImportError as exc:  # pragma: no cover - exercised only on an unbuilt tr
         "outside the source tree."
     ) from exc
 
+from .svmlight import (
+    SvmlightError,
+    SvmlightInfo,
+    SvmlightWarning,
+    dump_svmlight,
+    iter_svmlight,
+    load_svmlight,
+    scan_svmlight,
+)
+
+__all__ = [
+    "SvmlightError",
+    "SvmlightInfo",
+    "SvmlightWarning",
+    "dump_svmlight",
+    "iter_svmlight",
+    "load_svmlight",
+    "scan_svmlight",
+]
 __version__ = "0.1.0"
 
 from .base import NotFittedError  # noqa: E402

@@ -43,6 +43,8 @@ def as_rows(X, n_features=None, name="X"):
     NaN/inf, a wrong number of features or a non-2-D input.
     """
     if sp.issparse(X):
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported: {name} has complex values")
         if X.format != "csr":
             X = X.tocsr()
         if X.dtype != np.float64:
@@ -68,9 +70,14 @@ def as_rows(X, n_features=None, name="X"):
         args = (X.data, indices, indptr, _EMPTY_I32, d)
     else:
         try:
-            X = np.asarray(X, dtype=np.float64, order="C")
+            X = np.asarray(X)
+            complex_values = X.dtype.kind == "c"
+            if not complex_values:
+                X = np.asarray(X, dtype=np.float64, order="C")
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name} must be numeric: {exc}") from None
+        if complex_values:
+            raise ValueError(f"Complex data not supported: {name} has complex values")
         if X.ndim != 2:
             raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got "
                              f"shape {X.shape}; reshape a single sample with X.reshape(1, -1)")

@@ -1,1 +1,600 @@
-# svmlight/libsvm tokenizer (issue 3)
+# svmlight/libsvm tokenizer and writer (issue 3).
+#
+# Reading: `_svm_parse` turns complete lines of a bytes buffer into CSR arrays,
+# labels and query ids, with no Python object per token and without the GIL.
+# The caller (cwkit/svmlight.py) cuts the stream into blocks that end with
+# b"\n", sizes the output arrays from exact upper bounds (count of b":" for
+# nonzeros, of b"\n" for rows) and turns a non-zero status into an exception.
+# Indices are stored raw (as written in the file); the caller shifts them.
+#
+# Numbers: a token must match [+-]?(d+(.d*)?|.d+)([eE][+-]?d+)? -- no hex, no
+# inf/nan, no locale-specific decimal point.  Up to 19 significant digits are
+# accumulated exactly; when the digits fit in 53 bits and |exponent| <= 22 the
+# value is one correctly rounded IEEE operation on two exact doubles (Clinger's
+# fast path, W. D. Clinger, "How to read floating point numbers accurately",
+# PLDI 1990, Sect. 4), otherwise the C library's strtod, correctly rounded,
+# converts a canonical copy of the token with no decimal point
+# ("<digits>e<exp>"), so the result does not depend on LC_NUMERIC.  Either way
+# the value equals Python's float() of the token bit for bit.
+#
+# Writing: `_svm_format` renders rows with Python's shortest round-tripping
+# repr (PyOS_double_to_string, mode 'r') into one C buffer per call.
+
+from libc.stdlib cimport strtod, malloc, free
+from libc.string cimport memcpy, memchr
+from libc.math cimport isfinite
+from libc.stdint cimport uint64_t
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.mem cimport PyMem_Free
+
+cdef extern from "float.h":
+    # 0 when double arithmetic is evaluated in double (SSE2, ARM64): the fast
+    # path is exact only then, so it is disabled on x87 extended precision.
+    int FLT_EVAL_METHOD
+
+cdef extern from "Python.h":
+    char* PyOS_double_to_string(double val, char format_code, int precision,
+                                int flags, int* type) except NULL
+
+
+cpdef enum SvmStatus:
+    SVM_OK = 0
+    SVM_BAD_LABEL = 1
+    SVM_BAD_QID = 2
+    SVM_MISSING_COLON = 3
+    SVM_BAD_INDEX = 4
+    SVM_NEGATIVE_INDEX = 5
+    SVM_INDEX_OVERFLOW = 6
+    SVM_ZERO_INDEX = 7
+    SVM_INDEX_RANGE = 8
+    SVM_UNSORTED = 9
+    SVM_DUPLICATE = 10
+    SVM_BAD_VALUE = 11
+    SVM_NONFINITE_VALUE = 12
+    SVM_NON_TEXT = 13
+    SVM_MISSING_QID = 14
+    SVM_CAPACITY = 15
+
+
+# Byte classes: a token byte, a separator, end of line, start of a comment,
+# or a control byte that text files do not contain.
+cdef enum:
+    _C_TOKEN = 0
+    _C_SPACE = 1
+    _C_NEWLINE = 2
+    _C_HASH = 3
+    _C_CONTROL = 4
+
+cdef unsigned char _svm_class[256]
+cdef double _svm_pow10[23]
+
+
+cdef void _svm_init_tables() noexcept:
+    cdef int b
+    for b in range(256):
+        _svm_class[b] = _C_CONTROL if (b < 32 or b == 127) else _C_TOKEN
+    for b in b" \t\r\x0b\x0c":
+        _svm_class[b] = _C_SPACE
+    _svm_class[10] = _C_NEWLINE
+    _svm_class[35] = _C_HASH
+    _svm_pow10[0] = 1.0
+    for b in range(1, 23):
+        _svm_pow10[b] = _svm_pow10[b - 1] * 10.0   # exact: 10**22 < 2**53 * 2**22
+
+
+_svm_init_tables()
+
+# Number parser results.
+cdef enum:
+    _NUM_OK = 0
+    _NUM_SYNTAX = 1
+    _NUM_NONFINITE = 2
+
+# Exponents are capped here while reading: any larger one over/underflows.
+cdef enum:
+    _EXP_CAP = 100000000
+
+
+cdef inline bint _is_digit(unsigned char c) noexcept nogil:
+    return 48 <= c <= 57
+
+
+cdef int _svm_slow_number(const unsigned char* s, const unsigned char* e,
+                          long long exp10, double* out) noexcept nogil:
+    # strtod on "[-]<all mantissa digits>e<exp10>", exp10 already adjusted
+    # for the fraction digits; no '.', so LC_NUMERIC plays no part.
+    cdef char stack[128]
+    cdef char* buf = stack
+    cdef Py_ssize_t cap = (e - s) + 32
+    cdef Py_ssize_t n = 0
+    cdef const unsigned char* p = s
+    cdef char digits[24]
+    cdef int nd = 0
+    cdef unsigned long long a
+    cdef char* end
+    if cap > 128:
+        buf = <char*>malloc(cap)
+        if buf == NULL:
+            return _NUM_SYNTAX
+    if p[0] == 45:      # '-'
+        buf[n] = 45
+        n += 1
+    while p < e and (p[0] | 0x20) != 101:   # up to 'e' / 'E'
+        if _is_digit(p[0]):
+            buf[n] = <char>p[0]
+            n += 1
+        p += 1
+    buf[n] = 101
+    n += 1
+    if exp10 < 0:
+        buf[n] = 45
+        n += 1
+        a = <unsigned long long>(-exp10)
+    else:
+        a = <unsigned long long>exp10
+    while True:
+        digits[nd] = <char>(48 + a % 10)
+        nd += 1
+        a = a // 10
+        if a == 0:
+            break
+    while nd > 0:
+        nd -= 1
+        buf[n] = digits[nd]
+        n += 1
+    buf[n] = 0
+    out[0] = strtod(buf, &end)
+    if buf != stack:
+        free(buf)
+    return _NUM_OK if isfinite(out[0]) else _NUM_NONFINITE
+
+
+cdef inline int _svm_number(const unsigned char* s, double* out,
+                            const unsigned char** endp) noexcept nogil:
+    # Reads the longest prefix of s that can be part of a number and sets
+    # *endp after it; the caller checks what follows (a separator).
+    cdef const unsigned char* p = s
+    cdef bint neg = False
+    cdef bint eneg = False
+    cdef bint truncated = False
+    cdef uint64_t mant = 0
+    cdef int nsig = 0
+    cdef Py_ssize_t ndig = 0
+    cdef long long dexp = 0          # value = mant * 10**(dexp + ex)
+    cdef long long nfrac = 0         # all fraction digits (for the slow path)
+    cdef long long ex = 0
+    cdef unsigned int d
+    cdef double v
+    if p[0] == 43 or p[0] == 45:   # '+' '-'
+        neg = p[0] == 45
+        p += 1
+    while _is_digit(p[0]):
+        d = p[0] - 48
+        ndig += 1
+        if nsig < 19:
+            if nsig > 0 or d != 0:
+                mant = mant * 10 + d
+                nsig += 1
+        else:
+            dexp += 1
+            truncated = truncated or d != 0
+        p += 1
+    if p[0] == 46:   # '.'
+        p += 1
+        while _is_digit(p[0]):
+            d = p[0] - 48
+            ndig += 1
+            nfrac += 1
+            if nsig < 19:
+                if nsig > 0 or d != 0:
+                    mant = mant * 10 + d
+                    nsig += 1
+                dexp -= 1
+            else:
+                truncated = truncated or d != 0
+            p += 1
+    endp[0] = p
+    if ndig == 0:
+        return _NUM_SYNTAX
+    if (p[0] | 0x20) == 101:   # 'e' / 'E'
+        p += 1
+        if p[0] == 43 or p[0] == 45:
+            eneg = p[0] == 45
+            p += 1
+        if not _is_digit(p[0]):
+            endp[0] = p
+            return _NUM_SYNTAX
+        while _is_digit(p[0]):
+            if ex < _EXP_CAP:
+                ex = ex * 10 + (p[0] - 48)
+            p += 1
+        if eneg:
+            ex = -ex
+        endp[0] = p
+    if (FLT_EVAL_METHOD == 0 and not truncated and mant <= 9007199254740992ULL
+            and -22 <= dexp + ex <= 22):
+        v = <double>mant   # exact: mant <= 2**53
+        if dexp + ex >= 0:
+            v = v * _svm_pow10[dexp + ex]
+        else:
+            v = v / _svm_pow10[-(dexp + ex)]   # divisor >= 10: never zero
+        out[0] = -v if neg else v
+        return _NUM_OK
+    return _svm_slow_number(s, p, ex - nfrac, out)
+
+
+cdef struct SvmOut:
+    double* data
+    int* indices
+    long long* indptr         # indptr[r + 1] is written when row r is complete
+    double* labels
+    long long* label_ptr      # multilabel only, else NULL
+    long long* qids
+    Py_ssize_t cap_nnz
+    Py_ssize_t cap_rows
+    Py_ssize_t cap_labels
+    Py_ssize_t n_rows
+    Py_ssize_t nnz
+    Py_ssize_t n_labels
+    long long min_raw         # smallest / largest raw index seen, the line
+    long long max_raw         # of their first occurrence and its token
+    Py_ssize_t min_line
+    Py_ssize_t min_tok
+    Py_ssize_t max_line
+    Py_ssize_t max_tok
+
+
+cdef struct SvmErr:
+    Py_ssize_t line           # complete lines before the stop (or the end)
+    Py_ssize_t tok_start
+    Py_ssize_t tok_end
+    Py_ssize_t next_line      # where parsing may resume
+
+
+cdef inline Py_ssize_t _svm_token_end(const unsigned char* buf, Py_ssize_t p) noexcept nogil:
+    while _svm_class[buf[p]] == _C_TOKEN:
+        p += 1
+    return p
+
+
+cdef inline bint _svm_ends_token(unsigned char c) noexcept nogil:
+    return _svm_class[c] == _C_SPACE or _svm_class[c] == _C_NEWLINE or _svm_class[c] == _C_HASH
+
+
+cdef int _svm_bad_token(const unsigned char* buf, Py_ssize_t ts, int status,
+                        SvmErr* err) noexcept nogil:
+    # Records the token starting at ts; a control byte in it means the input
+    # is not text, whatever else is wrong with it.
+    cdef Py_ssize_t te = _svm_token_end(buf, ts)
+    err.tok_start = ts
+    if _svm_class[buf[te]] == _C_CONTROL:
+        err.tok_end = te + 1
+        return SVM_NON_TEXT
+    err.tok_end = te
+    return status
+
+
+cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t end,
+                          long long min_idx, long long max_idx, bint multilabel,
+                          bint need_qid, SvmOut* o, SvmErr* err) noexcept nogil:
+    # Parses lines in buf[pos:end]; buf[end - 1] must be b"\n" so that every
+    # scan stops inside the buffer.  On error the partial row is dropped.
+    cdef Py_ssize_t line = 0
+    cdef Py_ssize_t ts = 0, te, p, ds, line_start = pos, row_nnz0 = 0, row_lab0 = 0
+    cdef Py_ssize_t row_ts = 0
+    cdef long long idx, prev, q
+    cdef int status = SVM_OK
+    cdef int r
+    cdef unsigned char k
+    cdef double val
+    cdef bint first, has_qid, neg
+    cdef const unsigned char* ne
+    cdef const void* nl
+    while pos < end:
+        line_start = pos
+        row_nnz0 = o.nnz
+        row_lab0 = o.n_labels
+        while _svm_class[buf[pos]] == _C_SPACE:
+            pos += 1
+        k = _svm_class[buf[pos]]
+        if k == _C_NEWLINE or k == _C_HASH:
+            nl = memchr(buf + pos, 10, end - pos)
+            pos = (<const unsigned char*>nl - buf) + 1
+            line += 1
+            continue
+        if o.n_rows >= o.cap_rows:
+            status = SVM_CAPACITY
+            break
+        ts = row_ts = pos
+        first = True
+        has_qid = False
+        q = 0
+        # label(s)
+        if multilabel:
+            te = _svm_token_end(buf, ts)
+            p = ts
+            while p < te and buf[p] != 58:   # ':'
+                p += 1
+            if p == te:          # else no labels: the token is a feature
+                p = ts
+                while True:
+                    if o.n_labels >= o.cap_labels:
+                        status = SVM_CAPACITY
+                        break
+                    r = _svm_number(buf + p, &val, &ne)
+                    p = ne - buf
+                    if r != _NUM_OK or not (buf[p] == 44 or _svm_ends_token(buf[p])):
+                        status = _svm_bad_token(buf, ts, SVM_BAD_LABEL, err)
+                        break
+                    o.labels[o.n_labels] = val
+                    o.n_labels += 1
+                    if buf[p] != 44:
+                        break
+                    p += 1
+                if status != SVM_OK:
+                    break
+                pos = p
+        else:
+            r = _svm_number(buf + ts, &val, &ne)
+            pos = ne - buf
+            if r != _NUM_OK or not _svm_ends_token(buf[pos]):
+                status = _svm_bad_token(buf, ts, SVM_BAD_LABEL, err)
+                break
+            o.labels[o.n_rows] = val
+        prev = -1
+        while True:
+            while _svm_class[buf[pos]] == _C_SPACE:
+                pos += 1
+            k = _svm_class[buf[pos]]
+            if k == _C_NEWLINE:
+                pos += 1
+                break
+            if k == _C_HASH:
+                nl = memchr(buf + pos, 10, end - pos)
+                pos = (<const unsigned char*>nl - buf) + 1
+                break
+            ts = pos
+            if (first and buf[ts] == 113 and buf[ts + 1] == 105 and buf[ts + 2] == 100
+                    and buf[ts + 3] == 58):   # "qid:" (a shorter token stops at a separator)
+                first = False
+                p = ts + 4
+                neg = buf[p] == 45
+                if buf[p] == 45 or buf[p] == 43:
+                    p += 1
+                ds = p
+                while _is_digit(buf[p]) and p - ds < 19:
+                    q = q * 10 + (buf[p] - 48)
+                    p += 1
+                if p == ds or p - ds > 18 or not _svm_ends_token(buf[p]):
+                    status = _svm_bad_token(buf, ts, SVM_BAD_QID, err)
+                    break
+                if neg:
+                    q = -q
+                has_qid = True
+                pos = p
+                continue
+            first = False
+            p = ts
+            neg = buf[p] == 45
+            if neg:
+                p += 1
+            ds = p
+            idx = 0
+            while _is_digit(buf[p]):
+                if idx <= 2147483647:
+                    idx = idx * 10 + (buf[p] - 48)
+                p += 1
+            if buf[p] != 58 or p == ds or neg:
+                te = _svm_token_end(buf, ts)
+                ne = buf + ts
+                while ne < buf + te and ne[0] != 58:
+                    ne += 1
+                if ne == buf + te:
+                    status = SVM_MISSING_COLON
+                elif neg and p > ds and buf[p] == 58:
+                    status = SVM_NEGATIVE_INDEX
+                else:
+                    status = SVM_BAD_INDEX
+                status = _svm_bad_token(buf, ts, status, err)
+                break
+            if idx > 2147483647:
+                status = _svm_bad_token(buf, ts, SVM_INDEX_OVERFLOW, err)
+                break
+            if idx < min_idx:
+                status = _svm_bad_token(buf, ts, SVM_ZERO_INDEX, err)
+                break
+            if idx > max_idx:
+                status = _svm_bad_token(buf, ts, SVM_INDEX_RANGE, err)
+                break
+            if idx <= prev:
+                status = _svm_bad_token(buf, ts, SVM_DUPLICATE if idx == prev else SVM_UNSORTED,
+                                        err)
+                break
+            r = _svm_number(buf + p + 1, &val, &ne)
+            pos = ne - buf
+            if r != _NUM_OK or not _svm_ends_token(buf[pos]):
+                status = _svm_bad_token(
+                    buf, ts, SVM_NONFINITE_VALUE if r == _NUM_NONFINITE else SVM_BAD_VALUE, err)
+                break
+            if o.nnz >= o.cap_nnz:
+                status = SVM_CAPACITY
+                break
+            if prev < 0 and idx < o.min_raw:
+                o.min_raw = idx
+                o.min_line = line
+                o.min_tok = ts
+            o.data[o.nnz] = val
+            o.indices[o.nnz] = <int>idx
+            o.nnz += 1
+            prev = idx
+        if status != SVM_OK:
+            break
+        if need_qid and not has_qid:
+            status = _svm_bad_token(buf, row_ts, SVM_MISSING_QID, err)
+            break
+        if prev > o.max_raw:
+            o.max_raw = prev
+            o.max_line = line
+            o.max_tok = ts
+        o.qids[o.n_rows] = q
+        if o.label_ptr != NULL:
+            o.label_ptr[o.n_rows + 1] = o.n_labels
+        o.indptr[o.n_rows + 1] = o.nnz
+        o.n_rows += 1
+        line += 1
+    err.line = line
+    if status != SVM_OK:
+        o.nnz = row_nnz0
+        o.n_labels = row_lab0
+        if status == SVM_CAPACITY:
+            err.tok_start = err.tok_end = err.next_line = line_start
+        else:
+            nl = memchr(buf + err.tok_start, 10, end - err.tok_start)
+            err.next_line = (<const unsigned char*>nl - buf) + 1
+    return status
+
+
+def _svm_parse(const unsigned char[::1] buf, Py_ssize_t pos, Py_ssize_t end,
+               double[::1] data, int[::1] indices, long long[::1] indptr,
+               double[::1] labels, long long[::1] label_ptr, long long[::1] qids,
+               Py_ssize_t n_rows, Py_ssize_t nnz, Py_ssize_t n_labels,
+               long long min_idx, long long max_idx, bint multilabel, bint need_qid):
+    """Parse the lines of ``buf[pos:end]`` into preallocated arrays.
+
+    Rows, nonzeros and labels are appended after the first ``n_rows``,
+    ``nnz`` and ``n_labels`` entries; ``indptr[n_rows]`` (and
+    ``label_ptr[n_rows]`` when ``multilabel``) must already hold the start
+    offsets, and ``buf[end - 1]`` must be ``b"\\n"``.  Indices must lie in
+    ``[min_idx, max_idx]`` (raw, as written).  Without ``multilabel`` the
+    label of row ``r`` goes to ``labels[r]`` and ``label_ptr`` is unused.
+
+    Returns ``(status, n_rows, nnz, n_labels, (min_raw, min_line, min_tok),
+    (max_raw, max_line, max_tok), (lines, tok_start, tok_end, resume))``.
+    ``lines`` counts the complete lines before the stop (all lines when the
+    status is ``SVM_OK``); min/max are the extreme raw indices with the line
+    (counted from 0 at ``pos``) and offset of their first occurrence.  On a
+    bad line everything before it is kept and ``resume`` is the start of the
+    next line; on ``SVM_CAPACITY`` it is the start of the line that did not
+    fit, to be parsed again once the arrays have grown.
+    """
+    cdef SvmOut o
+    cdef SvmErr err
+    cdef int status
+    if (pos < 0 or end > buf.shape[0] or indptr.shape[0] < n_rows + 1
+            or (multilabel and label_ptr.shape[0] < n_rows + 1)):
+        raise ValueError("_svm_parse: inconsistent buffer or output sizes")
+    if end > pos and buf[end - 1] != 10:
+        raise ValueError("_svm_parse: the block must end with a newline")
+    o.data = &data[0] if data.shape[0] > 0 else NULL
+    o.indices = &indices[0] if indices.shape[0] > 0 else NULL
+    o.indptr = &indptr[0]
+    o.labels = &labels[0] if labels.shape[0] > 0 else NULL
+    o.label_ptr = &label_ptr[0] if multilabel else NULL
+    o.qids = &qids[0] if qids.shape[0] > 0 else NULL
+    o.cap_nnz = min(data.shape[0], indices.shape[0])
+    o.cap_rows = min(indptr.shape[0] - 1, qids.shape[0])
+    if multilabel:
+        o.cap_rows = min(o.cap_rows, label_ptr.shape[0] - 1)
+        o.cap_labels = labels.shape[0]
+    else:
+        o.cap_rows = min(o.cap_rows, labels.shape[0])
+        o.cap_labels = 0
+    o.n_rows = n_rows
+    o.nnz = nnz
+    o.n_labels = n_labels
+    o.min_raw = 2147483648
+    o.max_raw = -1
+    o.min_line = o.min_tok = o.max_line = o.max_tok = -1
+    err.line = err.tok_start = err.tok_end = 0
+    err.next_line = end
+    if end > pos:
+        with nogil:
+            status = _svm_parse_lines(&buf[0], pos, end, min_idx, max_idx, multilabel,
+                                      need_qid, &o, &err)
+    else:
+        status = SVM_OK
+    return (status, o.n_rows, o.nnz, o.n_labels,
+            (o.min_raw, o.min_line, o.min_tok), (o.max_raw, o.max_line, o.max_tok),
+            (err.line, err.tok_start, err.tok_end, err.next_line))
+
+
+cdef inline Py_ssize_t _svm_put_int(char* out, long long v) noexcept:
+    cdef char tmp[24]
+    cdef int n = 0
+    cdef Py_ssize_t k = 0
+    cdef unsigned long long a
+    if v < 0:
+        out[0] = 45
+        k = 1
+        a = <unsigned long long>0 - <unsigned long long>v
+    else:
+        a = <unsigned long long>v
+    while True:
+        tmp[n] = <char>(48 + a % 10)
+        n += 1
+        a = a // 10
+        if a == 0:
+            break
+    while n > 0:
+        n -= 1
+        out[k] = tmp[n]
+        k += 1
+    return k
+
+
+cdef inline Py_ssize_t _svm_put_double(char* out, double v) except -1:
+    cdef char* s = PyOS_double_to_string(v, b'r', 0, 0, NULL)
+    cdef Py_ssize_t n = 0
+    while s[n] != 0:
+        out[n] = s[n]
+        n += 1
+    PyMem_Free(s)
+    return n
+
+
+def _svm_format(const double[::1] data, const long long[::1] indices,
+                const long long[::1] indptr, const double[::1] labels,
+                const long long[::1] label_ptr, const long long[::1] qids,
+                bint with_qid, long long index_offset,
+                Py_ssize_t row_start, Py_ssize_t row_end):
+    """Render rows ``row_start:row_end`` as svmlight lines (bytes).
+
+    Row ``i`` has labels ``labels[label_ptr[i]:label_ptr[i + 1]]`` (joined by
+    commas), ``qid:qids[i]`` when ``with_qid``, and features
+    ``indices[j] + index_offset : data[j]`` for ``j`` in
+    ``indptr[i]:indptr[i + 1]``.  Numbers use Python's shortest repr that
+    round-trips (``repr(float)``), written without a trailing ``.0``.
+    """
+    cdef Py_ssize_t i, j, n = 0
+    cdef Py_ssize_t cap = 1
+    cdef char* out
+    # Upper bounds: a repr is at most 24 bytes, an int64 at most 20.
+    cap += (indptr[row_end] - indptr[row_start]) * (20 + 1 + 24 + 1)
+    cap += (label_ptr[row_end] - label_ptr[row_start]) * (24 + 1)
+    cap += (row_end - row_start) * (4 + 20 + 1 + 1)
+    out = <char*>malloc(cap)
+    if out == NULL:
+        raise MemoryError()
+    try:
+        for i in range(row_start, row_end):
+            for j in range(label_ptr[i], label_ptr[i + 1]):
+                if j > label_ptr[i]:
+                    out[n] = 44
+                    n += 1
+                n += _svm_put_double(out + n, labels[j])
+            if with_qid:
+                memcpy(out + n, b" qid:", 5)
+                n += 5
+                n += _svm_put_int(out + n, qids[i])
+            for j in range(indptr[i], indptr[i + 1]):
+                out[n] = 32
+                n += 1
+                n += _svm_put_int(out + n, indices[j] + index_offset)
+                out[n] = 58
+                n += 1
+                n += _svm_put_double(out + n, data[j])
+            out[n] = 10
+            n += 1
+        return PyBytes_FromStringAndSize(out, n)
+    finally:
+        free(out)

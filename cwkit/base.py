@@ -5,6 +5,7 @@ stores its arguments, ``get_params``/``set_params`` read the signature,
 ``fit`` resets, ``partial_fit`` makes exactly one pass in the given order.
 """
 import inspect
+import sys
 import warnings
 
 import numpy as np
@@ -26,6 +27,8 @@ COMMON = {
 
 def check_labels(y, n_rows):
     """Labels as a 1-D array; rejects continuous targets and length mismatches."""
+    if y is None:
+        raise ValueError("this classifier requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn("a column-vector y was passed where a 1-D array was expected; "
@@ -78,6 +81,12 @@ class OnlineClassifier:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+    def __sklearn_tags__(self):
+        """scikit-learn's estimator tags (only called where scikit-learn is installed)."""
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
+                    classifier_tags=ClassifierTags(), input_tags=InputTags(sparse=True))
+
     def _validate_params(self):
         P.validate(type(self).__name__, {**COMMON, **self._constraints}, self.get_params())
 
@@ -98,8 +107,13 @@ class OnlineClassifier:
         self._validate_params()
         rows = as_rows(X)
         y = check_labels(y, rows.n_rows)
+        shape = (rows.n_rows, rows.n_features)
         if rows.n_rows == 0:
-            raise ValueError("cannot fit on 0 samples: X and y are empty")
+            raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum "
+                             "of 1 is required")
+        if rows.n_features == 0:
+            raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum "
+                             "of 1 is required")
         classes = np.unique(y)
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
@@ -198,8 +212,8 @@ class OnlineClassifier:
     # -- prediction ---------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "classes_"):
-            raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; "
-                                 "call fit or partial_fit first")
+            raise _not_fitted_error()(f"this {type(self).__name__} instance is not fitted "
+                                      "yet; call fit or partial_fit first")
 
     def _rows(self, X):
         self._check_fitted()
@@ -239,7 +253,24 @@ class OnlineClassifier:
 
 
 class NotFittedError(ValueError, AttributeError):
-    """Raised when a model is used before fit or partial_fit (as scikit-learn does)."""
+    """Raised when a model is used before fit or partial_fit (as scikit-learn does).
+
+    Where scikit-learn has been imported, the exception raised is also an instance
+    of ``sklearn.exceptions.NotFittedError``, without cwkit importing scikit-learn.
+    """
+
+
+_SKLEARN_NOT_FITTED = []
+
+
+def _not_fitted_error():
+    sk = sys.modules.get("sklearn.exceptions")
+    if sk is None:
+        return NotFittedError
+    if not _SKLEARN_NOT_FITTED:
+        _SKLEARN_NOT_FITTED.append(type("NotFittedError", (NotFittedError, sk.NotFittedError),
+                                        {"__module__": __name__}))
+    return _SKLEARN_NOT_FITTED[0]
 
 
 class VarianceMixin:

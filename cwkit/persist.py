@@ -79,6 +79,8 @@ def load(path):
     try:
         with np.load(path, allow_pickle=False) as z:
             files = {k: z[k] for k in z.files}
+    except FileNotFoundError as exc:
+        raise ModelFileError(f"{path}: cannot read the model file ({exc.strerror})") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise ModelFileError(f"{path}: not a cwkit model file ({exc})") from None
     try:

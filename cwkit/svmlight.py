@@ -1,0 +1,796 @@
+"""Streaming svmlight / libsvm input and output.
+
+The compiled tokenizer (``cwkit._core._svm_parse``) turns blocks of complete
+lines into CSR arrays without the GIL; this module opens files, decompresses,
+cuts the stream into blocks at line ends, grows the output arrays, decides
+the index base and turns status codes into :class:`SvmlightError`.
+
+Format accepted (one example per line)::
+
+    <label>[,<label>...] [qid:<int>] <index>:<value> <index>:<value> ... [# comment]
+
+Labels and values are decimal numbers (``[+-]?digits[.digits][e[+-]digits]``;
+no hex, ``nan`` or ``inf``), indices are non-negative integers below 2**31 in
+strictly increasing order; tokens are separated by spaces or tabs, ``#``
+starts a comment, blank and comment-only lines are skipped, CRLF line ends
+and a last line without newline are accepted.
+"""
+import bz2
+import gzip
+import io
+import itertools
+import lzma
+import os
+import queue
+import re
+import sys
+import threading
+import warnings
+import zlib
+from collections import deque, namedtuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _core
+
+__all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight",
+           "iter_svmlight", "load_svmlight", "scan_svmlight"]
+
+_S = _core.SvmStatus
+_INT32_MAX = 2**31 - 1
+_CHUNK = 1 << 20            # bytes read per block
+_MAGIC = ((b"\x1f\x8b", "gz"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
+_SUFFIX = {".gz": "gz", ".bz2": "bz2", ".xz": "xz"}
+_OPENERS = {"gz": gzip.GzipFile, "bz2": bz2.BZ2File, "xz": lzma.LZMAFile}
+_TOKEN = re.compile(rb"[^ \t\r\n\x0b\x0c#]*")
+_EXPECTED = {
+    _S.SVM_BAD_LABEL: "invalid label {tok}: expected a finite decimal number such as 1, -1, "
+                      "0 or 2.5 (string labels are not svmlight/libsvm)",
+    _S.SVM_BAD_QID: "invalid query id {tok}: expected qid:<integer>",
+    _S.SVM_MISSING_COLON: "feature {tok} has no ':': expected <index>:<value>",
+    _S.SVM_BAD_INDEX: "feature index in {tok} is not an integer: expected <index>:<value> "
+                      "with a non-negative integer index",
+    _S.SVM_NEGATIVE_INDEX: "negative feature index in {tok}: indices must be >= 0",
+    _S.SVM_INDEX_OVERFLOW: "feature index in {tok} exceeds 2147483647 (int32)",
+    _S.SVM_ZERO_INDEX: "feature index 0 in {tok} in a one-based file: pass zero_based=True "
+                       "if the file is zero-based",
+    _S.SVM_INDEX_RANGE: "feature index in {tok} is beyond n_features={n_features}",
+    _S.SVM_UNSORTED: "feature {tok} is out of order: indices must be strictly increasing",
+    _S.SVM_DUPLICATE: "feature {tok} repeats the previous index: indices must be unique",
+    _S.SVM_BAD_VALUE: "invalid feature value in {tok}: expected a decimal number "
+                      "(no hex, nan or inf)",
+    _S.SVM_NONFINITE_VALUE: "feature value in {tok} is out of the range of a double",
+    _S.SVM_NON_TEXT: "non-text byte in {tok}: this is not an svmlight/libsvm text file "
+                     "(binary or an unrecognised compression?)",
+    _S.SVM_MISSING_QID: "the row starting with {tok} has no qid:<integer> but query_id=True",
+}
+
+
+class SvmlightError(ValueError):
+    """A malformed svmlight/libsvm input, located by file and line.
+
+    Attributes
+    ----------
+    path : str
+        The file name (``"<stdin>"`` or the file object's name).
+    line : int
+        The 1-based line number.
+    token : str
+        The offending token (empty when the problem is the stream itself).
+    """
+
+    def __init__(self, path, line, token, message):
+        self.path = path
+        self.line = line
+        self.token = token
+        super().__init__(f"{path}, line {line}: {message}")
+
+
+class SvmlightWarning(UserWarning):
+    """Bad lines were skipped (``on_error="skip"``)."""
+
+
+SvmlightInfo = namedtuple("SvmlightInfo", "n_samples n_features nnz zero_based classes")
+SvmlightInfo.__doc__ = """Summary of an svmlight file from :func:`scan_svmlight`.
+
+Fields: ``n_samples``, ``n_features`` (largest index + 1 after the base
+shift), ``nnz``, ``zero_based`` (the base used) and ``classes`` (sorted
+distinct labels, a float64 array)."""
+
+
+def _show(token):
+    text = token[:60].decode("ascii", "backslashreplace")
+    return repr(text + ("..." if len(token) > 60 else ""))
+
+
+class _Prefixed(io.RawIOBase):
+    """A read-only stream that first returns ``head`` then reads ``stream``."""
+
+    def __init__(self, head, stream):
+        self._head = head
+        self._stream = stream
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._stream.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+
+class _Source:
+    """An opened input: a binary stream of text, decompressed, and its name."""
+
+    def __init__(self, f):
+        self._owned = []
+        if isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
+            raw, self.name, suffix = sys.stdin.buffer, "<stdin>", ""
+        elif isinstance(f, (str, bytes, os.PathLike)):
+            path = os.fsdecode(f)
+            raw = open(path, "rb")  # noqa: SIM115 - closed by close()
+            self._owned.append(raw)
+            self.name, suffix = path, os.path.splitext(path)[1].lower()
+        elif hasattr(f, "read"):
+            if isinstance(f, io.TextIOBase) or isinstance(f.read(0), str):
+                raise TypeError("svmlight input must be a path or a binary file object; "
+                                "open the file with mode 'rb'")
+            raw = f
+            name = getattr(f, "name", None)
+            self.name = name if isinstance(name, str) else "<file>"
+            suffix = os.path.splitext(self.name)[1].lower()
+        else:
+            raise TypeError(f"svmlight input must be a path, '-' or a binary file object, "
+                            f"not {type(f).__name__}")
+        if hasattr(raw, "peek"):
+            head = raw.peek(6)[:6]
+        else:
+            head = raw.read(6)
+            raw = io.BufferedReader(_Prefixed(head, raw))
+            self._owned.append(raw)
+        kind = next((k for magic, k in _MAGIC if head.startswith(magic)), _SUFFIX.get(suffix))
+        if kind is not None:
+            raw = _OPENERS[kind](fileobj=raw, mode="rb") if kind == "gz" else _OPENERS[kind](raw)
+            self._owned.append(raw)
+        self.stream = raw
+
+    def close(self):
+        for obj in reversed(self._owned):
+            obj.close()
+
+
+class _StreamError(Exception):
+    """Reading or decompressing failed; the caller adds the line number."""
+
+
+def _blocks(stream, chunk_size):
+    """Yield ``(buffer, end)``: ``buffer[:end]`` holds complete lines and ends in b"\\n"."""
+    tail = []
+    while True:
+        try:
+            data = stream.read(chunk_size)
+        except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
+            raise _StreamError(f"the compressed stream is truncated or corrupt ({exc})") from exc
+        if not data:
+            break
+        end = data.rfind(b"\n") + 1
+        if end == 0:
+            tail.append(data)
+            continue
+        if tail:
+            tail.append(data)
+            data = b"".join(tail)
+            end += len(data) - len(tail[-1])
+        yield data, end
+        tail = [data[end:]] if end < len(data) else []
+    if tail:
+        data = b"".join(tail) + b"\n"
+        yield data, len(data)
+
+
+def _prefetched(iterable):
+    """Run ``iterable`` in a background thread, at most one item ahead.
+
+    The worker computes item i + 1 while the caller uses item i (the GIL is
+    released while reading, decompressing and parsing); exceptions are
+    re-raised in the caller.
+    """
+    items = queue.Queue()
+    slots = threading.Semaphore(1)
+    stop = threading.Event()
+    done = object()
+
+    def work():
+        it = iter(iterable)
+        try:
+            while True:
+                slots.acquire()
+                if stop.is_set():
+                    return
+                try:
+                    item = next(it)
+                except StopIteration:
+                    items.put((done, None))
+                    return
+                items.put((item, None))
+        except BaseException as exc:   # noqa: BLE001 - handed to the caller
+            items.put((done, exc))
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+
+    worker = threading.Thread(target=work, name="cwkit-svmlight-prefetch", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item, exc = items.get()
+            slots.release()
+            if exc is not None:
+                raise exc
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        slots.release()
+        worker.join()
+
+
+class _Out:
+    """Growable CSR output arrays filled by the tokenizer (raw indices)."""
+
+    def __init__(self, rows, nnz, multilabel):
+        self.data = np.empty(nnz, np.float64)
+        self.indices = np.empty(nnz, np.int32)
+        self.indptr = np.zeros(rows + 1, np.int64)
+        self.labels = np.empty(2 * rows if multilabel else rows, np.float64)
+        self.label_ptr = np.zeros(rows + 1 if multilabel else 1, np.int64)
+        self.qids = np.empty(rows, np.int64)
+        self.n_rows = self.nnz = self.n_labels = 0
+        self.multilabel = multilabel
+
+    def grow(self):
+        """Double every capacity that is full (resize in place, no extra copy)."""
+        if self.nnz >= len(self.data) - 1:
+            n = 2 * len(self.data) + 1024
+            self.data.resize(n, refcheck=False)
+            self.indices.resize(n, refcheck=False)
+        if self.n_rows >= len(self.qids) - 1 or self.n_labels >= len(self.labels) - 1:
+            n = 2 * len(self.qids) + 1024
+            self.indptr.resize(n + 1, refcheck=False)
+            self.qids.resize(n, refcheck=False)
+            if self.multilabel:
+                self.label_ptr.resize(n + 1, refcheck=False)
+                self.labels.resize(2 * len(self.labels) + 1024, refcheck=False)
+            else:
+                self.labels.resize(n, refcheck=False)
+
+    def trim(self):
+        """Shrink to the filled sizes (in place)."""
+        self.data.resize(self.nnz, refcheck=False)
+        self.indices.resize(self.nnz, refcheck=False)
+        self.indptr.resize(self.n_rows + 1, refcheck=False)
+        self.qids.resize(self.n_rows, refcheck=False)
+        if self.multilabel:
+            self.label_ptr.resize(self.n_rows + 1, refcheck=False)
+            self.labels.resize(self.n_labels, refcheck=False)
+        else:
+            self.labels.resize(self.n_rows, refcheck=False)
+
+
+class _Extreme:
+    """The smallest or largest raw index seen, with its line and token."""
+
+    __slots__ = ("line", "token", "value")
+
+    def __init__(self, value):
+        self.value, self.line, self.token = value, 0, b""
+
+
+class _Parser:
+    """Feeds blocks to the tokenizer, tracking lines, skips and index extremes."""
+
+    def __init__(self, name, n_features, zero_based, query_id, multilabel, on_error):
+        self.name = name
+        self.multilabel = multilabel
+        self.query_id = query_id
+        self.skip = on_error == "skip"
+        self.n_features = n_features
+        self.min_idx = 1 if zero_based is False else 0
+        if n_features is None:
+            self.max_idx = _INT32_MAX
+        else:
+            self.max_idx = n_features - (1 if zero_based is True else 0)
+        self.line = 0                 # complete lines consumed so far
+        self.skipped = 0
+        self.first_skip = None
+
+    def error(self, status, line, token):
+        message = _EXPECTED[status].format(tok=_show(token), n_features=self.n_features)
+        return SvmlightError(self.name, line, token.decode("ascii", "backslashreplace"),
+                             message)
+
+    def stream_error(self, exc):
+        return SvmlightError(self.name, self.line + 1, "", str(exc))
+
+    def parse(self, buf, end, out, lo, hi):
+        """Parse ``buf[:end]`` into ``out``; update the extremes ``lo``, ``hi``."""
+        pos = 0
+        while True:
+            status, out.n_rows, out.nnz, out.n_labels, mn, mx, err = _core._svm_parse(
+                buf, pos, end, out.data, out.indices, out.indptr, out.labels, out.label_ptr,
+                out.qids, out.n_rows, out.nnz, out.n_labels, self.min_idx, self.max_idx,
+                self.multilabel, self.query_id)
+            lines, tok_start, tok_end, resume = err
+            if mn[0] < lo.value:
+                lo.value, lo.line = mn[0], self.line + mn[1] + 1
+                lo.token = _TOKEN.match(buf, mn[2]).group()
+            if mx[0] > hi.value:
+                hi.value, hi.line = mx[0], self.line + mx[1] + 1
+                hi.token = _TOKEN.match(buf, mx[2]).group()
+            self.line += lines
+            if status == _S.SVM_OK:
+                return
+            pos = resume
+            if status == _S.SVM_CAPACITY:
+                out.grow()
+                continue
+            exc = self.error(status, self.line + 1, bytes(buf[tok_start:tok_end]))
+            if not self.skip:
+                raise exc
+            self.skipped += 1
+            self.first_skip = self.first_skip or exc
+            self.line += 1
+
+    def warn_skipped(self):
+        if self.skipped:
+            warnings.warn(f"{self.name}: skipped {self.skipped} bad line(s); the first: "
+                          f"{self.first_skip}", SvmlightWarning, stacklevel=3)
+
+
+def _check_args(n_features, zero_based, dtype, on_error):
+    if zero_based not in (True, False, "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
+    if n_features is not None:
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
+            raise TypeError(f"n_features must be an int or None, not {n_features!r}")
+        if not 0 <= n_features <= _INT32_MAX:
+            raise ValueError(f"n_features must be in [0, 2**31 - 1], not {n_features}")
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise ValueError(f"dtype must be a floating-point type, not {dtype}")
+    return dtype
+
+
+def _check_base(parser, hi, zero_based):
+    """Check the largest index against ``n_features`` once the base is known.
+
+    The tokenizer already enforced the bound for an explicit base; with
+    ``"auto"`` it allowed ``n_features`` itself, which a zero-based file
+    must not contain.
+    """
+    if (zero_based and parser.n_features is not None
+            and hi.value >= parser.n_features):
+        raise parser.error(_S.SVM_INDEX_RANGE, hi.line, hi.token)
+
+
+def _labels(out):
+    if not out.multilabel:
+        return out.labels
+    ptr = out.label_ptr.tolist()
+    flat = out.labels.tolist()
+    return [tuple(sorted(flat[a:b])) for a, b in itertools.pairwise(ptr)]
+
+
+def _csr(out, n_cols, dtype):
+    data = out.data if dtype == np.float64 else out.data.astype(dtype)
+    return sp.csr_matrix((data, out.indices, out.indptr), shape=(out.n_rows, n_cols), copy=False)
+
+
+def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query_id=False,
+                  multilabel=False, on_error="raise", chunk_size=_CHUNK):
+    """Read a whole svmlight/libsvm file into a CSR matrix.
+
+    Parameters
+    ----------
+    f : str, path-like or binary file object
+        The input; ``"-"`` reads standard input.  gzip, bzip2 and xz streams
+        are decompressed, recognised by their magic bytes or by the suffix
+        ``.gz``, ``.bz2``, ``.xz``.
+    n_features : int, optional
+        Number of columns.  An index beyond it is an error.  By default the
+        largest index + 1.
+    zero_based : bool or "auto"
+        Whether index 0 is the first column.  ``"auto"`` (as scikit-learn's
+        ``load_svmlight_file``): the file is zero-based if any index 0
+        appears in it, otherwise one-based (libsvm's convention) and every
+        index is shifted down by one.
+    dtype : floating dtype
+        dtype of ``X.data``; values are parsed in double precision and cast.
+    query_id : bool
+        Also return the ``qid:`` of every row (then every row must have one).
+        When False, ``qid:`` fields are accepted and ignored.
+    multilabel : bool
+        Labels are comma-separated lists (``1,3``; a row may have none);
+        ``y`` is then a list of sorted tuples of floats.
+    on_error : {"raise", "skip"}
+        ``"skip"`` drops malformed lines and reports how many (with the
+        first error) in one :class:`SvmlightWarning`.  Errors of the stream
+        itself (truncated compression) are always raised.
+    chunk_size : int
+        Bytes read at a time; it changes speed, never the result.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        Canonical CSR (sorted, unique indices).
+    y : ndarray of float64, or list of tuples when ``multilabel``
+    qid : ndarray of int64
+        Only when ``query_id`` is True.
+
+    Raises
+    ------
+    SvmlightError
+        For any malformed line (with the file, the 1-based line and the
+        offending token) or a truncated/corrupt compressed stream; no
+        partial result is returned.
+
+    Notes
+    -----
+    Values equal Python's ``float()`` of their token bit for bit: the
+    tokenizer uses Clinger's exact fast path (W. D. Clinger, "How to read
+    floating point numbers accurately", PLDI 1990) when the digits fit in
+    53 bits and the power of ten is exact, and the C library's correctly
+    rounded ``strtod`` otherwise.  Reading and decompressing run in a
+    background thread while the caller's thread parses (one block ahead).
+    """
+    dtype = _check_args(n_features, zero_based, dtype, on_error)
+    source = _Source(f)
+    try:
+        parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
+        out = _Out(1 << 12, 1 << 16, multilabel)
+        lo, hi = _Extreme(2**31), _Extreme(-1)
+        blocks = _prefetched(_blocks(source.stream, chunk_size))
+        try:
+            for buf, end in blocks:
+                parser.parse(buf, end, out, lo, hi)
+        except _StreamError as exc:
+            raise parser.stream_error(exc) from exc.__cause__
+        finally:
+            blocks.close()
+    finally:
+        source.close()
+    if zero_based == "auto":
+        zero_based = lo.value == 0
+    _check_base(parser, hi, zero_based)
+    out.trim()
+    if not zero_based:
+        out.indices -= 1
+    n_cols = n_features if n_features is not None else hi.value + (1 if zero_based else 0)
+    parser.warn_skipped()
+    X = _csr(out, max(n_cols, 0), dtype)
+    y = _labels(out)
+    return (X, y, out.qids) if query_id else (X, y)
+
+
+def _pieces(source, parser, chunk_size, multilabel):
+    """Parse block by block: yield ``_Out`` objects carrying their extremes."""
+    try:
+        for buf, end in _blocks(source.stream, chunk_size):
+            out = _Out(end // 64 + 16, end // 8 + 64, multilabel)
+            lo, hi = _Extreme(2**31), _Extreme(-1)
+            parser.parse(buf, end, out, lo, hi)
+            out.trim()
+            out.lo, out.hi = lo, hi
+            yield out
+    except _StreamError as exc:
+        raise parser.stream_error(exc) from exc.__cause__
+
+
+def _take(pending, k, multilabel):
+    """Remove the first ``k`` rows from ``pending`` (deque of ``[out, row]``)
+    and return them as a new ``_Out`` (copies; raw indices)."""
+    parts = []
+    while k > 0:
+        out, start = pending[0]
+        stop = min(out.n_rows, start + k)
+        parts.append((out, start, stop))
+        k -= stop - start
+        if stop == out.n_rows:
+            pending.popleft()
+        else:
+            pending[0][1] = stop
+    batch = _Out(0, 0, multilabel)
+    a = [o.indptr[s] for o, s, _ in parts]
+    b = [o.indptr[e] for o, _, e in parts]
+    batch.data = np.concatenate([o.data[i:j] for (o, _, _), i, j in zip(parts, a, b)])
+    batch.indices = np.concatenate([o.indices[i:j] for (o, _, _), i, j in zip(parts, a, b)])
+    offsets = np.cumsum([0] + [j - i for i, j in zip(a, b)])
+    batch.indptr = np.concatenate(
+        [[0]] + [o.indptr[s + 1:e + 1] - o.indptr[s] + off
+                 for (o, s, e), off in zip(parts, offsets)]).astype(np.int64)
+    batch.qids = np.concatenate([o.qids[s:e] for o, s, e in parts])
+    batch.n_rows = len(batch.qids)
+    batch.nnz = len(batch.data)
+    if multilabel:
+        la = [o.label_ptr[s] for o, s, _ in parts]
+        lb = [o.label_ptr[e] for o, _, e in parts]
+        batch.labels = np.concatenate([o.labels[i:j] for (o, _, _), i, j in zip(parts, la, lb)])
+        loffs = np.cumsum([0] + [j - i for i, j in zip(la, lb)])
+        batch.label_ptr = np.concatenate(
+            [[0]] + [o.label_ptr[s + 1:e + 1] - o.label_ptr[s] + off
+                     for (o, s, e), off in zip(parts, loffs)]).astype(np.int64)
+    else:
+        batch.labels = np.concatenate([o.labels[s:e] for o, s, e in parts])
+    return batch
+
+
+def iter_svmlight(f, batch_size=10_000, n_features=None, zero_based="auto", dtype=np.float64,
+                  query_id=False, multilabel=False, on_error="raise", prefetch=True,
+                  chunk_size=_CHUNK):
+    """Read an svmlight/libsvm file in batches of rows, in bounded memory.
+
+    Parameters
+    ----------
+    f, dtype, query_id, multilabel, on_error, chunk_size
+        As in :func:`load_svmlight`.
+    batch_size : int
+        Rows per batch (the last batch may be smaller).  Memory is about one
+        batch, one pending block of ``chunk_size`` bytes and one block parsed
+        ahead, whatever the file size.
+    n_features : int, optional
+        Width of every batch; an index beyond it is an error.  When None a
+        batch is ``max index seen so far + 1`` wide, so widths never shrink
+        but may grow; for a stable width pass ``n_features`` (for example
+        from :func:`scan_svmlight`).
+    zero_based : bool or "auto"
+        ``"auto"`` cannot look at the whole stream before the first batch,
+        so it decides from the first batch (zero-based if index 0 appears in
+        it, otherwise one-based as libsvm files are) and then holds the
+        file to that decision: an index 0 in a later batch of a file judged
+        one-based raises :class:`SvmlightError` rather than silently
+        shifting columns.  The batches are thus always those of
+        :func:`load_svmlight` or an error, never different data; pass the
+        base explicitly (or take it from :func:`scan_svmlight`) for files
+        whose first batch does not tell.
+    prefetch : bool
+        Read, decompress and parse the next block in a background thread
+        (the GIL is released) while the caller works on the current batch;
+        at most one block ahead.
+
+    Yields
+    ------
+    X : scipy.sparse.csr_matrix of shape (n_rows, width)
+    y : ndarray of float64, or list of tuples when ``multilabel``
+    qid : ndarray of int64
+        Only when ``query_id`` is True.
+
+    Raises
+    ------
+    SvmlightError
+        When a bad line is reached (batches before it have been yielded).
+    """
+    dtype = _check_args(n_features, zero_based, dtype, on_error)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+            or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
+    return _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on_error,
+                 prefetch, chunk_size)
+
+
+def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on_error,
+          prefetch, chunk_size):
+    source = _Source(f)
+    parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
+    pieces = _pieces(source, parser, chunk_size, multilabel)
+    if prefetch:
+        pieces = _prefetched(pieces)
+    pending = deque()
+    n_pending = 0
+    width = 0 if n_features is None else n_features
+    base = None if zero_based == "auto" else zero_based
+
+    def check(out):
+        if base is False and out.lo.value == 0:
+            raise parser.error(_S.SVM_ZERO_INDEX, out.lo.line, out.lo.token)
+        _check_base(parser, out.hi, base)
+
+    def batch(k):
+        nonlocal base, width
+        if base is None:
+            head = _take(deque([out, row] for out, row in pending), k, multilabel)
+            base = bool(head.nnz) and int(head.indices.min()) == 0
+            for out, _ in pending:
+                check(out)
+        b = _take(pending, k, multilabel)
+        if not base:
+            b.indices -= 1
+        if n_features is None and b.nnz:
+            width = max(width, int(b.indices.max()) + 1)
+        X = _csr(b, width, dtype)
+        y = _labels(b)
+        return (X, y, b.qids) if query_id else (X, y)
+
+    try:
+        for out in pieces:
+            if base is not None:
+                check(out)
+            if out.n_rows:
+                pending.append([out, 0])
+                n_pending += out.n_rows
+            while n_pending >= batch_size:
+                n_pending -= batch_size
+                yield batch(batch_size)
+        if n_pending:
+            yield batch(n_pending)
+        parser.warn_skipped()
+    finally:
+        pieces.close()
+        source.close()
+
+
+def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_error="raise",
+                  chunk_size=_CHUNK):
+    """One pass over a file for its shape, index base and label set.
+
+    For a stable batch width and index base in :func:`iter_svmlight` (as the
+    CLI uses it): ``info = scan_svmlight(f)`` then ``iter_svmlight(f,
+    n_features=info.n_features, zero_based=info.zero_based)``.  Memory is
+    bounded by one block; the base is decided as :func:`load_svmlight` does.
+
+    Parameters
+    ----------
+    f, zero_based, query_id, multilabel, on_error, chunk_size
+        As in :func:`load_svmlight`.
+
+    Returns
+    -------
+    SvmlightInfo
+        ``(n_samples, n_features, nnz, zero_based, classes)``.
+    """
+    _check_args(None, zero_based, np.float64, on_error)
+    source = _Source(f)
+    parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error)
+    pieces = _pieces(source, parser, chunk_size, multilabel)
+    n_rows = nnz = 0
+    lo, hi = 2**31, -1
+    classes = np.empty(0)
+    try:
+        for out in pieces:
+            n_rows += out.n_rows
+            nnz += out.nnz
+            lo, hi = min(lo, out.lo.value), max(hi, out.hi.value)
+            classes = np.union1d(classes, out.labels)
+    finally:
+        pieces.close()
+        source.close()
+    parser.warn_skipped()
+    base = lo == 0 if zero_based == "auto" else zero_based
+    return SvmlightInfo(n_rows, max(hi + (1 if base else 0), 0), nnz, base, classes)
+
+
+def _dump_labels(y, n, multilabel):
+    if multilabel:
+        rows = [np.asarray(labels, dtype=np.float64).ravel() for labels in y]
+        if len(rows) != n:
+            raise ValueError(f"y has {len(rows)} label lists for {n} rows of X")
+        flat = np.concatenate(rows) if rows else np.empty(0)
+        ptr = np.concatenate([[0], np.cumsum([len(r) for r in rows], dtype=np.int64)])
+    else:
+        flat = np.asarray(y, dtype=np.float64)
+        if flat.ndim != 1 or len(flat) != n:
+            raise ValueError(f"y must be 1-D with {n} labels (one per row of X), "
+                             f"got shape {flat.shape}; pass multilabel=True for label lists")
+        ptr = np.arange(n + 1, dtype=np.int64)
+    if not np.all(np.isfinite(flat)):
+        raise ValueError("y contains nan or inf, which svmlight/libsvm cannot represent")
+    return np.ascontiguousarray(flat), ptr
+
+
+def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multilabel=False):
+    """Write a matrix and labels in svmlight/libsvm format.
+
+    Every stored entry of a sparse ``X`` is written (zeros of a dense ``X``
+    are not), with indices sorted; values and labels are written with
+    Python's shortest repr that round-trips, so :func:`load_svmlight` reads
+    back exactly the same doubles.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+        Finite values; cast to float64 (exact for float32 and smaller
+        integers).
+    y : array-like of shape (n_samples,), or a sequence of label sequences
+        when ``multilabel``.
+    f : str, path-like or binary file object
+        ``"-"`` writes to standard output; a path ending in ``.gz``,
+        ``.bz2`` or ``.xz`` is compressed accordingly.
+    zero_based : bool
+        Write column j as index j (True) or j + 1 (False, libsvm's one-based
+        convention).
+    query_id : array-like of int, optional
+        A ``qid:`` per row.
+    comment : str, optional
+        Written first, as ``#`` comment lines (UTF-8).
+    multilabel : bool
+        ``y`` holds a sequence of labels per row, written comma-separated.
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64, copy=False)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        X = sp.csr_matrix(X)
+    n = X.shape[0]
+    if not np.all(np.isfinite(X.data)):
+        row = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0], "right")) - 1
+        raise ValueError(f"X contains nan or inf (row {row}), which svmlight/libsvm "
+                         "cannot represent")
+    labels, label_ptr = _dump_labels(y, n, multilabel)
+    if query_id is not None:
+        qids = np.asarray(query_id)
+        if qids.shape != (n,) or qids.dtype.kind not in "iu":
+            raise ValueError(f"query_id must be {n} integers (one per row of X)")
+        qids = qids.astype(np.int64)
+    else:
+        qids = np.zeros(n, np.int64)
+    data = np.ascontiguousarray(X.data, dtype=np.float64)
+    indptr = X.indptr.astype(np.int64)
+    indices = X.indices
+    head = b""
+    if comment is not None:
+        if "\0" in comment:
+            raise ValueError("comment must not contain NUL bytes")
+        head = "".join(f"# {line}\n" for line in comment.splitlines()).encode("utf-8")
+    offset = 0 if zero_based else 1
+    target, owned = _writer(f)
+    try:
+        target.write(head)
+        start = 0
+        while start < n:
+            # at most 2**18 nonzeros (unless one row has more) and 2**16 rows
+            # per call: a few MiB of text
+            stop = int(np.searchsorted(indptr, indptr[start] + (1 << 18), "right")) - 1
+            stop = min(max(stop, start + 1), start + (1 << 16), n)
+            a, b = indptr[start], indptr[stop]
+            target.write(_core._svm_format(
+                data[a:b], indices[a:b].astype(np.int64), indptr[start:stop + 1] - a,
+                labels, label_ptr[start:stop + 1], qids[start:stop], query_id is not None,
+                offset, 0, stop - start))
+            start = stop
+    finally:
+        for obj in reversed(owned):
+            obj.close()
+
+
+def _writer(f):
+    """A binary stream to write to and the objects to close afterwards."""
+    if isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
+        return sys.stdout.buffer, []
+    if isinstance(f, (str, bytes, os.PathLike)):
+        path = os.fsdecode(f)
+        kind = _SUFFIX.get(os.path.splitext(path)[1].lower())
+        raw = open(path, "wb")  # noqa: SIM115 - the caller closes it
+        if kind is None:
+            return raw, [raw]
+        comp = _OPENERS[kind](fileobj=raw, mode="wb") if kind == "gz" else _OPENERS[kind](raw, "wb")
+        return comp, [raw, comp]
+    if hasattr(f, "write"):
+        if isinstance(f, io.TextIOBase):
+            raise TypeError("svmlight output must be a binary file object; open it with 'wb'")
+        return f, []
+    raise TypeError(f"svmlight output must be a path, '-' or a binary file object, "
+                    f"not {type(f).__name__}")

@@ -1,0 +1,114 @@
+"""Model files: exact round trip, no code execution, clear errors for bad files."""
+import json
+import zipfile
+
+import numpy as np
+import pytest
+from conftest import make_binary
+
+import cwkit
+
+
+def _fitted_attrs(est):
+    out = {}
+    for name in ("coef_", "intercept_", "coef_var_", "intercept_var_", "covariance_",
+                 "classes_", "n_features_in_", "t_", "mistakes_", "n_updates_"):
+        try:
+            out[name] = getattr(est, name)
+        except AttributeError:
+            pass
+    return out
+
+
+@pytest.mark.parametrize("labels", ["int", "str"])
+def test_round_trip_is_exact_and_training_continues(binary_case, tmp_path, labels):
+    name, params = binary_case
+    X, y = make_binary(np.random.default_rng(1), n=80, d=6)
+    if labels == "str":
+        y = np.where(y > 0, "pos", "neg")
+    est = cwkit.make(name, random_state=5, **params).fit(X, y)
+    path = tmp_path / "model.cwk"
+    cwkit.save(est, path)
+    back = cwkit.load(path)
+    assert type(back) is type(est) and back.get_params() == est.get_params()
+    a, b = _fitted_attrs(est), _fitted_attrs(back)
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    np.testing.assert_array_equal(est.decision_function(X), back.decision_function(X))
+    est.partial_fit(X, y)
+    back.partial_fit(X, y)
+    np.testing.assert_array_equal(est.coef_, back.coef_)
+
+
+def test_load_never_unpickles(tmp_path, monkeypatch):
+    X, y = make_binary(np.random.default_rng(1), n=20, d=3)
+    path = tmp_path / "m.cwk"
+    cwkit.save(cwkit.make("arow").fit(X, y), path)
+    calls = []
+    real_load = np.load
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("allow_pickle"))
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(np, "load", spy)
+    cwkit.load(path)
+    assert calls == [False]
+
+
+def test_object_array_in_file_is_refused(tmp_path):
+    path = tmp_path / "evil.cwk"
+    meta = {"format": "cwkit-model", "version": 1, "class": "AROW", "params": {}}
+    with open(path, "wb") as f:
+        np.savez(f, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                 classes_=np.array([object(), 1], dtype=object))
+    with pytest.raises(cwkit.ModelFileError, match="evil.cwk"):
+        cwkit.load(path)
+
+
+def test_bad_files_raise_clear_errors(tmp_path):
+    X, y = make_binary(np.random.default_rng(1), n=20, d=3)
+    good = tmp_path / "good.cwk"
+    cwkit.save(cwkit.make("cw").fit(X, y), good)
+    raw = good.read_bytes()
+
+    truncated = tmp_path / "trunc.cwk"
+    truncated.write_bytes(raw[: len(raw) // 2])
+    text = tmp_path / "text.cwk"
+    text.write_text("1 1:0.5\n")
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, a=np.arange(3))
+    wrong_version = tmp_path / "v99.cwk"
+    with zipfile.ZipFile(good) as z:
+        meta = json.loads(np.lib.format.read_array(z.open("__meta__.npy")).tobytes())
+    meta["version"] = 99
+    arrays = dict(np.load(good))
+    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    with open(wrong_version, "wb") as f:
+        np.savez(f, **arrays)
+    missing = tmp_path / "missing.cwk"
+    arrays = dict(np.load(good))
+    del arrays["state/sigma"]
+    with open(missing, "wb") as f:
+        np.savez(f, **arrays)
+
+    for path, pattern in [(truncated, "not a cwkit model file"),
+                          (text, "not a cwkit model file"),
+                          (foreign, "no metadata"),
+                          (wrong_version, "version 99 is not supported"),
+                          (missing, "damaged"),
+                          (tmp_path / "absent.cwk", "cannot read the model file")]:
+        with pytest.raises(cwkit.ModelFileError, match=pattern) as info:
+            cwkit.load(path)
+        assert str(path) in str(info.value)
+
+
+def test_save_is_atomic_and_needs_a_fitted_model(tmp_path):
+    path = tmp_path / "m.cwk"
+    with pytest.raises(cwkit.NotFittedError):
+        cwkit.save(cwkit.make("pa1"), path)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(OSError):
+        cwkit.save(cwkit.make("pa1").fit([[0.0], [1.0]], [0, 1]), tmp_path / "no" / "m.cwk")
+    assert list(tmp_path.iterdir()) == []
