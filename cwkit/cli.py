@@ -754,8 +754,11 @@ def _data_error_message(exc):
         return f"{exc.filename}: {exc.strerror or msg}"
     if path is not None:
         where = f"{path}:{line}" if line is not None else f"{path}"
-        if not msg.startswith(str(path)):
-            msg = f"{where}: {msg}"
+        for prefix in (f"{path}, line {line}: ", f"{where}: ", f"{path}: "):
+            if msg.startswith(prefix):
+                msg = msg[len(prefix):]
+                break
+        msg = f"{where}: {msg}"
     return msg
 
 

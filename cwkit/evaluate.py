@@ -103,35 +103,20 @@ class SvmlightSource:
         self.zero_based = zero_based
         self.classes = None if classes is None else np.asarray(classes)
         self.n_examples = None
-        self.label_counts = None
 
     def _read(self, n_features, zero_based):
         return _cwkit().iter_svmlight(self.path, batch_size=self.batch_size,
                                       n_features=n_features, zero_based=zero_based)
 
     def scan(self):
-        """Read the file once: label counts, rows, width, index base. Returns ``self``."""
-        zero_based = True if self.zero_based == "auto" else self.zero_based
-        width, has_zero, n, labels = 0, False, 0, {}
-        for X, y in self._read(None, zero_based):
-            n += X.shape[0]
-            width = max(width, X.shape[1])
-            if self.zero_based == "auto" and not has_zero and X.shape[1]:
-                has_zero = bool(X[:, :1].count_nonzero()) if sp.issparse(X) else bool(
-                    np.any(X[:, 0]))
-            values, counts = np.unique(np.asarray(y), return_counts=True)
-            for v, c in zip(values.tolist(), counts.tolist()):
-                labels[v] = labels.get(v, 0) + c
-        if self.zero_based == "auto":
-            self.zero_based = has_zero
-            if not has_zero:
-                width = max(width - 1, 0)
-        self.n_examples = n
+        """Read the file once (``cwkit.scan_svmlight``): rows, width, base, labels."""
+        info = _cwkit().scan_svmlight(self.path, zero_based=self.zero_based)
+        self.zero_based = bool(info.zero_based)
+        self.n_examples = int(info.n_samples)
         if self.n_features is None:
-            self.n_features = width
-        self.label_counts = labels
+            self.n_features = int(info.n_features)
         if self.classes is None:
-            self.classes = np.array(sorted(labels))
+            self.classes = np.asarray(info.classes)
         return self
 
     def chunks(self):
@@ -159,12 +144,15 @@ class FilteredSource:
         self.description = ""
         self.classes = np.array([-1, 1])
         self.n_features = base.n_features
-        counts = getattr(base, "label_counts", None)
-        if counts is not None:
-            self.n_examples = sum(c for v, c in counts.items()
-                                  if v in self.positive or v in self.negative)
-        else:
-            self.n_examples = int(datasets.task_rows(base.y, positive, negative)[0].sum())
+        self.batch_size = base.batch_size
+        self.n_examples = None
+
+    def count(self):
+        """Number of rows of the task (one pass over the base when not yet known)."""
+        if self.n_examples is None:
+            for _ in self.chunks():
+                pass
+        return self.n_examples
 
     def chunks(self):
         start = 0
@@ -174,6 +162,7 @@ class FilteredSource:
             if yb.size:
                 yield X[mask], yb, np.arange(start, stop)
             start = stop
+        self.n_examples = start
 
 
 @dataclass
@@ -431,7 +420,7 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
                              cfg.shuffle_window, cfg.keep)
     elif tune_on == "first-half":
         if source.n_examples is None:
-            source.scan()
+            source.scan() if hasattr(source, "scan") else source.count()
         half = source.n_examples // 2
         outer = cfg.keep
 
