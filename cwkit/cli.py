@@ -744,7 +744,17 @@ def _build_parser():
     p.add_argument("--format", choices=("table", "json"), default="table")
     _common(p)
     p.set_defaults(run=_algos)
-    return parser
+    return parser, sub.choices
+
+
+def _parse(argv):
+    """Parse ``argv``; a command's options and file names may be intermixed."""
+    parser, commands = _build_parser()
+    if argv and argv[0] in commands:
+        args = commands[argv[0]].parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+        return args
+    return parser.parse_args(argv)
 
 
 def _data_error_message(exc):
@@ -769,7 +779,7 @@ def main(argv=None):
     spool = _Spool()
     try:
         try:
-            args = _build_parser().parse_args(argv)
+            args = _parse(argv)
         except SystemExit as exc:  # --help
             return int(exc.code or 0)
         return args.run(args, spool)
