@@ -586,7 +586,7 @@ def mean_ranks(tasks):
 
     On each task algorithms are ranked by test error when every one has a test error,
     else by online error; rank 1 is best and ties share the mean of their ranks
-    (``scipy.stats.rankdata``). Returns ``None`` for fewer than two tasks.
+    (:func:`average_ranks`). Returns ``None`` for fewer than two tasks.
     """
     if len(tasks) < 2:
         return None
@@ -600,11 +600,24 @@ def mean_ranks(tasks):
 
 def task_ranks(task):
     """Ranks of a task's results (1 = best), by test error if all have one, else online."""
-    from scipy.stats import rankdata
-
     res = task["results"]
     key = "test_error" if all(r["test_error"] is not None for r in res) else "online_error"
-    return rankdata([r[key] for r in res], method="average")
+    return average_ranks([r[key] for r in res])
+
+
+def average_ranks(values):
+    """Ranks 1..n of ``values`` (smallest first); tied values share their mean rank."""
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(values.size)
+    start = 0
+    while start < values.size:
+        stop = start + 1
+        while stop < values.size and values[order[stop]] == values[order[start]]:
+            stop += 1
+        ranks[order[start:stop]] = (start + stop + 1) / 2  # mean of start+1 .. stop
+        start = stop
+    return ranks
 
 
 def evaluate_tasks(sources, specs, *, tests=None, **options):

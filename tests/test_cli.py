@@ -226,21 +226,6 @@ def test_eval_shuffle(capsys, data):
     assert len({plain["mistakes"], s1["mistakes"], s2["mistakes"]}) > 1
 
 
-def _ranks(values):
-    """Average ranks, 1 = smallest, written out for the test."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
-
-
 def test_eval_several_files_mean_rank(capsys, tmp_path):
     files = []
     for seed in range(3):
@@ -249,12 +234,25 @@ def test_eval_several_files_mean_rank(capsys, tmp_path):
     report = run_json(capsys, "eval", "--algos", "perceptron,pa,arow", *files)
     check_schema(report)
     assert [t["data"] for t in report["tasks"]] == files
-    ranks = [_ranks([r["online_error"] for r in t["results"]]) for t in report["tasks"]]
+    from scipy.stats import rankdata
+
+    ranks = [rankdata([r["online_error"] for r in t["results"]]) for t in report["tasks"]]
     expected = {a: float(np.mean([r[i] for r in ranks]))
                 for i, a in enumerate(["perceptron", "pa", "arow"])}
     assert report["mean_rank"] == pytest.approx(expected)
     _, out, _ = run(capsys, "eval", "--algos", "perceptron,pa,arow", "--quiet", *files)
     assert "mean rank over 3 tasks" in out
+
+
+def test_average_ranks_against_scipy():
+    from scipy.stats import rankdata
+
+    from cwkit.evaluate import average_ranks
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        values = rng.integers(0, 4, size=rng.integers(1, 8)).astype(float)
+        assert np.array_equal(average_ranks(values), rankdata(values))
 
 
 def test_eval_table_and_csv(capsys, data):
