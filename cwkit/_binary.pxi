@@ -7,6 +7,7 @@
 # with value `bias` (1.0, or 0.0 when there is no intercept).
 
 from libc.math cimport sqrt, fabs, isfinite
+from libc.stdlib cimport malloc, free
 
 
 cpdef enum Rule:
@@ -119,8 +120,7 @@ def first_order_pass(const double[::1] data, const int[::1] indices,
                      Py_ssize_t n_cols, const double[::1] y,
                      const Py_ssize_t[::1] order, double bias,
                      double[::1] v, double[::1] aux, double[::1] u,
-                     double[::1] scratch, int rule, double C, double alpha,
-                     double beta):
+                     int rule, double C, double alpha, double beta):
     """One pass of a first-order rule: perceptron, averaging, PA family, S004 family.
 
     State: w = aux[AUX_S] * v (length D, intercept last); u accumulates
@@ -140,7 +140,10 @@ def first_order_pass(const double[::1] data, const int[::1] indices,
     cdef const int* idx
     cdef double dot, n, m, yi, tau, Z, c, s, vn2, t, chk, old, new, loss_sum = 0.0
     cdef bint avg = rule == AVG_PERCEPTRON, track_norm = rule == L2_PA
-    cdef double* save = &scratch[0]
+    # old values of the coordinates an update touches, to restore on overflow
+    cdef double* save = <double*>malloc((max_row_nnz(&R, order) + 1) * sizeof(double))
+    if save == NULL:
+        raise MemoryError()
     s = aux[AUX_S]
     vn2 = aux[AUX_VN2]
     t = aux[AUX_T]
@@ -210,6 +213,7 @@ def first_order_pass(const double[::1] data, const int[::1] indices,
                     v[j] *= s
                 vn2 *= s * s
                 s = 1.0
+    free(save)
     aux[AUX_S] = s
     aux[AUX_VN2] = vn2
     aux[AUX_T] = t
@@ -272,7 +276,7 @@ def diag_pass(const double[::1] data, const int[::1] indices,
               const long long[::1] indptr, const int[::1] dense_idx,
               Py_ssize_t n_cols, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
-              double[::1] mu, double[::1] sigma, double[::1] scratch,
+              double[::1] mu, double[::1] sigma,
               int rule, double phi, double r, bint direct):
     """One pass of a diagonal second-order rule: CW-Var, CW-Stdev, AROW, AROW-H.
 
@@ -290,8 +294,11 @@ def diag_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double dot, v, m, yi, alpha, c, ay, xj, sj, chk, loss_sum = 0.0
-    cdef double* save = &scratch[0]
     cdef double mb, sb
+    # old (mu, sigma) of the coordinates an update touches, to restore on overflow
+    cdef double* save = <double*>malloc(2 * (max_row_nnz(&R, order) + 1) * sizeof(double))
+    if save == NULL:
+        raise MemoryError()
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -349,6 +356,7 @@ def diag_pass(const double[::1] data, const int[::1] indices,
                 rounds -= 1
                 break
             updates += 1
+    free(save)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 

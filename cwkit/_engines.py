@@ -88,9 +88,8 @@ class FirstOrder(Engine):
 
     def run(self, rows, y, order, bias):
         st = self.state
-        scratch = np.empty(rows.max_nnz + 1)
         return _core.first_order_pass(*rows.args, y, order, bias, st["v"], st["aux"],
-                                      st["u"], scratch, self.rule, self.hyper["C"],
+                                      st["u"], self.rule, self.hyper["C"],
                                       self.hyper["alpha"], self.hyper["beta"])
 
     def weights(self):
@@ -111,9 +110,8 @@ class Diagonal(Engine):
 
     def run(self, rows, y, order, bias):
         st = self.state
-        scratch = np.empty(2 * rows.max_nnz + 2)
         h = self.hyper
-        return _core.diag_pass(*rows.args, y, order, bias, st["mu"], st["sigma"], scratch,
+        return _core.diag_pass(*rows.args, y, order, bias, st["mu"], st["sigma"],
                                self.rule, h["phi"], h["r"], h["direct"])
 
     def weights(self):

@@ -21,7 +21,6 @@ class Rows:
     args: tuple
     n_rows: int
     n_features: int
-    max_nnz: int
 
     @property
     def sparse(self):
@@ -66,7 +65,6 @@ def as_rows(X, n_features=None, name="X"):
                 raise ValueError(f"{name} has {d} features; at most 2**31 - 1 are supported")
             indices = indices.astype(np.int32)
         indptr = X.indptr.astype(np.int64, copy=False)
-        max_nnz = int(np.diff(indptr).max()) if n else 0
         args = (X.data, indices, indptr, _EMPTY_I32, d)
     else:
         try:
@@ -86,9 +84,8 @@ def as_rows(X, n_features=None, name="X"):
             bad = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
             raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
                              f"(row {bad})")
-        max_nnz = d
         args = (X.reshape(-1), _EMPTY_I32, _EMPTY_I64, _dense_idx(d), d)
     if n_features is not None and d != n_features:
         raise ValueError(f"{name} has {d} features, but the model is expecting "
                          f"{n_features} features as input")
-    return Rows(X, args, n, d, max_nnz)
+    return Rows(X, args, n, d)

@@ -25,19 +25,24 @@ COMMON = {
 }
 
 
-def check_labels(y, n_rows):
-    """Labels as a 1-D array; rejects continuous targets and length mismatches."""
+def _labels_1d(y, n_rows):
     if y is None:
         raise ValueError("this classifier requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn("a column-vector y was passed where a 1-D array was expected; "
-                      "it is raveled", UserWarning, stacklevel=3)
+                      "it is raveled", UserWarning, stacklevel=4)
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D (one label per row), got shape {y.shape}")
     if y.shape[0] != n_rows:
         raise ValueError(f"X has {n_rows} rows but y has {y.shape[0]} labels")
+    return y
+
+
+def check_labels(y, n_rows):
+    """Labels as a 1-D array; rejects continuous targets and length mismatches."""
+    y = _labels_1d(y, n_rows)
     if y.dtype.kind == "f":
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or inf")
@@ -121,11 +126,12 @@ class OnlineClassifier:
         self._reset(classes, rows.n_features)
         codes = self._encode(y)
         rng = np.random.default_rng(self.random_state)
-        totals = np.zeros(3, dtype=np.int64)
+        self.mistakes_ = self.n_updates_ = 0
         for _ in range(self.n_passes):
             order = rng.permutation(rows.n_rows) if self.shuffle else np.arange(rows.n_rows)
-            totals += self._run(rows, codes, order)
-        self.mistakes_, self.n_updates_ = int(totals[1]), int(totals[2])
+            _, mistakes, updates = self._run(rows, codes, order)
+            self.mistakes_ += mistakes
+            self.n_updates_ += updates
         return self
 
     def partial_fit(self, X, y, classes=None):
@@ -147,7 +153,8 @@ class OnlineClassifier:
         if first:
             self._validate_params()
         rows = as_rows(X, None if first else self.n_features_in_)
-        y = check_labels(y, rows.n_rows)
+        # later calls only need the shape: _encode rejects labels outside classes_
+        y = check_labels(y, rows.n_rows) if first else _labels_1d(y, rows.n_rows)
         if first:
             labels = np.unique(y if classes is None else np.asarray(classes))
             if classes is not None and not np.isin(y, labels).all():
@@ -159,8 +166,7 @@ class OnlineClassifier:
                                  "with every label the stream may hold (at least 2)")
             self._reset(labels, rows.n_features)
         codes = self._encode(y)
-        counts = self._run(rows, codes, np.arange(rows.n_rows))
-        self.mistakes_, self.n_updates_ = int(counts[1]), int(counts[2])
+        _, self.mistakes_, self.n_updates_ = self._run(rows, codes, np.arange(rows.n_rows))
         return self
 
     def _reset(self, classes, n_features):
@@ -177,6 +183,15 @@ class OnlineClassifier:
         return make_multiclass_model(self, engine, rule, hyper, n_classes, n_features)
 
     def _encode(self, y):
+        """Class indices of y (a boolean "is classes_[1]" array for two classes)."""
+        c = self.classes_
+        if len(c) == 2:
+            pos = y == c[1]
+            bad = ~(pos | (y == c[0]))
+            if bad.any():
+                raise ValueError(f"label {y[np.flatnonzero(bad)[0]].item()!r} is not one of "
+                                 f"the classes seen on the first call, {c.tolist()!r}")
+            return pos
         codes = np.searchsorted(self.classes_, y)
         bad = (codes >= len(self.classes_)) | (self.classes_[np.minimum(
             codes, len(self.classes_) - 1)] != y)
@@ -192,15 +207,12 @@ class OnlineClassifier:
     def _run(self, rows, codes, order):
         """One pass; returns (rounds, mistakes, updates) and advances ``t_``."""
         model = self._model
-        if len(self.classes_) == 2:
-            target = np.where(codes == 1, 1.0, -1.0)
-        else:
-            target = codes
+        target = np.where(codes, 1.0, -1.0) if len(self.classes_) == 2 else codes
         rounds, mistakes, updates, _, status, pos = model.run(rows, target, order, self._bias)
         self.t_ += rounds
         if status:
             raise_status(status, pos, self._name(), self._status_detail(rows, pos))
-        return np.array([rounds, mistakes, updates])
+        return rounds, mistakes, updates
 
     def _name(self):
         from .registry import name_of

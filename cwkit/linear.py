@@ -36,10 +36,16 @@ class Perceptron(OnlineClassifier):
         Shuffle the rows before each pass of ``fit`` (``partial_fit`` never does).
     random_state : int, Generator or None
         Seed of the shuffling.
-    multiclass : {"top1", "ovr"}, default="top1"
-        Reduction used when there are more than two classes.
-    k : int, default=1
-        Competitors per update for ``multiclass="topk"``.
+    multiclass : {"top1", "topk", "ovr"}, default="top1"
+        Reduction used when there are more than two classes (``cwkit.multiclass``):
+        the binary rule on f(x, y) - f(x, c) against the closest competitor c
+        (1-of-k feature function, one weight block per class), the k-best
+        update (PA family and AROW only), or one-vs-rest (K binary problems).
+        Predictions are the argmax of the class scores, ties to the first of
+        ``classes_``.
+    k : int >= 1, default=1
+        Competitors per update for ``multiclass="topk"``; k >= K - 1 means all
+        constraints.
 
     Notes
     -----
@@ -81,8 +87,14 @@ class PassiveAggressive(OnlineClassifier):
     variant : {"pa", "pa1", "pa2", "pa-ls"}, default="pa1"
     C : float > 0, default=1.0
         Aggressiveness (PA-I, PA-II, PA-LS).
+    slack : {"per-constraint", "shared"}, default="per-constraint"
+        Squared slacks of PA-II with ``multiclass="topk"``: one per constraint
+        (dual Q = G + I/(2C)) or one shared by all constraints (Q = G + 11^T/(2C),
+        the squared multi-class hinge).  "shared" is valid for variant="pa2" only;
+        with one constraint (top1, two classes) both are the same rule.
     fit_intercept, n_passes, shuffle, random_state, multiclass, k
-        As in :class:`Perceptron`.
+        As in :class:`Perceptron`; ``multiclass="topk"`` is available for "pa",
+        "pa1" and "pa2".
 
     Notes
     -----
@@ -92,16 +104,24 @@ class PassiveAggressive(OnlineClassifier):
     intercept these are S002's PA with bias, eqs. (3)-(6), denominators 1 + ||x||^2.
     PA-LS (S002 eqs. 7-9) applies tau = (1 - y w.x) / (n + 1/(2C)) on every
     round (tau may be negative).  A zero row makes no update.
+
+    Multi-class top-k (k-best MIRA, FORMULAS.md Sect. 4): with Delta_j = f(x, y) -
+    f(x, c_j) for the k highest-scoring competitors c_j and l_j = 1 - w.Delta_j,
+    maximise l^T a - a^T Q a / 2 with Q = G (PA, a >= 0), G with 0 <= a <= C
+    (PA-I, one slack per constraint), G + I/(2C) or G + 11^T/(2C) (PA-II,
+    ``slack``), G_jl = Delta_j.Delta_l, a >= 0; then w <- w + sum_j a_j Delta_j.
     """
 
-    _constraints = {"variant": P.Choice("pa", "pa1", "pa2", "pa-ls"), "C": P.POSITIVE}
+    _constraints = {"variant": P.Choice("pa", "pa1", "pa2", "pa-ls"), "C": P.POSITIVE,
+                    "slack": P.Choice("per-constraint", "shared")}
     _rules = {"pa": _core.Rule.PA, "pa1": _core.Rule.PA1, "pa2": _core.Rule.PA2,
               "pa-ls": _core.Rule.PA_LS}
 
-    def __init__(self, variant="pa1", C=1.0, *, fit_intercept=True, n_passes=1, shuffle=True,
-                 random_state=None, multiclass="top1", k=1):
+    def __init__(self, variant="pa1", C=1.0, slack="per-constraint", *, fit_intercept=True,
+                 n_passes=1, shuffle=True, random_state=None, multiclass="top1", k=1):
         self.variant = variant
         self.C = C
+        self.slack = slack
         self.fit_intercept = fit_intercept
         self.n_passes = n_passes
         self.shuffle = shuffle
@@ -275,8 +295,15 @@ class AROW(GaussianMixin, OnlineClassifier):
     diag_update : {"inverse", "direct"}, default="inverse"
         Diagonal projection of the update of Sigma^-1 (eq. 14, the projection of
         Dredze et al.) or of Sigma itself (eq. 15).
+    sigma_update : {"auto", "delta", "sum"}, default="auto"
+        Multi-class (``multiclass="top1"`` or ``"topk"``): the direction of the
+        covariance update, Delta = f(x, y) - f(x, c) of the closest competitor
+        (S000 Fig. 3, eq. 56) or f = sum_y f(x, y), x~ tiled over all blocks
+        (S000 Fig. 2, eqs. 29-30).  "auto" is "delta" for top1 and "sum" for topk.
+        Not used by ``multiclass="ovr"`` or with two classes (the update is with x).
     fit_intercept, n_passes, shuffle, random_state, multiclass, k
-        As in :class:`Perceptron`.
+        As in :class:`Perceptron`; ``multiclass="topk"`` is available for the
+        squared hinge.
 
     Notes
     -----
@@ -285,21 +312,30 @@ class AROW(GaussianMixin, OnlineClassifier):
     eq. 23); mu <- mu + alpha y Sigma x (eq. 12); Sigma <- Sigma - beta Sigma x x^T Sigma
     (eq. 15), i.e. Sigma^-1 <- Sigma^-1 + x x^T / r (eq. 14).  Diagonal:
     1/sigma_i += x_i^2 / r, or sigma_i -= beta sigma_i^2 x_i^2 with "direct".
+
+    Multi-class top-k (S000 Fig. 2, eqs. 25-30): with Delta_j = f(x, y) - f(x, c_j)
+    for the k highest-scoring competitors and l_j = 1 - mu.Delta_j, if max_j l_j > 0
+    maximise l^T a - a^T Q a / 2 over a >= 0 with Q = G + r 11^T,
+    G_jl = Delta_j^T Sigma Delta_l (eq. 27, one squared slack); mu <- mu +
+    Sigma sum_j a_j Delta_j, then Sigma <- Sigma - Sigma g g^T Sigma / (r + g^T Sigma g)
+    with g = f or Delta_1 (``sigma_update``; diagonal: 1/sigma_i += g_i^2 / r).
     """
 
     _constraints = {"r": P.POSITIVE, "a": P.POSITIVE,
                     "loss": P.Choice("squared_hinge", "hinge"),
                     "covariance": P.Choice("diag", "full"),
-                    "diag_update": P.Choice("inverse", "direct")}
+                    "diag_update": P.Choice("inverse", "direct"),
+                    "sigma_update": P.Choice("auto", "delta", "sum")}
 
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="diag",
-                 diag_update="inverse", *, fit_intercept=True, n_passes=1, shuffle=True,
-                 random_state=None, multiclass="top1", k=1):
+                 diag_update="inverse", sigma_update="auto", *, fit_intercept=True,
+                 n_passes=1, shuffle=True, random_state=None, multiclass="top1", k=1):
         self.r = r
         self.a = a
         self.loss = loss
         self.covariance = covariance
         self.diag_update = diag_update
+        self.sigma_update = sigma_update
         self.fit_intercept = fit_intercept
         self.n_passes = n_passes
         self.shuffle = shuffle

@@ -44,7 +44,8 @@ def make(name, **params):
     >>> import cwkit
     >>> cwkit.make("arow", r=0.1)
     AROW(r=0.1, a=1.0, loss='squared_hinge', covariance='diag', diag_update='inverse', \
-fit_intercept=True, n_passes=1, shuffle=True, random_state=None, multiclass='top1', k=1)
+sigma_update='auto', fit_intercept=True, n_passes=1, shuffle=True, random_state=None, \
+multiclass='top1', k=1)
     """
     entry = _REGISTRY.get(name)
     if entry is None:
@@ -93,7 +94,7 @@ register("pa", L.PassiveAggressive, {"variant": "pa"}, "Passive-Aggressive, hard
 register("pa1", L.PassiveAggressive, {"variant": "pa1"}, "PA-I, hinge slack [PA06]; S002 with bias",
          ["C"])
 register("pa2", L.PassiveAggressive, {"variant": "pa2"},
-         "PA-II, squared slack [PA06]; S002 with bias", ["C"])
+         "PA-II, squared slack [PA06]; S002 with bias", ["C", "slack"])
 register("pa-ls", L.PassiveAggressive, {"variant": "pa-ls"},
          "PA least squares, updates every round (S002 eqs 7-9)", ["C"])
 register("cw", L.ConfidenceWeighted, {"variant": "var"},
@@ -101,9 +102,10 @@ register("cw", L.ConfidenceWeighted, {"variant": "var"},
 register("cw-stdev", L.ConfidenceWeighted, {"variant": "stdev"},
          "Confidence-Weighted, exact convex stdev form (S001 Fig. 1)", ["eta", "a", "covariance"])
 register("arow", L.AROW, {"loss": "squared_hinge"},
-         "AROW, squared hinge (S000 Fig. 1)", ["r", "a", "covariance", "diag_update"])
+         "AROW, squared hinge (S000 Fig. 1)",
+         ["r", "a", "covariance", "diag_update", "sigma_update"])
 register("arow-h", L.AROW, {"loss": "hinge"}, "AROW with the hinge loss (S000 Sect. 3.2)",
-         ["r", "a", "covariance", "diag_update"])
+         ["r", "a", "covariance", "diag_update", "sigma_update"])
 register("sop", L.SecondOrderPerceptron, {}, "second-order Perceptron [SOP05]",
          ["a", "covariance"])
 register("reg-pa", L.RegularizedPA, {"variant": "reg"},

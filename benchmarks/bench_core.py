@@ -1,0 +1,132 @@
+"""One pass of every binary rule against scikit-learn, on the same in-memory CSR.
+
+Prints one machine-readable row per learner (tab-separated: learner, seconds,
+rows/s, nonzeros/s, ratio to scikit-learn's PA-I nonzeros/s, online error) and
+then the single-example ``partial_fit`` call rate.  Targets (issue 2):
+first-order rules >= 1.0x scikit-learn's PA-I, diagonal CW, CW-Stdev and AROW
+>= 0.7x, single-example partial_fit >= 20,000 calls/s with 2**20 features.
+
+    python benchmarks/bench_core.py                 # 200,000 x 2**20, ~100 nnz/row
+    python benchmarks/bench_core.py --rows 20000     # quicker
+
+Each timing is the best of ``--repeat`` runs (the machines are noisy; ratios
+taken within one run are what we quote).
+"""
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _synth  # noqa: E402
+
+import cwkit  # noqa: E402
+
+RULES = ["perceptron", "avg-perceptron", "pa", "pa1", "pa2", "pa-ls", "reg-pa", "l2-pa",
+         "soft-reg-pa", "cw", "cw-stdev", "arow", "arow-h", "sop", "adagrad"]
+SECOND_ORDER = {"cw", "cw-stdev", "arow", "arow-h", "sop", "adagrad"}
+
+
+def best_of(repeat, fn):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def one_pass_cwkit(name, X, y):
+    def run():
+        est = cwkit.make(name, shuffle=False)
+        est.partial_fit(X, y, classes=[-1.0, 1.0])
+        return est.mistakes_
+    return run
+
+
+def one_pass_sklearn(kind, X, y):
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.linear_model import Perceptron as SkPerceptron
+
+    def run():
+        if kind == "pa1":
+            est = SGDClassifier(loss="hinge", penalty=None, learning_rate="pa1", eta0=1.0,
+                                shuffle=False)
+        else:
+            est = SkPerceptron(shuffle=False)
+        # scikit-learn predicts nothing before it learns: count its online mistakes
+        # would need a per-row loop, so report NaN for its online error.
+        est.partial_fit(X, y, classes=[-1.0, 1.0])
+        return None
+    return run
+
+
+def single_call_rate(X, y, n_calls, factory):
+    rows = [X[i:i + 1] for i in range(n_calls)]
+    labels = [y[i:i + 1] for i in range(n_calls)]
+    est = factory()
+    t0 = time.perf_counter()
+    for r, lab in zip(rows, labels):
+        est.partial_fit(r, lab, classes=[-1.0, 1.0])
+    return n_calls / (time.perf_counter() - t0)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--features", type=int, default=2**20)
+    ap.add_argument("--nnz", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--calls", type=int, default=20_000)
+    ap.add_argument("--rules", default=",".join(RULES))
+    args = ap.parse_args(argv)
+
+    X, y = _synth.text_like(n_rows=args.rows, n_features=args.features, nnz_per_row=args.nnz)
+    nnz = X.nnz
+    print(f"# machine: {platform.machine()} {platform.processor() or ''} "
+          f"python {platform.python_version()} numpy {np.__version__}")
+    print(f"# data: {X.shape[0]} rows, {X.shape[1]} features, {nnz} nonzeros "
+          f"({nnz / X.shape[0]:.1f}/row)")
+    print("learner\tseconds\trows_per_s\tnnz_per_s\tratio_to_sklearn_pa1\tonline_error")
+
+    try:
+        import sklearn  # noqa: F401
+        have_sklearn = True
+    except ImportError:
+        have_sklearn = False
+        print("# scikit-learn is not installed: ratios are not available")
+
+    ref = None
+    results = []
+    if have_sklearn:
+        for kind, label in (("pa1", "sklearn-SGD-pa1"), ("perceptron", "sklearn-Perceptron")):
+            secs, _ = best_of(args.repeat, one_pass_sklearn(kind, X, y))
+            results.append((label, secs, None))
+            if kind == "pa1":
+                ref = nnz / secs
+    for name in args.rules.split(","):
+        secs, mistakes = best_of(args.repeat, one_pass_cwkit(name, X, y))
+        results.append((name, secs, mistakes / X.shape[0]))
+    for label, secs, err in results:
+        ratio = f"{nnz / secs / ref:.2f}" if ref else "nan"
+        err_s = f"{err:.4f}" if err is not None else "nan"
+        print(f"{label}\t{secs:.4f}\t{X.shape[0] / secs:.0f}\t{nnz / secs:.3g}\t{ratio}\t{err_s}")
+
+    calls = min(args.calls, X.shape[0])
+    rate = single_call_rate(X, y, calls, lambda: cwkit.make("pa1"))
+    print(f"single-example partial_fit, cwkit pa1\t{rate:.0f} calls/s")
+    rate = single_call_rate(X, y, calls, lambda: cwkit.make("arow"))
+    print(f"single-example partial_fit, cwkit arow\t{rate:.0f} calls/s")
+    if have_sklearn:
+        from sklearn.linear_model import SGDClassifier
+        sk_calls = min(200, calls)
+        rate = single_call_rate(X, y, sk_calls, lambda: SGDClassifier(
+            loss="hinge", penalty=None, learning_rate="pa1", eta0=1.0))
+        print(f"single-example partial_fit, sklearn SGD-pa1\t{rate:.0f} calls/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+"""Multi-class reductions (top1, ovr) against the plain numpy reference, every round."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import BINARY_CASES, case_id
+from reference import multiclass_run, multiclass_scores
+
+import cwkit
+from cwkit.multiclass import argmax_proba
+
+RTOL = 1e-12
+LABELS = np.array(["ant", "bee", "cat", "dog"])
+
+# top1 also runs AROW with the covariance updated by f = sum_y f(x, y)
+TOP1_CASES = BINARY_CASES + [
+    ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "sum"}),
+    ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "sum", "diag_update": "direct"}),
+    ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "sum", "covariance": "full"}),
+    ("arow-h", {"r": 0.3, "a": 1.5, "sigma_update": "sum"}),
+]
+
+
+def mc_id(case):
+    return case_id(case) + ("-sum" if case[1].get("sigma_update") == "sum" else "")
+
+
+def make_multiclass(rng, n=36, d=5, K=4, zero_rows=(), sparse_frac=0.0):
+    """Gaussian classes around random centres; labels 0..K-1."""
+    centres = rng.normal(scale=1.5, size=(K, d))
+    y = rng.integers(0, K, size=n)
+    X = centres[y] + rng.normal(size=(n, d))
+    if sparse_frac:
+        X[rng.random(X.shape) < sparse_frac] = 0.0
+    small = np.linalg.norm(X, axis=1) < 0.5
+    X[small, 0] = 1.0          # keeps l2-pa feasible: beta^2 ||Delta||^2 > 1
+    for i in zero_rows:
+        X[i] = 0.0
+    return X, y
+
+
+def _ref_kw(params):
+    kw = {k: v for k, v in params.items() if k not in ("covariance", "sigma_update", "slack")}
+    return kw
+
+
+def _est_state(est, full):
+    out = {"coef": est.coef_, "intercept": est.intercept_}
+    if hasattr(type(est), "coef_var_"):
+        if full:
+            out["covariance"] = est.covariance_
+        else:
+            out["coef_var"] = est.coef_var_
+            out["intercept_var"] = est.intercept_var_
+    return out
+
+
+def _close(a, b, what, rnd, rtol=RTOL):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
+    scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale,
+                               err_msg=f"{what} differs after round {rnd}")
+
+
+def compare_run(name, params, X, y, K, sparse, fit_intercept, strategy, k=1, rtol=RTOL,
+                labels=LABELS):
+    """partial_fit one row at a time; state and mistakes equal the reference's every round."""
+    cov = params.get("covariance", "diag")
+    ref_kw = {}
+    if name in ("arow", "arow-h") and params.get("sigma_update", "auto") != "auto":
+        ref_kw["sigma_update"] = params["sigma_update"]
+    if params.get("slack") == "shared":
+        ref_kw["slack"] = "shared"
+    ref = multiclass_run(name, X, y, K, strategy=strategy, k=k, fit_intercept=fit_intercept,
+                         covariance=cov, **ref_kw, **_ref_kw(params))
+    est = cwkit.make(name, fit_intercept=fit_intercept, multiclass=strategy, k=k, **params)
+    Xin = sp.csr_matrix(X) if sparse else X
+    yl = labels[y]
+    for t, (mistake, state) in enumerate(ref):
+        est.partial_fit(Xin[t:t + 1], yl[t:t + 1], classes=labels[:K])
+        assert est.mistakes_ == int(mistake), f"mistake differs in round {t}"
+        got = _est_state(est, cov == "full")
+        for key, val in state.items():
+            if key == "intercept_var" and not fit_intercept:
+                continue
+            _close(got[key], val, key, t, rtol)
+    assert est.t_ == len(y)
+    scores = multiclass_scores(name, ref[-1][1], X, fit_intercept=fit_intercept, covariance=cov)
+    _close(est.decision_function(Xin), scores, "decision_function", len(y), rtol)
+    return est
+
+
+@pytest.mark.parametrize("case", TOP1_CASES, ids=[mc_id(c) for c in TOP1_CASES])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids=["icpt", "noicpt"])
+def test_top1_matches_reference_every_round(case, sparse, fit_intercept):
+    name, params = case
+    X, y = make_multiclass(np.random.default_rng(7), zero_rows=(3,), sparse_frac=0.3)
+    compare_run(name, params, X, y, 4, sparse, fit_intercept, "top1")
+
+
+@pytest.mark.parametrize("case", BINARY_CASES, ids=[case_id(c) for c in BINARY_CASES])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids=["icpt", "noicpt"])
+def test_ovr_matches_reference_every_round(case, sparse, fit_intercept):
+    name, params = case
+    X, y = make_multiclass(np.random.default_rng(8), zero_rows=(5,), sparse_frac=0.3)
+    compare_run(name, params, X, y, 4, sparse, fit_intercept, "ovr")
+
+
+def _binary_state(est, full):
+    st = {"coef": est.coef_[0], "intercept": est.intercept_[0]}
+    if hasattr(type(est), "coef_var_"):
+        if full:
+            st["covariance"] = est.covariance_
+        else:
+            st["coef_var"] = est.coef_var_[0]
+            st["intercept_var"] = est.intercept_var_[0]
+    return st
+
+
+@pytest.mark.parametrize("case", BINARY_CASES, ids=[case_id(c) for c in BINARY_CASES])
+def test_ovr_equals_independent_binary_fits(case):
+    """Class c of ovr is the binary fit of 'c against the rest' (exactly, same order)."""
+    name, params = case
+    K = 4
+    X, y = make_multiclass(np.random.default_rng(9), n=60, K=K)
+    est = cwkit.make(name, multiclass="ovr", **params).partial_fit(X, LABELS[y])
+    full = params.get("covariance") == "full"
+    mine = _est_state(est, full)
+    D = X.shape[1] + 1
+    for c in range(K):
+        b = cwkit.make(name, **params).partial_fit(X, np.where(y == c, 1, -1))
+        got = {k: v[c] for k, v in mine.items() if k != "covariance"}
+        if full:
+            got["covariance"] = mine["covariance"][c * D:(c + 1) * D, c * D:(c + 1) * D]
+        for key, val in _binary_state(b, full).items():
+            np.testing.assert_array_equal(got[key], val, err_msg=f"class {c}: {key}")
+
+
+@pytest.mark.parametrize("strategy", ["top1", "ovr"])
+@pytest.mark.parametrize("name", ["pa1", "cw", "arow", "sop", "adagrad", "avg-perceptron"])
+def test_dense_equals_csr_one_pass(name, strategy):
+    X, y = make_multiclass(np.random.default_rng(4), n=200, d=12, K=5, sparse_frac=0.5)
+    a = cwkit.make(name, multiclass=strategy, random_state=0, n_passes=2).fit(X, y)
+    b = cwkit.make(name, multiclass=strategy, random_state=0, n_passes=2).fit(
+        sp.csr_matrix(X), y)
+    assert a.mistakes_ == b.mistakes_
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(sp.csr_matrix(X)))
+    if hasattr(a, "predict_proba"):
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(sp.csr_matrix(X)))
+
+
+@pytest.mark.parametrize("strategy", ["top1", "ovr"])
+def test_total_mistakes_of_one_pass_match_reference(strategy):
+    X, y = make_multiclass(np.random.default_rng(12), n=300, d=8, K=6)
+    ref = multiclass_run("pa1", X, y, 6, strategy=strategy, C=0.5)
+    est = cwkit.make("pa1", C=0.5, multiclass=strategy).partial_fit(X, y)
+    assert est.mistakes_ == sum(m for m, _ in ref)
+    assert est.n_updates_ > 0
+    _close(est.coef_, ref[-1][1]["coef"], "coef", len(y))
+
+
+def test_string_labels_predict_and_classes():
+    rng = np.random.default_rng(2)
+    X, y = make_multiclass(rng, n=120, K=4)
+    names = np.array(["red", "green", "blue", "amber"])
+    est = cwkit.make("arow").fit(X, names[y])
+    assert list(est.classes_) == sorted(names)
+    assert est.coef_.shape == (4, X.shape[1]) and est.intercept_.shape == (4,)
+    assert est.coef_var_.shape == (4, X.shape[1]) and est.intercept_var_.shape == (4,)
+    pred = est.predict(X)
+    assert set(pred) <= set(names)
+    np.testing.assert_array_equal(pred, est.classes_[np.argmax(est.decision_function(X), 1)])
+    assert est.score(X, names[y]) > 0.5
+
+
+def test_integer_labels_any_values():
+    X, y = make_multiclass(np.random.default_rng(3), n=80, K=3)
+    labels = np.array([-7, 10, 42])
+    a = cwkit.make("pa1", shuffle=False).fit(X, labels[y])
+    b = cwkit.make("pa1", shuffle=False).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.predict(X), labels[b.predict(X)])
+
+
+def test_predict_ties_go_to_first_class():
+    """All-zero scores predict the first of classes_ (labels given unsorted)."""
+    est = cwkit.make("pa1", fit_intercept=False).partial_fit(
+        np.ones((1, 3)), ["b"], classes=["c", "a", "b"])
+    assert list(est.classes_) == ["a", "b", "c"]
+    assert est.predict(np.zeros((2, 3))).tolist() == ["a", "a"]
+
+
+def test_partial_fit_needs_classes_and_rejects_unknown_labels():
+    X, y = make_multiclass(np.random.default_rng(5), n=20, K=4)
+    est = cwkit.make("arow")
+    est.partial_fit(X[:5], LABELS[y[:5]], classes=LABELS)
+    assert list(est.classes_) == list(LABELS)
+    with pytest.raises(ValueError, match=r"label 'eel' is not one of the classes"):
+        est.partial_fit(X[:1], ["eel"])
+    with pytest.raises(ValueError, match="not in `classes`"):
+        cwkit.make("arow").partial_fit(X[:2], ["eel", "ant"], classes=LABELS)
+
+
+def test_full_covariance_refuses_large_stacked_dimension():
+    est = cwkit.make("arow", covariance="full")
+    with pytest.raises(ValueError, match=r"stacked class blocks.*covariance='diag'"):
+        est.partial_fit(np.zeros((1, 400)), [0], classes=np.arange(20))
+
+
+@pytest.mark.parametrize("strategy", ["top1", "ovr"])
+def test_overflow_restores_state_and_names_the_row(strategy):
+    """An update whose result is not finite leaves the state as it was."""
+    est = cwkit.make("perceptron", multiclass=strategy).partial_fit(
+        np.zeros((1, 2)), [0], classes=[0, 1, 2])
+    est._model.state["v"][2, :2] = 1e308
+    before = est.coef_.copy()
+    with pytest.raises(cwkit.ModelError, match="row 1: this update would overflow"):
+        est.partial_fit(np.array([[1.0, 1.0], [1.0, -1.0]]) * [[0.0], [1.0]], [0, 2])
+    np.testing.assert_array_equal(est.coef_, before)
+
+
+@pytest.mark.parametrize("strategy", ["top1", "ovr"])
+@pytest.mark.parametrize("name,params", [("cw", {}), ("arow", {}),
+                                         ("arow", {"covariance": "full"})])
+def test_predict_proba_is_the_argmax_probability(name, params, strategy):
+    """P(argmax_c w_c.x = c) for w ~ N(mu, Sigma), checked by Monte Carlo on the
+    fitted moments (the class scores are independent for diagonal Sigma)."""
+    rng = np.random.default_rng(6)
+    X, y = make_multiclass(rng, n=80, d=3, K=4)
+    est = cwkit.make(name, multiclass=strategy, a=4.0, **params).fit(X, y)
+    P = est.predict_proba(X[:10])
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    Xa = np.hstack([X[:10], np.ones((10, 1))])
+    W = np.hstack([est.coef_, est.intercept_[:, None]])
+    M = Xa @ W.T
+    if params.get("covariance") == "full":
+        D = Xa.shape[1]
+        S = est.covariance_
+        V = np.column_stack([np.einsum("ij,jk,ik->i", Xa, S[c * D:(c + 1) * D, c * D:(c + 1) * D],
+                                       Xa) for c in range(4)])
+    else:
+        Sv = np.hstack([est.coef_var_, est.intercept_var_[:, None]])
+        V = (Xa * Xa) @ Sv.T
+    draws = M[:, None, :] + np.sqrt(V)[:, None, :] * rng.normal(size=(10, 40000, 4))
+    mc = np.stack([(draws.argmax(axis=2) == c).mean(axis=1) for c in range(4)], axis=1)
+    np.testing.assert_allclose(P, mc, atol=0.012)
+    assert (P.argmax(axis=1) == M.argmax(axis=1)).mean() >= 0.9
+
+
+def test_argmax_proba_point_masses_and_ties():
+    M = np.array([[1.0, 0.0, 0.0], [2.0, 2.0, 0.0]])
+    P = argmax_proba(M, np.zeros_like(M))
+    np.testing.assert_allclose(P, [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
+    # two equal Gaussians: one half each; a third far below: zero
+    P = argmax_proba(np.array([[0.0, 0.0, -50.0]]), np.ones((1, 3)))
+    np.testing.assert_allclose(P, [[0.5, 0.5, 0.0]], atol=1e-12)
+
+
+def test_save_load_round_trip(tmp_path):
+    X, y = make_multiclass(np.random.default_rng(1), n=50, K=4)
+    for name, params in [("pa1", {"multiclass": "ovr"}), ("arow", {"covariance": "full"}),
+                         ("avg-perceptron", {}), ("adagrad", {"eta": 0.5})]:
+        est = cwkit.make(name, **params).fit(X, LABELS[y])
+        cwkit.save(est, tmp_path / "m.npz")
+        back = cwkit.load(tmp_path / "m.npz")
+        np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+        back.partial_fit(X[:5], LABELS[y[:5]])
+        est.partial_fit(X[:5], LABELS[y[:5]])
+        np.testing.assert_array_equal(back.coef_, est.coef_)

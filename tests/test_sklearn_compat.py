@@ -1,0 +1,36 @@
+"""Where scikit-learn is installed: clone, Pipeline, GridSearchCV and its estimator checks."""
+import numpy as np
+import pytest
+from conftest import make_binary
+
+import cwkit
+
+sklearn = pytest.importorskip("sklearn")
+
+NAMES = [a["name"] for a in cwkit.algorithms()]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_check_estimator(name):
+    from sklearn.utils.estimator_checks import check_estimator
+    check_estimator(cwkit.make(name, random_state=0))
+
+
+@pytest.mark.parametrize("name", ["pa1", "arow", "cw", "reg-pa"])
+def test_clone_pipeline_gridsearch(name):
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_binary(np.random.default_rng(0), n=120, d=5)
+    est = cwkit.make(name, random_state=0)
+    twin = clone(est)
+    assert twin.get_params() == est.get_params() and twin is not est
+    pipe = make_pipeline(StandardScaler(), est).fit(X, y)
+    assert pipe.score(X, y) > 0.7
+    key = {"pa1": "C", "arow": "r", "cw": "eta", "reg-pa": "alpha"}[name]
+    grid = {"pa1": [0.1, 1.0], "arow": [0.1, 1.0], "cw": [0.7, 0.9], "reg-pa": [0.01, 0.1]}
+    search = GridSearchCV(est, {key: grid[name]}, cv=3).fit(X, y)
+    assert search.best_params_[key] in grid[name]
+    assert getattr(search.best_estimator_, key) == search.best_params_[key]
