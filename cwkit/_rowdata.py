@@ -23,6 +23,13 @@ class Rows:
     n_features: int
 
     @property
+    def max_nnz(self):
+        """The largest number of stored entries of a row (for scratch buffers)."""
+        if not self.sparse:
+            return self.n_features
+        return int(np.diff(self.args[2]).max()) if self.n_rows else 0
+
+    @property
     def sparse(self):
         return sp.issparse(self.X)
 
