@@ -321,3 +321,7 @@ class MiniBatchPA(OnlineClassifier):
     def _make_model(self, n_classes, n_features):
         engine, _, hyper = self._engine()
         return make_model(self, engine, hyper, n_classes, n_features)
+
+    def _poor_score(self):
+        # as PA-LS: BPA-LS regresses onto every label, its last iterate is noisy
+        return self.variant == "bpa-ls"
