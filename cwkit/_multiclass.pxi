@@ -30,23 +30,58 @@ cdef Py_ssize_t* mc_ialloc(Py_ssize_t n) except NULL:
 
 
 cdef inline double blk_dot(const double* w, const double* x, const int* idx,
-                           Py_ssize_t nnz, double bias, Py_ssize_t D) noexcept nogil:
-    """w . x~ for one block."""
-    cdef double s = w[D - 1] * bias
+                           Py_ssize_t nnz, double bias, Py_ssize_t D,
+                           Py_ssize_t ks) noexcept nogil:
+    """w . x~ for one block whose coordinate p is w[p * ks]."""
+    cdef double s = w[(D - 1) * ks] * bias
     cdef Py_ssize_t j
     for j in range(nnz):
-        s += w[idx[j]] * x[j]
+        s += w[idx[j] * ks] * x[j]
     return s
 
 
 cdef inline double blk_sqdot(const double* sg, const double* x, const int* idx,
-                             Py_ssize_t nnz, double bias, Py_ssize_t D) noexcept nogil:
-    """sum_i sg_i x~_i^2 for one block (x~^T diag(sg) x~)."""
-    cdef double s = sg[D - 1] * bias * bias
+                             Py_ssize_t nnz, double bias, Py_ssize_t D,
+                             Py_ssize_t ks) noexcept nogil:
+    """sum_i sg_i x~_i^2 for one block (x~^T diag(sg) x~), coordinate p at sg[p * ks]."""
+    cdef double s = sg[(D - 1) * ks] * bias * bias
     cdef Py_ssize_t j
     for j in range(nnz):
-        s += sg[idx[j]] * x[j] * x[j]
+        s += sg[idx[j] * ks] * x[j] * x[j]
     return s
+
+
+cdef inline void all_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
+                          Py_ssize_t nnz, double bias, Py_ssize_t D,
+                          double* out) noexcept nogil:
+    """out[c] = W_c . x~ for every class of a (D, K) state (K class weights of a
+    coordinate are adjacent, so a row touches nnz + 1 short contiguous runs)."""
+    cdef Py_ssize_t j, c
+    cdef const double* row = W + (D - 1) * K
+    cdef double xj
+    for c in range(K):
+        out[c] = row[c] * bias
+    for j in range(nnz):
+        row = W + idx[j] * K
+        xj = x[j]
+        for c in range(K):
+            out[c] += row[c] * xj
+
+
+cdef inline void all_sqdots(const double* S, Py_ssize_t K, const double* x, const int* idx,
+                            Py_ssize_t nnz, double bias, Py_ssize_t D,
+                            double* out) noexcept nogil:
+    """out[c] = x~^T diag(S_c) x~ for every class of a (D, K) state."""
+    cdef Py_ssize_t j, c
+    cdef const double* row = S + (D - 1) * K
+    cdef double xj
+    for c in range(K):
+        out[c] = row[c] * bias * bias
+    for j in range(nnz):
+        row = S + idx[j] * K
+        xj = x[j]
+        for c in range(K):
+            out[c] += row[c] * xj * xj          # the binary drivers' rounding order
 
 
 cdef inline Py_ssize_t argmax_first(const double* sc, Py_ssize_t K) noexcept nogil:
@@ -78,42 +113,43 @@ cdef inline bint all_finite(const double* sc, Py_ssize_t K) noexcept nogil:
 
 cdef inline double blk_add(double* w, double c, const double* x, const int* idx,
                            Py_ssize_t nnz, double bias, Py_ssize_t D, double* save,
-                           double* dn2) noexcept nogil:
+                           double* dn2, Py_ssize_t ks) noexcept nogil:
     """w += c x~ on one block; old values go to save[0..nnz]; dn2 += change of ||w||^2.
 
     Returns the sum of the new values (a finiteness check)."""
     cdef Py_ssize_t j, p
     cdef double old, new, chk = 0.0
-    for j in range(nnz):
-        p = idx[j]
+    for j in range(nnz + 1):
+        if j < nnz:
+            p = idx[j] * ks
+            new = c * x[j]
+        else:
+            p = (D - 1) * ks
+            new = c * bias
         old = w[p]
         save[j] = old
-        new = old + c * x[j]
+        new = old + new
         w[p] = new
         chk += new
         dn2[0] += new * new - old * old
-    old = w[D - 1]
-    save[nnz] = old
-    new = old + c * bias
-    w[D - 1] = new
-    dn2[0] += new * new - old * old
-    return chk + new
+    return chk
 
 
 cdef inline void blk_restore(double* w, const double* save, const int* idx,
-                             Py_ssize_t nnz, Py_ssize_t D) noexcept nogil:
+                             Py_ssize_t nnz, Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
     cdef Py_ssize_t j
     for j in range(nnz):
-        w[idx[j]] = save[j]
-    w[D - 1] = save[nnz]
+        w[idx[j] * ks] = save[j]
+    w[(D - 1) * ks] = save[nnz]
 
 
 cdef inline void blk_axpy(double* w, double c, const double* x, const int* idx,
-                          Py_ssize_t nnz, double bias, Py_ssize_t D) noexcept nogil:
+                          Py_ssize_t nnz, double bias, Py_ssize_t D,
+                          Py_ssize_t ks) noexcept nogil:
     cdef Py_ssize_t j
     for j in range(nnz):
-        w[idx[j]] += c * x[j]
-    w[D - 1] += c * bias
+        w[idx[j] * ks] += c * x[j]
+    w[(D - 1) * ks] += c * bias
 
 
 def mc_first_order_pass(const double[::1] data, const int[::1] indices,
@@ -136,7 +172,7 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
     h.C = C
     h.alpha = alpha
     h.beta = beta
-    cdef Py_ssize_t K = V.shape[0], D = V.shape[1], k, j, nnz, i, c, b, yi, yhat, a
+    cdef Py_ssize_t K = V.shape[1], D = V.shape[0], k, j, nnz, i, c, yi, yhat
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_aux = aux.shape[0]
     cdef int status = OK
     cdef const double* x
@@ -158,8 +194,9 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
             n = bias * bias
             for j in range(nnz):
                 n += x[j] * x[j]
+            all_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc)
             for c in range(K):
-                sc[c] = aux[c if ovr else 0, AUX_S] * blk_dot(&V[c, 0], x, idx, nnz, bias, D)
+                sc[c] *= aux[c if ovr else 0, AUX_S]
             if not (all_finite(sc, K) and isfinite(n)):
                 status = NONFINITE_INPUT
                 pos = i
@@ -191,25 +228,25 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                     continue
                 cf = tau / s                   # s in [S_MIN, S_MAX]
                 dn2 = 0.0
-                chk = blk_add(&V[yi, 0], cf, x, idx, nnz, bias, D, save, &dn2)
-                chk += blk_add(&V[c, 0], -cf, x, idx, nnz, bias, D, save + nnz + 1, &dn2)
+                chk = blk_add(&V[0, yi], cf, x, idx, nnz, bias, D, save, &dn2, K)
+                chk += blk_add(&V[0, c], -cf, x, idx, nnz, bias, D, save + nnz + 1, &dn2, K)
                 if not (isfinite(chk) and isfinite(dn2) and isfinite(cf)):
-                    blk_restore(&V[c, 0], save + nnz + 1, idx, nnz, D)
-                    blk_restore(&V[yi, 0], save, idx, nnz, D)
+                    blk_restore(&V[0, c], save + nnz + 1, idx, nnz, D, K)
+                    blk_restore(&V[0, yi], save, idx, nnz, D, K)
                     status = NONFINITE_STATE
                     pos = i
                     rounds -= 1
                     break
                 if avg:
-                    blk_axpy(&U[yi, 0], t * cf, x, idx, nnz, bias, D)
-                    blk_axpy(&U[c, 0], -t * cf, x, idx, nnz, bias, D)
+                    blk_axpy(&U[0, yi], t * cf, x, idx, nnz, bias, D, K)
+                    blk_axpy(&U[0, c], -t * cf, x, idx, nnz, bias, D, K)
                 aux[0, AUX_VN2] += dn2
                 updates += 1
                 s = s / Z                      # Z >= 1
                 if s < S_MIN or s > S_MAX:
-                    for a in range(K):
-                        for j in range(D):
-                            V[a, j] *= s
+                    for j in range(D):
+                        for c in range(K):
+                            V[j, c] *= s
                     aux[0, AUX_VN2] *= s * s
                     s = 1.0
                 aux[0, AUX_S] = s
@@ -235,13 +272,13 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
             for c in range(K):
                 dn[c] = 0.0
                 if taus[c] != 0.0:
-                    chk += blk_add(&V[c, 0], taus[c] / aux[c, AUX_S], x, idx, nnz, bias, D,
-                                   save + c * (nnz + 1), &dn[c])   # s > 0
+                    chk += blk_add(&V[0, c], taus[c] / aux[c, AUX_S], x, idx, nnz, bias, D,
+                                   save + c * (nnz + 1), &dn[c], K)   # s > 0
                     chk += dn[c] + taus[c] / aux[c, AUX_S]          # s > 0
             if not isfinite(chk):
                 for c in range(K):
                     if taus[c] != 0.0:
-                        blk_restore(&V[c, 0], save + c * (nnz + 1), idx, nnz, D)
+                        blk_restore(&V[0, c], save + c * (nnz + 1), idx, nnz, D, K)
                 status = NONFINITE_STATE
                 pos = i
                 rounds -= 1
@@ -253,13 +290,13 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                     continue
                 s = aux[c, AUX_S]
                 if avg:
-                    blk_axpy(&U[c, 0], t * taus[c] / s, x, idx, nnz, bias, D)   # s > 0
+                    blk_axpy(&U[0, c], t * taus[c] / s, x, idx, nnz, bias, D, K)   # s > 0
                 aux[c, AUX_VN2] += dn[c]
                 updates += 1
                 s = s / zs[c]                  # Z >= 1
                 if s < S_MIN or s > S_MAX:
                     for j in range(D):
-                        V[c, j] *= s
+                        V[j, c] *= s
                     aux[c, AUX_VN2] *= s * s
                     s = 1.0
                 aux[c, AUX_S] = s
@@ -269,7 +306,8 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
 
 cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, bint direct,
                                  const double* x, const int* idx, Py_ssize_t nnz,
-                                 double bias, Py_ssize_t D, double* save) noexcept nogil:
+                                 double bias, Py_ssize_t D, double* save,
+                                 Py_ssize_t ks) noexcept nogil:
     """mu += ay Sigma x~ and the diagonal covariance update with coefficient cc
     (1/sigma_i += cc x_i^2, or sigma_i -= cc sigma_i^2 x_i^2 when `direct`) on one
     block; old (mu, sigma) pairs go to save[0 .. 2 nnz + 1].  Returns sum of new mu."""
@@ -277,10 +315,10 @@ cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, b
     cdef double xj, sj, chk = 0.0
     for j in range(nnz + 1):
         if j < nnz:
-            p = idx[j]
+            p = idx[j] * ks
             xj = x[j]
         else:
-            p = D - 1
+            p = (D - 1) * ks
             xj = bias
         sj = sg[p]
         save[2 * j] = mu[p]
@@ -296,26 +334,26 @@ cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, b
 
 cdef inline void blk_diag_restore(double* mu, double* sg, const double* save,
                                   const int* idx, Py_ssize_t nnz,
-                                  Py_ssize_t D) noexcept nogil:
+                                  Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
     cdef Py_ssize_t j, p
     for j in range(nnz + 1):
-        p = idx[j] if j < nnz else D - 1
+        p = idx[j] * ks if j < nnz else (D - 1) * ks
         mu[p] = save[2 * j]
         sg[p] = save[2 * j + 1]
 
 
 cdef inline void blk_sigma_only(double* sg, double cc, bint direct, const double* x,
                                 const int* idx, Py_ssize_t nnz, double bias,
-                                Py_ssize_t D) noexcept nogil:
+                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
     """The diagonal covariance update alone on one block (see blk_diag_step)."""
     cdef Py_ssize_t j, p
     cdef double xj, sj
     for j in range(nnz + 1):
         if j < nnz:
-            p = idx[j]
+            p = idx[j] * ks
             xj = x[j]
         else:
-            p = D - 1
+            p = (D - 1) * ks
             xj = bias
         sj = sg[p]
         if direct:
@@ -345,7 +383,7 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
     h.phi = phi
     h.r = r
     h.direct = direct
-    cdef Py_ssize_t K = MU.shape[0], D = MU.shape[1], k, nnz, i, c, yi, yhat
+    cdef Py_ssize_t K = MU.shape[1], D = MU.shape[0], k, nnz, i, c, yi, yhat
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, sv
     cdef int status = OK
     cdef const double* x
@@ -362,11 +400,9 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             sv = 2 * (nnz + 1)
-            for c in range(K):
-                sc[c] = blk_dot(&MU[c, 0], x, idx, nnz, bias, D)
+            all_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc)
             if ovr or sum_update:
-                for c in range(K):
-                    vs[c] = blk_sqdot(&SG[c, 0], x, idx, nnz, bias, D)
+                all_sqdots(&SG[0, 0], K, x, idx, nnz, bias, D, vs)
                 if not all_finite(vs, K):
                     status = NONFINITE_INPUT
                     pos = i
@@ -380,8 +416,8 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             if not ovr:
                 c = competitor(sc, K, yi)
                 m = sc[yi] - sc[c]
-                v = (blk_sqdot(&SG[yi, 0], x, idx, nnz, bias, D)
-                     + blk_sqdot(&SG[c, 0], x, idx, nnz, bias, D))
+                v = (blk_sqdot(&SG[0, yi], x, idx, nnz, bias, D, K)
+                     + blk_sqdot(&SG[0, c], x, idx, nnz, bias, D, K))
                 if not isfinite(v):
                     status = NONFINITE_INPUT
                     pos = i
@@ -396,13 +432,13 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
                     continue
                 if sum_update:
                     cc = 0.0                   # covariance updated below, with f
-                chk = blk_diag_step(&MU[yi, 0], &SG[yi, 0], alpha, cc, direct, x, idx,
-                                    nnz, bias, D, save)
-                chk += blk_diag_step(&MU[c, 0], &SG[c, 0], -alpha, cc, direct, x, idx,
-                                     nnz, bias, D, save + sv)
+                chk = blk_diag_step(&MU[0, yi], &SG[0, yi], alpha, cc, direct, x, idx,
+                                    nnz, bias, D, save, K)
+                chk += blk_diag_step(&MU[0, c], &SG[0, c], -alpha, cc, direct, x, idx,
+                                     nnz, bias, D, save + sv, K)
                 if not isfinite(chk):
-                    blk_diag_restore(&MU[c, 0], &SG[c, 0], save + sv, idx, nnz, D)
-                    blk_diag_restore(&MU[yi, 0], &SG[yi, 0], save, idx, nnz, D)
+                    blk_diag_restore(&MU[0, c], &SG[0, c], save + sv, idx, nnz, D, K)
+                    blk_diag_restore(&MU[0, yi], &SG[0, yi], save, idx, nnz, D, K)
                     status = NONFINITE_STATE
                     pos = i
                     rounds -= 1
@@ -417,7 +453,7 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
                     else:
                         cc = 1.0 / r           # r > 0
                     for c in range(K):
-                        blk_sigma_only(&SG[c, 0], cc, direct, x, idx, nnz, bias, D)
+                        blk_sigma_only(&SG[0, c], cc, direct, x, idx, nnz, bias, D, K)
                 updates += 1
                 continue
             # -- ovr
@@ -433,12 +469,12 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             chk = 0.0
             for c in range(K):
                 if al[c] != 0.0:
-                    chk += blk_diag_step(&MU[c, 0], &SG[c, 0], al[c], cs[c], direct, x, idx,
-                                         nnz, bias, D, save + c * sv)
+                    chk += blk_diag_step(&MU[0, c], &SG[0, c], al[c], cs[c], direct, x, idx,
+                                         nnz, bias, D, save + c * sv, K)
             if not isfinite(chk):
                 for c in range(K):
                     if al[c] != 0.0:
-                        blk_diag_restore(&MU[c, 0], &SG[c, 0], save + c * sv, idx, nnz, D)
+                        blk_diag_restore(&MU[0, c], &SG[0, c], save + c * sv, idx, nnz, D, K)
                 status = NONFINITE_STATE
                 pos = i
                 rounds -= 1
@@ -452,26 +488,26 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
 
 cdef inline double sop_blk_score(const double* vv, const double* A, const double* x,
                                  const int* idx, Py_ssize_t nnz, double bias,
-                                 Py_ssize_t D) noexcept nogil:
+                                 Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
     """Diagonal SOP score of one block: sum_i vv_i x~_i / (A_i + x~_i^2)."""
-    cdef double s = vv[D - 1] * bias / (A[D - 1] + bias * bias)      # A > 0
+    cdef double s = vv[(D - 1) * ks] * bias / (A[(D - 1) * ks] + bias * bias)      # A > 0
     cdef Py_ssize_t j, p
     for j in range(nnz):
-        p = idx[j]
+        p = idx[j] * ks
         s += vv[p] * x[j] / (A[p] + x[j] * x[j])                   # A > 0
     return s
 
 
 cdef inline void sop_blk_update(double* vv, double* A, double yc, const double* x,
                                 const int* idx, Py_ssize_t nnz, double bias,
-                                Py_ssize_t D) noexcept nogil:
+                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
     cdef Py_ssize_t j, p
     for j in range(nnz):
-        p = idx[j]
+        p = idx[j] * ks
         vv[p] += yc * x[j]
         A[p] += x[j] * x[j]
-    vv[D - 1] += yc * bias
-    A[D - 1] += bias * bias
+    vv[(D - 1) * ks] += yc * bias
+    A[(D - 1) * ks] += bias * bias
 
 
 def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
@@ -489,7 +525,7 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Py_ssize_t K = VV.shape[0], D = VV.shape[1], k, nnz, i, c, yi
+    cdef Py_ssize_t K = VV.shape[1], D = VV.shape[0], k, nnz, i, c, yi
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1
     cdef int status = OK
     cdef const double* x
@@ -501,7 +537,7 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             for c in range(K):
-                sc[c] = sop_blk_score(&VV[c, 0], &A[c, 0], x, idx, nnz, bias, D)
+                sc[c] = sop_blk_score(&VV[0, c], &A[0, c], x, idx, nnz, bias, D, K)
             if not all_finite(sc, K):
                 status = NONFINITE_INPUT
                 pos = i
@@ -517,8 +553,8 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
                     loss_sum += 1.0 - m
                 if m > 0.0:
                     continue
-                sop_blk_update(&VV[yi, 0], &A[yi, 0], 1.0, x, idx, nnz, bias, D)
-                sop_blk_update(&VV[c, 0], &A[c, 0], -1.0, x, idx, nnz, bias, D)
+                sop_blk_update(&VV[0, yi], &A[0, yi], 1.0, x, idx, nnz, bias, D, K)
+                sop_blk_update(&VV[0, c], &A[0, c], -1.0, x, idx, nnz, bias, D, K)
                 updates += 1
                 continue
             for c in range(K):
@@ -527,7 +563,7 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
                 if m < 1.0:
                     loss_sum += 1.0 - m
                 if m <= 0.0:
-                    sop_blk_update(&VV[c, 0], &A[c, 0], yc, x, idx, nnz, bias, D)
+                    sop_blk_update(&VV[0, c], &A[0, c], yc, x, idx, nnz, bias, D, K)
                     updates += 1
     free(sc)
     return rounds, mistakes, updates, loss_sum, status, pos
@@ -535,15 +571,15 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
 
 cdef inline void ada_blk_update(double* u, double* G, double yc, const double* x,
                                 const int* idx, Py_ssize_t nnz, double bias,
-                                Py_ssize_t D) noexcept nogil:
+                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
     """Hinge subgradient g = -yc x~ on one block: u += g, G += g^2."""
     cdef Py_ssize_t j, p
     for j in range(nnz):
-        p = idx[j]
+        p = idx[j] * ks
         u[p] -= yc * x[j]
         G[p] += x[j] * x[j]
-    u[D - 1] -= yc * bias
-    G[D - 1] += bias * bias
+    u[(D - 1) * ks] -= yc * bias
+    G[(D - 1) * ks] += bias * bias
 
 
 def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
@@ -560,7 +596,7 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Py_ssize_t K = U.shape[0], D = U.shape[1], k, j, nnz, i, c, yi
+    cdef Py_ssize_t K = U.shape[1], D = U.shape[0], k, j, nnz, i, c, yi
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1
     cdef int status = OK
     cdef const double* x
@@ -572,9 +608,9 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             for c in range(K):
-                s = rda_weight(U[c, D - 1], G[c, D - 1], t, eta, lam, delta) * bias
+                s = rda_weight(U[D - 1, c], G[D - 1, c], t, eta, lam, delta) * bias
                 for j in range(nnz):
-                    s += rda_weight(U[c, idx[j]], G[c, idx[j]], t, eta, lam, delta) * x[j]
+                    s += rda_weight(U[idx[j], c], G[idx[j], c], t, eta, lam, delta) * x[j]
                 sc[c] = s
             if not all_finite(sc, K):
                 status = NONFINITE_INPUT
@@ -591,8 +627,8 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
                 if m >= 1.0:
                     continue
                 loss_sum += 1.0 - m
-                ada_blk_update(&U[yi, 0], &G[yi, 0], 1.0, x, idx, nnz, bias, D)
-                ada_blk_update(&U[c, 0], &G[c, 0], -1.0, x, idx, nnz, bias, D)
+                ada_blk_update(&U[0, yi], &G[0, yi], 1.0, x, idx, nnz, bias, D, K)
+                ada_blk_update(&U[0, c], &G[0, c], -1.0, x, idx, nnz, bias, D, K)
                 updates += 1
                 continue
             for c in range(K):
@@ -600,7 +636,7 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
                 m = yc * sc[c]
                 if m < 1.0:
                     loss_sum += 1.0 - m
-                    ada_blk_update(&U[c, 0], &G[c, 0], yc, x, idx, nnz, bias, D)
+                    ada_blk_update(&U[0, c], &G[0, c], yc, x, idx, nnz, bias, D, K)
                     updates += 1
     aux[AUX_T] = t
     free(sc)
@@ -788,20 +824,20 @@ def mc_row_scores(const double[::1] data, const int[::1] indices,
                   const long long[::1] indptr, const int[::1] dense_idx,
                   Py_ssize_t n_cols, double bias, const double[:, ::1] W,
                   const double[:, ::1] S2, double[:, ::1] out_m, double[:, ::1] out_v):
-    """Test-time class scores w_c.x~ (and x~^T diag(s2_c) x~ when S2 is not empty),
-    out (n, K): the row walk of the training drivers, so dense == CSR bit for bit."""
+    """Test-time class scores w_c.x~ (and x~^T diag(s2_c) x~ when S2 is not empty)
+    of a (D, K) state, out (n, K): the row walk of the training drivers, so
+    dense == CSR bit for bit."""
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Py_ssize_t K = W.shape[0], D = W.shape[1], i, c, nnz
+    cdef Py_ssize_t K = W.shape[1], D = W.shape[0], i, nnz
     cdef bint quad = S2.shape[0] > 0
     cdef const double* x
     cdef const int* idx
     with nogil:
         for i in range(out_m.shape[0]):
             nnz = get_row(&R, i, &x, &idx)
-            for c in range(K):
-                out_m[i, c] = blk_dot(&W[c, 0], x, idx, nnz, bias, D)
-                if quad:
-                    out_v[i, c] = blk_sqdot(&S2[c, 0], x, idx, nnz, bias, D)
+            all_dots(&W[0, 0], K, x, idx, nnz, bias, D, &out_m[i, 0])
+            if quad:
+                all_sqdots(&S2[0, 0], K, x, idx, nnz, bias, D, &out_v[i, 0])
 
 
 # ---------------------------------------------------------------------------
@@ -857,7 +893,7 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Py_ssize_t K = V.shape[0], D = V.shape[1], kq, j, l, nnz, i, yi, nit, where
+    cdef Py_ssize_t K = V.shape[1], D = V.shape[0], j, l, nnz, i, yi, nit, where
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, a_row, q
     cdef int status = OK
     cdef const double* x
@@ -890,8 +926,9 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
             for j in range(nnz):
                 n += x[j] * x[j]
             s = aux[0, AUX_S]
+            all_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc)
             for l in range(K):
-                sc[l] = s * blk_dot(&V[l, 0], x, idx, nnz, bias, D)
+                sc[l] *= s
             if not (all_finite(sc, K) and isfinite(n)):
                 status = NONFINITE_INPUT
                 pos = i
@@ -929,16 +966,16 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
             if asum == 0.0:
                 continue
             dn2 = 0.0
-            chk = blk_add(&V[yi, 0], asum / s, x, idx, nnz, bias, D, save, &dn2)  # s > 0
+            chk = blk_add(&V[0, yi], asum / s, x, idx, nnz, bias, D, save, &dn2, K)  # s > 0
             for j in range(kk):
                 if a[j] != 0.0:
-                    chk += blk_add(&V[comp[j], 0], -a[j] / s, x, idx, nnz, bias, D,
-                                   save + (j + 1) * (nnz + 1), &dn2)              # s > 0
+                    chk += blk_add(&V[0, comp[j]], -a[j] / s, x, idx, nnz, bias, D,
+                                   save + (j + 1) * (nnz + 1), &dn2, K)              # s > 0
             if not (isfinite(chk) and isfinite(dn2)):
                 for j in range(kk - 1, -1, -1):
                     if a[j] != 0.0:
-                        blk_restore(&V[comp[j], 0], save + (j + 1) * (nnz + 1), idx, nnz, D)
-                blk_restore(&V[yi, 0], save, idx, nnz, D)
+                        blk_restore(&V[0, comp[j]], save + (j + 1) * (nnz + 1), idx, nnz, D, K)
+                blk_restore(&V[0, yi], save, idx, nnz, D, K)
                 status = NONFINITE_STATE
                 pos = i
                 rounds -= 1
@@ -971,7 +1008,10 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef int K = <int>MU.shape[0], D = <int>MU.shape[1], KD = K * D, one = 1
+    # diagonal: (D, K) state, block c at offset c with stride K; full: (K, D)
+    cdef int K = <int>(MU.shape[0] if full else MU.shape[1])
+    cdef int D = <int>(MU.shape[1] if full else MU.shape[0]), KD = K * D, one = 1
+    cdef Py_ssize_t ks = 1 if full else K
     cdef Py_ssize_t j, l, p, nnz, i, yi, nit, where, q, cj, sv
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1
     cdef int status = OK
@@ -1014,10 +1054,12 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
             n = bias * bias
             for j in range(nnz):
                 n += x[j] * x[j]
-            for l in range(K):
-                sc[l] = blk_dot(mu + l * D, x, idx, nnz, bias, D)
-                if not full:
-                    vs[l] = blk_sqdot(S + l * D, x, idx, nnz, bias, D)
+            if full:
+                for l in range(K):
+                    sc[l] = blk_dot(mu + l * D, x, idx, nnz, bias, D, 1)
+            else:
+                all_dots(mu, K, x, idx, nnz, bias, D, sc)
+                all_sqdots(S, K, x, idx, nnz, bias, D, vs)
             if not (all_finite(sc, K) and isfinite(n) and (full or all_finite(vs, K))):
                 status = NONFINITE_INPUT
                 pos = i
@@ -1074,16 +1116,16 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
                 asum += a[j]
             if not full:
                 sv = 2 * (nnz + 1)
-                chk = blk_diag_step(mu + yi * D, S + yi * D, asum, 0.0, False, x, idx, nnz,
-                                    bias, D, save)
+                chk = blk_diag_step(mu + yi, S + yi, asum, 0.0, False, x, idx, nnz,
+                                    bias, D, save, ks)
                 for j in range(kk):
-                    chk += blk_diag_step(mu + comp[j] * D, S + comp[j] * D, -a[j], 0.0, False,
-                                         x, idx, nnz, bias, D, save + (j + 1) * sv)
+                    chk += blk_diag_step(mu + comp[j], S + comp[j], -a[j], 0.0, False,
+                                         x, idx, nnz, bias, D, save + (j + 1) * sv, ks)
                 if not isfinite(chk):
                     for j in range(kk - 1, -1, -1):
-                        blk_diag_restore(mu + comp[j] * D, S + comp[j] * D,
-                                         save + (j + 1) * sv, idx, nnz, D)
-                    blk_diag_restore(mu + yi * D, S + yi * D, save, idx, nnz, D)
+                        blk_diag_restore(mu + comp[j], S + comp[j],
+                                         save + (j + 1) * sv, idx, nnz, D, ks)
+                    blk_diag_restore(mu + yi, S + yi, save, idx, nnz, D, ks)
                     status = NONFINITE_STATE
                     pos = i
                     rounds -= 1
@@ -1097,11 +1139,11 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
                     else:
                         cc = 1.0 / r                       # r > 0
                     for l in range(K):
-                        blk_sigma_only(S + l * D, cc, direct, x, idx, nnz, bias, D)
+                        blk_sigma_only(S + l, cc, direct, x, idx, nnz, bias, D, ks)
                 else:
                     cc = 1.0 / (vs[yi] + vs[comp[0]] + r) if direct else 1.0 / r   # r > 0
-                    blk_sigma_only(S + yi * D, cc, direct, x, idx, nnz, bias, D)
-                    blk_sigma_only(S + comp[0] * D, cc, direct, x, idx, nnz, bias, D)
+                    blk_sigma_only(S + yi, cc, direct, x, idx, nnz, bias, D, ks)
+                    blk_sigma_only(S + comp[0], cc, direct, x, idx, nnz, bias, D, ks)
                 updates += 1
                 continue
             # full: u = sum_j a_j (P_y - P_cj); g's Sigma g and beta
@@ -1138,3 +1180,20 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
     free(work)
     free(iwork)
     return rounds, mistakes, updates, loss_sum, status, pos
+
+
+def mc_sop_scores(const double[::1] data, const int[::1] indices,
+                  const long long[::1] indptr, const int[::1] dense_idx,
+                  Py_ssize_t n_cols, double bias, const double[:, ::1] VV,
+                  const double[:, ::1] A, double[:, ::1] out):
+    """Test-time class scores of the diagonal SOP, (D, K) state, out (n, K):
+    sum_i vv_ci x_i / (A_ci + x_i^2) per class ([SOP05] Fig. 3.1, per block)."""
+    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
+    cdef Py_ssize_t K = VV.shape[1], D = VV.shape[0], i, c, nnz
+    cdef const double* x
+    cdef const int* idx
+    with nogil:
+        for i in range(out.shape[0]):
+            nnz = get_row(&R, i, &x, &idx)
+            for c in range(K):
+                out[i, c] = sop_blk_score(&VV[0, c], &A[0, c], x, idx, nnz, bias, D, K)
