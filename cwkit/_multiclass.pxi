@@ -51,17 +51,54 @@ cdef inline double blk_sqdot(const double* sg, const double* x, const int* idx,
     return s
 
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define CWKIT_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define CWKIT_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void CWKIT_PREFETCH(const double* p) noexcept nogil
+
+
+# rows ahead whose class weights are prefetched while scoring a sparse row
+cdef enum:
+    MC_AHEAD = 8
+
+
+cdef inline void prefetch_row(const double* W, Py_ssize_t K, const int* idx, Py_ssize_t j,
+                              Py_ssize_t nnz) noexcept nogil:
+    """Ask for the cache lines of coordinate idx[j]'s K class weights (a hint only)."""
+    cdef Py_ssize_t off
+    cdef const double* row
+    if j < nnz:
+        row = W + idx[j] * K
+        for off in range(0, K, 8):
+            CWKIT_PREFETCH(row + off)
+        CWKIT_PREFETCH(row + K - 1)
+
+
 cdef inline void all_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
-                          Py_ssize_t nnz, double bias, Py_ssize_t D,
-                          double* out) noexcept nogil:
+                          Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
+                          const double* W2=NULL) noexcept nogil:
     """out[c] = W_c . x~ for every class of a (D, K) state (K class weights of a
-    coordinate are adjacent, so a row touches nnz + 1 short contiguous runs)."""
+    coordinate are adjacent, so a row touches nnz + 1 short contiguous runs,
+    prefetched MC_AHEAD coordinates ahead: the state is far larger than the caches).
+    The same rows of W2 (another (D, K) array the driver reads next) are prefetched too."""
     cdef Py_ssize_t j, c
     cdef const double* row = W + (D - 1) * K
     cdef double xj
     for c in range(K):
         out[c] = row[c] * bias
+    for j in range(min(nnz, <Py_ssize_t>MC_AHEAD)):
+        prefetch_row(W, K, idx, j, nnz)
+        if W2 != NULL:
+            prefetch_row(W2, K, idx, j, nnz)
     for j in range(nnz):
+        prefetch_row(W, K, idx, j + MC_AHEAD, nnz)
+        if W2 != NULL:
+            prefetch_row(W2, K, idx, j + MC_AHEAD, nnz)
         row = W + idx[j] * K
         xj = x[j]
         for c in range(K):
@@ -400,7 +437,7 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             sv = 2 * (nnz + 1)
-            all_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc)
+            all_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, &SG[0, 0])
             if ovr or sum_update:
                 all_sqdots(&SG[0, 0], K, x, idx, nnz, bias, D, vs)
                 if not all_finite(vs, K):
