@@ -81,11 +81,12 @@ cdef inline void prefetch_row(const double* W, Py_ssize_t K, const int* idx, Py_
 
 cdef inline void all_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
                           Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
-                          const double* W2=NULL) noexcept nogil:
+                          const double* W2=NULL, Py_ssize_t y2=-1) noexcept nogil:
     """out[c] = W_c . x~ for every class of a (D, K) state (K class weights of a
     coordinate are adjacent, so a row touches nnz + 1 short contiguous runs,
     prefetched MC_AHEAD coordinates ahead: the state is far larger than the caches).
-    The same rows of W2 (another (D, K) array the driver reads next) are prefetched too."""
+    The same rows of W2 (another (D, K) array the driver reads next) are prefetched
+    too: whole rows, or only class y2's entry when y2 >= 0."""
     cdef Py_ssize_t j, c
     cdef const double* row = W + (D - 1) * K
     cdef double xj
@@ -94,11 +95,17 @@ cdef inline void all_dots(const double* W, Py_ssize_t K, const double* x, const 
     for j in range(min(nnz, <Py_ssize_t>MC_AHEAD)):
         prefetch_row(W, K, idx, j, nnz)
         if W2 != NULL:
-            prefetch_row(W2, K, idx, j, nnz)
+            if y2 >= 0:
+                CWKIT_PREFETCH(W2 + idx[j] * K + y2)
+            else:
+                prefetch_row(W2, K, idx, j, nnz)
     for j in range(nnz):
         prefetch_row(W, K, idx, j + MC_AHEAD, nnz)
-        if W2 != NULL:
-            prefetch_row(W2, K, idx, j + MC_AHEAD, nnz)
+        if W2 != NULL and j + MC_AHEAD < nnz:
+            if y2 >= 0:
+                CWKIT_PREFETCH(W2 + idx[j + MC_AHEAD] * K + y2)
+            else:
+                prefetch_row(W2, K, idx, j + MC_AHEAD, nnz)
         row = W + idx[j] * K
         xj = x[j]
         for c in range(K):
@@ -437,7 +444,8 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             sv = 2 * (nnz + 1)
-            all_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, &SG[0, 0])
+            all_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, &SG[0, 0],
+                     -1 if ovr or sum_update else y[i])
             if ovr or sum_update:
                 all_sqdots(&SG[0, 0], K, x, idx, nnz, bias, D, vs)
                 if not all_finite(vs, K):
