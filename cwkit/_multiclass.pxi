@@ -354,7 +354,8 @@ cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, b
                                  Py_ssize_t ks) noexcept nogil:
     """mu += ay Sigma x~ and the diagonal covariance update with coefficient cc
     (1/sigma_i += cc x_i^2, or sigma_i -= cc sigma_i^2 x_i^2 when `direct`) on one
-    block; old (mu, sigma) pairs go to save[0 .. 2 nnz + 1].  Returns sum of new mu."""
+    block; old (mu, sigma) pairs go to save[0 .. 2 nnz + 1].  Returns the sum of the
+    new mu and sigma (a finiteness check)."""
     cdef Py_ssize_t j, p
     cdef double xj, sj, chk = 0.0
     for j in range(nnz + 1):
@@ -372,7 +373,7 @@ cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, b
             sg[p] = sj - cc * sj * sj * xj * xj
         else:
             sg[p] = inv_diag_update(sj, cc, xj * xj)
-        chk += mu[p]
+        chk += mu[p] + sg[p]
     return chk
 
 

@@ -40,7 +40,7 @@ class OneVsRest:
         return np.stack([e.weights() for e in self.engines])
 
     def scores(self, rows, bias):
-        return mc_row_scores(rows, self.weights(), bias)[0]
+        return mc_row_scores(rows, self.weights().T, bias)[0]
 
     def variances(self):
         return None
