@@ -347,6 +347,17 @@ class GaussianMixin(VarianceMixin):
         -----
         Binary: P(sign(w.x) = +1) for w ~ N(mu, Sigma) is Phi(mu.x / sqrt(x^T Sigma x))
         (S001 Sect. 2, S000 Sect. 3); columns are [P(classes_[0]), P(classes_[1])].
+
+        Multi-class: the probability that class c has the largest score under the
+        Gaussian over weights, P(argmax_k w_k.x = c), the generalisation of the binary
+        P(sign(w.x) = +1) to the prediction rule argmax_k w_k.x (S000 eq. 24).  The
+        class scores s_k = w_k.x are Gaussian with means mu_k.x and variances
+        x^T Sigma_kk x; they are independent for diagonal Sigma (the blocks share no
+        coordinate) and for one-vs-rest, and for a full Sigma over the stacked blocks
+        the cross-class covariances are left out (an approximation).  Then
+        P_c = E_z[prod_{k != c} Phi((mu_c.x + sqrt(v_c) z - mu_k.x) / sqrt(v_k))],
+        z ~ N(0, 1), computed by Gauss-Hermite quadrature (``cwkit.multiclass.argmax_proba``);
+        rows sum to 1.
         """
         rows = self._rows(X)
         p = self._model.proba(rows, self._bias)

@@ -53,6 +53,12 @@ class Perceptron(OnlineClassifier):
     w_bar_t = (1/t) sum_{s=1..t} w_{s+1}, kept in O(nnz) per update as
     ((t+1) w - sum_s s Delta_s) / t (FORMULAS.md Sect. 1).
 
+    Multi-class (FORMULAS.md Sect. 4): on an argmax mistake y_hat != y (ties to the
+    first class), W <- W + f(x, y) - f(x, y_hat); one-vs-rest runs K binary
+    perceptrons.  Every binary rule's top-1 form is its step on
+    Delta = f(x, y) - f(x, c) with label +1, c the closest competitor, so
+    m = w_y.x - w_c.x and ||Delta||^2 = 2 ||x||^2 (the intercept included).
+
     Examples
     --------
     >>> import numpy as np, cwkit
@@ -263,6 +269,11 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
     full: Sigma <- Sigma - beta Sigma x x^T Sigma with beta = alpha phi / (sqrt(u) + v alpha phi);
     diag: Sigma^-1 <- Sigma^-1 + alpha phi u^-1/2 diag(x^2).  Both roots are
     evaluated in rationalised forms free of cancellation (FORMULAS.md Sect. 2).
+
+    Multi-class top-1 (S000 Sect. 5.4, "a single constraint"): the binary step on
+    Delta = f(x, y) - f(x, c) with label +1, m = mu_y.x - mu_c.x and
+    v = x^T Sigma_yy x + x^T Sigma_cc x (diagonal; full: Delta^T Sigma Delta over the
+    stacked blocks); the covariance update acts on blocks y and c.
     """
 
     _constraints = {"variant": P.Choice("var", "stdev"),
@@ -379,6 +390,13 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
     ``coef_`` is A^-1 v and ``covariance_`` (full) is A^-1.  Diagonal (FORMULAS.md
     Sect. 2, dropping cross-feature terms): w_t = v / (A + x_t^2), A += x^2, and
     ``coef_var_`` reports 1/A.  Test-time scores use the same per-point rule.
+
+    Multi-class top-1 (the Delta-form of [SOP05], our choice): class scores are the
+    binary test rule on each block, s_c = f_c^T (A + f_c f_c^T)^-1 v with
+    f_c = f(x, c); with c the closest competitor and Delta = f(x, y) - f(x, c),
+    update when Delta^T (A + Delta Delta^T)^-1 v <= 0 (diagonal: s_y - s_c <= 0, the
+    diagonal splitting over the two blocks; full: mu.Delta <= 0), then v += Delta,
+    A += Delta Delta^T (diagonal: A_y += x^2, A_c += x^2).
     """
 
     _constraints = {"a": P.POSITIVE, "covariance": P.Choice("diag", "full")}
@@ -420,6 +438,10 @@ class AdaGrad(OnlineClassifier):
     Subgradient g_t = -y x when y w.x < 1, else 0; u = sum_s g_s, G = sum_s g_s^2;
     w_{t+1,i} = -sign(u_i) eta t / (delta + sqrt(G_i)) max(0, |u_i|/t - lam)
     (FORMULAS.md Sect. 3b), computed on demand so a round costs O(nnz).
+
+    Multi-class top-1 (our choice): the multi-class hinge max(0, 1 - W.Delta) with
+    Delta = f(x, y) - f(x, c) against the closest competitor c has the subgradient
+    -Delta, so when w_y.x - w_c.x < 1: u_y -= x, u_c += x, G_y += x^2, G_c += x^2.
     """
 
     _constraints = {"eta": P.POSITIVE, "lam": P.NONNEGATIVE, "delta": P.POSITIVE}
