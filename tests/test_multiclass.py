@@ -173,13 +173,14 @@ def test_ovr_equals_independent_binary_fits(case):
             np.testing.assert_array_equal(got[key], val, err_msg=f"class {c}: {key}")
 
 
-@pytest.mark.parametrize("strategy", ["top1", "ovr"])
-@pytest.mark.parametrize("name", ["pa1", "cw", "arow", "sop", "adagrad", "avg-perceptron"])
+@pytest.mark.parametrize("name,strategy", [
+    (name, strategy) for name in ["pa1", "cw", "arow", "sop", "adagrad", "avg-perceptron"]
+    for strategy in ["top1", "ovr", "topk"] if strategy != "topk" or name in ("pa1", "arow")])
 def test_dense_equals_csr_one_pass(name, strategy):
     X, y = make_multiclass(np.random.default_rng(4), n=200, d=12, K=5, sparse_frac=0.5)
-    a = cwkit.make(name, multiclass=strategy, random_state=0, n_passes=2).fit(X, y)
-    b = cwkit.make(name, multiclass=strategy, random_state=0, n_passes=2).fit(
-        sp.csr_matrix(X), y)
+    kw = {"multiclass": strategy, "random_state": 0, "n_passes": 2, "k": 3}
+    a = cwkit.make(name, **kw).fit(X, y)
+    b = cwkit.make(name, **kw).fit(sp.csr_matrix(X), y)
     assert a.mistakes_ == b.mistakes_
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(sp.csr_matrix(X)))
