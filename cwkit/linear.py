@@ -203,6 +203,12 @@ class RegularizedPA(OnlineClassifier):
             alpha=float(self.alpha), beta=float(self.beta), C=float(self.C))
 
     def _status_detail(self, rows, pos):
+        if len(self.classes_) > 2 and self.multiclass == "top1":
+            # the top-1 step is on Delta = f(x, y) - f(x, c), ||Delta||^2 = 2 ||x||^2
+            return (f"beta^2 ||x||^2 <= 1 for x = Delta = f(x, y) - f(x, c) (beta = "
+                    f"{self.beta:g}): the constraint ||W|| <= beta cannot be met with margin 1 "
+                    "on this example; increase beta above 1/(sqrt(2) ||x||) (||x|| includes "
+                    "the intercept feature)")
         return (f"beta^2 ||x||^2 <= 1 (beta = {self.beta:g}): the constraint ||w|| <= beta "
                 "cannot be met with margin 1 on this example; increase beta above "
                 "1/||x|| (||x|| includes the intercept feature)")

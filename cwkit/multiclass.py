@@ -4,11 +4,11 @@ A model holds one weight block per class, D = n_features + 1 weights each (the
 intercept last), and the calls into the multi-class drivers of ``cwkit._core``.
 The state arrays are (D, K): the K class weights of a feature are adjacent, so
 scoring a sparse row reads nnz + 1 short contiguous runs instead of K (nnz + 1)
-scattered values (on 20 Newsgroups, K = 20, this layout scores 4x faster than
-(K, D)).  Full covariance keeps mu (K, D) and Sigma over the class-major
-stacked blocks.  It has the interface of a binary
-engine (``cwkit._engines``): ``state``, ``run``, ``weights`` (K, D),
-``variances``, ``covariance``, ``scores`` (n, K) and ``proba`` (n, K).
+scattered values (3-4x faster than (K, D) on 20 Newsgroups, K = 20).  Full
+covariance keeps mu (K, D) and Sigma over the class-major stacked blocks.  A
+model has the interface of a binary engine (``cwkit._engines``): ``state``,
+``run``, ``weights`` (K, D), ``variances``, ``covariance``, ``scores`` (n, K)
+and ``proba`` (n, K).
 
 Strategies (the estimators' ``multiclass`` parameter):
 

@@ -487,3 +487,38 @@ def test_topk_rejects_rules_without_a_topk_form():
         cwkit.make("cw", multiclass="topk").fit(X, y)
     with pytest.raises(ValueError, match="slack='shared' is the squared-slack"):
         cwkit.make("pa", multiclass="topk", k=2).set_params(slack="shared").fit(X, y)
+
+
+def test_topk_models_save_and_load(tmp_path):
+    X, y = make_multiclass(np.random.default_rng(19), n=60, K=5)
+    for name, params in [("pa2", {"slack": "shared"}), ("arow", {"covariance": "full"}),
+                         ("arow", {"sigma_update": "delta"})]:
+        est = cwkit.make(name, multiclass="topk", k=3, **params).fit(X, LABELS[y % 4])
+        cwkit.save(est, tmp_path / "m.npz")
+        back = cwkit.load(tmp_path / "m.npz")
+        back.partial_fit(X[:7], LABELS[y[:7] % 4])
+        est.partial_fit(X[:7], LABELS[y[:7] % 4])
+        np.testing.assert_array_equal(back.coef_, est.coef_)
+        np.testing.assert_array_equal(back.predict(X), est.predict(X))
+
+
+def test_k_beyond_the_competitors_means_all_constraints():
+    X, y = make_multiclass(np.random.default_rng(23), n=60, K=4)
+    a = cwkit.make("pa1", multiclass="topk", k=3).partial_fit(X, y)
+    b = cwkit.make("pa1", multiclass="topk", k=50).partial_fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_l2_pa_infeasible_top1_update_is_a_clear_error():
+    """||Delta||^2 = 2 ||x~||^2: beta^2 ||Delta||^2 <= 1 cannot be met with margin 1."""
+    est = cwkit.make("l2-pa", beta=0.5, fit_intercept=False)
+    with pytest.raises(cwkit.ModelError, match=r"row 0: beta\^2 \|\|x\|\|\^2 <= 1 for x = Delta.*"
+                       r"above 1/\(sqrt\(2\) \|\|x\|\|\)"):
+        est.partial_fit(np.array([[0.5, 0.0]]), [1], classes=[0, 1, 2])
+    assert not est.coef_.any()
+
+
+def test_ovr_full_covariance_refuses_large_blocks():
+    with pytest.raises(ValueError, match=r"multiclass='ovr' needs 20 matrices of 4001 x 4001"):
+        cwkit.make("cw", covariance="full", multiclass="ovr").partial_fit(
+            np.zeros((1, 4000)), [0], classes=np.arange(20))
