@@ -939,7 +939,7 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Py_ssize_t K = V.shape[1], D = V.shape[0], j, l, nnz, i, yi, nit, where
+    cdef Py_ssize_t K = V.shape[1], D = V.shape[0], j, jl, nnz, i, yi, nit, where
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, a_row, q
     cdef int status = OK
     cdef const double* x
@@ -973,8 +973,8 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
                 n += x[j] * x[j]
             s = aux[0, AUX_S]
             all_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc)
-            for l in range(K):
-                sc[l] *= s
+            for jl in range(K):
+                sc[jl] *= s
             if not (all_finite(sc, K) and isfinite(n)):
                 status = NONFINITE_INPUT
                 pos = i
@@ -995,10 +995,10 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
                 continue
             for j in range(kk):
                 a[j] = 0.0
-                for l in range(kk):
-                    Q[j * kk + l] = n * (2.0 if j == l else 1.0)
-                    if shared or j == l:
-                        Q[j * kk + l] += ridge
+                for jl in range(kk):
+                    Q[j * kk + jl] = n * (2.0 if j == jl else 1.0)
+                    if shared or j == jl:
+                        Q[j * kk + jl] += ridge
             if hildreth_solve(Q, b, lo, hi, a, kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER, qw, qiw,
                               &kkt, &nit, &where) != QP_CONVERGED:
                 status = QP_NOT_CONVERGED
@@ -1058,7 +1058,7 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
     cdef int K = <int>(MU.shape[0] if full else MU.shape[1])
     cdef int D = <int>(MU.shape[1] if full else MU.shape[0]), KD = K * D, one = 1
     cdef Py_ssize_t ks = 1 if full else K
-    cdef Py_ssize_t j, l, p, nnz, i, yi, nit, where, q, cj, sv
+    cdef Py_ssize_t j, jl, p, nnz, i, yi, nit, where, q, cj, sv
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1
     cdef int status = OK
     cdef const double* x
@@ -1101,8 +1101,8 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
             for j in range(nnz):
                 n += x[j] * x[j]
             if full:
-                for l in range(K):
-                    sc[l] = blk_dot(mu + l * D, x, idx, nnz, bias, D, 1)
+                for jl in range(K):
+                    sc[jl] = blk_dot(mu + jl * D, x, idx, nnz, bias, D, 1)
             else:
                 all_dots(mu, K, x, idx, nnz, bias, D, sc)
                 all_sqdots(S, K, x, idx, nnz, bias, D, vs)
@@ -1135,15 +1135,15 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
                     dsymv(&uplo, &KD, &done, S, &KD, f, &one, &zero, P + j * KD, &one)
                 # G_jl = (f_y - f_cj).(P_y - P_cl), f_c.P = x~.P[block c]
                 for j in range(kk):
-                    for l in range(kk):
-                        Q[j * kk + l] = (
-                            vdot(xs, P + yi * D, D) - vdot(xs, P + (l + 1) * KD + yi * D, D)
+                    for jl in range(kk):
+                        Q[j * kk + jl] = (
+                            vdot(xs, P + yi * D, D) - vdot(xs, P + (jl + 1) * KD + yi * D, D)
                             - vdot(xs, P + comp[j] * D, D)
-                            + vdot(xs, P + (l + 1) * KD + comp[j] * D, D)) + r
+                            + vdot(xs, P + (jl + 1) * KD + comp[j] * D, D)) + r
             else:
                 for j in range(kk):
-                    for l in range(kk):
-                        Q[j * kk + l] = vs[yi] + (vs[comp[j]] if j == l else 0.0) + r
+                    for jl in range(kk):
+                        Q[j * kk + jl] = vs[yi] + (vs[comp[j]] if j == jl else 0.0) + r
             for j in range(kk):
                 a[j] = 0.0
             if not all_finite(Q, kk * kk):
@@ -1179,13 +1179,13 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
                 if sum_update:
                     if direct:
                         vsum = 0.0
-                        for l in range(K):
-                            vsum += vs[l]
+                        for jl in range(K):
+                            vsum += vs[jl]
                         cc = 1.0 / (vsum + r)              # r > 0
                     else:
                         cc = 1.0 / r                       # r > 0
-                    for l in range(K):
-                        blk_sigma_only(S + l, cc, direct, x, idx, nnz, bias, D, ks)
+                    for jl in range(K):
+                        blk_sigma_only(S + jl, cc, direct, x, idx, nnz, bias, D, ks)
                 else:
                     cc = 1.0 / (vs[yi] + vs[comp[0]] + r) if direct else 1.0 / r   # r > 0
                     blk_sigma_only(S + yi, cc, direct, x, idx, nnz, bias, D, ks)
@@ -1199,9 +1199,9 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
                 for p in range(KD):
                     u[p] -= a[j] * P[(j + 1) * KD + p]
             if sum_update:
-                for l in range(K):
+                for jl in range(K):
                     for p in range(D):
-                        f[l * D + p] = xs[p]
+                        f[jl * D + p] = xs[p]
                 dsymv(&uplo, &KD, &done, S, &KD, f, &one, &zero, g, &one)
                 cc = 1.0 / (r + vdot(f, g, KD))            # r > 0, f^T Sigma f >= 0
             else:
