@@ -240,7 +240,7 @@ def _prefetched(iterable):
                     items.put((done, None))
                     return
                 items.put((item, None))
-        except BaseException as exc:   # noqa: BLE001 - handed to the caller
+        except BaseException as exc:   # handed to the caller
             items.put((done, exc))
         finally:
             close = getattr(it, "close", None)
