@@ -189,30 +189,37 @@ class _StreamError(Exception):
     """Reading or decompressing failed; the caller adds the line number."""
 
 
-def _blocks(stream, chunk_size):
-    """Yield ``(buffer, end)``: ``buffer[:end]`` holds complete lines and ends in b"\\n"."""
-    tail = []
-    while True:
+def _blocks(stream, chunk_size, n_buffers=1):
+    """Yield ``(buffer, end)``: ``buffer[:end]`` holds complete lines and ends in b"\\n".
+
+    Reads go into ``n_buffers`` reused bytearrays in turn (fresh large
+    allocations per block cost a page fault per 4 KiB), so a block stays
+    valid until ``n_buffers - 1`` more blocks have been read: one buffer
+    when the consumer parses each block before asking for the next, two
+    when a prefetch thread reads one block ahead.
+    """
+    buffers = [bytearray(chunk_size) for _ in range(n_buffers)]
+    carry = b""                     # an incomplete last line
+    for k in itertools.count():
+        buf = buffers[k % n_buffers]
+        want = max(chunk_size, len(carry))     # a line longer than a block: read
+        if len(buf) < len(carry) + want:       # geometrically more, not quadratically
+            buf = buffers[k % n_buffers] = bytearray(len(carry) + want)
+        buf[:len(carry)] = carry
         try:
-            data = stream.read(chunk_size)
+            n = stream.readinto(memoryview(buf)[len(carry):len(carry) + want])
         except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
             raise _StreamError(f"reading failed: the (compressed) stream is truncated or "
                                f"corrupt ({exc})") from exc
-        if not data:
+        if not n:
             break
-        end = data.rfind(b"\n") + 1
-        if end == 0:
-            tail.append(data)
-            continue
-        if tail:
-            tail.append(data)
-            data = b"".join(tail)
-            end += len(data) - len(tail[-1])
-        yield data, end
-        tail = [data[end:]] if end < len(data) else []
-    if tail:
-        data = b"".join(tail) + b"\n"
-        yield data, len(data)
+        total = len(carry) + n
+        end = buf.rfind(b"\n", 0, total) + 1
+        carry = bytes(buf[end:total])
+        if end:
+            yield buf, end
+    if carry:
+        yield carry + b"\n", len(carry) + 1
 
 
 def _prefetched(iterable):
@@ -547,9 +554,10 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         size = min(source.size or 0, 1 << 30)
         out = _Out(size // 64 + (1 << 12), size // 12 + (1 << 16), multilabel)
         lo, hi = _Extreme(2**31), _Extreme(-1)
-        blocks = _blocks(source.stream, chunk_size)
         if source.compressed:
-            blocks = _prefetched(blocks)
+            blocks = _prefetched(_blocks(source.stream, chunk_size, n_buffers=2))
+        else:
+            blocks = _blocks(source.stream, chunk_size)
         try:
             for buf, end in blocks:
                 parser.parse(buf, end, out, lo, hi)
