@@ -31,8 +31,8 @@ def _labels_1d(y, n_rows):
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn("A column-vector y was passed when a 1d array was expected; "
-                      "it is raveled to shape (n_samples,)", _sklearn_class("DataConversionWarning", UserWarning),
-                      stacklevel=4)
+                      "it is raveled to shape (n_samples,)",
+                      _sklearn_class("DataConversionWarning", UserWarning), stacklevel=4)
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D (one label per row), got shape {y.shape}")
@@ -91,7 +91,12 @@ class OnlineClassifier:
         """scikit-learn's estimator tags (only called where scikit-learn is installed)."""
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
         return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
-                    classifier_tags=ClassifierTags(), input_tags=InputTags(sparse=True))
+                    classifier_tags=ClassifierTags(poor_score=self._poor_score()),
+                    input_tags=InputTags(sparse=True))
+
+    def _poor_score(self):
+        """True for rules whose last iterate is noisy by design (scikit-learn's tag)."""
+        return False
 
     def _validate_params(self):
         P.validate(type(self).__name__, {**COMMON, **self._constraints}, self.get_params())

@@ -1,0 +1,801 @@
+"""The command line: ``python -m cwkit eval | train | predict | algos`` (see docs/cli.md).
+
+Exit status: 0 on success, 1 for data errors (unreadable or malformed file, a model file
+that is not one), 2 for usage errors (unknown algorithm or parameter, bad value). Errors
+are one line on stderr, ``cwkit: error: ...``; ``--debug`` shows the traceback.
+"""
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from . import datasets
+from . import evaluate as ev
+
+__all__ = ["main"]
+
+SYNTHETIC = ("crammer", "twonorm", "drift")
+
+
+class UsageError(Exception):
+    """A bad command line: exit status 2."""
+
+
+class DataError(Exception):
+    """Bad data or model file: exit status 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+# ---------------------------------------------------------------------------- registry
+
+def _registry():
+    """``{name: {"description": str, "params": {param: {"default", "valid"}}}}``."""
+    import cwkit
+
+    return {e["name"]: {"description": e["description"], "params": e["params"]}
+            for e in cwkit.algorithms()}
+
+
+def _parse_value(text):
+    """A command-line value: int, float, true/false, none, else the string."""
+    low = text.strip().lower()
+    if low in ("true", "yes"):
+        return True
+    if low in ("false", "no"):
+        return False
+    if low in ("none", "null"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _parse_specs(algos_text, param_args, grid_args, registry):
+    """``--algos``, ``--param`` and ``--grid`` into a list of AlgoSpec."""
+    specs = []
+    for entry in (e.strip() for e in algos_text.split(",")):
+        if not entry:
+            raise UsageError(f"--algos: empty algorithm name in {algos_text!r}")
+        name, *inline = entry.split(":")
+        if name not in registry:
+            raise UsageError(f"--algos: unknown algorithm {name!r} "
+                             f"(known: {', '.join(sorted(registry))}; see `cwkit algos`)")
+        spec = ev.AlgoSpec(name=name, label=entry)
+        for item in inline:
+            key, value = _split_assignment(item, "--algos")
+            spec.params[key] = _checked(registry, name, key, _parse_value(value), "--algos")
+        specs.append(spec)
+    by_name = {}
+    for spec in specs:
+        by_name.setdefault(spec.name, []).append(spec)
+        if spec.label != spec.name:
+            by_name.setdefault(spec.label, []).append(spec)
+    for option, args in (("--param", param_args), ("--grid", grid_args)):
+        for arg in args or []:
+            target, value = _split_assignment(arg, option)
+            if "." not in target:
+                raise UsageError(f"{option} {arg}: expected ALGO.PARAM=VALUE")
+            algo, key = target.rsplit(".", 1)
+            if algo not in by_name:
+                raise UsageError(f"{option} {arg}: {algo!r} is not among --algos")
+            for spec in by_name[algo]:
+                if option == "--param":
+                    value_ = _checked(registry, spec.name, key, _parse_value(value), option)
+                    if key not in spec.params or spec.label == spec.name:
+                        spec.params[key] = value_
+                else:
+                    values = [_checked(registry, spec.name, key, _parse_value(v), option)
+                              for v in value.split(",") if v.strip()]
+                    if not values:
+                        raise UsageError(f"{option} {arg}: no values")
+                    spec.grid[key] = values
+    return specs
+
+
+def _split_assignment(text, option):
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise UsageError(f"{option}: expected KEY=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def _checked(registry, name, key, value, where):
+    params = registry[name]["params"]
+    if key not in params:
+        known = ", ".join(sorted(params)) or "none"
+        raise UsageError(f"{where}: unknown parameter {key!r} for {name} (known: {known})")
+    import cwkit
+
+    try:
+        cwkit.make(name, **{key: value})
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"{where}: {name}.{key}={value!r}: {exc}") from None
+    return value
+
+
+# ---------------------------------------------------------------------------- data
+
+class _Spool:
+    """``-`` (stdin) copied to a temporary file so it can be scanned and read per pass."""
+
+    MAGIC = ((b"\x1f\x8b", ".gz"), (b"BZh", ".bz2"), (b"\xfd7zXZ\x00", ".xz"))
+
+    def __init__(self):
+        self.paths = []
+
+    def path(self, name):
+        if name != "-":
+            if not os.path.exists(name):
+                raise DataError(f"{name}: no such file")
+            return name
+        head = sys.stdin.buffer.read(6)
+        suffix = next((s for m, s in self.MAGIC if head.startswith(m)), ".svm")
+        fd, tmp = tempfile.mkstemp(prefix="cwkit-stdin-", suffix=suffix)
+        self.paths.append(tmp)
+        with os.fdopen(fd, "wb") as out:
+            out.write(head)
+            while block := sys.stdin.buffer.read(1 << 20):
+                out.write(block)
+        return tmp
+
+    def close(self):
+        for p in self.paths:
+            with _suppress():
+                os.unlink(p)
+
+
+class _suppress:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return exc[0] is not None and issubclass(exc[0], OSError)
+
+
+def _zero_based(args):
+    if args.zero_based:
+        return True
+    if args.one_based:
+        return False
+    return "auto"
+
+
+def _classes(args):
+    if not args.classes:
+        return None
+    return np.array(sorted({_parse_value(c) for c in args.classes.split(",")}))
+
+
+def _file_source(path, name, args, scan=False):
+    """A file task; scanned now if the label set, width or index base is not given."""
+    src = ev.SvmlightSource(path, name=name, batch_size=args.batch_size,
+                            n_features=args.n_features, zero_based=_zero_based(args),
+                            classes=_classes(args))
+    if scan or src.n_features is None or src.classes is None or src.zero_based == "auto":
+        src.scan()
+    return src
+
+
+def _synthetic_factory(args):
+    kind, seed = args.synthetic, args.seed
+
+    def make(trial):
+        train_rng = np.random.default_rng([seed, trial, 0])
+        test_rng = np.random.default_rng([seed, trial, 1])
+        if kind == "crammer":
+            opts = {"s_long": args.s_long, "s_short": args.s_short}
+            X, y = datasets.make_crammer(args.n_samples or 1000, random_state=train_rng, **opts)
+            test = (datasets.make_crammer(args.test_size, random_state=test_rng, **opts)
+                    if args.test_size else None)
+        elif kind == "twonorm":
+            X, y = datasets.make_twonorm(args.n_samples or 5550, random_state=train_rng)
+            test = (datasets.make_twonorm(args.test_size, random_state=test_rng)
+                    if args.test_size else None)
+        else:
+            X, y = datasets.make_drift(args.n_per_phase, n_features=args.drift_features,
+                                       random_state=train_rng)
+            test = None
+        name = f"synthetic:{kind}"
+        src = ev.ArraySource(X, y, name, batch_size=args.batch_size)
+        tst = ev.ArraySource(*test, name + ":test", batch_size=args.batch_size) \
+            if test is not None else None
+        return src, tst
+
+    make.name = f"synthetic:{kind}"
+    return make
+
+
+# ---------------------------------------------------------------------------- output
+
+def _fmt_num(x, digits=4):
+    if x is None:
+        return "-"
+    if isinstance(x, float) and not x.is_integer():
+        return f"{x:.{digits}g}"
+    return str(int(x)) if isinstance(x, float) else str(x)
+
+
+def _fmt_err(mean, sd):
+    if mean is None:
+        return "-"
+    text = f"{100.0 * mean:.2f}%"
+    return text + (f" ± {100.0 * sd:.2f}" if sd is not None else "")
+
+
+def _table(report, specs, notes):
+    out = io.StringIO()
+    shown = {s.label: s for s in specs}
+    for task in report["tasks"]:
+        ranks = ev.task_ranks(task)
+        out.write(f"data: {task['data']}  ({task['n_examples']} examples, "
+                  f"{task['n_features']} features, {task['n_classes']} classes)\n")
+        for note in notes.get(task["data"], []):
+            out.write(f"  {note}\n")
+        header = ["algo", "rank", "examples", "mistakes", "online err", "updates",
+                  "test err", "passes", "seconds", "examples/s", "params"]
+        rows = []
+        for rank, res in zip(ranks, task["results"]):
+            spec = shown[res["algo"]]
+            explicit = {**spec.params, **(res["tuned"] if isinstance(res["tuned"], dict)
+                                          else {})}
+            params = " ".join(f"{k}={_fmt_num(v)}" for k, v in explicit.items()) or "defaults"
+            if res["tuned"] is not None and not isinstance(res["tuned"], dict):
+                params += " (tuned per trial)"
+            elif res["tuned"]:
+                params += " (tuned)"
+            rate = res["examples"] * res["trials"] / res["seconds"] if res["seconds"] else 0
+            rows.append([
+                res["algo"] + (" *" if rank == min(ranks) else ""), _fmt_num(float(rank), 3),
+                _fmt_num(res["examples"]), _fmt_num(res["mistakes"], 6),
+                _fmt_err(res["online_error"], res["online_error_sd"]),
+                _fmt_num(res["updates"], 6),
+                _fmt_err(res["test_error"], res["test_error_sd"]), str(res["passes"]),
+                f"{res['seconds']:.3f}", f"{rate:,.0f}", params])
+        widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+        left = {0, len(header) - 1}
+        for row in [header] + rows:
+            cells = [c.ljust(w) if i in left else c.rjust(w)
+                     for i, (c, w) in enumerate(zip(row, widths))]
+            out.write("  ".join(cells).rstrip() + "\n")
+        by = "test error" if all(r["test_error"] is not None for r in task["results"]) \
+            else "online error"
+        trials = task["results"][0]["trials"] if task["results"] else 1
+        extra = f"; means over {trials} trials, ± one standard deviation" if trials > 1 else ""
+        out.write(f"(* best by {by}{extra}; {task['seconds']:.2f} s in total)\n\n")
+    if report["mean_rank"] is not None:
+        ranked = sorted(report["mean_rank"].items(), key=lambda kv: kv[1])
+        out.write(f"mean rank over {len(report['tasks'])} tasks: "
+                  + ", ".join(f"{a} {r:.2f}" for a, r in ranked) + "\n")
+    return out.getvalue()
+
+
+CSV_FIELDS = ["data", "algo", "params", "examples", "mistakes", "online_error",
+              "online_error_sd", "updates", "test_error", "test_error_sd", "passes",
+              "seconds", "trials", "mean_rank"]
+
+
+def _csv(report):
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    mean_rank = report["mean_rank"] or {}
+    for task in report["tasks"]:
+        for res in task["results"]:
+            row = {**res, "data": task["data"], "mean_rank": mean_rank.get(res["algo"]),
+                   "params": ";".join(f"{k}={v}" for k, v in res["params"].items())}
+            writer.writerow(["" if row[f] is None else row[f] for f in CSV_FIELDS])
+    return out.getvalue()
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _atomic_write(path, write):
+    """Call ``write(tmp_path)`` then move the file into place; no partial file on error."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
+                               dir=path.parent if str(path.parent) else ".")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with _suppress():
+            os.unlink(tmp)
+        raise
+
+
+def _write_text(path, text):
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+    _atomic_write(path, write)
+
+
+def _curve_csv(report):
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["data", "algo", "trial", "examples", "mistakes"])
+    for task in report["tasks"]:
+        for trial, rows in enumerate(task.get("curves", [])):
+            for algo, examples, mistakes in rows:
+                writer.writerow([task["data"], algo, trial, examples, mistakes])
+    return out.getvalue()
+
+
+def _plot(report, path):
+    try:
+        import matplotlib
+    except ImportError:
+        raise UsageError("--plot needs matplotlib, an optional extra: "
+                         "pip install matplotlib (or pip install 'cwkit[plot]')") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = report["tasks"]
+    fig, axes = plt.subplots(len(tasks), 1, figsize=(7, 4 * len(tasks)), squeeze=False)
+    for ax, task in zip(axes[:, 0], tasks):
+        curves = {}
+        for rows in task.get("curves", []):
+            per_trial = {}
+            for algo, examples, mistakes in rows:
+                per_trial.setdefault(algo, []).append((examples, mistakes))
+            for algo, pts in per_trial.items():
+                curves.setdefault(algo, []).append(pts)
+        for algo, trials in curves.items():
+            n = min(len(t) for t in trials)
+            x = [p[0] for p in trials[0][:n]]
+            y = np.mean([[p[1] for p in t[:n]] for t in trials], axis=0)
+            ax.plot(x, y, label=algo)
+        ax.set_title(task["data"])
+        ax.set_xlabel("examples")
+        ax.set_ylabel("cumulative mistakes" + (" (mean over trials)"
+                                               if len(task.get("curves", [])) > 1 else ""))
+        ax.legend()
+    fig.tight_layout()
+    _atomic_write(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix[1:] or "png"))
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------- commands
+
+def _eval(args, spool):
+    registry = _registry()
+    specs = _parse_specs(args.algos, args.param, args.grid, registry)
+    if args.noise < 0 or args.noise > 1:
+        raise UsageError(f"--noise: must be in [0, 1], got {args.noise}")
+    if args.cv == 1 or args.cv < 0:
+        raise UsageError(f"--cv: must be >= 2, got {args.cv}")
+    if args.cv and args.test:
+        raise UsageError("--cv and --test exclude each other (cross-validation makes its "
+                         "own test folds)")
+    if args.synthetic and args.data:
+        raise UsageError("--synthetic and data files exclude each other")
+    if args.test and len(args.test) != len(args.data):
+        raise UsageError(f"--test: give one test file per data file "
+                         f"({len(args.data)} data files, {len(args.test)} --test)")
+    mc = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k)) if v is not None}
+    notes = {}
+    sources, tests = [], []
+    if args.synthetic:
+        if args.tasks:
+            raise UsageError("--tasks needs multi-class data; the synthetic tasks are binary")
+        sources.append(_synthetic_factory(args))
+        tests.append(None)
+    else:
+        names = args.data
+        if not names:
+            names = [str(datasets.shipped_data_path())]
+            label = f"{datasets.SHIPPED_FILE} (shipped)"
+            if not args.quiet:
+                print(f"cwkit: no data file given; using the data set shipped with cwkit: "
+                      f"{datasets.SHIPPED_DESCRIPTION}", file=sys.stderr)
+            notes[label] = ["no data file given: " + datasets.SHIPPED_DESCRIPTION]
+            labels = [label]
+            args.n_features = args.n_features or 9
+        else:
+            labels = ["stdin" if n == "-" else n for n in names]
+        test_names = args.test or []
+        for i, (name, label) in enumerate(zip(names, labels)):
+            src = _file_source(spool.path(name), label, args, scan=bool(args.tasks))
+            tst = None
+            if test_names:
+                tname = test_names[i]
+                tst = ev.SvmlightSource(spool.path(tname), name=tname,
+                                        batch_size=args.batch_size, zero_based=src.zero_based,
+                                        n_features=args.n_features, classes=src.classes)
+                if args.n_features is None:
+                    # train and test share one index space: the wider of the two
+                    tst.scan()
+                    src.n_features = tst.n_features = max(src.n_features, tst.n_features)
+            if args.tasks:
+                for tname_, pos, neg in datasets.binary_tasks(src.classes, args.tasks):
+                    sources.append(ev.FilteredSource(src, pos, neg, f"{label}:{tname_}"))
+                    tests.append(ev.FilteredSource(tst, pos, neg, f"{tst.name}:{tname_}")
+                                 if tst is not None else None)
+            else:
+                sources.append(src)
+                tests.append(tst)
+    for src in sources:
+        if not callable(src) and src.classes.size < 2:
+            raise DataError(f"{src.name}: needs at least two classes, found "
+                            f"{src.classes.tolist()}")
+    progress = ev.Progress(enabled=not args.quiet)
+    curve_every = args.curve_every if (args.curve or args.plot) else 0
+    options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed,
+               "noise": args.noise, "cv": args.cv, "repeats": args.repeats,
+               "tune_on": args.tune_on, "multiclass_params": mc, "curve_every": curve_every,
+               "shuffle_window": args.shuffle_window, "progress": progress}
+    tasks = [ev.evaluate(s, specs, test=t, **options) for s, t in zip(sources, tests)]
+    report = {"tasks": tasks, "mean_rank": ev.mean_ranks(tasks)}
+    if args.curve:
+        _write_text(args.curve, _curve_csv(report))
+    if args.plot:
+        _plot(report, args.plot)
+    public = {"tasks": [{k: v for k, v in t.items() if k != "curves"} for t in tasks],
+              "mean_rank": report["mean_rank"]}
+    if args.format == "json":
+        text = json.dumps(_jsonable(public), indent=2) + "\n"
+    elif args.format == "csv":
+        text = _csv(public)
+    else:
+        text = _table(public, specs, notes)
+    sys.stdout.write(text)
+    return 0
+
+
+def _train(args, spool):
+    registry = _registry()
+    if args.algo not in registry:
+        raise UsageError(f"--algo: unknown algorithm {args.algo!r} "
+                         f"(known: {', '.join(sorted(registry))})")
+    params = []
+    for p in args.param or []:
+        key = p.split("=", 1)[0]
+        params.append(p if "." in key else f"{args.algo}.{p}")
+    (spec,) = _parse_specs(args.algo, params, [], registry)
+    mc = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k)) if v is not None}
+    src = _file_source(spool.path(args.data), args.data, args)
+    if src.classes.size < 2:
+        raise DataError(f"{args.data}: needs at least two classes, found "
+                        f"{src.classes.tolist()}")
+    learner = ev._Learner(spec, spec.params, src.classes, mc)
+    cfg = ev._StreamConfig(seed=args.seed, shuffle=args.shuffle,
+                           shuffle_window=args.shuffle_window)
+    ev._run(src, cfg, [learner], args.passes, progress=ev.Progress(enabled=not args.quiet),
+            label=args.data)
+    import cwkit
+
+    _atomic_write(args.output, lambda tmp: cwkit.save(learner.model, tmp))
+    if not args.quiet:
+        print(f"cwkit: trained {args.algo} on {learner.examples} examples "
+              f"({args.passes} pass{'es' * (args.passes > 1)}, {learner.mistakes} online "
+              f"mistakes, {learner.updates} updates); saved {args.output}", file=sys.stderr)
+    return 0
+
+
+def _n_features(model):
+    n = getattr(model, "n_features_in_", None)
+    if n is None:
+        n = np.shape(model.coef_)[-1]
+    return int(n)
+
+
+def _predict(args, spool):
+    import cwkit
+
+    if args.scores and args.proba:
+        raise UsageError("--scores and --proba exclude each other")
+    if not os.path.exists(args.model):
+        raise DataError(f"{args.model}: no such file")
+    try:
+        model = cwkit.load(args.model)
+    except (ValueError, KeyError, OSError) as exc:
+        raise DataError(f"{args.model}: not a cwkit model file ({exc})") from exc
+    if args.proba and not hasattr(model, "predict_proba"):
+        raise UsageError(f"--proba: {type(model).__name__} gives no probabilities "
+                         f"(cw and arow do); use --scores")
+    path = spool.path(args.data)
+    src = ev.SvmlightSource(path, name=args.data, batch_size=args.batch_size,
+                            n_features=_n_features(model), zero_based=_zero_based(args),
+                            classes=np.asarray(model.classes_))
+    if src.zero_based == "auto":
+        src.zero_based = ev.SvmlightSource(path, batch_size=args.batch_size,
+                                           zero_based="auto").scan().zero_based
+
+    def write(f):
+        for X, _, _ in src.chunks():
+            if args.scores:
+                values = np.asarray(model.decision_function(X))
+            elif args.proba:
+                values = np.asarray(model.predict_proba(X))
+            else:
+                values = np.asarray(model.predict(X))
+            for row in values:
+                f.write(" ".join(_fmt_label(v) for v in np.atleast_1d(row)) + "\n")
+
+    if args.output:
+        def to_file(tmp):
+            with open(tmp, "w", encoding="utf-8") as f:
+                write(f)
+        _atomic_write(args.output, to_file)
+    else:
+        write(sys.stdout)
+    return 0
+
+
+def _fmt_label(v):
+    if isinstance(v, (float, np.floating)):
+        return str(int(v)) if float(v).is_integer() else repr(float(v))
+    return str(v)
+
+
+def _algos(args, spool):
+    registry = _registry()
+    if args.format == "json":
+        sys.stdout.write(json.dumps(_jsonable(registry), indent=2) + "\n")
+        return 0
+    for name, info in registry.items():
+        print(f"{name:<16}{info['description']}")
+        for pname, p in info["params"].items():
+            print(f"{'':<16}  {pname}={p['default']!r}  ({p['valid']})")
+    return 0
+
+
+# ---------------------------------------------------------------------------- parser
+
+EVAL_EXAMPLES = """\
+examples:
+  cwkit eval                                     # the shipped data set, pa, cw, arow
+  cwkit eval --algos pa,cw,arow data.svm --test data.t.svm
+  cwkit eval --algos pa,arow --param arow.r=0.1 --passes 5 --shuffle data.svm.xz
+  cwkit eval --algos pa1,arow --grid pa1.C=0.01,0.1,1 --grid arow.r=0.01,0.1,1 data.svm
+  cwkit eval --algos pa,cw,arow --noise 0.1 --cv 10 data.svm
+  cwkit eval --algos pa,cw,arow a.svm b.svm c.svm          # + mean rank over tasks
+  cwkit eval --synthetic crammer --noise 0.1 --repeats 10 --algos perceptron,pa,arow
+  cwkit eval --tasks all-pairs --algos pa,arow mnist.scale.bz2 --test mnist.scale.t.bz2
+  cwkit eval --format json --curve curve.csv --plot curve.png data.svm
+  zcat data.svm.gz | cwkit eval --algos arow -
+"""
+
+
+def _common(p):
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+
+def _data_options(p):
+    g = p.add_argument_group("data")
+    g.add_argument("--n-features", type=_positive_int, metavar="D",
+                   help="number of features (default: the largest index found)")
+    z = g.add_mutually_exclusive_group()
+    z.add_argument("--zero-based", action="store_true",
+                   help="feature indices start at 0 (default: detected)")
+    z.add_argument("--one-based", action="store_true", help="feature indices start at 1")
+    g.add_argument("--classes", metavar="L1,L2,...",
+                   help="the label set (default: the labels found in the data)")
+    g.add_argument("--batch-size", type=_positive_int, default=4096, metavar="N",
+                   help="rows read per chunk (default 4096)")
+
+
+def _learning_options(p):
+    g = p.add_argument_group("learning")
+    g.add_argument("--passes", type=_positive_int, default=1, metavar="N",
+                   help="passes over the training data (default 1)")
+    g.add_argument("--shuffle", action=argparse.BooleanOptionalAction, default=False,
+                   help="shuffle each pass (default: no, the stored order)")
+    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    g.add_argument("--shuffle-window", type=_positive_int, default=65536, metavar="N",
+                   help="rows shuffled together (bounded memory; default 65536)")
+    g.add_argument("--multiclass", choices=("top1", "topk", "ovr"),
+                   help="multi-class reduction (default: the estimator's)")
+    g.add_argument("--k", type=_positive_int, help="constraints per round for --multiclass topk")
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _nonnegative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _probability(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a probability, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a probability in [0, 1], got {text!r}")
+    return value
+
+
+def _build_parser():
+    parser = _Parser(prog="cwkit", description="Online linear classifiers: compare, train, "
+                     "predict. `cwkit COMMAND --help` for each command.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    fmt = argparse.RawDescriptionHelpFormatter
+
+    p = sub.add_parser("eval", help="compare online learners on data (progressive validation)",
+                       description="Compare online learners the way the papers do: every "
+                       "example is predicted, then learnt; then the test set is scored.",
+                       epilog=EVAL_EXAMPLES, formatter_class=fmt)
+    p.add_argument("data", nargs="*", help="svmlight/libsvm files (.gz/.bz2/.xz; - for "
+                   "stdin); none: the small data set shipped with cwkit")
+    p.add_argument("--algos", default="pa,cw,arow", metavar="A,B,...",
+                   help="algorithms (see `cwkit algos`); NAME:KEY=VALUE adds an inline "
+                   "parameter, e.g. sop,sop:covariance=full (default pa,cw,arow)")
+    p.add_argument("--test", action="append", metavar="FILE",
+                   help="test file scored after training (one per data file)")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--param", action="append", metavar="ALGO.KEY=VALUE",
+                   help="hyper-parameter, repeatable (e.g. arow.r=0.1)")
+    p.add_argument("--grid", action="append", metavar="ALGO.KEY=V1,V2,...",
+                   help="values to tune over on a held-out run, repeatable")
+    p.add_argument("--tune-on", choices=("shuffled", "first-half"), default="shuffled",
+                   help="held-out run for --grid: a separate shuffled run of the training "
+                   "data (default) or its first half")
+    p.add_argument("--cv", type=_nonnegative_int, default=0, metavar="K",
+                   help="K-fold cross-validation (mean ± sd)")
+    p.add_argument("--repeats", type=_positive_int, default=1, metavar="R",
+                   help="independent trials: fresh synthetic data or reshuffles (mean ± sd)")
+    p.add_argument("--noise", type=_probability, default=0.0, metavar="P",
+                   help="replace training labels with probability P (scored on clean labels)")
+    p.add_argument("--tasks", choices=("all-pairs", "one-vs-all"),
+                   help="binary tasks built from multi-class data")
+    s = p.add_argument_group("synthetic data (instead of files)")
+    s.add_argument("--synthetic", choices=SYNTHETIC,
+                   help="crammer: rotated Gaussian in R^20 (seeds 000/001); twonorm: "
+                   "Breiman (seed 002); drift: four-phase stream (seed 004)")
+    s.add_argument("--n-samples", type=_positive_int, metavar="N",
+                   help="training size (crammer 1000, twonorm 5550)")
+    s.add_argument("--test-size", type=_nonnegative_int, default=10000, metavar="N",
+                   help="test size for crammer/twonorm (default 10000; 0: none)")
+    s.add_argument("--s-long", type=float, default=10.0, help="crammer: long-axis sd (10)")
+    s.add_argument("--s-short", type=float, default=1.0, help="crammer: short-axis sd (1)")
+    s.add_argument("--n-per-phase", type=_positive_int, default=800, metavar="N",
+                   help="drift: examples per phase (800)")
+    s.add_argument("--drift-features", type=_positive_int, default=1000, metavar="D",
+                   help="drift: vocabulary size (1000)")
+    o = p.add_argument_group("curves and progress")
+    o.add_argument("--curve", metavar="FILE.csv", help="write cumulative mistakes")
+    o.add_argument("--curve-every", type=_positive_int, default=100, metavar="N",
+                   help="curve point every N examples (default 100)")
+    o.add_argument("--plot", metavar="FILE.png", help="draw the curves (needs matplotlib)")
+    _learning_options(p)
+    _data_options(p)
+    _common(p)
+    p.set_defaults(run=_eval)
+
+    p = sub.add_parser("train", help="fit one algorithm on a file and save the model",
+                       description="Fit an algorithm on a file (streamed) and save it with "
+                       "cwkit.save.", formatter_class=fmt, epilog="examples:\n"
+                       "  cwkit train --algo arow --param r=0.1 data.svm -o model.cwk\n"
+                       "  cwkit train --algo pa1 --param C=0.1 --passes 5 --shuffle "
+                       "data.svm.gz -o pa1.cwk\n")
+    p.add_argument("data", help="svmlight/libsvm file (- for stdin)")
+    p.add_argument("--algo", required=True, help="algorithm (see `cwkit algos`)")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="hyper-parameter, repeatable")
+    p.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file")
+    _learning_options(p)
+    _data_options(p)
+    _common(p)
+    p.set_defaults(run=_train)
+
+    p = sub.add_parser("predict", help="predict labels (or scores) with a saved model",
+                       description="One prediction per input row, one line each.",
+                       formatter_class=fmt, epilog="examples:\n"
+                       "  cwkit predict model.cwk data.svm > labels.txt\n"
+                       "  cwkit predict model.cwk data.svm --proba -o proba.txt\n")
+    p.add_argument("model", help="model file written by `cwkit train` or cwkit.save")
+    p.add_argument("data", help="svmlight/libsvm file (- for stdin)")
+    p.add_argument("--scores", action="store_true", help="decision scores instead of labels")
+    p.add_argument("--proba", action="store_true",
+                   help="class probabilities (cw, arow) instead of labels")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
+    d = p.add_argument_group("data")
+    z = d.add_mutually_exclusive_group()
+    z.add_argument("--zero-based", action="store_true", help="indices start at 0")
+    z.add_argument("--one-based", action="store_true", help="indices start at 1")
+    d.add_argument("--batch-size", type=_positive_int, default=4096, metavar="N")
+    _common(p)
+    p.set_defaults(run=_predict)
+
+    p = sub.add_parser("algos", help="list the algorithms and their hyper-parameters",
+                       description="The registry: names, descriptions, hyper-parameters "
+                       "with defaults and ranges.", formatter_class=fmt,
+                       epilog="examples:\n  cwkit algos\n  cwkit algos --format json\n")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    _common(p)
+    p.set_defaults(run=_algos)
+    return parser, sub.choices
+
+
+def _parse(argv):
+    """Parse ``argv``; a command's options and file names may be intermixed."""
+    parser, commands = _build_parser()
+    if argv and argv[0] in commands:
+        args = commands[argv[0]].parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+        return args
+    return parser.parse_args(argv)
+
+
+def _data_error_message(exc):
+    path, line = getattr(exc, "path", None), getattr(exc, "line", None)
+    msg = str(exc)
+    if isinstance(exc, OSError) and getattr(exc, "filename", None) is not None:
+        return f"{exc.filename}: {exc.strerror or msg}"
+    if path is not None:
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        for prefix in (f"{path}, line {line}: ", f"{where}: ", f"{path}: "):
+            if msg.startswith(prefix):
+                msg = msg[len(prefix):]
+                break
+        msg = f"{where}: {msg}"
+    return msg
+
+
+def main(argv=None):
+    """Run the command line; returns the exit status (0, 1 data error, 2 usage error)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv
+    spool = _Spool()
+    try:
+        try:
+            args = _parse(argv)
+        except SystemExit as exc:  # --help
+            return int(exc.code or 0)
+        return args.run(args, spool)
+    except UsageError as exc:
+        if debug:
+            raise
+        print(f"cwkit: error: {exc}", file=sys.stderr)
+        return 2
+    except (DataError, ValueError, OSError) as exc:
+        if debug:
+            raise
+        msg = _data_error_message(exc)
+        print(f"cwkit: error: {msg}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("cwkit: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        spool.close()

@@ -1,0 +1,627 @@
+"""The papers' evaluation protocol over streamed data, usable from Python and the CLI.
+
+A *source* yields the rows of a task as chunks ``(X, y, index)`` in their stored order,
+``index`` being each row's position in the task. :func:`evaluate` reads a source once per
+pass and feeds every chunk to every algorithm: each row is predicted with the state
+before its round, then learnt (progressive validation; seed 000 Sect. 2, seed 004 Sect. 2).
+Label noise, cross-validation folds and held-out tuning runs are functions of
+``(seed, index)``, so nothing per row is stored and memory stays bounded by the chunk size
+(and the shuffle window when shuffling).
+"""
+import itertools
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import datasets
+
+__all__ = [
+    "AlgoSpec",
+    "ArraySource",
+    "FilteredSource",
+    "Progress",
+    "SvmlightSource",
+    "evaluate",
+    "evaluate_tasks",
+    "mean_ranks",
+]
+
+_FOLD_STREAM = 3
+_TUNE_SEED_OFFSET = 7919
+
+
+def _cwkit():
+    import cwkit
+
+    return cwkit
+
+
+@dataclass
+class AlgoSpec:
+    """One algorithm of a comparison.
+
+    ``label`` names it in the output, ``name`` is its registry name, ``params`` are fixed
+    hyper-parameters, ``grid`` maps hyper-parameters to the values to tune over.
+    """
+
+    name: str
+    params: dict = field(default_factory=dict)
+    grid: dict = field(default_factory=dict)
+    label: str = ""
+
+    def __post_init__(self):
+        if not self.label:
+            self.label = self.name
+
+    def combinations(self):
+        """Every assignment of the grid, in the order given (first = preferred on ties)."""
+        keys = list(self.grid)
+        for values in itertools.product(*(self.grid[k] for k in keys)):
+            yield dict(zip(keys, values))
+
+
+class ArraySource:
+    """A task held in memory: ``X`` (ndarray or CSR) and labels ``y``."""
+
+    def __init__(self, X, y, name, *, batch_size=4096, description=""):
+        self.X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        self.y = np.asarray(y)
+        if self.X.shape[0] != self.y.shape[0]:
+            raise ValueError(f"{name}: X has {self.X.shape[0]} rows but y has {self.y.size}")
+        self.name = name
+        self.description = description
+        self.batch_size = int(batch_size)
+        self.n_examples = self.y.size
+        self.n_features = self.X.shape[1]
+        self.classes = np.unique(self.y)
+
+    def chunks(self):
+        for start in range(0, self.n_examples, self.batch_size):
+            stop = min(start + self.batch_size, self.n_examples)
+            yield self.X[start:stop], self.y[start:stop], np.arange(start, stop)
+
+
+class SvmlightSource:
+    """A task streamed from an svmlight/libsvm file, never loaded whole.
+
+    :meth:`scan` reads the file once (bounded memory) to learn what a stream cannot know
+    in advance and every model needs from its first round: the label set, the number of
+    features and whether indices are zero-based (and the number of rows). When all three
+    are given, the scan is skipped and the rows are counted on the first pass.
+    """
+
+    def __init__(self, path, *, name=None, batch_size=4096, n_features=None,
+                 zero_based="auto", classes=None):
+        self.path = path
+        self.name = str(path) if name is None else name
+        self.description = ""
+        self.batch_size = int(batch_size)
+        self.n_features = n_features
+        self.zero_based = zero_based
+        self.classes = None if classes is None else np.asarray(classes)
+        self.n_examples = None
+
+    def _read(self, n_features, zero_based):
+        return _cwkit().iter_svmlight(self.path, batch_size=self.batch_size,
+                                      n_features=n_features, zero_based=zero_based)
+
+    def scan(self):
+        """Read the file once (``cwkit.scan_svmlight``): rows, width, base, labels."""
+        info = _cwkit().scan_svmlight(self.path, zero_based=self.zero_based)
+        self.zero_based = bool(info.zero_based)
+        self.n_examples = int(info.n_samples)
+        if self.n_features is None:
+            self.n_features = int(info.n_features)
+        if self.classes is None:
+            self.classes = np.asarray(info.classes)
+        return self
+
+    def chunks(self):
+        if self.n_features is None or self.classes is None or self.zero_based == "auto":
+            self.scan()
+        start = 0
+        for X, y in self._read(self.n_features, self.zero_based):
+            stop = start + X.shape[0]
+            yield X, np.asarray(y), np.arange(start, stop)
+            start = stop
+        self.n_examples = start
+
+
+class FilteredSource:
+    """A binary task cut out of a multi-class source (all-pairs / one-vs-all).
+
+    Rows whose label is in ``positive`` get +1, in ``negative`` -1, others are dropped;
+    ``index`` is the position among the kept rows.
+    """
+
+    def __init__(self, base, positive, negative, name):
+        self.base = base
+        self.positive, self.negative = tuple(positive), tuple(negative)
+        self.name = name
+        self.description = ""
+        self.classes = np.array([-1, 1])
+        self.n_features = base.n_features
+        self.batch_size = base.batch_size
+        self.n_examples = None
+
+    def count(self):
+        """Number of rows of the task (one pass over the base when not yet known)."""
+        if self.n_examples is None:
+            for _ in self.chunks():
+                pass
+        return self.n_examples
+
+    def chunks(self):
+        start = 0
+        for X, y, _ in self.base.chunks():
+            mask, yb = datasets.task_rows(y, self.positive, self.negative)
+            stop = start + yb.size
+            if yb.size:
+                yield X[mask], yb, np.arange(start, stop)
+            start = stop
+        self.n_examples = start
+
+
+@dataclass
+class _StreamConfig:
+    """How a run reads its source: noise, row filter, shuffling."""
+
+    noise: float = 0.0
+    seed: int = 0
+    shuffle: bool = False
+    shuffle_window: int = 65536
+    keep: object = None  # callable index -> bool mask, or None
+
+
+def _stream(source, cfg, pass_no):
+    """Chunks ``(X, y_clean, y_train, flipped)`` of one pass."""
+    classes = source.classes
+
+    def prepared():
+        for X, y, index in source.chunks():
+            if cfg.keep is not None:
+                mask = cfg.keep(index)
+                if not mask.all():
+                    X, y, index = X[mask], y[mask], index[mask]
+            if y.size == 0:
+                continue
+            if cfg.noise > 0:
+                y_train, flipped = datasets.flip_labels(y, cfg.noise, classes=classes,
+                                                        seed=cfg.seed, index=index)
+            else:
+                y_train, flipped = y, np.zeros(y.size, dtype=bool)
+            yield X, y, y_train, flipped
+
+    if not cfg.shuffle:
+        yield from prepared()
+        return
+    rng = np.random.default_rng([cfg.seed, pass_no])
+    buffer, n = [], 0
+    for chunk in prepared():
+        buffer.append(chunk)
+        n += chunk[1].size
+        if n >= cfg.shuffle_window:
+            yield from _emit_shuffled(buffer, rng, source.batch_size)
+            buffer, n = [], 0
+    if buffer:
+        yield from _emit_shuffled(buffer, rng, source.batch_size)
+
+
+def _emit_shuffled(buffer, rng, batch_size):
+    X = sp.vstack([b[0] for b in buffer], format="csr") if sp.issparse(buffer[0][0]) \
+        else np.vstack([b[0] for b in buffer])
+    cols = [np.concatenate([b[k] for b in buffer]) for k in (1, 2, 3)]
+    perm = rng.permutation(cols[0].size)
+    X = X[perm]
+    cols = [c[perm] for c in cols]
+    for start in range(0, perm.size, batch_size):
+        s = slice(start, start + batch_size)
+        yield (X[s], *(c[s] for c in cols))
+
+
+class _Learner:
+    """One model in a run and its counters (mistakes against the clean labels)."""
+
+    def __init__(self, spec, params, classes, multiclass_params):
+        self.spec = spec
+        self.params = dict(params)
+        self.model = _cwkit().make(spec.name, **{**multiclass_params, **self.params})
+        self.classes = classes
+        self.binary = classes.size == 2
+        self.fitted = False
+        self.examples = self.mistakes = self.updates = 0
+        self.seconds = 0.0
+        self.curve = []
+        self.failed = None
+
+    def hyper_parameters(self):
+        """The algorithm's own hyper-parameters with their effective values."""
+        names = next(e["params"] for e in _cwkit().algorithms() if e["name"] == self.spec.name)
+        values = self.model.get_params()
+        out = {k: values[k] for k in names}
+        if not self.binary:
+            out.update(multiclass=values["multiclass"], k=values["k"])
+        return out
+
+    def _partial_fit(self, X, y):
+        if self.fitted:
+            self.model.partial_fit(X, y)
+        else:
+            self.model.partial_fit(X, y, classes=self.classes)
+            self.fitted = True
+        self.updates += int(self.model.n_updates_)
+        return int(self.model.mistakes_)
+
+    def _clean_mistake(self, x, y_clean):
+        """Whether the pre-round state errs on ``x`` against its clean label."""
+        if not self.fitted:  # zero state: every score is 0
+            return bool(self.binary or y_clean != self.classes[0])
+        if self.binary:
+            s = float(np.ravel(self.model.decision_function(x))[0])
+            sign = 1.0 if y_clean == self.classes[1] else -1.0
+            return sign * s <= 0  # FORMULAS.md Sect. 0: a score of 0 is a mistake
+        return bool(self.model.predict(x)[0] != y_clean)
+
+    def learn(self, X, y_clean, y_train, flipped):
+        t0 = time.perf_counter()
+        if not flipped.any():
+            self.mistakes += self._partial_fit(X, y_train)
+        else:
+            # Rows with clean labels: mistakes_ counts them right. A flipped row is
+            # predicted first (against its clean label), then learnt with the noisy one.
+            start = 0
+            for i in np.flatnonzero(flipped).tolist():
+                if i > start:
+                    self.mistakes += self._partial_fit(X[start:i], y_train[start:i])
+                self.mistakes += self._clean_mistake(X[i:i + 1], y_clean[i])
+                self._partial_fit(X[i:i + 1], y_train[i:i + 1])
+                start = i + 1
+            if start < y_clean.size:
+                self.mistakes += self._partial_fit(X[start:], y_train[start:])
+        self.examples += y_clean.size
+        self.seconds += time.perf_counter() - t0
+
+    def test_errors(self, X, y):
+        return int(np.count_nonzero(self.model.predict(X) != y))
+
+
+class Progress:
+    """Progress on stderr: rewritten in place on a terminal, else lines at 1k, 2k, 4k, ..."""
+
+    def __init__(self, stream=None, enabled=True):
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = enabled
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.next_line = 1000
+        self.last_draw = 0.0
+        self.start = time.perf_counter()
+        self.dirty = False
+
+    def start_run(self, label):
+        self.label = label
+        self.start = time.perf_counter()
+        self.next_line = 1000
+
+    def update(self, examples, learners):
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if self.tty:
+            if now - self.last_draw < 0.2:
+                return
+        elif examples < self.next_line:
+            return
+        while self.next_line <= examples:
+            self.next_line *= 2
+        self.last_draw = now
+        rate = examples / max(now - self.start, 1e-9)
+        errs = " ".join(f"{lr.spec.label} {100.0 * lr.mistakes / max(lr.examples, 1):.2f}%"
+                        for lr in learners)
+        text = f"cwkit: {self.label}: {examples} examples, {rate:,.0f}/s, online error {errs}"
+        if self.tty:
+            self.stream.write("\r\x1b[K" + text)
+            self.dirty = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def end_run(self):
+        if self.enabled and self.tty and self.dirty:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.dirty = False
+
+
+def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="",
+         tolerate=False):
+    """Progressive run of ``learners`` over ``passes`` passes of ``source``.
+
+    With ``tolerate``, a learner whose model raises ValueError (e.g. a hyper-parameter
+    value that overflows) is dropped from the run and keeps the error in ``failed``.
+    """
+    seen = 0
+    if progress is not None:
+        progress.start_run(label)
+    for pass_no in range(passes):
+        for X, y_clean, y_train, flipped in _stream(source, cfg, pass_no):
+            for piece in _pieces(y_clean.size, seen, curve_every):
+                Xp = X[piece]
+                for lr in learners:
+                    if lr.failed is not None:
+                        continue
+                    try:
+                        lr.learn(Xp, y_clean[piece], y_train[piece], flipped[piece])
+                    except ValueError as exc:
+                        if not tolerate:
+                            raise
+                        lr.failed = exc
+                seen += piece.stop - piece.start
+                if curve_every and seen % curve_every == 0:
+                    for lr in learners:
+                        lr.curve.append((seen, lr.mistakes))
+            if progress is not None:
+                progress.update(seen, learners)
+    if curve_every:
+        for lr in learners:
+            if not lr.curve or lr.curve[-1][0] != seen:
+                lr.curve.append((seen, lr.mistakes))
+    if progress is not None:
+        progress.end_run()
+
+
+def _pieces(n, seen, every):
+    """Slices of a chunk of ``n`` rows that end on multiples of ``every`` examples."""
+    if not every:
+        return [slice(0, n)]
+    cuts = list(range(every - seen % every, n, every)) + [n]
+    out, start = [], 0
+    for cut in cuts:
+        if cut > start:
+            out.append(slice(start, cut))
+            start = cut
+    return out
+
+
+def _test(learners, test_source, keep=None):
+    errors = [0] * len(learners)
+    n = 0
+    for X, y, index in test_source.chunks():
+        if keep is not None:
+            mask = keep(index)
+            X, y = X[mask], y[mask]
+        if y.size == 0:
+            continue
+        n += y.size
+        for i, lr in enumerate(learners):
+            if lr.fitted:
+                errors[i] += lr.test_errors(X, y)
+            else:
+                errors[i] += y.size
+    return [e / n if n else None for e in errors]
+
+
+def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
+    """Choose each spec's grid values by online mistakes on a held-out run.
+
+    ``tune_on="shuffled"``: a separate shuffled run of the training rows (seed 000 Sect.
+    5.3: "optimized using a single randomized run"); ``"first-half"``: the first half of
+    the rows in stored order (seed 004 Sect. 4.2). Ties go to the earlier grid value; a
+    value whose model fails numerically (ValueError) is not chosen.
+    """
+    chosen = {}
+    todo = [s for s in specs if s.grid]
+    if not todo:
+        return chosen
+    if tune_on == "shuffled":
+        tcfg = _StreamConfig(cfg.noise, cfg.seed + _TUNE_SEED_OFFSET, True,
+                             cfg.shuffle_window, cfg.keep)
+    elif tune_on == "first-half":
+        if source.n_examples is None:
+            source.scan() if hasattr(source, "scan") else source.count()
+        half = source.n_examples // 2
+        outer = cfg.keep
+
+        def keep(index):
+            mask = index < half
+            return mask if outer is None else mask & outer(index)
+
+        tcfg = _StreamConfig(cfg.noise, cfg.seed, False, cfg.shuffle_window, keep)
+    else:
+        raise ValueError(f"tune_on must be 'shuffled' or 'first-half', got {tune_on!r}")
+    learners = []
+    for spec in todo:
+        for combo in spec.combinations():
+            learners.append(_Learner(spec, {**spec.params, **combo}, source.classes,
+                                     multiclass_params))
+            learners[-1].combo = combo
+    _run(source, tcfg, learners, passes, progress=progress, label=f"{source.name} (tuning)",
+         tolerate=True)
+    for spec in todo:
+        mine = [lr for lr in learners if lr.spec is spec and lr.failed is None]
+        if not mine:
+            failed = next(lr.failed for lr in learners if lr.spec is spec)
+            raise ValueError(f"{spec.label}: every value of --grid failed on the tuning "
+                             f"run; the first error: {failed}")
+        best = min(mine, key=lambda lr: lr.mistakes)  # min keeps the first on ties
+        chosen[spec.label] = best.combo
+    return chosen
+
+
+def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise=0.0,
+             cv=0, repeats=1, tune_on="shuffled", multiclass_params=None, curve_every=0,
+             shuffle_window=65536, progress=None):
+    """Compare online learners on one task, the papers' way.
+
+    Parameters
+    ----------
+    source : ArraySource, SvmlightSource (scanned) or FilteredSource, or a callable
+        ``trial -> (source, test_source)`` that generates fresh data for each repeat
+        (the synthetic tasks).
+    specs : list of AlgoSpec
+    test : source, optional
+        Test rows, evaluated (against their stored labels) after training.
+    passes : int
+        Passes over the training rows; with ``shuffle`` each pass is shuffled within a
+        window of ``shuffle_window`` rows (a full shuffle when the data fit in the window).
+    seed : int
+        Seeds shuffling, label noise, folds and the tuning run.
+    noise : float
+        Training labels are replaced with probability ``noise`` (another class);
+        mistakes and test error are counted against the clean labels (seed 000 Sect. 5).
+    cv : int
+        If >= 2, K-fold cross-validation: row ``i`` is in fold ``floor(K u_i)`` with
+        ``u_i`` = :func:`datasets.row_uniform` ``(seed, i)``; each fold is the test set of
+        a model trained on the others. Results are means and standard deviations.
+    repeats : int
+        Independent trials (fresh synthetic data, or reshuffles with ``seed + r``).
+    tune_on : {"shuffled", "first-half"}
+        Held-out run for the specs' grids (see :func:`_tune`).
+    multiclass_params : dict, optional
+        ``multiclass`` / ``k`` passed to every estimator.
+    curve_every : int
+        Record cumulative mistakes every this many examples (0: no curve).
+
+    Returns
+    -------
+    dict
+        The task object of the JSON schema in ``docs/cli.md``, plus ``curves`` when asked
+        for: per trial, a list of ``(algo, examples, cumulative mistakes)`` rows.
+    """
+    if cv and cv < 2:
+        raise ValueError(f"cv must be >= 2, got {cv}")
+    multiclass_params = dict(multiclass_params or {})
+    trials = []
+    n_trials = cv if cv else repeats
+    first = None
+    t_start = time.perf_counter()
+    for trial in range(n_trials):
+        if callable(source):
+            src, tst = source(trial)
+        else:
+            src, tst = source, test
+        first = first or src
+        tseed = seed + (0 if cv else trial)
+        keep_train = keep_test = None
+        if cv:
+            def keep_train(index, k=trial):
+                return _fold(seed, index, cv) != k
+
+            def keep_test(index, k=trial):
+                return _fold(seed, index, cv) == k
+        cfg = _StreamConfig(noise, tseed, shuffle, shuffle_window, keep_train)
+        chosen = _tune(src, cfg, specs, passes, multiclass_params, tune_on, progress)
+        learners = [_Learner(s, {**s.params, **chosen.get(s.label, {})}, src.classes,
+                             multiclass_params) for s in specs]
+        _run(src, cfg, learners, passes, curve_every=curve_every, progress=progress,
+             label=src.name)
+        if cv:
+            test_errors = _test(learners, src, keep_test)
+        elif tst is not None:
+            test_errors = _test(learners, tst)
+        else:
+            test_errors = [None] * len(learners)
+        trials.append((learners, test_errors, chosen))
+    result = _summarize(first, specs, trials, passes)
+    result["seconds"] = time.perf_counter() - t_start
+    if curve_every:
+        result["curves"] = [[(lr.spec.label, e, m) for lr in t[0] for e, m in lr.curve]
+                            for t in trials]
+    return result
+
+
+def _fold(seed, index, k):
+    return np.floor(datasets.row_uniform(seed, index, stream=_FOLD_STREAM) * k).astype(np.intp)
+
+
+def _mean_sd(values):
+    if any(v is None for v in values):
+        return None, None
+    a = np.asarray(values, dtype=np.float64)
+    return float(a.mean()), (float(a.std(ddof=1)) if a.size > 1 else None)
+
+
+def _summarize(source, specs, trials, passes):
+    results = []
+    n_trials = len(trials)
+    for j, spec in enumerate(specs):
+        lrs = [t[0][j] for t in trials]
+        online, online_sd = _mean_sd([lr.mistakes / max(lr.examples, 1) for lr in lrs])
+        test, test_sd = _mean_sd([t[1][j] for t in trials])
+        params = lrs[0].hyper_parameters()
+        chosen = [t[2].get(spec.label) for t in trials]
+
+        def avg(values):
+            m = float(np.mean(values))
+            return int(m) if n_trials == 1 else m
+
+        results.append({
+            "algo": spec.label,
+            "params": params,
+            "examples": avg([lr.examples for lr in lrs]),
+            "mistakes": avg([lr.mistakes for lr in lrs]),
+            "online_error": online,
+            "updates": avg([lr.updates for lr in lrs]),
+            "test_error": test,
+            "passes": passes,
+            "seconds": float(sum(lr.seconds for lr in lrs)),
+            "online_error_sd": online_sd,
+            "test_error_sd": test_sd,
+            "trials": n_trials,
+            "tuned": chosen if spec.grid and n_trials > 1 else (chosen[0] if spec.grid else None),
+        })
+    return {
+        "data": source.name,
+        "n_examples": int(source.n_examples),
+        "n_features": int(source.n_features),
+        "n_classes": int(source.classes.size),
+        "results": results,
+    }
+
+
+def mean_ranks(tasks):
+    """Mean rank of each algorithm across tasks (seed 000 Table 1).
+
+    On each task algorithms are ranked by test error when every one has a test error,
+    else by online error; rank 1 is best and ties share the mean of their ranks
+    (:func:`average_ranks`). Returns ``None`` for fewer than two tasks.
+    """
+    if len(tasks) < 2:
+        return None
+    totals = {}
+    for task in tasks:
+        ranks = task_ranks(task)
+        for r, res in zip(ranks, task["results"]):
+            totals.setdefault(res["algo"], []).append(float(r))
+    return {algo: float(np.mean(v)) for algo, v in totals.items()}
+
+
+def task_ranks(task):
+    """Ranks of a task's results (1 = best), by test error if all have one, else online."""
+    res = task["results"]
+    key = "test_error" if all(r["test_error"] is not None for r in res) else "online_error"
+    return average_ranks([r[key] for r in res])
+
+
+def average_ranks(values):
+    """Ranks 1..n of ``values`` (smallest first); tied values share their mean rank."""
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(values.size)
+    start = 0
+    while start < values.size:
+        stop = start + 1
+        while stop < values.size and values[order[stop]] == values[order[start]]:
+            stop += 1
+        ranks[order[start:stop]] = (start + stop + 1) / 2  # mean of start+1 .. stop
+        start = stop
+    return ranks
+
+
+def evaluate_tasks(sources, specs, *, tests=None, **options):
+    """:func:`evaluate` on each task; returns ``{"tasks": [...], "mean_rank": ...}``."""
+    tests = tests or [None] * len(sources)
+    tasks = [evaluate(s, specs, test=t, **options) for s, t in zip(sources, tests)]
+    return {"tasks": tasks, "mean_rank": mean_ranks(tasks)}

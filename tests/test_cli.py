@@ -1,0 +1,560 @@
+"""`python -m cwkit ...`: every option against plain-numpy references, the JSON schema of
+docs/cli.md, error messages and exit statuses."""
+import bz2
+import csv
+import gzip
+import io
+import json
+import lzma
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cwkit
+from cwkit import cli, datasets
+from cwkit.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def write_svm(path, X, y, opener=open):
+    with opener(path, "wt") as f:
+        for row, label in zip(X, y):
+            feats = " ".join(f"{j + 1}:{float(v)!r}" for j, v in enumerate(row) if v != 0)
+            f.write(f"{label:g} {feats}\n")
+    return str(path)
+
+
+def make_data(n=300, d=5, seed=0, flip=0.1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X @ rng.normal(size=d) + 0.3 > 0, 1, -1)
+    y[rng.random(n) < flip] *= -1
+    return X, y
+
+
+def run(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def run_json(capsys, *argv):
+    rc, out, err = run(capsys, *argv, "--format", "json", "--quiet")
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def augment(X):
+    return np.hstack([X, np.ones((X.shape[0], 1))])
+
+
+def ref_perceptron(X, y_train, y_clean=None, passes=1, every=0):
+    """Rosenblatt's perceptron with a constant feature (FORMULAS.md Sect. 1), progressive."""
+    y_clean = y_train if y_clean is None else y_clean
+    Xa = augment(X)
+    w = np.zeros(Xa.shape[1])
+    mistakes = updates = seen = 0
+    curve = []
+    for _ in range(passes):
+        for x, yt, yc in zip(Xa, y_train, y_clean):
+            s = w @ x
+            mistakes += yc * s <= 0
+            if yt * s <= 0:
+                w += yt * x
+                updates += 1
+            seen += 1
+            if every and seen % every == 0:
+                curve.append((seen, mistakes))
+    return w, mistakes, updates, curve
+
+
+def ref_pa1(X, y, C):
+    """PA-I with a constant feature: tau = min(C, loss / ||x~||^2) (FORMULAS.md Sect. 1)."""
+    Xa = augment(X)
+    w = np.zeros(Xa.shape[1])
+    mistakes = 0
+    for x, t in zip(Xa, y):
+        s = w @ x
+        mistakes += t * s <= 0
+        loss = max(0.0, 1 - t * s)
+        if loss > 0:
+            w += min(C, loss / (x @ x)) * t * x
+    return w, mistakes
+
+
+def error_rate(w, X, y):
+    return float(np.mean(np.where(augment(X) @ w > 0, 1, -1) != y))
+
+
+@pytest.fixture
+def data(tmp_path):
+    X, y = make_data()
+    Xt, yt = make_data(n=200, seed=1)
+    return X, y, Xt, yt, write_svm(tmp_path / "train.svm", X, y), \
+        write_svm(tmp_path / "test.svm", Xt, yt)
+
+
+# ----------------------------------------------------------------------------- schema
+
+RESULT_KEYS = {"algo": str, "params": dict, "examples": (int, float), "mistakes": (int, float),
+               "online_error": float, "updates": (int, float), "test_error": (float, type(None)),
+               "passes": int, "seconds": float, "online_error_sd": (float, type(None)),
+               "test_error_sd": (float, type(None)), "trials": int,
+               "tuned": (dict, list, type(None))}
+TASK_KEYS = {"data": str, "n_examples": int, "n_features": int, "n_classes": int,
+             "results": list, "seconds": float}
+
+
+def check_schema(report):
+    """The schema documented in docs/cli.md."""
+    assert set(report) == {"tasks", "mean_rank"}
+    assert report["mean_rank"] is None or all(
+        isinstance(k, str) and isinstance(v, float) for k, v in report["mean_rank"].items())
+    for task in report["tasks"]:
+        assert set(task) == set(TASK_KEYS)
+        for key, kind in TASK_KEYS.items():
+            assert isinstance(task[key], kind), key
+        for res in task["results"]:
+            assert set(res) == set(RESULT_KEYS)
+            for key, kind in RESULT_KEYS.items():
+                assert isinstance(res[key], kind), (key, res[key])
+
+
+def test_docs_describe_every_json_key():
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    for key in list(RESULT_KEYS) + list(TASK_KEYS) + ["mean_rank", "tasks"]:
+        assert f"`{key}`" in doc, key
+
+
+# ----------------------------------------------------------------------------- eval
+
+def test_eval_matches_reference_perceptron(capsys, data):
+    X, y, Xt, yt, train, test = data
+    report = run_json(capsys, "eval", "--algos", "perceptron", train, "--test", test,
+                      "--passes", "3", "--batch-size", "64")
+    check_schema(report)
+    w, mistakes, updates, _ = ref_perceptron(X, y, passes=3)
+    (task,) = report["tasks"]
+    assert (task["n_examples"], task["n_features"], task["n_classes"]) == (300, 5, 2)
+    (res,) = task["results"]
+    assert res["examples"] == 900 and res["passes"] == 3
+    assert res["mistakes"] == mistakes and res["updates"] == updates
+    assert res["online_error"] == pytest.approx(mistakes / 900)
+    assert res["test_error"] == pytest.approx(error_rate(w, Xt, yt))
+    assert report["mean_rank"] is None
+
+
+def test_eval_params(capsys, data):
+    X, y, *_, train, _ = data
+    report = run_json(capsys, "eval", "--algos", "pa1,pa1:C=0.05", "--param", "pa1.C=0.3",
+                      train)
+    a, b = report["tasks"][0]["results"]
+    assert (a["algo"], a["params"]["C"]) == ("pa1", 0.3)
+    assert (b["algo"], b["params"]["C"]) == ("pa1:C=0.05", 0.05)
+    assert a["mistakes"] == ref_pa1(X, y, 0.3)[1]
+    assert b["mistakes"] == ref_pa1(X, y, 0.05)[1]
+
+
+def test_eval_noise_counts_against_clean_labels(capsys, data):
+    X, y, Xt, yt, train, test = data
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--noise", "0.2", "--seed", "5",
+                      train, "--test", test, "--batch-size", "50")
+    noisy, flipped = datasets.flip_labels(y, 0.2, classes=[-1, 1], seed=5)
+    assert 30 < flipped.sum() < 90
+    w, mistakes, updates, _ = ref_perceptron(X, noisy, y_clean=y)
+    (res,) = report["tasks"][0]["results"]
+    assert res["mistakes"] == mistakes and res["updates"] == updates
+    assert res["test_error"] == pytest.approx(error_rate(w, Xt, yt))
+
+
+def test_eval_cross_validation(capsys, data):
+    X, y, *_, train, _ = data
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--cv", "4", "--seed", "2",
+                      train)
+    check_schema(report)
+    fold = np.floor(4 * datasets.row_uniform(2, np.arange(300), stream=3)).astype(int)
+    online, test = [], []
+    for k in range(4):
+        w, m, _, _ = ref_perceptron(X[fold != k], y[fold != k])
+        online.append(m / np.sum(fold != k))
+        test.append(error_rate(w, X[fold == k], y[fold == k]))
+    (res,) = report["tasks"][0]["results"]
+    assert res["trials"] == 4
+    assert res["online_error"] == pytest.approx(np.mean(online))
+    assert res["online_error_sd"] == pytest.approx(np.std(online, ddof=1))
+    assert res["test_error"] == pytest.approx(np.mean(test))
+    assert res["test_error_sd"] == pytest.approx(np.std(test, ddof=1))
+
+
+def test_eval_grid_first_half(capsys, data):
+    X, y, *_, train, _ = data
+    grid = [0.001, 0.01, 0.1, 1.0]
+    report = run_json(capsys, "eval", "--algos", "pa1", "--grid",
+                      "pa1.C=" + ",".join(map(str, grid)), "--tune-on", "first-half", train)
+    best = min(grid, key=lambda c: ref_pa1(X[:150], y[:150], c)[1])
+    (res,) = report["tasks"][0]["results"]
+    assert res["tuned"] == {"C": best} and res["params"]["C"] == best
+    assert res["mistakes"] == ref_pa1(X, y, best)[1]
+
+
+def test_eval_grid_shuffled_run_is_deterministic(capsys, data):
+    *_, train, _ = data
+    argv = ("eval", "--algos", "pa1,perceptron", "--grid", "pa1.C=0.01,0.1,1", train)
+    a, b = run_json(capsys, *argv), run_json(capsys, *argv)
+    assert a["tasks"][0]["results"][0]["tuned"] == b["tasks"][0]["results"][0]["tuned"]
+    assert a["tasks"][0]["results"][0]["tuned"]["C"] in (0.01, 0.1, 1)
+    assert a["tasks"][0]["results"][1]["tuned"] is None
+    rc, out, _ = run(capsys, *argv, "--quiet")
+    assert rc == 0 and "(tuned)" in out
+
+
+def test_eval_shuffle(capsys, data):
+    X, y, *_, train, _ = data
+    base = ("eval", "--algos", "perceptron", "--passes", "2", train)
+    plain = run_json(capsys, *base, "--no-shuffle")["tasks"][0]["results"][0]
+    assert plain["mistakes"] == ref_perceptron(X, y, passes=2)[1]
+    s1 = run_json(capsys, *base, "--shuffle", "--seed", "1")["tasks"][0]["results"][0]
+    s1b = run_json(capsys, *base, "--shuffle", "--seed", "1")["tasks"][0]["results"][0]
+    s2 = run_json(capsys, *base, "--shuffle", "--seed", "2")["tasks"][0]["results"][0]
+    assert s1["mistakes"] == s1b["mistakes"] and s1["examples"] == 600
+    assert len({plain["mistakes"], s1["mistakes"], s2["mistakes"]}) > 1
+
+
+def test_eval_several_files_mean_rank(capsys, tmp_path):
+    files = []
+    for seed in range(3):
+        X, y = make_data(n=150, seed=10 + seed, flip=0.2)
+        files.append(write_svm(tmp_path / f"t{seed}.svm", X, y))
+    report = run_json(capsys, "eval", "--algos", "perceptron,pa,arow", *files)
+    check_schema(report)
+    assert [t["data"] for t in report["tasks"]] == files
+    from scipy.stats import rankdata
+
+    ranks = [rankdata([r["online_error"] for r in t["results"]]) for t in report["tasks"]]
+    expected = {a: float(np.mean([r[i] for r in ranks]))
+                for i, a in enumerate(["perceptron", "pa", "arow"])}
+    assert report["mean_rank"] == pytest.approx(expected)
+    _, out, _ = run(capsys, "eval", "--algos", "perceptron,pa,arow", "--quiet", *files)
+    assert "mean rank over 3 tasks" in out
+
+
+def test_average_ranks_against_scipy():
+    from scipy.stats import rankdata
+
+    from cwkit.evaluate import average_ranks
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        values = rng.integers(0, 4, size=rng.integers(1, 8)).astype(float)
+        assert np.array_equal(average_ranks(values), rankdata(values))
+
+
+def test_eval_table_and_csv(capsys, data):
+    *_, train, test = data
+    rc, out, _ = run(capsys, "eval", "--algos", "perceptron,arow", train, "--test", test,
+                     "--quiet")
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[0].startswith(f"data: {train}")
+    header = lines[1].split()
+    assert header[:4] == ["algo", "rank", "examples", "mistakes"]
+    assert "examples/s" in lines[1] and "best by test error" in out
+    report = run_json(capsys, "eval", "--algos", "perceptron,arow", train, "--test", test)
+    rc, out, _ = run(capsys, "eval", "--algos", "perceptron,arow", train, "--test", test,
+                     "--quiet", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["algo"] for r in rows] == ["perceptron", "arow"]
+    for row, res in zip(rows, report["tasks"][0]["results"]):
+        assert int(row["mistakes"]) == res["mistakes"]
+        assert float(row["test_error"]) == pytest.approx(res["test_error"])
+        assert row["data"] == train
+
+
+def test_eval_shipped_data_set(capsys):
+    rc, out, err = run(capsys, "eval", "--algos", "perceptron,pa,cw,arow")
+    assert rc == 0
+    assert "shipped" in err and "Breast Cancer" in err
+    assert "breast-cancer" in out.splitlines()[0]
+    report = run_json(capsys, "eval", "--algos", "perceptron")
+    X, y = datasets.load_breast_cancer()
+    X = X.toarray() if hasattr(X, "toarray") else X
+    task = report["tasks"][0]
+    assert (task["n_examples"], task["n_features"]) == (683, 9)
+    assert task["results"][0]["mistakes"] == ref_perceptron(X, y)[1]
+
+
+def test_eval_curve_and_plot(capsys, data, tmp_path):
+    X, y, *_, train, _ = data
+    curve, plot = tmp_path / "c.csv", tmp_path / "c.png"
+    rc, _, err = run(capsys, "eval", "--algos", "perceptron,pa", train, "--curve", curve,
+                     "--curve-every", "40", "--plot", plot, "--quiet", "--batch-size", "64")
+    assert rc == 0, err
+    rows = list(csv.DictReader(curve.open()))
+    mine = [(int(r["examples"]), int(r["mistakes"])) for r in rows if r["algo"] == "perceptron"]
+    _, mistakes, _, ref = ref_perceptron(X, y, every=40)
+    assert mine == ref + [(300, mistakes)]
+    assert {r["trial"] for r in rows} == {"0"}
+    pytest.importorskip("matplotlib")
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_eval_plot_without_matplotlib(capsys, data, tmp_path, monkeypatch):
+    *_, train, _ = data
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    plot = tmp_path / "c.png"
+    rc, _, err = run(capsys, "eval", "--algos", "pa", train, "--plot", plot, "--quiet")
+    assert rc == 2 and "pip install matplotlib" in err and not plot.exists()
+
+
+def test_eval_progress(capsys):
+    argv = ("eval", "--algos", "pa", "--synthetic", "crammer", "--n-samples", "5000",
+            "--test-size", "0", "--batch-size", "500")
+    rc, _, err = run(capsys, *argv)
+    lines = [ln for ln in err.splitlines() if "examples" in ln]
+    assert rc == 0 and [int(ln.split(": ")[2].split()[0]) for ln in lines] == [1000, 2000, 4000]
+    assert "online error pa" in lines[0] and "/s" in lines[0]
+    rc, _, err = run(capsys, *argv, "--quiet")
+    assert err == ""
+
+
+def test_progress_rewrites_in_place_on_a_terminal():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    from cwkit.evaluate import Progress
+    stream = Tty()
+    p = Progress(stream)
+    p.start_run("x")
+    p.update(10, [])
+    p.end_run()
+    assert stream.getvalue().startswith("\r\x1b[K") and "\n" not in stream.getvalue()
+
+
+@pytest.mark.parametrize("suffix,opener", [(".gz", gzip.open), (".bz2", bz2.open),
+                                           (".xz", lzma.open)])
+def test_eval_compressed_files(capsys, tmp_path, suffix, opener):
+    X, y = make_data(n=120)
+    plain = run_json(capsys, "eval", "--algos", "arow", write_svm(tmp_path / "a.svm", X, y))
+    packed = run_json(capsys, "eval", "--algos", "arow",
+                      write_svm(tmp_path / f"a.svm{suffix}", X, y, opener))
+    assert packed["tasks"][0]["results"][0]["mistakes"] == \
+        plain["tasks"][0]["results"][0]["mistakes"]
+
+
+def test_eval_stdin(capsys, tmp_path, monkeypatch):
+    X, y = make_data(n=120)
+    path = write_svm(tmp_path / "a.svm.gz", X, y, gzip.open)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(Path(path).read_bytes())))
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--passes", "2", "-")
+    assert report["tasks"][0]["data"] == "stdin"
+    assert report["tasks"][0]["results"][0]["mistakes"] == ref_perceptron(X, y, passes=2)[1]
+
+
+def test_eval_n_features_and_zero_based(capsys, tmp_path):
+    X, y = make_data(n=100, d=3)
+    path = tmp_path / "z.svm"
+    path.write_text("".join(f"{label} " + " ".join(f"{j}:{float(v)!r}" for j, v in enumerate(row))
+                            + "\n" for row, label in zip(X, y)))
+    auto = run_json(capsys, "eval", "--algos", "perceptron", path)["tasks"][0]
+    assert auto["n_features"] == 3
+    assert auto["results"][0]["mistakes"] == ref_perceptron(X, y)[1]
+    forced = run_json(capsys, "eval", "--algos", "perceptron", "--zero-based",
+                      "--n-features", "7", path)["tasks"][0]
+    assert forced["n_features"] == 7
+    assert forced["results"][0]["mistakes"] == auto["results"][0]["mistakes"]
+    one = run_json(capsys, "eval", "--algos", "perceptron", "--one-based", "--n-features", "4",
+                   write_svm(tmp_path / "o.svm", X, y))["tasks"][0]
+    assert one["n_features"] == 4
+
+
+def test_eval_synthetic_crammer(capsys):
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--synthetic", "crammer",
+                      "--n-samples", "400", "--test-size", "500", "--seed", "3")
+    check_schema(report)
+    X, y = datasets.make_crammer(400, random_state=np.random.default_rng([3, 0, 0]))
+    Xt, yt = datasets.make_crammer(500, random_state=np.random.default_rng([3, 0, 1]))
+    w, mistakes, _, _ = ref_perceptron(X, y)
+    (res,) = report["tasks"][0]["results"]
+    assert report["tasks"][0]["data"] == "synthetic:crammer"
+    assert res["mistakes"] == mistakes
+    assert res["test_error"] == pytest.approx(error_rate(w, Xt, yt))
+
+
+def test_eval_synthetic_repeats_twonorm_and_drift(capsys):
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--synthetic", "twonorm",
+                      "--n-samples", "200", "--test-size", "100", "--repeats", "3")
+    res = report["tasks"][0]["results"][0]
+    per_trial = []
+    for r in range(3):
+        X, y = datasets.make_twonorm(200, random_state=np.random.default_rng([0, r, 0]))
+        per_trial.append(ref_perceptron(X, y)[1])
+    assert res["trials"] == 3 and res["mistakes"] == pytest.approx(np.mean(per_trial))
+    assert res["online_error_sd"] == pytest.approx(np.std(per_trial, ddof=1) / 200)
+    report = run_json(capsys, "eval", "--algos", "pa,reg-pa", "--synthetic", "drift",
+                      "--n-per-phase", "50", "--drift-features", "200")
+    task = report["tasks"][0]
+    assert (task["n_examples"], task["n_features"]) == (200, 200)
+    assert task["results"][0]["test_error"] is None
+
+
+def _three_class(tmp_path):
+    rng = np.random.default_rng(4)
+    centers = rng.normal(scale=3, size=(3, 4))
+    labels = rng.integers(0, 3, 240)
+    X = centers[labels] + rng.normal(size=(240, 4))
+    return X, labels + 1, write_svm(tmp_path / "mc.svm", X, labels + 1)
+
+
+def test_eval_tasks_all_pairs_and_one_vs_all(capsys, tmp_path):
+    X, y, path = _three_class(tmp_path)
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--tasks", "all-pairs", path)
+    assert [t["data"] for t in report["tasks"]] == [f"{path}:{a}-vs-{b}"
+                                                    for a, b in ((1, 2), (1, 3), (2, 3))]
+    for task, (a, b) in zip(report["tasks"], ((1, 2), (1, 3), (2, 3))):
+        mask = (y == a) | (y == b)
+        yb = np.where(y[mask] == a, 1, -1)
+        assert task["n_examples"] == mask.sum()
+        assert task["results"][0]["mistakes"] == ref_perceptron(X[mask], yb)[1]
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--tasks", "one-vs-all", path)
+    assert len(report["tasks"]) == 3
+    assert report["tasks"][1]["results"][0]["mistakes"] == \
+        ref_perceptron(X, np.where(y == 2, 1, -1))[1]
+
+
+def test_eval_multiclass_top1(capsys, tmp_path):
+    X, y, path = _three_class(tmp_path)
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--multiclass", "top1", path)
+    task = report["tasks"][0]
+    assert task["n_classes"] == 3
+    # 1-of-k perceptron (FORMULAS.md Sect. 4): on a mistake W[y] += x~, W[yhat] -= x~
+    W = np.zeros((3, 5))
+    mistakes = 0
+    for x, label in zip(augment(X), y - 1):
+        pred = int(np.argmax(W @ x))
+        if pred != label:
+            mistakes += 1
+            W[label] += x
+            W[pred] -= x
+    assert task["results"][0]["mistakes"] == mistakes
+
+
+# ----------------------------------------------------------------------------- train/predict
+
+def test_train_and_predict(capsys, data, tmp_path):
+    X, y, Xt, _, train, test = data
+    model = tmp_path / "m.cwk"
+    rc, _, err = run(capsys, "train", "--algo", "perceptron", train, "-o", model,
+                     "--passes", "2", "--quiet")
+    assert rc == 0 and model.exists(), err
+    w = ref_perceptron(X, y, passes=2)[0]
+    rc, out, _ = run(capsys, "predict", model, test)
+    assert rc == 0
+    assert out.split() == [str(v) for v in np.where(augment(Xt) @ w > 0, 1, -1)]
+    rc, out, _ = run(capsys, "predict", model, test, "--scores")
+    assert np.allclose([float(v) for v in out.split()], augment(Xt) @ w)
+    dest = tmp_path / "labels.txt"
+    rc, out, _ = run(capsys, "predict", model, test, "-o", dest)
+    assert rc == 0 and out == "" and len(dest.read_text().split()) == 200
+
+
+def test_train_params_and_proba(capsys, data, tmp_path):
+    X, y, Xt, _, train, test = data
+    model = tmp_path / "arow.cwk"
+    rc, _, err = run(capsys, "train", "--algo", "arow", "--param", "r=0.5", train, "-o", model)
+    assert rc == 0 and "trained arow on 300 examples" in err
+    loaded = cwkit.load(model)
+    assert loaded.r == 0.5
+    rc, out, _ = run(capsys, "predict", model, test, "--proba")
+    proba = np.array([[float(v) for v in ln.split()] for ln in out.splitlines()])
+    ref = cwkit.make("arow", r=0.5).partial_fit(X, y)
+    assert np.allclose(proba, ref.predict_proba(Xt), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- help, algos
+
+@pytest.mark.parametrize("command", ["eval", "train", "predict", "algos"])
+def test_help(capsys, command):
+    rc, out, _ = run(capsys, command, "--help")
+    assert rc == 0 and "examples:" in out and f"cwkit {command}" in out
+
+
+def test_algos(capsys):
+    rc, out, _ = run(capsys, "algos")
+    registry = cwkit.algorithms()
+    assert rc == 0
+    for entry in registry:
+        assert entry["name"] in out and entry["description"] in out
+    rc, out, _ = run(capsys, "algos", "--format", "json")
+    listed = json.loads(out)
+    arow = next(e for e in registry if e["name"] == "arow")
+    assert listed["arow"]["params"]["r"]["default"] == arow["params"]["r"]["default"]
+
+
+def test_module_and_console_script():
+    assert 'cwkit = "cwkit.cli:main"' in (ROOT / "pyproject.toml").read_text()
+    proc = subprocess.run([sys.executable, "-m", "cwkit", "algos"], check=False,
+                          capture_output=True,
+                          text=True, cwd=ROOT.parent, env={"PYTHONPATH": str(ROOT),
+                                                           "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0 and "arow" in proc.stdout
+
+
+# ----------------------------------------------------------------------------- errors
+
+@pytest.mark.parametrize("argv,message", [
+    (["eval", "--algos", "pa,nope"], "--algos: unknown algorithm 'nope'"),
+    (["eval", "--algos", "arow", "--param", "arow.rr=1"], "unknown parameter 'rr' for arow"),
+    (["eval", "--algos", "arow", "--param", "arow.r=-1"], "arow.r=-1"),
+    (["eval", "--algos", "arow", "--param", "pa.C=1"], "'pa' is not among --algos"),
+    (["eval", "--algos", "arow", "--param", "r=1"], "expected ALGO.PARAM=VALUE"),
+    (["eval", "--algos", "pa1", "--grid", "pa1.C="], "expected KEY=VALUE"),
+    (["eval", "--noise", "1.5"], "expected a probability in [0, 1]"),
+    (["eval", "--passes", "0"], "expected a positive integer"),
+    (["eval", "--cv", "1"], "--cv: must be >= 2"),
+    (["eval", "--bogus"], "unrecognized arguments: --bogus"),
+    (["train", "--algo", "nope", "x.svm", "-o", "m"], "--algo: unknown algorithm 'nope'"),
+])
+def test_usage_errors(capsys, argv, message):
+    rc, out, err = run(capsys, *argv)
+    assert rc == 2 and out == ""
+    assert err.startswith("cwkit: error: ") and message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_data_errors(capsys, tmp_path, data):
+    *_, train, _ = data
+    rc, _, err = run(capsys, "eval", tmp_path / "missing.svm")
+    assert rc == 1 and err == f"cwkit: error: {tmp_path / 'missing.svm'}: no such file\n"
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5 2:1\n-1 1:0.25\n+1 3:zz\n")
+    curve = tmp_path / "curve.csv"
+    rc, out, err = run(capsys, "eval", bad, "--curve", curve, "--quiet")
+    assert rc == 1 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith(f"cwkit: error: {bad}:3:")
+    assert not curve.exists() and list(tmp_path.glob("*.part")) == []
+    not_model = tmp_path / "model.cwk"
+    not_model.write_text("hello")
+    rc, _, err = run(capsys, "predict", not_model, train)
+    assert rc == 1 and err.startswith(f"cwkit: error: {not_model}:") and "model" in err
+    model, out_file = tmp_path / "pa.cwk", tmp_path / "pred.txt"
+    assert run(capsys, "train", "--algo", "pa", train, "-o", model, "--quiet")[0] == 0
+    rc, _, err = run(capsys, "predict", model, bad, "-o", out_file)
+    assert rc == 1 and not out_file.exists()
+    rc, _, err = run(capsys, "predict", model, train, "--proba")
+    assert rc == 2 and "--proba" in err
+    rc, _, err = run(capsys, "train", "--algo", "pa", bad, "-o", tmp_path / "x.cwk")
+    assert rc == 1 and not (tmp_path / "x.cwk").exists()
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    with pytest.raises(cli.DataError, match="missing.svm: no such file"):
+        main(["eval", str(tmp_path / "missing.svm"), "--debug"])
+    with pytest.raises(cli.UsageError, match="unknown algorithm"):
+        main(["eval", "--algos", "nope", "--debug"])
