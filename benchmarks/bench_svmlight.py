@@ -8,6 +8,9 @@ does: one PA-I pass (``partial_fit``) over the loaded matrix, and over the
 batches of ``iter_svmlight`` without and with the background prefetch
 (the file's width from ``scan_svmlight``, not timed; their memory column
 includes the model's state, and the loaded matrix is part of the baseline).
+Last, ``dump_svmlight`` writing the loaded file back (to /dev/null; MB/s
+of the input file's size, which the output matches to within the labels'
+spelling).
 Files: the synthetic text-like file of ``_synth.py`` (200,000 rows, 2**20
 features, ~20M nonzeros, ~335 MB) and ``../shared/data/text/trec07p-half.svm.xz``
 decompressed, both cached in ``bench_data/``.  Every measurement runs in a
@@ -95,6 +98,14 @@ elif reader.startswith("PA-I"):
             rows += Xb.shape[0]
             nnz += Xb.nnz
         return rows, nnz, float(model.coef_.sum())
+elif reader == "cwkit.dump_svmlight (writing)":
+    import os
+    import cwkit
+    X, y = cwkit.load_svmlight(path)
+    def run():
+        with open(os.devnull, "wb") as sink:
+            cwkit.dump_svmlight(X, y, sink)
+        return X.shape[0], X.nnz, float(X.data.sum()) + float(y.sum())
 elif reader == "sklearn.load_svmlight_file":
     from sklearn.datasets import load_svmlight_file
     def run():
@@ -118,7 +129,8 @@ print(dt, cpu, rows, nnz, repr(check), peak() - base)
 
 READERS = ["cwkit.load_svmlight", "cwkit.iter_svmlight", "svmloader.load_svmfile",
            "sklearn.load_svmlight_file", "PA-I pass over the loaded matrix",
-           "PA-I over iter_svmlight batches", "PA-I over iter_svmlight batches, prefetch"]
+           "PA-I over iter_svmlight batches", "PA-I over iter_svmlight batches, prefetch",
+           "cwkit.dump_svmlight (writing)"]
 
 
 def files(n_rows):
