@@ -323,5 +323,6 @@ class MiniBatchPA(OnlineClassifier):
         return make_model(self, engine, hyper, n_classes, n_features)
 
     def _poor_score(self):
-        # as PA-LS: BPA-LS regresses onto every label, its last iterate is noisy
+        # BPA-LS imposes margin exactly 1 on every row of each group (tau may be
+        # negative): its last iterate is as noisy as PA-LS's, more so for B > 1.
         return self.variant == "bpa-ls"
