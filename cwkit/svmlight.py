@@ -313,16 +313,18 @@ class _Out:
         self.n_rows = self.nnz = self.n_labels = 0
         self.multilabel = multilabel
 
-    def grow(self, rows, nnz, labels):
+    def grow(self, rows, nnz, labels, max_rows=None):
         """Make room for ``rows`` more rows, ``nnz`` nonzeros and ``labels``
-        labels, at least doubling what grows.  New arrays are empty and only
-        the filled part is copied, so capacity is not resident until used."""
+        labels, at least doubling what grows but keeping at most ``max_rows``
+        rows.  New arrays are empty and only the filled part is copied, so
+        capacity is not resident until used."""
         if self.nnz + nnz > len(self.data):
             n = max(2 * len(self.data), self.nnz + nnz)
             self.data = _grown(self.data, self.nnz, n)
             self.indices = _grown(self.indices, self.nnz, n)
         if self.n_rows + rows > len(self.qids):
             n = max(2 * len(self.qids), self.n_rows + rows)
+            n = n if max_rows is None else min(n, max_rows)
             self.indptr = _grown(self.indptr, self.n_rows + 1, n + 1)
             self.qids = _grown(self.qids, self.n_rows, n)
             if self.multilabel:
@@ -407,7 +409,8 @@ class _Parser:
                 if row_limit is not None and out.n_rows >= row_limit:
                     return pos
                 stop = buf.find(b"\n", pos)
-                out.grow(1, buf.count(b":", pos, stop), buf.count(b",", pos, stop) + 1)
+                out.grow(1, buf.count(b":", pos, stop), buf.count(b",", pos, stop) + 1,
+                         max_rows=row_limit)
                 continue
             exc = self.error(status, self.line + 1, bytes(buf[tok_start:tok_end]))
             if not self.skip:
@@ -583,14 +586,15 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
 def _batches(source, parser, batch_size, chunk_size, multilabel):
     """Parse straight into batches of ``batch_size`` rows (the last may be
     smaller): yield ``_Out`` objects (raw indices) carrying their extremes."""
-    nnz_guess = 16 * batch_size
+    nnz_guess = 16 * min(batch_size, 1 << 14)
     out = None
     try:
         for buf, end in _blocks(source.stream, chunk_size):
             pos = 0
             while pos < end:
                 if out is None:
-                    out = _Out(batch_size, nnz_guess, multilabel)
+                    # rows grow up to batch_size: a huge batch_size reserves nothing
+                    out = _Out(min(batch_size, 1 << 14), nnz_guess, multilabel)
                     out.lo, out.hi = _Extreme(2**31), _Extreme(-1)
                 pos = parser.parse(buf, end, out, out.lo, out.hi, pos, row_limit=batch_size)
                 if out.n_rows == batch_size:
