@@ -47,7 +47,7 @@ for algo in ("pa", "reg-pa", "l2-pa"):
 EOF
     ;;
   r5)  # seed 000 Table 1: mean rank of pa, cw, arow on 20 Newsgroups pairs and Amazon
-    T="$DATA/text"
+    T="$(cd "$DATA/text" && pwd)"
     for noise in 0 0.1 0.3; do
       $CWKIT eval -q --algos pa,cw,arow --cv 10 --noise "$noise" \
         --grid arow.r=0.1,1,10,100 --grid cw.eta=0.6,0.7,0.8,0.9,0.95 \
