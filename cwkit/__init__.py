@@ -25,19 +25,11 @@ from .svmlight import (
     scan_svmlight,
 )
 
-__all__ = [
-    "SvmlightError",
-    "SvmlightInfo",
-    "SvmlightWarning",
-    "dump_svmlight",
-    "iter_svmlight",
-    "load_svmlight",
-    "scan_svmlight",
-]
 __version__ = "0.1.0"
 
 from .base import NotFittedError  # noqa: E402
 from ._engines import ModelError  # noqa: E402
+from .l1pa import L1ConstrainedPA  # noqa: E402
 from .linear import (  # noqa: E402
     AROW,
     AdaGrad,
@@ -47,11 +39,15 @@ from .linear import (  # noqa: E402
     RegularizedPA,
     SecondOrderPerceptron,
 )
+from .minibatch import MiniBatchPA  # noqa: E402
 from .persist import ModelFileError, load, save  # noqa: E402
 from .registry import algorithms, make  # noqa: E402
 
 __all__ = [
-    "AROW", "AdaGrad", "ConfidenceWeighted", "PassiveAggressive", "Perceptron",
+    "AROW", "AdaGrad", "ConfidenceWeighted", "L1ConstrainedPA", "MiniBatchPA",
+    "PassiveAggressive", "Perceptron",
     "RegularizedPA", "SecondOrderPerceptron", "NotFittedError", "ModelError",
     "ModelFileError", "algorithms", "make", "save", "load",
+    "SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight", "iter_svmlight",
+    "load_svmlight", "scan_svmlight",
 ]

@@ -6,7 +6,7 @@
 # The intercept is an augmented constant feature: coordinate D-1 of the state,
 # with value `bias` (1.0, or 0.0 when there is no intercept).
 
-from libc.math cimport sqrt, fabs, isfinite
+from libc.math cimport sqrt, fabs, isfinite, isinf
 from libc.stdlib cimport malloc, free
 
 
@@ -220,6 +220,26 @@ def first_order_pass(const double[::1] data, const int[::1] indices,
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
+cdef inline double inv_diag_update(double s, double c, double x2) noexcept nogil:
+    """sigma <- 1 / (1/sigma + c x^2), evaluated as sigma / (1 + c x^2 sigma).
+
+    Literal arithmetic (FORMULAS.md Sect. 2): an overflowing increment gives 0;
+    a zero variance stays 0 and a zero feature leaves sigma as it is, also for
+    c = inf (no 0 * inf).
+    """
+    if s == 0.0 or x2 == 0.0:
+        return s
+    return s / (1.0 + c * x2 * s)
+
+
+cdef inline double sherman_morrison_beta(double c, double v) noexcept nogil:
+    """beta of Sigma <- Sigma - beta Sigma x x^T Sigma for Sigma^-1 += c x x^T:
+    beta = c / (1 + c v), and its limit 1/v for c = inf."""
+    if isinf(c):
+        return 1.0 / v if v > 0.0 else 0.0
+    return c / (1.0 + c * v)
+
+
 cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexcept nogil:
     """Second-order step: returns alpha (mu += alpha y Sigma x) and sets c, the
     coefficient of the diagonal update 1/sigma_i += c x_i^2 (FORMULAS.md section 2).
@@ -335,16 +355,16 @@ def diag_pass(const double[::1] data, const int[::1] indices,
                 if direct:
                     sigma[p] = sj - c * sj * sj * xj * xj
                 else:
-                    sigma[p] = sj / (1.0 + c * xj * xj * sj)    # >= 1 > 0
-                chk += mu[p]
+                    sigma[p] = inv_diag_update(sj, c, xj * xj)
+                chk += mu[p] + sigma[p]
             mb = mu[D - 1]
             sb = sigma[D - 1]
             mu[D - 1] = mb + ay * sb * bias
             if direct:
                 sigma[D - 1] = sb - c * sb * sb * bias * bias
             else:
-                sigma[D - 1] = sb / (1.0 + c * bias * bias * sb)
-            chk += mu[D - 1]
+                sigma[D - 1] = inv_diag_update(sb, c, bias * bias)
+            chk += mu[D - 1] + sigma[D - 1]
             if not isfinite(chk):
                 for j in range(nnz):
                     mu[idx[j]] = save[2 * j]

@@ -32,6 +32,10 @@ def raise_status(status, pos, algo, detail=""):
             "Scale the features or use stronger regularisation"))
     if status == _core.Status.INFEASIBLE:
         raise ModelError(f"{algo}: row {pos}: {detail}")
+    if status == _core.MCStatus.QP_NOT_CONVERGED:
+        raise ModelError(
+            f"{algo}: row {pos}: the top-k update's QP (Hildreth) did not converge; the state "
+            "is left as it was before this example. Scale the features or use a smaller k")
     raise ModelError(f"{algo}: row {pos}: driver status {status}")
 
 

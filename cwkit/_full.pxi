@@ -78,7 +78,7 @@ def full_pass(const double[::1] data, const int[::1] indices,
                 if alpha == 0.0:
                     continue
                 ay = alpha * yi
-                beta = c / (1.0 + c * v)                       # c, v >= 0
+                beta = sherman_morrison_beta(c, v)
             chk = 0.0
             zmax = 0.0
             for j in range(D):

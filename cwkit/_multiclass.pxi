@@ -11,6 +11,23 @@
 # the others); every class is scored before any class is updated.
 # Progressive mistakes are argmax errors (ties to the first class) for every rule.
 
+from libc.math cimport INFINITY
+
+
+cdef double* mc_alloc(Py_ssize_t n) except NULL:
+    """n doubles of driver scratch (freed by the driver before it returns)."""
+    cdef double* p = <double*>malloc((n if n > 0 else 1) * sizeof(double))
+    if p == NULL:
+        raise MemoryError()
+    return p
+
+
+cdef Py_ssize_t* mc_ialloc(Py_ssize_t n) except NULL:
+    cdef Py_ssize_t* p = <Py_ssize_t*>malloc((n if n > 0 else 1) * sizeof(Py_ssize_t))
+    if p == NULL:
+        raise MemoryError()
+    return p
+
 
 cdef inline double blk_dot(const double* w, const double* x, const int* idx,
                            Py_ssize_t nnz, double bias, Py_ssize_t D) noexcept nogil:
@@ -104,15 +121,13 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                         Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                         const Py_ssize_t[::1] order, double bias, bint ovr,
                         double[:, ::1] V, double[:, ::1] aux, double[:, ::1] U,
-                        double[::1] work, double[::1] scratch, int rule, double C,
-                        double alpha, double beta):
+                        int rule, double C, double alpha, double beta):
     """One multi-class pass of a first-order rule (perceptron, averaging, PA, S004).
 
     State: W = s V, one scale factor for the whole W in top1 (aux has one row:
     the S004 rules shrink all of W, so a shared s keeps that O(1)); one row of
     aux (s, ||V||^2, t) per class in ovr (K independent binary problems).
     U (same shape as V, or empty) accumulates sum_t t Delta_t for averaging.
-    work: 4K doubles; scratch: 2 (max_nnz + 1) doubles (top1) or K (max_nnz + 1) (ovr).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
@@ -127,11 +142,13 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double n, m, tau, Z, s, t, cf, chk, dn2, yc, loss_sum = 0.0
+    # scores, ovr per-class steps, and the old values of updated coordinates
+    cdef double* work = mc_alloc(4 * K + (K if ovr else 2) * (max_row_nnz(&R, order) + 1))
     cdef double* sc = &work[0]          # scores
     cdef double* taus = &work[K]        # ovr: tau y_c per class
     cdef double* zs = &work[2 * K]      # ovr: Z per class
     cdef double* dn = &work[3 * K]      # ovr: change of ||V_c||^2
-    cdef double* save = &scratch[0]
+    cdef double* save = &work[4 * K]
     cdef bint avg = rule == AVG_PERCEPTRON, bad
     cdef bint is_perc = rule == PERCEPTRON or rule == AVG_PERCEPTRON
     with nogil:
@@ -246,6 +263,7 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                     aux[c, AUX_VN2] *= s * s
                     s = 1.0
                 aux[c, AUX_S] = s
+    free(work)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -271,7 +289,7 @@ cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, b
         if direct:
             sg[p] = sj - cc * sj * sj * xj * xj
         else:
-            sg[p] = sj / (1.0 + cc * xj * xj * sj)           # >= 1 > 0
+            sg[p] = inv_diag_update(sj, cc, xj * xj)
         chk += mu[p]
     return chk
 
@@ -303,16 +321,15 @@ cdef inline void blk_sigma_only(double* sg, double cc, bint direct, const double
         if direct:
             sg[p] = sj - cc * sj * sj * xj * xj
         else:
-            sg[p] = sj / (1.0 + cc * xj * xj * sj)           # >= 1 > 0
+            sg[p] = inv_diag_update(sj, cc, xj * xj)
 
 
 def mc_diag_pass(const double[::1] data, const int[::1] indices,
                  const long long[::1] indptr, const int[::1] dense_idx,
                  Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
-                 double[:, ::1] MU, double[:, ::1] SG, double[::1] work,
-                 double[::1] scratch, int rule, double phi, double r, bint direct,
-                 bint sum_update):
+                 double[:, ::1] MU, double[:, ::1] SG, int rule, double phi, double r,
+                 bint direct, bint sum_update):
     """One multi-class pass of a diagonal rule: CW-Var, CW-Stdev, AROW, AROW-H.
 
     top1: the binary step on Delta (label +1), m = mu_y.x - mu_c.x,
@@ -320,7 +337,6 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
     With `sum_update` (AROW, S000 eqs. 29-30) the covariance is instead updated
     with f = sum_y f(x, y), i.e. every block with x^2 (direct: beta = 1/(r + sum_c v_c)).
     ovr: the binary rule on every block with label +1 for y and -1 otherwise.
-    work: 4K doubles; scratch: 4 (max_nnz + 1) (top1) or 2K (max_nnz + 1) (ovr).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
@@ -335,11 +351,12 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double m, v, alpha, cc, chk, yc, vsum, loss_sum = 0.0
+    cdef double* work = mc_alloc(4 * K + (2 * K if ovr else 4) * (max_row_nnz(&R, order) + 1))
     cdef double* sc = &work[0]          # scores mu_c . x
     cdef double* al = &work[K]          # ovr: alpha y_c per class
     cdef double* cs = &work[2 * K]      # ovr: covariance coefficient per class
     cdef double* vs = &work[3 * K]      # ovr / sum update: v_c per class
-    cdef double* save = &scratch[0]
+    cdef double* save = &work[4 * K]    # old (mu, sigma) of updated coordinates
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -429,6 +446,7 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             for c in range(K):
                 if al[c] != 0.0:
                     updates += 1
+    free(work)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -460,7 +478,7 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
                      const long long[::1] indptr, const int[::1] dense_idx,
                      Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                      const Py_ssize_t[::1] order, double bias, bint ovr,
-                     double[:, ::1] VV, double[:, ::1] A, double[::1] work):
+                     double[:, ::1] VV, double[:, ::1] A):
     """One multi-class pass of the diagonal second-order perceptron.
 
     Class scores are the binary test rule on each block,
@@ -468,7 +486,7 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
     (Delta, +1), whose own score Delta^T (A + diag(Delta^2))^-1 vv is s_y - s_c
     (the diagonal splits over the two blocks); on an update vv_y += x, vv_c -= x,
     A_y += x^2, A_c += x^2.  ovr: the binary rule on every block.
-    work: K doubles.  Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t K = VV.shape[0], D = VV.shape[1], k, nnz, i, c, yi
@@ -477,7 +495,7 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double m, yc, loss_sum = 0.0
-    cdef double* sc = &work[0]
+    cdef double* sc = mc_alloc(K)
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -511,6 +529,7 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
                 if m <= 0.0:
                     sop_blk_update(&VV[c, 0], &A[c, 0], yc, x, idx, nnz, bias, D)
                     updates += 1
+    free(sc)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -532,13 +551,13 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
                     Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                     const Py_ssize_t[::1] order, double bias, bint ovr,
                     double[:, ::1] U, double[:, ::1] G, double[::1] aux,
-                    double[::1] work, double eta, double lam, double delta):
+                    double eta, double lam, double delta):
     """One multi-class pass of diagonal AdaGrad-RDA with L1 on the hinge loss.
 
     top1: the multi-class hinge max(0, 1 - W.Delta) with the closest competitor
     c has the subgradient -Delta, so when W.Delta < 1: u_y -= x, u_c += x and
     G_y, G_c += x^2.  ovr: the binary rule on every block.  t counts rounds.
-    work: K doubles.  Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t K = U.shape[0], D = U.shape[1], k, j, nnz, i, c, yi
@@ -547,7 +566,7 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double m, yc, s, t = aux[AUX_T], loss_sum = 0.0
-    cdef double* sc = &work[0]
+    cdef double* sc = mc_alloc(K)
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -584,6 +603,7 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
                     ada_blk_update(&U[c, 0], &G[c, 0], yc, x, idx, nnz, bias, D)
                     updates += 1
     aux[AUX_T] = t
+    free(sc)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -599,8 +619,8 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
                  const long long[::1] indptr, const int[::1] dense_idx,
                  Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
-                 double[:, ::1] MU, double[:, ::1] Sigma, double[::1] work,
-                 int rule, double phi, double r, bint sum_update):
+                 double[:, ::1] MU, double[:, ::1] Sigma, int rule, double phi,
+                 double r, bint sum_update):
     """One multi-class pass of a full-covariance rule: CW-Var, CW-Stdev, AROW(-H), SOP.
 
     top1: Sigma is (K D, K D) over the stacked blocks (one triangle kept, as in
@@ -611,7 +631,6 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
     (AROW, S000 eqs. 29-30) Sigma -= Sigma f f^T Sigma / (r + f^T Sigma f), f = x~
     tiled K times.  ovr: Sigma is (K D, D), K independent D x D blocks.
     Class scores: mu_c.x~, or for SOP mu_c.x~ / (1 + x~^T Sigma_cc x~).
-    work: D + 3 K D + 5 K doubles.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
@@ -631,6 +650,7 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
     cdef double done = 1.0, zero = 0.0
     cdef double* mu = &MU[0, 0]
     cdef double* S = &Sigma[0, 0]
+    cdef double* work = mc_alloc(D + 3 * KD + 5 * K)
     cdef double* xs = &work[0]              # x~ (D)
     cdef double* xd = &work[D]              # Delta (K D)
     cdef double* z = &work[D + KD]          # Sigma Delta (top1) or Sigma_c x~ per class (ovr)
@@ -685,7 +705,7 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
                         if alpha == 0.0:
                             continue
                         ays[c] = alpha * yc
-                        bs[c] = cc / (1.0 + cc * v)              # cc, v >= 0
+                        bs[c] = sherman_morrison_beta(cc, v)
                     chk = 0.0
                     zmax = 0.0
                     for j in range(D):
@@ -737,7 +757,7 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
                 if alpha == 0.0:
                     continue
                 ay = alpha
-                beta = cc / (1.0 + cc * v)                       # cc, v >= 0
+                beta = sherman_morrison_beta(cc, v)
             if sum_update:
                 for c in range(K):
                     for j in range(D):
@@ -760,6 +780,7 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
             nbeta = -beta
             dsyr(&uplo, &KD, &nbeta, zf if sum_update else z, &one, S, &KD)
             updates += 1
+    free(work)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -781,3 +802,339 @@ def mc_row_scores(const double[::1] data, const int[::1] indices,
                 out_m[i, c] = blk_dot(&W[c, 0], x, idx, nnz, bias, D)
                 if quad:
                     out_v[i, c] = blk_sqdot(&S2[c, 0], x, idx, nnz, bias, D)
+
+
+# ---------------------------------------------------------------------------
+# top-k (k-best MIRA for the PA family, S000 Fig. 2 eqs. 25-30 for AROW): the
+# k highest-scoring competitors c_1..c_k (ties to the smaller label), losses
+# l_j = 1 - w.Delta_j, and the dual max l^T a - a^T Q a / 2 over a box, solved
+# per example by `hildreth_solve` (_qp.pxi) on preallocated buffers.
+
+cpdef enum MCStatus:
+    QP_NOT_CONVERGED = 4    # the per-example QP did not reach its tolerance
+
+cdef double TOPK_QP_TOL = 1e-15
+cdef Py_ssize_t TOPK_QP_MAX_ITER = 10000
+
+
+cdef inline void top_competitors(const double* sc, Py_ssize_t K, Py_ssize_t y,
+                                 Py_ssize_t kk, Py_ssize_t* comp,
+                                 Py_ssize_t* taken) noexcept nogil:
+    """comp[0..kk) = labels != y by decreasing score, ties to the smaller label."""
+    cdef Py_ssize_t j, c, best
+    for c in range(K):
+        taken[c] = 0
+    taken[y] = 1
+    for j in range(kk):
+        best = -1
+        for c in range(K):
+            if not taken[c] and (best < 0 or sc[c] > sc[best]):
+                best = c
+        comp[j] = best
+        taken[best] = 1
+
+
+cdef inline Py_ssize_t topk_work_size(Py_ssize_t K, Py_ssize_t kk) noexcept nogil:
+    return 2 * K + kk * kk + 4 * kk + qp_work_size(kk)
+
+
+cdef inline Py_ssize_t topk_iwork_size(Py_ssize_t K, Py_ssize_t kk) noexcept nogil:
+    return K + kk + qp_iwork_size(kk)
+
+
+def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
+                    const long long[::1] indptr, const int[::1] dense_idx,
+                    Py_ssize_t n_cols, const Py_ssize_t[::1] y,
+                    const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
+                    double[:, ::1] V, double[:, ::1] aux, int rule, double C,
+                    bint shared):
+    """One top-k pass of PA, PA-I or PA-II (k-best MIRA, FORMULAS.md Sect. 4).
+
+    G_jl = Delta_j.Delta_l = n (1 + [j = l]) with n = ||x~||^2.  PA: Q = G,
+    a >= 0; PA-I: 0 <= a <= C; PA-II: Q = G + I/(2C) (or 11^T/(2C) when
+    `shared`), a >= 0.  W += sum_j a_j Delta_j: block y gets (sum_j a_j) x~,
+    block c_j gets -a_j x~.  State as in `mc_first_order_pass` (top1, W = s V).
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
+    cdef Py_ssize_t K = V.shape[0], D = V.shape[1], kq, j, l, nnz, i, yi, nit, where
+    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, a_row, q
+    cdef int status = OK
+    cdef const double* x
+    cdef const int* idx
+    cdef double n, s, asum, lmax, chk, dn2, kkt, loss_sum = 0.0
+    cdef Py_ssize_t nw = topk_work_size(K, kk)
+    cdef double* work = mc_alloc(nw + (kk + 1) * (max_row_nnz(&R, order) + 1))
+    cdef Py_ssize_t* iwork = mc_ialloc(topk_iwork_size(K, kk))
+    cdef double* sc = &work[0]
+    cdef double* Q = &work[2 * K]
+    cdef double* b = Q + kk * kk
+    cdef double* lo = b + kk
+    cdef double* hi = lo + kk
+    cdef double* a = hi + kk
+    cdef double* qw = a + kk
+    cdef Py_ssize_t* taken = &iwork[0]
+    cdef Py_ssize_t* comp = taken + K
+    cdef Py_ssize_t* qiw = comp + kk
+    cdef double* save = work + nw
+    cdef double cap = C if rule == PA1 else INFINITY
+    cdef double ridge = 0.5 / C if rule == PA2 else 0.0   # C > 0
+    with nogil:
+        for j in range(kk):
+            lo[j] = 0.0
+            hi[j] = cap
+        for q in range(order.shape[0]):
+            i = order[q]
+            nnz = get_row(&R, i, &x, &idx)
+            n = bias * bias
+            for j in range(nnz):
+                n += x[j] * x[j]
+            s = aux[0, AUX_S]
+            for l in range(K):
+                sc[l] = s * blk_dot(&V[l, 0], x, idx, nnz, bias, D)
+            if not (all_finite(sc, K) and isfinite(n)):
+                status = NONFINITE_INPUT
+                pos = i
+                break
+            yi = y[i]
+            rounds += 1
+            aux[0, AUX_T] += 1.0
+            if argmax_first(sc, K) != yi:
+                mistakes += 1
+            top_competitors(sc, K, yi, kk, comp, taken)
+            lmax = 0.0
+            for j in range(kk):
+                b[j] = 1.0 - (sc[yi] - sc[comp[j]])
+                lmax = max(lmax, b[j])
+            if b[0] > 0.0:
+                loss_sum += b[0]
+            if lmax <= 0.0 or n <= 0.0:
+                continue
+            for j in range(kk):
+                a[j] = 0.0
+                for l in range(kk):
+                    Q[j * kk + l] = n * (2.0 if j == l else 1.0)
+                    if shared or j == l:
+                        Q[j * kk + l] += ridge
+            if hildreth_solve(Q, b, lo, hi, a, kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER, qw, qiw,
+                              &kkt, &nit, &where) != QP_CONVERGED:
+                status = QP_NOT_CONVERGED
+                pos = i
+                rounds -= 1
+                aux[0, AUX_T] -= 1.0
+                break
+            asum = 0.0
+            for j in range(kk):
+                asum += a[j]
+            if asum == 0.0:
+                continue
+            dn2 = 0.0
+            chk = blk_add(&V[yi, 0], asum / s, x, idx, nnz, bias, D, save, &dn2)  # s > 0
+            for j in range(kk):
+                if a[j] != 0.0:
+                    chk += blk_add(&V[comp[j], 0], -a[j] / s, x, idx, nnz, bias, D,
+                                   save + (j + 1) * (nnz + 1), &dn2)              # s > 0
+            if not (isfinite(chk) and isfinite(dn2)):
+                for j in range(kk - 1, -1, -1):
+                    if a[j] != 0.0:
+                        blk_restore(&V[comp[j], 0], save + (j + 1) * (nnz + 1), idx, nnz, D)
+                blk_restore(&V[yi, 0], save, idx, nnz, D)
+                status = NONFINITE_STATE
+                pos = i
+                rounds -= 1
+                aux[0, AUX_T] -= 1.0
+                break
+            aux[0, AUX_VN2] += dn2
+            updates += 1
+    free(work)
+    free(iwork)
+    return rounds, mistakes, updates, loss_sum, status, pos
+
+
+def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
+                      const long long[::1] indptr, const int[::1] dense_idx,
+                      Py_ssize_t n_cols, const Py_ssize_t[::1] y,
+                      const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
+                      double[:, ::1] MU, double[:, ::1] SG, bint full, double r,
+                      bint direct, bint sum_update):
+    """One top-k pass of AROW (S000 Fig. 2, eqs. 25-30; FORMULAS.md Sect. 4).
+
+    If max_j l_j > 0: a = argmax l^T a - a^T (G + r 11^T) a / 2 over a >= 0 with
+    G_jl = Delta_j^T Sigma Delta_l (one squared slack, eq. 27); mu += Sigma
+    sum_j a_j Delta_j; then Sigma <- Sigma - Sigma g g^T Sigma / (r + g^T Sigma g)
+    with g = f = x~ tiled K times (`sum_update`, eqs. 29-30) or g = Delta_1.
+    Diagonal (SG = sigma, (K, D)): G_jl = v_y + [j = l] v_cj with v_c = x~^T
+    diag(sigma_c) x~, and the covariance update 1/sigma_i += g_i^2 / r (or, with
+    `direct`, sigma_i -= beta sigma_i^2 g_i^2).  Full (`full`, SG = Sigma over
+    the stacked blocks, (K D, K D), one triangle kept): P_c = Sigma f(x, c),
+    Sigma Delta_j = P_y - P_cj.
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
+    cdef int K = <int>MU.shape[0], D = <int>MU.shape[1], KD = K * D, one = 1
+    cdef Py_ssize_t j, l, p, nnz, i, yi, nit, where, q, cj, sv
+    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1
+    cdef int status = OK
+    cdef const double* x
+    cdef const int* idx
+    cdef double n, asum, lmax, chk, kkt, cc, vsum, zmax, nbeta, loss_sum = 0.0
+    cdef double done = 1.0, zero = 0.0
+    cdef Py_ssize_t nw = topk_work_size(K, kk)
+    cdef double* work = mc_alloc(nw + (D + (kk + 4) * KD if full else
+                                       2 * (kk + 1) * (max_row_nnz(&R, order) + 1)))
+    cdef Py_ssize_t* iwork = mc_ialloc(topk_iwork_size(K, kk))
+    cdef double* sc = &work[0]
+    cdef double* vs = &work[K]
+    cdef double* Q = &work[2 * K]
+    cdef double* b = Q + kk * kk
+    cdef double* lo = b + kk
+    cdef double* hi = lo + kk
+    cdef double* a = hi + kk
+    cdef double* qw = a + kk
+    cdef Py_ssize_t* taken = &iwork[0]
+    cdef Py_ssize_t* comp = taken + K
+    cdef Py_ssize_t* qiw = comp + kk
+    cdef double* save = work + nw
+    # full: x~ (D), f (K D), P_y, P_c1..P_ck ((kk + 1) K D), u (K D), g (K D)
+    cdef double* xs = work + nw
+    cdef double* f = xs + D
+    cdef double* P = f + KD
+    cdef double* u = P + (kk + 1) * KD
+    cdef double* g = u + KD
+    cdef double* mu = &MU[0, 0]
+    cdef double* S = &SG[0, 0]
+    cdef char uplo = b'U'
+    with nogil:
+        for j in range(kk):
+            lo[j] = 0.0
+            hi[j] = INFINITY
+        for q in range(order.shape[0]):
+            i = order[q]
+            nnz = get_row(&R, i, &x, &idx)
+            n = bias * bias
+            for j in range(nnz):
+                n += x[j] * x[j]
+            for l in range(K):
+                sc[l] = blk_dot(mu + l * D, x, idx, nnz, bias, D)
+                if not full:
+                    vs[l] = blk_sqdot(S + l * D, x, idx, nnz, bias, D)
+            if not (all_finite(sc, K) and isfinite(n) and (full or all_finite(vs, K))):
+                status = NONFINITE_INPUT
+                pos = i
+                break
+            yi = y[i]
+            rounds += 1
+            if argmax_first(sc, K) != yi:
+                mistakes += 1
+            top_competitors(sc, K, yi, kk, comp, taken)
+            lmax = 0.0
+            for j in range(kk):
+                b[j] = 1.0 - (sc[yi] - sc[comp[j]])
+                lmax = max(lmax, b[j])
+            if b[0] > 0.0:
+                loss_sum += b[0]
+            if lmax <= 0.0 or n <= 0.0:
+                continue
+            if full:
+                # P_c = Sigma f(x, c) for c = y, c_1 .. c_k
+                scatter_row(x, idx, nnz, bias, xs, D)
+                for j in range(kk + 1):
+                    cj = yi if j == 0 else comp[j - 1]
+                    for p in range(KD):
+                        f[p] = 0.0
+                    for p in range(D):
+                        f[cj * D + p] = xs[p]
+                    dsymv(&uplo, &KD, &done, S, &KD, f, &one, &zero, P + j * KD, &one)
+                # G_jl = (f_y - f_cj).(P_y - P_cl), f_c.P = x~.P[block c]
+                for j in range(kk):
+                    for l in range(kk):
+                        Q[j * kk + l] = (
+                            vdot(xs, P + yi * D, D) - vdot(xs, P + (l + 1) * KD + yi * D, D)
+                            - vdot(xs, P + comp[j] * D, D)
+                            + vdot(xs, P + (l + 1) * KD + comp[j] * D, D)) + r
+            else:
+                for j in range(kk):
+                    for l in range(kk):
+                        Q[j * kk + l] = vs[yi] + (vs[comp[j]] if j == l else 0.0) + r
+            for j in range(kk):
+                a[j] = 0.0
+            if not all_finite(Q, kk * kk):
+                status = NONFINITE_INPUT
+                pos = i
+                rounds -= 1
+                break
+            if hildreth_solve(Q, b, lo, hi, a, kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER, qw, qiw,
+                              &kkt, &nit, &where) != QP_CONVERGED:
+                status = QP_NOT_CONVERGED
+                pos = i
+                rounds -= 1
+                break
+            asum = 0.0
+            for j in range(kk):
+                asum += a[j]
+            if not full:
+                sv = 2 * (nnz + 1)
+                chk = blk_diag_step(mu + yi * D, S + yi * D, asum, 0.0, False, x, idx, nnz,
+                                    bias, D, save)
+                for j in range(kk):
+                    chk += blk_diag_step(mu + comp[j] * D, S + comp[j] * D, -a[j], 0.0, False,
+                                         x, idx, nnz, bias, D, save + (j + 1) * sv)
+                if not isfinite(chk):
+                    for j in range(kk - 1, -1, -1):
+                        blk_diag_restore(mu + comp[j] * D, S + comp[j] * D,
+                                         save + (j + 1) * sv, idx, nnz, D)
+                    blk_diag_restore(mu + yi * D, S + yi * D, save, idx, nnz, D)
+                    status = NONFINITE_STATE
+                    pos = i
+                    rounds -= 1
+                    break
+                if sum_update:
+                    if direct:
+                        vsum = 0.0
+                        for l in range(K):
+                            vsum += vs[l]
+                        cc = 1.0 / (vsum + r)              # r > 0
+                    else:
+                        cc = 1.0 / r                       # r > 0
+                    for l in range(K):
+                        blk_sigma_only(S + l * D, cc, direct, x, idx, nnz, bias, D)
+                else:
+                    cc = 1.0 / (vs[yi] + vs[comp[0]] + r) if direct else 1.0 / r   # r > 0
+                    blk_sigma_only(S + yi * D, cc, direct, x, idx, nnz, bias, D)
+                    blk_sigma_only(S + comp[0] * D, cc, direct, x, idx, nnz, bias, D)
+                updates += 1
+                continue
+            # full: u = sum_j a_j (P_y - P_cj); g's Sigma g and beta
+            for p in range(KD):
+                u[p] = asum * P[p]
+            for j in range(kk):
+                for p in range(KD):
+                    u[p] -= a[j] * P[(j + 1) * KD + p]
+            if sum_update:
+                for l in range(K):
+                    for p in range(D):
+                        f[l * D + p] = xs[p]
+                dsymv(&uplo, &KD, &done, S, &KD, f, &one, &zero, g, &one)
+                cc = 1.0 / (r + vdot(f, g, KD))            # r > 0, f^T Sigma f >= 0
+            else:
+                for p in range(KD):
+                    g[p] = P[p] - P[KD + p]
+                cc = 1.0 / Q[0]                            # Q_11 = Delta_1^T Sigma Delta_1 + r > 0
+            chk = 0.0
+            zmax = 0.0
+            for p in range(KD):
+                chk += mu[p] + u[p]
+                zmax = max(zmax, fabs(g[p]))
+            if not (isfinite(chk) and isfinite(cc * zmax * zmax)):
+                status = NONFINITE_STATE
+                pos = i
+                rounds -= 1
+                break
+            for p in range(KD):
+                mu[p] += u[p]
+            nbeta = -cc
+            dsyr(&uplo, &KD, &nbeta, g, &one, S, &KD)
+            updates += 1
+    free(work)
+    free(iwork)
+    return rounds, mistakes, updates, loss_sum, status, pos

@@ -26,6 +26,19 @@ class Real:
         return lo_ok and hi_ok
 
 
+class Optional:
+    """None (with a documented meaning) or a value accepted by `inner`."""
+
+    def __init__(self, inner, meaning):
+        self.inner, self.meaning = inner, meaning
+
+    def describe(self):
+        return f"None ({self.meaning}) or {self.inner.describe()}"
+
+    def check(self, value):
+        return value is None or self.inner.check(value)
+
+
 class Int:
     def __init__(self, lo=0):
         self.lo = lo

@@ -34,7 +34,7 @@ cdef enum:
 
 
 cdef inline Py_ssize_t qp_work_size(Py_ssize_t k) noexcept nogil:
-    return k * k + 2 * k
+    return k * k + 3 * k
 
 
 cdef inline Py_ssize_t qp_iwork_size(Py_ssize_t k) noexcept nogil:
@@ -47,6 +47,15 @@ cdef inline double _qp_clip(double x, double lo, double hi) noexcept nogil:
     if x > hi:
         return hi
     return x
+
+
+cdef inline double _qp_row_dot(const double* Q, const double* a, Py_ssize_t j,
+                               Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t c
+    cdef double s = 0.0
+    for c in range(k):
+        s += Q[j * k + c] * a[c]
+    return s
 
 
 cdef double _qp_residual(const double* Q, const double* b, const double* lo,
@@ -121,14 +130,16 @@ cdef int _qp_sweep(const double* Q, const double* b, const double* lo,
 
 cdef Py_ssize_t _qp_block_solve(const double* Q, const double* b, const double* cand,
                                 Py_ssize_t k, const Py_ssize_t* pattern, double* M,
-                                double* rhs, Py_ssize_t* perm) noexcept nogil:
+                                double* rhs, Py_ssize_t* perm,
+                                Py_ssize_t* nf_out) noexcept nogil:
     """Solve the free block Q_FF x_F = b_F - Q_FB cand_B for r coordinates.
 
     Pivoted Cholesky Q_FF = P L L' P' stops at rank r (pivot <= n_F eps max
     diag, LAPACK dpstrf's default).  The r pivoted coordinates perm[:r] get
     rhs[:r]; the other free ones keep their values in cand.  For a PSD Q_FF of
     rank r the remaining rows are combinations of the pivoted ones, so this
-    solves the whole block system whenever it is consistent.  Returns r.
+    solves the whole block system whenever it is consistent.  perm[r:n_F]
+    lists the other free coordinates; n_F goes to nf_out.  Returns r.
     """
     cdef Py_ssize_t nf = 0, i, j, s, p, r, t, ri
     cdef double dmax = 0.0, tmp, d, thr
@@ -141,6 +152,7 @@ cdef Py_ssize_t _qp_block_solve(const double* Q, const double* b, const double* 
             M[i * nf + j] = Q[perm[i] * k + perm[j]]
         if M[i * nf + i] > dmax:
             dmax = M[i * nf + i]
+    nf_out[0] = nf
     thr = nf * DBL_EPSILON * dmax
     r = nf
     for s in range(nf):
@@ -196,23 +208,28 @@ cdef Py_ssize_t _qp_block_solve(const double* Q, const double* b, const double* 
 
 cdef void _qp_polish(const double* Q, const double* b, const double* lo,
                      const double* hi, const double* a, double* cand, Py_ssize_t k,
-                     Py_ssize_t* pattern, double* M, double* rhs,
+                     Py_ssize_t* pattern, double* M, double* rhs, double* u,
                      Py_ssize_t* perm) noexcept nogil:
     """cand = the exact maximiser on the face of a's active pattern (updated).
 
-    Primal active-set steps: solve the free block; if the solution leaves the
-    box, move from cand toward it up to the first bound, fix that coordinate
-    at its bound and solve again (at most k times).  Every step is an ascent
-    step when the block system is consistent.
+    Primal active-set steps, each an ascent step; every pass fixes one more
+    coordinate at a bound or ends.  (1) Solve the free block for its pivoted
+    coordinates R; if the solution leaves the box, move toward it up to the
+    first bound and fix that coordinate.  (2) If Q_FF is singular and the
+    block system inconsistent (a row n of N = F \\ R keeps a gradient g_n
+    above rounding), the objective grows linearly along the null direction
+    d = sign(g_n) (e_n - Q_RR^-1 Q_Rn): move along d up to the first bound
+    and fix that coordinate.  Stops on an unbounded ray (left to the caller).
     """
-    cdef Py_ssize_t j, i, r, ri, hit, n_solves
-    cdef double t, ti, cur, step
+    cdef Py_ssize_t j, i, r, ri, hit, it, nf, best
+    cdef double t, ti, cur, step, g, sc, gbest, sgn, di
     for j in range(k):
         cand[j] = a[j]
-    for n_solves in range(k):
-        r = _qp_block_solve(Q, b, cand, k, pattern, M, rhs, perm)
-        if r == 0:
+    for it in range(k + 1):
+        r = _qp_block_solve(Q, b, cand, k, pattern, M, rhs, perm, &nf)
+        if nf == 0:
             return
+        # (1) line search from cand toward the block solution
         t = 1.0
         hit = -1
         for i in range(r):
@@ -231,15 +248,72 @@ cdef void _qp_polish(const double* Q, const double* b, const double* lo,
         for i in range(r):
             ri = perm[i]
             cand[ri] = _qp_clip(cand[ri] + t * (rhs[i] - cand[ri]), lo[ri], hi[ri])
-        if hit < 0:
+        if hit >= 0:
+            ri = perm[hit]
+            if rhs[hit] > hi[ri]:
+                cand[ri] = hi[ri]
+                pattern[ri] = QP_AT_HI
+            else:
+                cand[ri] = lo[ri]
+                pattern[ri] = QP_AT_LO
+            continue
+        # (2) the rows left out of the factorisation: consistent?
+        best = -1
+        gbest = 0.0
+        for i in range(r, nf):
+            ri = perm[i]
+            g = b[ri]
+            sc = fabs(b[ri])
+            for j in range(k):
+                g -= Q[ri * k + j] * cand[j]
+                sc += fabs(Q[ri * k + j] * cand[j])
+            if fabs(g) > 64.0 * k * DBL_EPSILON * sc and fabs(g) > gbest:
+                gbest = fabs(g)
+                best = i
+        if best < 0:
             return
-        ri = perm[hit]
-        if rhs[hit] > hi[ri]:
-            cand[ri] = hi[ri]
-            pattern[ri] = QP_AT_HI
+        ri = perm[best]
+        sgn = 1.0 if b[ri] - _qp_row_dot(Q, cand, ri, k) > 0.0 else -1.0
+        # u = Q_RR^-1 Q_R,ri by the factor L of Q_RR (lower triangle of M[:r, :r])
+        for i in range(r):
+            g = Q[perm[i] * k + ri]
+            for j in range(i):
+                g -= M[i * nf + j] * u[j]
+            u[i] = g / M[i * nf + i]  # guarded: pivots are > 0
+        for i in range(r - 1, -1, -1):
+            g = u[i]
+            for j in range(i + 1, r):
+                g -= M[j * nf + i] * u[j]
+            u[i] = g / M[i * nf + i]  # guarded: pivots are > 0
+        # ray cand + t d, d_ri = sgn, d_R = -sgn u: first bound hit
+        t = hi[ri] - cand[ri] if sgn > 0.0 else cand[ri] - lo[ri]
+        hit = best
+        for i in range(r):
+            di = -sgn * u[i]
+            j = perm[i]
+            if di > 0.0:
+                ti = (hi[j] - cand[j]) / di  # guarded: di > 0
+            elif di < 0.0:
+                ti = (lo[j] - cand[j]) / di  # guarded: di < 0
+            else:
+                continue
+            if ti < t:
+                t = ti
+                hit = i
+        if not isfinite(t):
+            return
+        for i in range(r):
+            j = perm[i]
+            cand[j] = _qp_clip(cand[j] - t * sgn * u[i], lo[j], hi[j])
+        cand[ri] = _qp_clip(cand[ri] + t * sgn, lo[ri], hi[ri])
+        j = perm[hit]
+        di = sgn if hit == best else -sgn * u[hit]
+        if di > 0.0:
+            cand[j] = hi[j]
+            pattern[j] = QP_AT_HI
         else:
-            cand[ri] = lo[ri]
-            pattern[ri] = QP_AT_LO
+            cand[j] = lo[j]
+            pattern[j] = QP_AT_LO
 
 
 cdef int hildreth_solve(const double* Q, const double* b, const double* lo,
@@ -257,7 +331,8 @@ cdef int hildreth_solve(const double* Q, const double* b, const double* lo,
     """
     cdef double* cand = work
     cdef double* rhs = work + k
-    cdef double* M = work + 2 * k
+    cdef double* u = work + 2 * k
+    cdef double* M = work + 3 * k
     cdef Py_ssize_t* pat = iwork
     cdef Py_ssize_t* prev = iwork + k
     cdef Py_ssize_t* rejected = iwork + 2 * k
@@ -307,7 +382,7 @@ cdef int hildreth_solve(const double* Q, const double* b, const double* lo,
             continue
         for j in range(k):
             cpat[j] = pat[j]
-        _qp_polish(Q, b, lo, hi, a, cand, k, cpat, M, rhs, perm)
+        _qp_polish(Q, b, lo, hi, a, cand, k, cpat, M, rhs, u, perm)
         res_c = _qp_residual(Q, b, lo, hi, cand, k, cpat, info_c)
         if res_c <= res or info_c[0] - info[0] > info_c[2] + info[2]:
             for j in range(k):

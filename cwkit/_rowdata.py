@@ -41,7 +41,7 @@ def _dense_idx(d):
     return idx
 
 
-def as_rows(X, n_features=None, name="X"):
+def as_rows(X, n_features=None, name="X", owner="the model"):
     """Validate X (array-like or scipy.sparse) into `Rows`, never mutating it.
 
     CSR is used as is when it is already float64 with canonical indices; other
@@ -79,13 +79,16 @@ def as_rows(X, n_features=None, name="X"):
             complex_values = X.dtype.kind == "c"
             if not complex_values:
                 X = np.asarray(X, dtype=np.float64, order="C")
-        except (TypeError, ValueError) as exc:
+        except TypeError as exc:
+            raise TypeError(f"{name} must be numeric: {exc}") from None
+        except ValueError as exc:
             raise ValueError(f"{name} must be numeric: {exc}") from None
         if complex_values:
             raise ValueError(f"Complex data not supported: {name} has complex values")
         if X.ndim != 2:
             raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got "
-                             f"shape {X.shape}; reshape a single sample with X.reshape(1, -1)")
+                             f"shape {X.shape}. Reshape your data: X.reshape(1, -1) for a "
+                             "single sample, X.reshape(-1, 1) for a single feature")
         n, d = X.shape
         if not np.isfinite(X).all():
             bad = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
@@ -93,6 +96,6 @@ def as_rows(X, n_features=None, name="X"):
                              f"(row {bad})")
         args = (X.reshape(-1), _EMPTY_I32, _EMPTY_I64, _dense_idx(d), d)
     if n_features is not None and d != n_features:
-        raise ValueError(f"{name} has {d} features, but the model is expecting "
+        raise ValueError(f"{name} has {d} features, but {owner} is expecting "
                          f"{n_features} features as input")
     return Rows(X, args, n, d)

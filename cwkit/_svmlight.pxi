@@ -3,12 +3,12 @@
 # Reading: `_svm_parse` turns complete lines of a bytes buffer into CSR arrays,
 # labels and query ids, with no Python object per token and without the GIL.
 # The caller (cwkit/svmlight.py) cuts the stream into blocks that end with
-# b"\n", sizes the output arrays from exact upper bounds (count of b":" for
-# nonzeros, of b"\n" for rows) and turns a non-zero status into an exception.
+# b"\n", grows the output arrays when told SVM_CAPACITY (parsing resumes at
+# the line that did not fit) and turns other statuses into exceptions.
 # Indices are stored raw (as written in the file); the caller shifts them.
 #
 # Numbers: a token must match [+-]?(d+(.d*)?|.d+)([eE][+-]?d+)? -- no hex, no
-# inf/nan, no locale-specific decimal point.  Up to 19 significant digits are
+# inf/nan, no locale-specific decimal point.  Up to 19 digits are
 # accumulated exactly; when the digits fit in 53 bits and |exponent| <= 22 the
 # value is one correctly rounded IEEE operation on two exact doubles (Clinger's
 # fast path, W. D. Clinger, "How to read floating point numbers accurately",
@@ -18,11 +18,12 @@
 # the value equals Python's float() of the token bit for bit.
 #
 # Writing: `_svm_format` renders rows with Python's shortest round-tripping
-# repr (PyOS_double_to_string, mode 'r') into one C buffer per call.
+# repr into one C buffer per call: an exact fast path for up to 15 digits
+# (see _svm_put_double), CPython's dtoa (PyOS_double_to_string) otherwise.
 
 from libc.stdlib cimport strtod, malloc, free
 from libc.string cimport memcpy, memchr
-from libc.math cimport isfinite
+from libc.math cimport isfinite, fabs, floor, log10, rint
 from libc.stdint cimport uint64_t
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free
@@ -57,7 +58,7 @@ cpdef enum SvmStatus:
 
 
 # Byte classes: a token byte, a separator, end of line, start of a comment,
-# or a control byte that text files do not contain.
+# or a byte no token may contain (control or non-ASCII; comments may).
 cdef enum:
     _C_TOKEN = 0
     _C_SPACE = 1
@@ -72,7 +73,7 @@ cdef double _svm_pow10[23]
 cdef void _svm_init_tables() noexcept:
     cdef int b
     for b in range(256):
-        _svm_class[b] = _C_CONTROL if (b < 32 or b == 127) else _C_TOKEN
+        _svm_class[b] = _C_CONTROL if (b < 32 or b >= 127) else _C_TOKEN
     for b in b" \t\r\x0b\x0c":
         _svm_class[b] = _C_SPACE
     _svm_class[10] = _C_NEWLINE
@@ -114,7 +115,7 @@ cdef int _svm_slow_number(const unsigned char* s, const unsigned char* e,
     cdef char* end
     if cap > 128:
         buf = <char*>malloc(cap)
-        if buf == NULL:
+        if buf == NULL:        # a token of ~100+ bytes and no memory left
             return _NUM_SYNTAX
     if p[0] == 45:      # '-'
         buf[n] = 45
@@ -154,45 +155,36 @@ cdef inline int _svm_number(const unsigned char* s, double* out,
     # Reads the longest prefix of s that can be part of a number and sets
     # *endp after it; the caller checks what follows (a separator).
     cdef const unsigned char* p = s
+    cdef const unsigned char* digits
     cdef bint neg = False
     cdef bint eneg = False
-    cdef bint truncated = False
     cdef uint64_t mant = 0
-    cdef int nsig = 0
-    cdef Py_ssize_t ndig = 0
-    cdef long long dexp = 0          # value = mant * 10**(dexp + ex)
-    cdef long long nfrac = 0         # all fraction digits (for the slow path)
+    cdef Py_ssize_t ndig, nfrac = 0
     cdef long long ex = 0
     cdef unsigned int d
     cdef double v
     if p[0] == 43 or p[0] == 45:   # '+' '-'
         neg = p[0] == 45
         p += 1
-    while _is_digit(p[0]):
-        d = p[0] - 48
-        ndig += 1
-        if nsig < 19:
-            if nsig > 0 or d != 0:
-                mant = mant * 10 + d
-                nsig += 1
-        else:
-            dexp += 1
-            truncated = truncated or d != 0
+    digits = p
+    while True:
+        d = <unsigned int>p[0] - 48
+        if d > 9:
+            break
+        mant = mant * 10 + d        # wraps beyond 19 digits: then unused
         p += 1
+    ndig = p - digits
     if p[0] == 46:   # '.'
         p += 1
-        while _is_digit(p[0]):
-            d = p[0] - 48
-            ndig += 1
-            nfrac += 1
-            if nsig < 19:
-                if nsig > 0 or d != 0:
-                    mant = mant * 10 + d
-                    nsig += 1
-                dexp -= 1
-            else:
-                truncated = truncated or d != 0
+        digits = p
+        while True:
+            d = <unsigned int>p[0] - 48
+            if d > 9:
+                break
+            mant = mant * 10 + d
             p += 1
+        nfrac = p - digits
+        ndig += nfrac
     endp[0] = p
     if ndig == 0:
         return _NUM_SYNTAX
@@ -201,26 +193,30 @@ cdef inline int _svm_number(const unsigned char* s, double* out,
         if p[0] == 43 or p[0] == 45:
             eneg = p[0] == 45
             p += 1
-        if not _is_digit(p[0]):
+        if <unsigned int>p[0] - 48 > 9:
             endp[0] = p
             return _NUM_SYNTAX
-        while _is_digit(p[0]):
+        while True:
+            d = <unsigned int>p[0] - 48
+            if d > 9:
+                break
             if ex < _EXP_CAP:
-                ex = ex * 10 + (p[0] - 48)
+                ex = ex * 10 + d
             p += 1
         if eneg:
             ex = -ex
         endp[0] = p
-    if (FLT_EVAL_METHOD == 0 and not truncated and mant <= 9007199254740992ULL
-            and -22 <= dexp + ex <= 22):
+    ex -= nfrac                     # value = mant * 10**ex when ndig <= 19
+    if (FLT_EVAL_METHOD == 0 and ndig <= 19 and mant <= 9007199254740992ULL
+            and -22 <= ex <= 22):
         v = <double>mant   # exact: mant <= 2**53
-        if dexp + ex >= 0:
-            v = v * _svm_pow10[dexp + ex]
+        if ex >= 0:
+            v = v * _svm_pow10[ex]
         else:
-            v = v / _svm_pow10[-(dexp + ex)]   # divisor >= 10: never zero
+            v = v / _svm_pow10[-ex]   # divisor >= 10: never zero
         out[0] = -v if neg else v
         return _NUM_OK
-    return _svm_slow_number(s, p, ex - nfrac, out)
+    return _svm_slow_number(s, p, ex, out)
 
 
 cdef struct SvmOut:
@@ -258,7 +254,8 @@ cdef inline Py_ssize_t _svm_token_end(const unsigned char* buf, Py_ssize_t p) no
 
 
 cdef inline bint _svm_ends_token(unsigned char c) noexcept nogil:
-    return _svm_class[c] == _C_SPACE or _svm_class[c] == _C_NEWLINE or _svm_class[c] == _C_HASH
+    # a separator, end of line or comment (classes 1..3)
+    return <unsigned int>_svm_class[c] - 1 < 3
 
 
 cdef int _svm_bad_token(const unsigned char* buf, Py_ssize_t ts, int status,
@@ -283,6 +280,8 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
     cdef Py_ssize_t ts = 0, te, p, ds, line_start = pos, row_nnz0 = 0, row_lab0 = 0
     cdef Py_ssize_t row_ts = 0
     cdef long long idx, prev, q
+    cdef uint64_t uq
+    cdef unsigned int d
     cdef int status = SVM_OK
     cdef int r
     cdef unsigned char k
@@ -362,27 +361,31 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
                 if buf[p] == 45 or buf[p] == 43:
                     p += 1
                 ds = p
-                while _is_digit(buf[p]) and p - ds < 19:
-                    q = q * 10 + (buf[p] - 48)
+                uq = 0
+                while _is_digit(buf[p]) and p - ds < 20:
+                    uq = uq * 10 + (buf[p] - 48)   # a 20th digit is rejected below
                     p += 1
-                if p == ds or p - ds > 18 or not _svm_ends_token(buf[p]):
+                if (p == ds or p - ds > 19 or not _svm_ends_token(buf[p])
+                        or uq > 9223372036854775807ULL + neg):
                     status = _svm_bad_token(buf, ts, SVM_BAD_QID, err)
                     break
-                if neg:
-                    q = -q
+                q = <long long>(0ULL - uq) if neg else <long long>uq
                 has_qid = True
                 pos = p
                 continue
             first = False
             p = ts
             neg = buf[p] == 45
-            if neg:
+            if neg or buf[p] == 43:     # '-' (an error below) or '+' (as strtol)
                 p += 1
             ds = p
             idx = 0
-            while _is_digit(buf[p]):
+            while True:
+                d = <unsigned int>buf[p] - 48
+                if d > 9:
+                    break
                 if idx <= 2147483647:
-                    idx = idx * 10 + (buf[p] - 48)
+                    idx = idx * 10 + d
                 p += 1
             if buf[p] != 58 or p == ds or neg:
                 te = _svm_token_end(buf, ts)
@@ -543,8 +546,61 @@ cdef inline Py_ssize_t _svm_put_int(char* out, long long v) noexcept:
 
 
 cdef inline Py_ssize_t _svm_put_double(char* out, double v) except -1:
-    cdef char* s = PyOS_double_to_string(v, b'r', 0, 0, NULL)
+    # Python's repr(v) without a trailing ".0": the shortest decimal that
+    # reads back as v.  Fast path for 1e-4 <= |v| < 1e15 (repr's fixed
+    # notation): c = rint(|v| * 10**k) on the 15-significant-digit grid.  If
+    # a decimal of at most 15 digits reads back as v, it lies within half an
+    # ulp (1.1e-16 relative) of v, so on that grid it is c (the product's
+    # rounding error adds at most 0.11 to the 0.11 distance, < 0.5): c with
+    # its trailing zeros dropped is the shortest.  c / 10**k == |v| checks it
+    # with the reader's own exact operation (c <= 2**53, 10**k exact).
+    # Otherwise (16 or 17 digits, or other magnitudes) CPython's dtoa.
+    cdef double a = fabs(v)
+    cdef double c
+    cdef int k, e10, nd, i
+    cdef uint64_t m
+    cdef char digits[24]
+    cdef char* s
     cdef Py_ssize_t n = 0
+    if 1e-4 <= a < 1e15:
+        e10 = <int>floor(log10(a))
+        k = 14 - e10
+        if k > 18:
+            k = 18
+        c = rint(a * _svm_pow10[k])
+        if c > 9007199254740992.0 and k > 0:   # log10 rounded up: one digit too many
+            k -= 1
+            c = rint(a * _svm_pow10[k])
+        if c <= 9007199254740992.0 and c / _svm_pow10[k] == a:   # 10**k >= 1
+            m = <uint64_t>c
+            while k > 0 and m % 10 == 0:
+                m = m // 10
+                k -= 1
+            nd = 0
+            while True:
+                digits[nd] = <char>(48 + m % 10)
+                nd += 1
+                m = m // 10
+                if m == 0:
+                    break
+            if v < 0:
+                out[n] = 45
+                n += 1
+            if nd <= k:                     # 0.000ddd
+                out[n] = 48
+                out[n + 1] = 46
+                n += 2
+                for i in range(k - nd):
+                    out[n] = 48
+                    n += 1
+            for i in range(nd - 1, -1, -1):
+                if i == k - 1 and nd > k:
+                    out[n] = 46
+                    n += 1
+                out[n] = digits[i]
+                n += 1
+            return n
+    s = PyOS_double_to_string(v, b'r', 0, 0, NULL)
     while s[n] != 0:
         out[n] = s[n]
         n += 1

@@ -30,8 +30,9 @@ def _labels_1d(y, n_rows):
         raise ValueError("this classifier requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn("a column-vector y was passed where a 1-D array was expected; "
-                      "it is raveled", UserWarning, stacklevel=4)
+        warnings.warn("A column-vector y was passed when a 1d array was expected; "
+                      "it is raveled to shape (n_samples,)", _sklearn_class("DataConversionWarning", UserWarning),
+                      stacklevel=4)
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D (one label per row), got shape {y.shape}")
@@ -90,7 +91,12 @@ class OnlineClassifier:
         """scikit-learn's estimator tags (only called where scikit-learn is installed)."""
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
         return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
-                    classifier_tags=ClassifierTags(), input_tags=InputTags(sparse=True))
+                    classifier_tags=ClassifierTags(poor_score=self._poor_score()),
+                    input_tags=InputTags(sparse=True))
+
+    def _poor_score(self):
+        """True for rules whose last iterate is noisy by design (scikit-learn's tag)."""
+        return False
 
     def _validate_params(self):
         P.validate(type(self).__name__, {**COMMON, **self._constraints}, self.get_params())
@@ -115,10 +121,10 @@ class OnlineClassifier:
         shape = (rows.n_rows, rows.n_features)
         if rows.n_rows == 0:
             raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum "
-                             "of 1 is required")
+                             "of 1 is required.")
         if rows.n_features == 0:
             raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum "
-                             "of 1 is required")
+                             "of 1 is required.")
         classes = np.unique(y)
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
@@ -152,7 +158,7 @@ class OnlineClassifier:
         first = not hasattr(self, "classes_")
         if first:
             self._validate_params()
-        rows = as_rows(X, None if first else self.n_features_in_)
+        rows = as_rows(X, None if first else self.n_features_in_, owner=type(self).__name__)
         # later calls only need the shape: _encode rejects labels outside classes_
         y = check_labels(y, rows.n_rows) if first else _labels_1d(y, rows.n_rows)
         if first:
@@ -229,7 +235,7 @@ class OnlineClassifier:
 
     def _rows(self, X):
         self._check_fitted()
-        return as_rows(X, self.n_features_in_)
+        return as_rows(X, self.n_features_in_, owner=type(self).__name__)
 
     def decision_function(self, X):
         """Scores: (n_samples,) for two classes (> 0 means ``classes_[1]``),
@@ -272,17 +278,25 @@ class NotFittedError(ValueError, AttributeError):
     """
 
 
-_SKLEARN_NOT_FITTED = []
+_SKLEARN_CLASSES = {}
+
+
+def _sklearn_class(name, base):
+    """`base`, also an instance of ``sklearn.exceptions.<name>`` once scikit-learn has been
+    imported (by the user), so that its tools recognise cwkit's errors and warnings
+    without cwkit importing scikit-learn."""
+    sk = sys.modules.get("sklearn.exceptions")
+    if sk is None:
+        return base
+    if name not in _SKLEARN_CLASSES:
+        theirs = getattr(sk, name)
+        _SKLEARN_CLASSES[name] = (theirs if issubclass(theirs, base) else
+                                  type(name, (base, theirs), {"__module__": __name__}))
+    return _SKLEARN_CLASSES[name]
 
 
 def _not_fitted_error():
-    sk = sys.modules.get("sklearn.exceptions")
-    if sk is None:
-        return NotFittedError
-    if not _SKLEARN_NOT_FITTED:
-        _SKLEARN_NOT_FITTED.append(type("NotFittedError", (NotFittedError, sk.NotFittedError),
-                                        {"__module__": __name__}))
-    return _SKLEARN_NOT_FITTED[0]
+    return _sklearn_class("NotFittedError", NotFittedError)
 
 
 class VarianceMixin:

@@ -1,7 +1,15 @@
 """Exact update of the L1-norm-constrained Passive-Aggressive algorithm (S004 eq. 3.9)."""
+from typing import ClassVar
+
 import numpy as np
 
-__all__ = ["l1pa_step"]
+from . import _core
+from . import _params as P
+from ._engines import Engine
+from ._ovr import make_model
+from .base import OnlineClassifier
+
+__all__ = ["L1ConstrainedPA", "l1pa_step"]
 
 _EPS = np.finfo(np.float64).eps
 _MAX_LAMBDA_STEPS = 300
@@ -30,7 +38,8 @@ def _tau(p, a, lam):
     t, ds = t[order], ds[order]
     slope = a2[(p >= lam) | leave].sum() + np.concatenate([[0.0], np.cumsum(ds)])
     m_at = m0 + np.cumsum(slope[:-1] * np.diff(np.concatenate([[0.0], t])))
-    j = int(np.searchsorted(m_at >= 1.0, True))  # first breakpoint with m >= 1
+    reached = m_at >= 1.0
+    j = int(np.argmax(reached)) if reached.any() else len(t)  # first breakpoint with m >= 1
     t_lo = t[j - 1] if j > 0 else 0.0
     mid = 0.5 * (t_lo + t[j]) if j < len(t) else t_lo + 1.0
     u = p + mid * a
@@ -92,8 +101,9 @@ def l1pa_step(w, x, y, beta):
     ``τ = 0``); bisection replaces a candidate outside the bracket.  It stops
     when ``|g| <= 4 eps β``, when the candidate equals λ to 4 eps (λ solves the
     KKT system of its own piece, g is zero up to the rounding of the sum), or
-    when the bracket has collapsed (its feasible end is taken).  The update is not rotation invariant (unlike
-    S004's L2 and objective-regularised updates, Lemma 3.3).
+    when the bracket has collapsed (its feasible end is taken).  The update is
+    not rotation invariant (unlike S004's L2 and objective-regularised updates,
+    Lemma 3.3).
 
     Examples
     --------
@@ -118,51 +128,157 @@ def l1pa_step(w, x, y, beta):
     if beta * xmax <= 1.0:
         raise ValueError(f"l1pa_step: infeasible update, beta * ||x||_inf = {beta * xmax:.6g} "
                          "<= 1, so no w with ||w||_1 <= beta has margin 1; increase beta")
-    z = y * x
-    nz = np.flatnonzero(z)
-    a = np.abs(z[nz])
-    p = np.sign(z[nz]) * v[nz]
+    on = np.flatnonzero(x)
+    return _l1pa_exact(v, on, y * x[on], beta, xmax)
+
+
+def _l1pa_exact(v, on, zs, beta, zmax):
+    """Solve (3.9) for w_t = v and z = y x given sparse: z[on] = zs (nonzero), |z|_inf = zmax.
+
+    Coordinates off the support of z keep u_i = v_i for every τ: their part of
+    ||S_λ(u)||_1 is read from the sorted |v_i| and suffix sums, so a trial λ
+    costs O(nnz(x) log nnz(x) + log d); the whole vector is touched O(1) times.
+    """
+    vs = v[on]
+    a, p = np.abs(zs), np.sign(zs) * vs
+    vo = np.abs(v)
+    vmax = vo.max(initial=0.0)
+    vo[on] = 0.0
+    vo = np.sort(vo[vo > 0.0])
+    suffix = np.append(np.cumsum(vo[::-1])[::-1], 0.0)
 
     def solve(lam):
+        """τ(λ), u on the support, g(λ), and the off-support (count, sum) of |v_i| > λ."""
         tau = _tau(p, a, lam)
-        u = v + tau * z
-        return tau, u, np.abs(_soft(u, lam)).sum() - beta
+        us = vs + tau * zs
+        j = int(np.searchsorted(vo, lam, side="right"))
+        n_off, s_off = len(vo) - j, suffix[j]
+        g = np.maximum(np.abs(us) - lam, 0.0).sum() + (s_off - lam * n_off) - beta
+        return tau, us, g, n_off, s_off
 
-    tau, u, g = solve(0.0)
+    def result(tau, lam):
+        u = v.copy()
+        u[on] += tau * zs
+        return _soft(u, lam) if lam > 0.0 else u, float(tau), float(lam)
+
+    tau, us, g, n_off, s_off = solve(0.0)
     if g <= 0.0:
-        return u, float(tau), 0.0
-    lam_lo, lam_hi = 0.0, np.abs(v).max() + 1.0 / xmax
+        return result(tau, 0.0)
+    lam_lo, lam_hi = 0.0, vmax + 1.0 / zmax
     while True:
-        tau_hi, u_hi, g_hi = solve(lam_hi)
-        if g_hi <= 0.0:
+        hi_state = solve(lam_hi)
+        if hi_state[2] <= 0.0:
             break
         lam_lo, lam_hi = lam_hi, 2.0 * lam_hi
-    lam, tau, u, g = lam_hi, tau_hi, u_hi, g_hi
+    lam = lam_hi
+    tau, us, g, n_off, s_off = hi_state
     for _ in range(_MAX_LAMBDA_STEPS):
         if abs(g) <= 4.0 * _EPS * beta:
             break
-        act = np.abs(u) > lam
-        sig, za, va = np.sign(u[act]), z[act], v[act]
-        n, a11, a12 = act.sum(), za @ za, sig @ za
-        r1, r2 = 1.0 - za @ va, beta - sig @ va
+        act = np.abs(us) > lam
+        sig, za, va = np.sign(us[act]), zs[act], vs[act]
+        n, a11, a12 = act.sum() + n_off, za @ za, sig @ za
+        r1, r2 = 1.0 - za @ va, beta - (sig @ va + s_off)
         det = a12 * a12 - a11 * n  # <= 0 by Cauchy-Schwarz
         if tau > 0.0 and det < -4.0 * _EPS * a11 * n:
             cand = (a11 * r2 - a12 * r1) / det
         elif tau == 0.0 and n > 0:
-            cand = (sig @ va - beta) / n
+            cand = (sig @ va + s_off - beta) / n
         else:
             cand = np.nan
         if abs(cand - lam) <= 4.0 * _EPS * lam:
             break  # λ solves the KKT system of its own piece: g is zero up to rounding
         if not lam_lo < cand < lam_hi:
             if lam_hi - lam_lo <= 4.0 * _EPS * lam_hi:
-                lam, tau, u = lam_hi, tau_hi, u_hi  # bracket collapsed: its feasible end
+                lam = lam_hi  # bracket collapsed: its feasible end
+                tau = hi_state[0]
                 break
             cand = 0.5 * (lam_lo + lam_hi)
         lam = cand
-        tau, u, g = solve(lam)
+        tau, us, g, n_off, s_off = state = solve(lam)
         if g > 0.0:
             lam_lo = lam
         else:
-            lam_hi, tau_hi, u_hi = lam, tau, u
-    return _soft(u, lam), float(tau), float(lam)
+            lam_hi, hi_state = lam, state
+    return result(tau, lam)
+
+
+_NO_SCORES = np.empty(0)
+
+
+class _L1PAEngine(Engine):
+    """The weight vector w (length D, intercept last), updated by the compiled
+    driver ``l1pa_pass`` (``_l1pa.pxi``: the algorithm of :func:`l1pa_step`)."""
+
+    def initial_state(self, D):
+        return {"w": np.zeros(D)}
+
+    def run(self, rows, y, order, bias, scores_out=None):
+        """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
+        return _core.l1pa_pass(*rows.args, y, order, bias, self.state["w"], self.hyper["beta"],
+                               _NO_SCORES if scores_out is None else scores_out)
+
+    def weights(self):
+        return self.state["w"]
+
+
+class L1ConstrainedPA(OnlineClassifier):
+    """L1-norm-constrained Passive-Aggressive (Shen & Dietterich, S004 eq. 3.9).
+
+    Parameters
+    ----------
+    beta : float > 0, default=10.0
+        Radius of the L1 ball: ``||w||_1 <= beta`` (the intercept coordinate
+        included, as for the L2-constrained ``l2-pa``).  Every update needs
+        ``beta ||x||_inf > 1`` (``x`` with its intercept feature 1); a row
+        with ``x = 0`` (no intercept) makes no update.
+    fit_intercept, n_passes, shuffle, random_state
+        As in :class:`cwkit.Perceptron`.
+    multiclass : {"ovr"}, default="ovr"
+        More than two classes: one-vs-rest, K independent binary models, each
+        row predicted by the argmax of the K pre-update scores (the other
+        strategies need a compiled multi-class driver and raise a ValueError).
+    k : int
+        Unused (top-k is not available for this rule).
+
+    Notes
+    -----
+    When ``ℓ = max(0, 1 − y w·x) > 0`` (S004 Sect. 2), ``w`` becomes
+    ``argmin ½||w' − w||²`` s.t. ``y w'·x ≥ 1`` and ``||w'||_1 ≤ β``, solved
+    exactly by :func:`l1pa_step` (FORMULAS.md §3, L1 bullet).  A round costs
+    O(D log D) when it updates (soft-thresholding of the whole vector) and
+    O(nnz) otherwise.  Unlike the L2 and objective-regularised updates it is
+    not rotation invariant (S004 Sect. 3.3).
+
+    Examples
+    --------
+    >>> import numpy as np, cwkit
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
+    >>> clf = cwkit.make("l1-pa", beta=3.0, shuffle=False).fit(X, [1, -1, 1, -1])
+    >>> clf.predict(X).tolist(), bool(np.abs(clf.coef_).sum() + abs(clf.intercept_[0]) <= 3.0)
+    ([1, -1, 1, -1], True)
+    """
+
+    _constraints: ClassVar[dict] = {"beta": P.Real(0.0, np.inf, open_lo=True, open_hi=True)}
+
+    def __init__(self, beta=10.0, *, fit_intercept=True, n_passes=1, shuffle=True,
+                 random_state=None, multiclass="ovr", k=1):
+        self.beta = beta
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _engine(self):
+        return _L1PAEngine, None, {"beta": float(self.beta)}
+
+    def _make_model(self, n_classes, n_features):
+        engine, _, hyper = self._engine()
+        return make_model(self, engine, hyper, n_classes, n_features)
+
+    def _status_detail(self, rows, pos):
+        return (f"beta * ||x||_inf <= 1 (beta = {self.beta:g}): no w with ||w||_1 <= beta "
+                "has margin 1 on this example; increase beta above 1/||x||_inf (x includes "
+                "the intercept feature 1 when fit_intercept=True)")

@@ -1,11 +1,24 @@
-"""Mini-batch Passive-Aggressive steps BPA-I, BPA-II and BPA-LS (S002 Sect. 3.2)."""
+"""Mini-batch Passive-Aggressive, BPA-I, BPA-II and BPA-LS (S002 Sect. 3.2).
+
+`bpa_step` is the reference form of one update (numpy, scipy's pinvh);
+`MiniBatchPA` runs the compiled driver `cwkit._core.bpa_pass`, which solves
+the same duals with the nogil Hildreth routine of `_qp.pxi`.
+"""
+from typing import ClassVar
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import pinvh
 
+from . import _core
+from . import _params as P
+from ._engines import Engine, ModelError
+from ._rowdata import as_rows
+from ._ovr import make_model
+from .base import OnlineClassifier
 from .qp import hildreth
 
-__all__ = ["BPA_VARIANTS", "bpa_rho", "bpa_step", "bpa_tau"]
+__all__ = ["BPA_VARIANTS", "MiniBatchPA", "bpa_rho", "bpa_step", "bpa_tau"]
 
 BPA_VARIANTS = ("bpa1", "bpa2", "bpa-ls")
 _RHO = {"half": 0.5, "inverse": 1.0}
@@ -153,3 +166,158 @@ def bpa_step(X, y, w, intercept=0.0, *, variant="bpa1", C=1.0, rho="half"):
     if intercept is not None:
         intercept = float(intercept + ty.sum())
     return w_new, intercept, tau
+
+
+# Status of the compiled driver when a group's dual was not solved (_minibatch.pxi).
+_QP_FAILED = 10
+_NO_SCORES = np.empty(0)
+
+
+class _BPAEngine(Engine):
+    """State of mini-batch PA: the model and the rows carried to the next call.
+
+    ``w0`` is the model after the last joint update; ``w`` (reported) is ``w0``
+    updated provisionally with the pending rows of an incomplete group (block
+    mode; equal to ``w0`` in sliding mode).  ``pend``/``pend_y`` hold the rows
+    carried over (block: the incomplete group; sliding: the last B - 1 rows),
+    ``aux[0]`` their number.
+    """
+
+    def initial_state(self, D):
+        B = self.hyper["B"]
+        return {"w": np.zeros(D), "w0": np.zeros(D), "pend": np.zeros((B, D - 1)),
+                "pend_y": np.zeros(B), "aux": np.zeros(1)}
+
+    def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
+        h = self.hyper
+        return _core.bpa_pass(*rows.args, y, order, n_seen, bias, w, h["variant"],
+                              h["sliding"], h["B"], h["C"], h["rho"], flush, scores_out)
+
+    def run(self, rows, y, order, bias, scores_out=None):
+        """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
+        st = self.state
+        n_pend = int(st["aux"][0])
+        if n_pend:  # the stream goes on: prepend the rows carried over
+            X = sp.vstack([sp.csr_matrix(st["pend"][:n_pend]), sp.csr_matrix(rows.X)],
+                          format="csr")
+            rows = as_rows(X)
+            y = np.concatenate([st["pend_y"][:n_pend], y])
+            order = np.concatenate([np.arange(n_pend), np.asarray(order) + n_pend])
+        rounds, mistakes, updates, loss_sum, status, pos, n_left = self._pass(
+            rows, y, order, n_pend, bias, st["w0"], False,
+            _NO_SCORES if scores_out is None else scores_out)
+        tail = order[len(order) - n_left:]
+        if not status:
+            Xt = rows.X[tail]
+            st["pend"][:n_left] = Xt.toarray() if sp.issparse(Xt) else Xt
+            st["pend_y"][:n_left] = y[tail]
+            st["aux"][0] = n_left
+            st["w"][:] = st["w0"]
+            if n_left and not self.hyper["sliding"]:
+                # the incomplete group, applied provisionally as the stream's last group
+                status, pos = self._pass(as_rows(st["pend"][:n_left]), st["pend_y"][:n_left],
+                                         np.arange(n_left), n_left, bias, st["w"], True)[4:6]
+                pos = tail[pos] if status else pos
+        pos = max(int(pos) - n_pend, 0)  # a row of this call
+        if status == _QP_FAILED:
+            raise ModelError(
+                f"{self.hyper['name']}: row {pos}: the dual of the group ending at this row "
+                "was not solved to its KKT tolerance: it is numerically singular, the ridge "
+                f"rho = {self.hyper['rho']:.3g} being below the rounding level of the "
+                "products x_j.x_k; scale the features (or use a smaller C)")
+        return rounds, mistakes, updates, loss_sum, status, pos
+
+    def weights(self):
+        return self.state["w"]
+
+
+class MiniBatchPA(OnlineClassifier):
+    """Mini-batch Passive-Aggressive: BPA-I, BPA-II, BPA-LS (S002 Sect. 3.2).
+
+    Parameters
+    ----------
+    variant : {"bpa1", "bpa2", "bpa-ls"}, default="bpa1"
+        Hinge slacks (box-constrained dual), squared slacks (nonnegative dual
+        with ridge ρ), or equality constraints with squared slacks (closed form).
+    C : float, 0 < C < inf, default=1.0
+        Aggressiveness.
+    batch_size : int >= 1, default=4
+        Group size B (S002 finds B = 4 to 8 best).
+    rho : {"half", "inverse"}, default="half"
+        Ridge of BPA-II / BPA-LS: ``1/(2C)`` (the squared-slack primal; B = 1
+        gives PA-II / PA-LS) or ``1/C`` as printed in S002 eqs. (17), (19).
+    window : {"block", "sliding"}, default="block"
+        "block": consecutive disjoint groups of B rows; every row of a group is
+        predicted with the model from before the group, then one joint update.
+        "sliding": predict row t, then update with the rows t-B+1..t.
+    fit_intercept, n_passes, shuffle, random_state
+        As in :class:`cwkit.Perceptron`.
+    multiclass : {"ovr"}, default="ovr"
+        More than two classes: one-vs-rest, K independent binary models, each
+        row predicted by the argmax of the K pre-update scores (the other
+        strategies need a compiled multi-class driver and raise a ValueError).
+    k : int
+        Unused (top-k is not available for this rule).
+
+    Notes
+    -----
+    With ``f_k = w·x_k``, ``ℓ̄_k = 1 − y_k f_k`` and ``A_jk = y_j y_k x_j·x_k``
+    (the intercept being an augmented feature of value 1, S002's ``x·x + 1``,
+    eq. 16), the update is ``w ← w + Σ_k τ_k y_k x_k`` (12)–(13) with τ the
+    solution of BPA-I (14)–(15) ``max −½τᵀAτ + τᵀℓ̄, 0 ≤ τ ≤ C``, BPA-II
+    (17)–(18) ``max −½τᵀ(A + ρI)τ + τᵀℓ̄, τ ≥ 0`` or BPA-LS (19)
+    ``τ = (A + ρI)⁻¹ℓ̄``, see :func:`bpa_step` and FORMULAS.md §1.  The duals are
+    solved exactly by Hildreth's method with an active-set polish
+    (:func:`cwkit.qp.hildreth`); rows with ``x = 0`` and no intercept get
+    ``τ_k = 0``.  BPA-LS updates on every group, BPA-I/II only when some
+    ``ℓ̄_k > 0``.
+
+    The stream is the concatenation of all rows given to ``partial_fit`` (and
+    of ``fit``'s passes): groups span calls, so ``partial_fit`` in pieces
+    equals one pass.  Between calls, the rows of an incomplete group are kept
+    (memory ``batch_size × n_features`` doubles) and the reported model
+    includes them as a provisional shorter last group; when the group is
+    completed, its one joint update from the pre-group model replaces the
+    provisional one.  ``mistakes_`` counts every row predicted with the model
+    from before its group's update; ``n_updates_`` counts joint updates that
+    changed the model (provisional ones excluded).
+
+    Examples
+    --------
+    >>> import numpy as np, cwkit
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
+    >>> clf = cwkit.make("bpa1", batch_size=2, shuffle=False).fit(X, [1, -1, 1, -1])
+    >>> clf.predict(X).tolist()
+    [1, -1, 1, -1]
+    """
+
+    _constraints: ClassVar[dict] = {
+        "variant": P.Choice(*BPA_VARIANTS),
+        "C": P.Real(0.0, np.inf, open_lo=True, open_hi=True),
+        "batch_size": P.Int(1), "rho": P.Choice("half", "inverse"),
+        "window": P.Choice("block", "sliding")}
+
+    def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block", *,
+                 fit_intercept=True, n_passes=1, shuffle=True, random_state=None,
+                 multiclass="ovr", k=1):
+        self.variant = variant
+        self.C = C
+        self.batch_size = batch_size
+        self.rho = rho
+        self.window = window
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _engine(self):
+        hyper = {"variant": BPA_VARIANTS.index(self.variant), "C": float(self.C),
+                 "rho": bpa_rho(self.C, self.rho), "B": int(self.batch_size),
+                 "sliding": self.window == "sliding", "name": self._name()}
+        return _BPAEngine, None, hyper
+
+    def _make_model(self, n_classes, n_features):
+        engine, _, hyper = self._engine()
+        return make_model(self, engine, hyper, n_classes, n_features)

@@ -122,11 +122,9 @@ class FirstOrder(Multiclass):
 
     def run(self, rows, codes, order, bias):
         st, h = self.state, self.hyper
-        work = np.empty(4 * self.K)
-        scratch = np.empty((self.K if self.ovr else 2) * (rows.max_nnz + 1))
         return _core.mc_first_order_pass(*self._args(rows, codes, order), bias, self.ovr,
-                                         st["v"], st["aux"], st["u"], work, scratch,
-                                         self.rule, h["C"], h["alpha"], h["beta"])
+                                         st["v"], st["aux"], st["u"], self.rule, h["C"],
+                                         h["alpha"], h["beta"])
 
     def weights(self):
         st = self.state
@@ -145,11 +143,9 @@ class Diagonal(Multiclass):
 
     def run(self, rows, codes, order, bias):
         st, h = self.state, self.hyper
-        work = np.empty(4 * self.K)
-        scratch = np.empty((2 * self.K if self.ovr else 4) * (rows.max_nnz + 1))
         return _core.mc_diag_pass(*self._args(rows, codes, order), bias, self.ovr,
-                                  st["mu"], st["sigma"], work, scratch, self.rule,
-                                  h["phi"], h["r"], h["direct"], self.sum_update)
+                                  st["mu"], st["sigma"], self.rule, h["phi"], h["r"],
+                                  h["direct"], self.sum_update)
 
     def weights(self):
         return self.state["mu"]
@@ -182,11 +178,8 @@ class Full(Multiclass):
 
     def run(self, rows, codes, order, bias):
         st, h = self.state, self.hyper
-        K, D = st["mu"].shape
-        work = np.empty(D + 3 * K * D + 5 * K)
         return _core.mc_full_pass(*self._args(rows, codes, order), bias, self.ovr, st["mu"],
-                                  st["Sigma"], work, self.rule, h["phi"], h["r"],
-                                  self.sum_update)
+                                  st["Sigma"], self.rule, h["phi"], h["r"], self.sum_update)
 
     def weights(self):
         return self.state["mu"]
@@ -227,7 +220,7 @@ class SOPDiagonal(Multiclass):
     def run(self, rows, codes, order, bias):
         st = self.state
         return _core.mc_sop_diag_pass(*self._args(rows, codes, order), bias, self.ovr,
-                                      st["vv"], st["A"], np.empty(self.K))
+                                      st["vv"], st["A"])
 
     def weights(self):
         return self.state["vv"] / self.state["A"]
@@ -252,8 +245,8 @@ class AdaGrad(Multiclass):
     def run(self, rows, codes, order, bias):
         st, h = self.state, self.hyper
         return _core.mc_adagrad_pass(*self._args(rows, codes, order), bias, self.ovr,
-                                     st["u"], st["G"], st["aux"], np.empty(self.K),
-                                     h["eta"], h["lam"], h["delta"])
+                                     st["u"], st["G"], st["aux"], h["eta"], h["lam"],
+                                     h["delta"])
 
     def weights(self):
         st, h = self.state, self.hyper

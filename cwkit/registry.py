@@ -2,7 +2,9 @@
 import inspect
 from dataclasses import dataclass, field
 
+from . import l1pa as L1
 from . import linear as L
+from . import minibatch as MB
 from .base import COMMON
 
 
@@ -117,3 +119,14 @@ register("soft-reg-pa", L.RegularizedPA, {"variant": "soft"},
          ["C", "alpha", "prune_sigma", "prune_mode"])
 register("adagrad", L.AdaGrad, {}, "diagonal AdaGrad-RDA with L1, hinge loss (S000 Sect. 5.4)",
          ["eta", "lam", "delta"])
+register("bpa1", MB.MiniBatchPA, {"variant": "bpa1"},
+         "mini-batch PA-I, box-constrained dual (S002 Sect. 3.2)",
+         ["C", "batch_size", "window"])
+register("bpa2", MB.MiniBatchPA, {"variant": "bpa2"},
+         "mini-batch PA-II, nonnegative dual with ridge rho (S002 Sect. 3.2)",
+         ["C", "batch_size", "rho", "window"])
+register("bpa-ls", MB.MiniBatchPA, {"variant": "bpa-ls"},
+         "mini-batch PA least squares, closed form (S002 Sect. 3.2)",
+         ["C", "batch_size", "rho", "window"])
+register("l1-pa", L1.L1ConstrainedPA, {}, "L1-norm-constrained PA, exact update (S004 eq. 3.9)",
+         ["beta"])

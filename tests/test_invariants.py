@@ -221,7 +221,7 @@ def test_errors_name_the_problem(data):
     with pytest.raises(ValueError, match="parameter 'eta'"):
         cwkit.ConfidenceWeighted(eta=0.4).fit(X, y)
     est = cwkit.make("pa1").fit(X, y)
-    with pytest.raises(ValueError, match="X has 5 features, but the model is expecting 12"):
+    with pytest.raises(ValueError, match="X has 5 features, but PassiveAggressive is expecting 12"):
         est.partial_fit(X[:, :5], y)
     with pytest.raises(ValueError, match="NaN, inf"):
         cwkit.make("pa1").fit(np.where(X == X[3, 2], np.nan, X), y)

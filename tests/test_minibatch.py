@@ -58,6 +58,27 @@ def primal_reference(X, y, w0, c0, variant, C, rho):
     return (u[:d], u[d]) if bias else (u, None)
 
 
+def primal_value(X, y, w0, c0, w, c, variant, C, rho):
+    """Objective of S002 (10) (bpa1) or its squared-slack forms at (w, c), optimal slacks."""
+    f = X @ w + (c if c is not None else 0.0)
+    obj = 0.5 * (w - w0) @ (w - w0) + (0.5 * (c - c0) ** 2 if c is not None else 0.0)
+    margin = 1.0 - y * f
+    if variant == "bpa1":
+        return obj + C * np.maximum(margin, 0.0).sum()
+    xi = margin if variant == "bpa-ls" else np.maximum(margin, 0.0)
+    return obj + penalty_weight(C, rho) * xi @ xi
+
+
+def dual_value(X, y, w0, c0, tau, variant, C, rho):
+    """S002 (14)/(17): l'tau - tau'(A + rho I)tau/2 with the pre-update scores."""
+    K = X @ X.T + (1.0 if c0 is not None else 0.0)
+    A = np.outer(y, y) * K
+    if variant != "bpa1":
+        A = A + np.eye(len(y)) / (2 * penalty_weight(C, rho))
+    ell = 1.0 - y * (X @ w0 + (c0 if c0 is not None else 0.0))
+    return ell @ tau - 0.5 * tau @ A @ tau
+
+
 def pa_closed_form(x, y, w, c, variant, C):
     """FORMULAS §1 'PA family with explicit bias' on one example (cwkit's c = -b)."""
     f = w @ x + (c if c is not None else 0.0)
@@ -82,18 +103,25 @@ def random_group(rng, B, d):
 @pytest.mark.parametrize("rho", ["half", "inverse"])
 @pytest.mark.parametrize("bias", [True, False])
 def test_step_is_primal_optimum(variant, rho, bias):
-    rng = np.random.default_rng(hash((variant, rho, bias)) % 2**32)
+    rng = np.random.default_rng([VARIANTS.index(variant), rho == "half", bias])
     for B, d in [(1, 3), (3, 4), (5, 3), (6, 2), (4, 6)]:  # B > d + 1: A is singular
         for C in (0.05, 1.0, 20.0):
             X, y, w, c = random_group(rng, B, d)
             c = c if bias else None
             w_new, c_new, tau = bpa_step(X, y, w, c, variant=variant, C=C, rho=rho)
             w_ref, c_ref = primal_reference(X, y, w, c, variant, C, rho)
-            np.testing.assert_allclose(w_new, w_ref, rtol=1e-6, atol=1e-6)
+            # SLSQP's (w, c) is accurate to ~sqrt of its objective accuracy (the primal
+            # is 1-strongly convex), so compare loosely, then certify exactly: ours is
+            # no worse than SLSQP's and closes the duality gap with its own tau.
+            np.testing.assert_allclose(w_new, w_ref, rtol=1e-4, atol=1e-4)
             if bias:
-                assert c_new == pytest.approx(c_ref, rel=1e-6, abs=1e-6)
+                assert c_new == pytest.approx(c_ref, rel=1e-4, abs=1e-4)
             else:
                 assert c_new is None
+            p_new = primal_value(X, y, w, c, w_new, c_new, variant, C, rho)
+            assert p_new <= primal_value(X, y, w, c, w_ref, c_ref, variant, C, rho) + 1e-10
+            d_new = dual_value(X, y, w, c, tau, variant, C, rho)
+            assert abs(p_new - d_new) <= 1e-10 * max(1.0, p_new)
             if variant == "bpa1":
                 assert np.all((tau >= 0) & (tau <= C))
             elif variant == "bpa2":

@@ -62,9 +62,39 @@ def _close(a, b, what, rnd, rtol=RTOL):
                                err_msg=f"{what} differs after round {rnd}")
 
 
+def _ill_posed_round(ref_state, x, label, k, fit_intercept, delta_mode):
+    """True if the competitor selection of this round is decided by rounding: two
+    competitors at a selection boundary (k-th / (k+1)-th, and 1st / 2nd when Sigma is
+    updated with Delta_1) with scores within 1e-9 whose blocks are not both zero on
+    the support of x (blocks never touched there tie exactly in both).
+
+    Top-k updates of tied competitors are equal in exact arithmetic, so their blocks
+    stay equal up to the rounding of two different QP solvers; a later choice between
+    them is then noise, in the reference as in cwkit."""
+    W = ref_state["coef"]
+    if fit_intercept:
+        W = np.hstack([W, ref_state["intercept"][:, None]])
+        x = np.append(x, 1.0)
+    s = W @ x
+    order = sorted((c for c in range(len(s)) if c != label), key=lambda c: (-s[c], c))
+    cuts = [k] + ([1] if delta_mode else [])
+    for cut in cuts:
+        if cut >= len(order):
+            continue
+        a, b = order[cut - 1], order[cut]
+        on = x != 0
+        if (abs(s[a] - s[b]) <= 1e-9 * max(1.0, abs(s[a]))
+                and (W[a][on].any() or W[b][on].any())):
+            return True
+    return False
+
+
 def compare_run(name, params, X, y, K, sparse, fit_intercept, strategy, k=1, rtol=RTOL,
-                labels=LABELS):
-    """partial_fit one row at a time; state and mistakes equal the reference's every round."""
+                labels=LABELS, min_rounds=None):
+    """partial_fit one row at a time; state and mistakes equal the reference's every round.
+
+    For top-k the comparison ends at the first round whose competitor choice is
+    decided by rounding (see `_ill_posed_round`); at least `min_rounds` are compared."""
     cov = params.get("covariance", "diag")
     ref_kw = {}
     if name in ("arow", "arow-h") and params.get("sigma_update", "auto") != "auto":
@@ -76,7 +106,12 @@ def compare_run(name, params, X, y, K, sparse, fit_intercept, strategy, k=1, rto
     est = cwkit.make(name, fit_intercept=fit_intercept, multiclass=strategy, k=k, **params)
     Xin = sp.csr_matrix(X) if sparse else X
     yl = labels[y]
+    delta_mode = params.get("sigma_update") == "delta"
     for t, (mistake, state) in enumerate(ref):
+        if (strategy == "topk" and t > 0
+                and _ill_posed_round(ref[t - 1][1], X[t], y[t], k, fit_intercept, delta_mode)):
+            assert t >= min_rounds, f"only {t} rounds compared"
+            return est
         est.partial_fit(Xin[t:t + 1], yl[t:t + 1], classes=labels[:K])
         assert est.mistakes_ == int(mistake), f"mistake differs in round {t}"
         got = _est_state(est, cov == "full")
@@ -270,3 +305,184 @@ def test_save_load_round_trip(tmp_path):
         back.partial_fit(X[:5], LABELS[y[:5]])
         est.partial_fit(X[:5], LABELS[y[:5]])
         np.testing.assert_array_equal(back.coef_, est.coef_)
+
+
+# --------------------------------------------------------------------------- top-k
+TOPK_CASES = [
+    ("pa", {}),
+    ("pa1", {"C": 0.05}),
+    ("pa2", {"C": 0.3}),
+    ("pa2", {"C": 0.3, "slack": "shared"}),
+    ("arow", {"r": 0.3, "a": 1.5}),
+    ("arow", {"r": 0.3, "a": 1.5, "diag_update": "direct"}),
+    ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "delta"}),
+    ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "delta", "diag_update": "direct"}),
+    ("arow", {"r": 0.3, "a": 1.5, "covariance": "full"}),
+    ("arow", {"r": 0.3, "a": 1.5, "covariance": "full", "sigma_update": "delta"}),
+]
+
+
+def symmetry_broken(X, y, K):
+    """Prefix K rows (1 + c/3) e_c with label c on K extra features (random in the
+    other rows; zero rows stay zero).
+
+    From the zero state, tied competitors get equal updates; the extra features
+    make every block distinct before the random rows, so that later competitor
+    choices are not decided by the rounding of the QP solvers."""
+    n, d = X.shape
+    B = np.zeros((K, d + K))
+    B[np.arange(K), d + np.arange(K)] = 1.0 + np.arange(K) / 3.0
+    E = np.random.default_rng(99).normal(size=(n, K)) * X.any(axis=1, keepdims=True)
+    return np.vstack([B, np.hstack([X, E])]), np.concatenate([np.arange(K), y])
+
+
+def topk_id(case):
+    name, params = case
+    return "-".join([name] + [str(v) for k, v in params.items()
+                              if k in ("slack", "sigma_update", "diag_update", "covariance")])
+
+
+@pytest.mark.parametrize("case", TOPK_CASES, ids=[topk_id(c) for c in TOPK_CASES])
+@pytest.mark.parametrize("k", [2, 5], ids=["k2", "all"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids=["icpt", "noicpt"])
+def test_topk_matches_reference_every_round(case, k, sparse, fit_intercept):
+    """k = 2 of 5 classes, and k = 5 >= K - 1 (all constraints); the reference solves
+    each dual exactly (BVLS), the driver with Hildreth: rtol 1e-9."""
+    name, params = case
+    X, y = symmetry_broken(*make_multiclass(np.random.default_rng(21), n=30, K=5,
+                                            zero_rows=(8,)), 5)
+    labels = np.array(["ant", "bee", "cat", "dog", "eel"])
+    est = compare_run(name, params, X, y, 5, sparse, fit_intercept, "topk", k=k, rtol=1e-9,
+                      labels=labels, min_rounds=20)
+    assert est.n_updates_ > 0 or est.mistakes_ == 0
+
+
+def _primal_optimum(name, params, W0, S0, x, label, comps, K):
+    """The top-k update as its primal convex problem, solved by scipy's SLSQP.
+
+    PA: min |W - W0|^2 / 2 s.t. W.Delta_j >= 1; PA-I: + C sum xi_j, xi >= 0;
+    PA-II: + C sum xi_j^2 (per constraint) or + C xi^2 (shared);
+    AROW (S000 eq. 27): min (mu - mu0)^T Sigma^-1 (mu - mu0) / 2 + xi^2 / (2r)."""
+    from scipy.optimize import minimize
+    n = W0.size
+    D = n // K
+    deltas = []
+    for c in comps:
+        f = np.zeros(n)
+        f[label * D:(label + 1) * D] = x
+        f[c * D:(c + 1) * D] = -x
+        deltas.append(f)
+    deltas = np.array(deltas)
+    k = len(comps)
+    shared = name == "arow" or params.get("slack") == "shared"
+    n_xi = 0 if name == "pa" else (1 if shared else k)
+    # variables u = Sigma^-1/2 (w - W0) (Sigma = I for PA): the objective is |u|^2 / 2 + slack
+    root = np.sqrt(S0) if name == "arow" else np.ones(n)
+    A = deltas * root
+    b = 1.0 - deltas @ W0
+    C = params.get("C", 1.0)
+
+    def obj(z):
+        u, xi = z[:n], z[n:]
+        val = 0.5 * u @ u
+        if name == "arow":
+            return val + xi[0] ** 2 / (2 * params["r"])
+        if name == "pa1":
+            return val + C * xi.sum()
+        return val + C * np.sum(xi ** 2)
+
+    def grad(z):
+        u, xi = z[:n], z[n:]
+        if name == "arow":
+            g_xi = xi / params["r"]
+        elif name == "pa1":
+            g_xi = np.full(n_xi, C)
+        else:
+            g_xi = 2 * C * xi
+        return np.concatenate([u, g_xi])
+
+    S = np.ones((k, n_xi)) if shared else np.eye(k, n_xi)
+    bounds = [(None, None)] * n + [(0.0, None) if name == "pa1" else (None, None)] * n_xi
+    res = minimize(obj, np.concatenate([np.zeros(n), np.ones(n_xi)]), jac=grad, method="SLSQP",
+                   bounds=bounds, options={"ftol": 1e-14, "maxiter": 1000},
+                   constraints=[{"type": "ineq", "fun": lambda z: A @ z[:n] + S @ z[n:] - b,
+                                 "jac": lambda z: np.hstack([A, S])}])
+    assert res.success, res.message
+    return W0 + root * res.x[:n]
+
+
+@pytest.mark.parametrize("case", [("pa", {}), ("pa1", {"C": 0.05}), ("pa2", {"C": 0.3}),
+                                  ("pa2", {"C": 0.3, "slack": "shared"}),
+                                  ("arow", {"r": 0.3, "a": 1.5})],
+                         ids=["pa", "pa1", "pa2", "pa2-shared", "arow"])
+@pytest.mark.parametrize("k", [2, 3])
+def test_topk_update_is_the_optimum_of_its_convex_problem(case, k):
+    """Each update from the estimator's own state equals scipy's primal optimum."""
+    name, params = case
+    K = 4
+    X, y = make_multiclass(np.random.default_rng(31), n=11, d=3, K=K)
+    est = cwkit.make(name, multiclass="topk", k=k, **params)
+    est.partial_fit(X[:4], y[:4], classes=np.arange(K))
+    checked = 0
+    for t in range(4, len(y)):
+        W0 = np.hstack([est.coef_, est.intercept_[:, None]]).ravel()
+        S0 = (np.hstack([est.coef_var_, est.intercept_var_[:, None]]).ravel()
+              if name == "arow" else None)
+        xa = np.append(X[t], 1.0)
+        s = W0.reshape(K, -1) @ xa
+        comps = sorted((c for c in range(K) if c != y[t]), key=lambda c: (-s[c], c))[:k]
+        est.partial_fit(X[t:t + 1], y[t:t + 1])
+        if max(1.0 - (s[y[t]] - s[c]) for c in comps) <= 0.0:
+            continue
+        W = np.hstack([est.coef_, est.intercept_[:, None]]).ravel()
+        np.testing.assert_allclose(W, _primal_optimum(name, params, W0, S0, xa, y[t], comps, K),
+                                   atol=1e-6, err_msg=f"round {t}")
+        checked += 1
+    assert checked >= 4
+
+
+@pytest.mark.parametrize("case", [("pa", {}), ("pa1", {"C": 0.05}), ("pa2", {"C": 0.3}),
+                                  ("arow", {"r": 0.3, "sigma_update": "delta"}),
+                                  ("arow", {"r": 0.3, "sigma_update": "sum"}),
+                                  ("arow", {"r": 0.3, "covariance": "full",
+                                            "sigma_update": "delta"})],
+                         ids=["pa", "pa1", "pa2", "arow-delta", "arow-sum", "arow-full"])
+def test_topk_with_k1_is_top1(case):
+    name, params = case
+    X, y = make_multiclass(np.random.default_rng(13), n=80, K=5)
+    a = cwkit.make(name, multiclass="topk", k=1, **params).partial_fit(X, y)
+    b = cwkit.make(name, multiclass="top1", **params).partial_fit(X, y)
+    assert a.mistakes_ == b.mistakes_ and a.n_updates_ == b.n_updates_
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-12)
+    if name == "arow":
+        S = "covariance_" if params.get("covariance") == "full" else "coef_var_"
+        np.testing.assert_allclose(getattr(a, S), getattr(b, S), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("diag_update", ["inverse", "direct"])
+def test_arow_two_classes_all_constraints_is_top1(diag_update):
+    """K = 2: the one constraint is Delta = (x, -x), and diag(f^2) = diag(Delta^2), so
+    the all-constraints AROW (Sigma updated with f) is the top-1 AROW (with Delta)."""
+    from cwkit.multiclass import make_multiclass_model
+    from cwkit._rowdata import as_rows
+    X, y = make_multiclass(np.random.default_rng(17), n=60, K=2)
+    rows = as_rows(X)
+    models = []
+    for strategy in ("topk", "top1"):
+        est = cwkit.make("arow", r=0.5, multiclass=strategy, k=1, diag_update=diag_update)
+        engine, rule, hyper = est._engine()
+        m = make_multiclass_model(est, engine, rule, hyper, 2, X.shape[1])
+        m.run(rows, y, np.arange(len(y)), 1.0)
+        models.append(m)
+    assert models[0].sum_update and not models[1].sum_update
+    np.testing.assert_allclose(models[0].weights(), models[1].weights(), rtol=1e-12)
+    np.testing.assert_allclose(models[0].variances(), models[1].variances(), rtol=1e-12)
+
+
+def test_topk_rejects_rules_without_a_topk_form():
+    X, y = make_multiclass(np.random.default_rng(1), n=20, K=3)
+    with pytest.raises(ValueError, match="topk' is defined for the PA family"):
+        cwkit.make("cw", multiclass="topk").fit(X, y)
+    with pytest.raises(ValueError, match="slack='shared' is the squared-slack"):
+        cwkit.make("pa", multiclass="topk", k=2).set_params(slack="shared").fit(X, y)

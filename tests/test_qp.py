@@ -128,6 +128,26 @@ def test_singular_matches_lbfgsb(k):
         assert objective(Q, b, res.a) == pytest.approx(objective(Q, b, ref), rel=1e-8)
 
 
+@pytest.mark.parametrize("k, rank", [(10, 4), (16, 5), (20, 3)])
+def test_low_rank_gram_with_wide_box(k, rank):
+    """Mini-batch duals with B > d + 1: the objective rises along null directions of Q
+    until the box stops it, far from 0 (plain coordinate ascent needs >10^4 sweeps)."""
+    rng = np.random.default_rng(k + rank)
+    for C in (100.0, 1e4):
+        X = rng.normal(size=(k, rank))
+        y = rng.choice([-1.0, 1.0], size=k)
+        Q = np.outer(y, y) * (X @ X.T)
+        b = 1 - y * (X @ rng.normal(size=rank) * 0.5)
+        lo, hi = np.zeros(k), np.full(k, C)
+        res = hildreth(Q, b, lo, hi)
+        assert res.converged and res.n_iter <= 100
+        assert kkt_residual(Q, b, lo, hi, res.a) <= 1e-9 * C
+        ref = minimize(neg_objective, np.zeros(k), args=(Q, b), jac=True, method="L-BFGS-B",
+                       bounds=list(zip(lo, hi)),
+                       options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 50_000}).x
+        assert objective(Q, b, res.a) >= objective(Q, b, ref) - 1e-9 * C
+
+
 @pytest.mark.parametrize("k", [6, 8, 14, 20])
 def test_ill_conditioned_solved_by_polish(k):
     """Condition number 1e8, optimum with free and bound coordinates."""

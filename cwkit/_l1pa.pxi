@@ -1,0 +1,299 @@
+# L1-norm-constrained PA (S004 eq. 3.9; FORMULAS.md §3, L1 bullet): the exact
+# update of cwkit.l1pa.l1pa_step (its numpy reference), compiled.  For w_t = v
+# and z = y x (support S, |S| = s):
+#   w(tau, lam) = S_lam(v + tau z)                   (soft-thresholding)
+#   tau(lam): exact root of the piecewise-linear margin z.w(tau, lam) = 1
+#   lam: root of g(lam) = ||w(tau(lam), lam)||_1 - beta by safeguarded Newton
+#        (candidate = exact 2x2 KKT solution on the current support and signs)
+# A trial lam costs O(s log s + log D): off the support u_i = v_i, so that part
+# of the norm comes from the sorted |v_i| and their suffix sums.
+
+from libc.stdlib cimport qsort
+from libc.math cimport NAN
+
+cdef struct L1Break:
+    double t          # breakpoint of the margin in tau
+    double ds         # change of its slope there
+
+
+cdef int _l1_cmp_break(const void* a, const void* b) noexcept nogil:
+    cdef double ta = (<const L1Break*>a).t
+    cdef double tb = (<const L1Break*>b).t
+    return (ta > tb) - (ta < tb)
+
+
+cdef int _l1_cmp_double(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*>a)[0]
+    cdef double y = (<const double*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef inline double _l1_soft(double u, double lam) noexcept nogil:
+    if u > lam:
+        return u - lam
+    if u < -lam:
+        return u + lam
+    return 0.0
+
+
+cdef struct L1Work:
+    double* p         # s: sign(z_i) v_i
+    double* a         # s: |z_i|
+    double* vs        # s: v_i on the support
+    double* us        # s: v_i + tau z_i on the support
+    L1Break* br       # 2 s
+    double* vo        # D: sorted nonzero |v_i| off the support
+    double* suffix    # D + 1: suffix sums of vo
+    double* wnew      # D
+    Py_ssize_t m      # entries of vo
+
+
+cdef double _l1_tau(const L1Work* W, Py_ssize_t s, double lam) noexcept nogil:
+    """Smallest tau >= 0 with margin sum_i a_i S_lam(p_i + tau a_i) >= 1 (exact)."""
+    cdef Py_ssize_t i, nb = 0, j
+    cdef double m0 = 0.0, slope = 0.0, t_lo = 0.0, c = 0.0, sl = 0.0
+    cdef double a2, m, mnext, mid, u
+    for i in range(s):
+        m0 += W.a[i] * _l1_soft(W.p[i], lam)
+    if m0 >= 1.0:
+        return 0.0
+    for i in range(s):
+        a2 = W.a[i] * W.a[i]
+        if W.p[i] >= lam or W.p[i] < -lam:
+            slope += a2
+        if W.p[i] < -lam:  # leaves the negative side at t = (-lam - p)/a
+            W.br[nb].t = (-lam - W.p[i]) / W.a[i]  # guarded: a > 0 on the support
+            W.br[nb].ds = -a2
+            nb += 1
+        if W.p[i] < lam:  # enters the positive side at t = (lam - p)/a
+            W.br[nb].t = (lam - W.p[i]) / W.a[i]  # guarded: a > 0 on the support
+            W.br[nb].ds = a2
+            nb += 1
+    qsort(W.br, nb, sizeof(L1Break), _l1_cmp_break)
+    m = m0
+    j = nb
+    for i in range(nb):
+        mnext = m + slope * (W.br[i].t - t_lo)
+        if mnext >= 1.0:
+            j = i
+            break
+        m = mnext
+        t_lo = W.br[i].t
+        slope += W.br[i].ds
+    mid = 0.5 * (t_lo + W.br[j].t) if j < nb else t_lo + 1.0
+    # On the root's segment: m(tau) = sum_pos a(p - lam) + sum_neg a(p + lam) + tau sl
+    for i in range(s):
+        u = W.p[i] + mid * W.a[i]
+        if u > lam:
+            c += W.a[i] * (W.p[i] - lam)
+            sl += W.a[i] * W.a[i]
+        elif u < -lam:
+            c += W.a[i] * (W.p[i] + lam)
+            sl += W.a[i] * W.a[i]
+    if sl <= 0.0:
+        return 0.0  # not reached: the margin increases on the root's segment
+    m = (1.0 - c) / sl  # guarded: sl > 0
+    return m if m > 0.0 else 0.0
+
+
+cdef double _l1_g(const L1Work* W, const double* zs, Py_ssize_t s, double lam,
+                  double beta, double* tau, Py_ssize_t* n_off,
+                  double* s_off) noexcept nogil:
+    """tau(lam), us, and g(lam) = ||S_lam(u)||_1 - beta; off-support count/sum > lam."""
+    cdef Py_ssize_t i, lo = 0, hi = W.m, mid
+    cdef double g = 0.0, r
+    tau[0] = _l1_tau(W, s, lam)
+    for i in range(s):
+        W.us[i] = W.vs[i] + tau[0] * zs[i]
+        r = fabs(W.us[i]) - lam
+        if r > 0.0:
+            g += r
+    while lo < hi:  # first vo entry > lam
+        mid = (lo + hi) // 2
+        if W.vo[mid] > lam:
+            hi = mid
+        else:
+            lo = mid + 1
+    n_off[0] = W.m - lo
+    s_off[0] = W.suffix[lo]
+    return g + (s_off[0] - lam * n_off[0]) - beta
+
+
+cdef double _l1_update(double* w, Py_ssize_t D, const Py_ssize_t* on, const double* zs,
+                       Py_ssize_t s, double beta, double zmax,
+                       L1Work* W) noexcept nogil:
+    """W.wnew = the exact solution of (3.9) for w_t = w; returns lam."""
+    cdef Py_ssize_t i, it, n_off, n_off_hi, n
+    cdef double vmax = 0.0, tau, g, s_off, s_off_hi, lam, lam_lo, lam_hi, tau_hi, g_hi
+    cdef double sig, a11, a12, zv, sv, r1, r2, det, cand
+    cdef double eps = DBL_EPSILON
+    for i in range(s):
+        W.vs[i] = w[on[i]]
+        W.a[i] = fabs(zs[i])
+        W.p[i] = W.vs[i] if zs[i] > 0.0 else -W.vs[i]
+    for i in range(D):
+        W.vo[i] = fabs(w[i])
+        if W.vo[i] > vmax:
+            vmax = W.vo[i]
+    for i in range(s):
+        W.vo[on[i]] = 0.0
+    W.m = 0
+    for i in range(D):
+        if W.vo[i] > 0.0:
+            W.vo[W.m] = W.vo[i]
+            W.m += 1
+    qsort(W.vo, W.m, sizeof(double), _l1_cmp_double)
+    W.suffix[W.m] = 0.0
+    for i in range(W.m - 1, -1, -1):
+        W.suffix[i] = W.suffix[i + 1] + W.vo[i]
+    lam = 0.0
+    g = _l1_g(W, zs, s, 0.0, beta, &tau, &n_off, &s_off)
+    if g > 0.0:
+        lam_lo = 0.0
+        lam_hi = vmax + 1.0 / zmax  # guarded: zmax > 1/beta > 0
+        while True:
+            g_hi = _l1_g(W, zs, s, lam_hi, beta, &tau_hi, &n_off_hi, &s_off_hi)
+            if g_hi <= 0.0:
+                break
+            lam_lo = lam_hi
+            lam_hi = 2.0 * lam_hi
+        lam, tau, g, n_off, s_off = lam_hi, tau_hi, g_hi, n_off_hi, s_off_hi
+        for it in range(300):
+            if fabs(g) <= 4.0 * eps * beta:
+                break
+            n = n_off
+            a11 = 0.0
+            a12 = 0.0
+            zv = 0.0
+            sv = 0.0
+            for i in range(s):
+                if fabs(W.us[i]) > lam:
+                    sig = 1.0 if W.us[i] > 0.0 else -1.0
+                    n += 1
+                    a11 += zs[i] * zs[i]
+                    a12 += sig * zs[i]
+                    zv += zs[i] * W.vs[i]
+                    sv += sig * W.vs[i]
+            r1 = 1.0 - zv
+            r2 = beta - (sv + s_off)
+            det = a12 * a12 - a11 * n  # <= 0 by Cauchy-Schwarz
+            if tau > 0.0 and det < -4.0 * eps * a11 * n:
+                cand = (a11 * r2 - a12 * r1) / det  # guarded: det < 0
+            elif tau == 0.0 and n > 0:
+                cand = (sv + s_off - beta) / n  # guarded: n > 0
+            else:
+                cand = NAN
+            if fabs(cand - lam) <= 4.0 * eps * lam:
+                break  # lam solves the KKT system of its own piece
+            if not (lam_lo < cand < lam_hi):
+                if lam_hi - lam_lo <= 4.0 * eps * lam_hi:
+                    lam = lam_hi  # bracket collapsed: its feasible end
+                    tau = tau_hi
+                    break
+                cand = 0.5 * (lam_lo + lam_hi)
+            lam = cand
+            g = _l1_g(W, zs, s, lam, beta, &tau, &n_off, &s_off)
+            if g > 0.0:
+                lam_lo = lam
+            else:
+                lam_hi = lam
+                tau_hi = tau
+    for i in range(D):
+        W.wnew[i] = _l1_soft(w[i], lam)
+    for i in range(s):
+        W.wnew[on[i]] = _l1_soft(W.vs[i] + tau * zs[i], lam)
+    return lam
+
+
+def l1pa_pass(const double[::1] data, const int[::1] indices,
+              const long long[::1] indptr, const int[::1] dense_idx,
+              Py_ssize_t n_cols, const double[::1] y, const Py_ssize_t[::1] order,
+              double bias, double[::1] w, double beta, double[::1] scores_out):
+    """One pass of the L1-norm-constrained PA; w (length D, intercept last) in place.
+
+    Updates when y w.x < 1 and x (with its intercept feature) is not zero;
+    INFEASIBLE when beta ||x||_inf <= 1.  When `scores_out` is not empty it
+    receives the score each row was predicted with.
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
+    cdef Py_ssize_t D = w.shape[0], smax = max_row_nnz(&R, order) + 1
+    cdef Py_ssize_t k, i, j, nnz, s, rounds = 0, mistakes = 0, updates = 0, pos = -1
+    cdef const double* x
+    cdef const int* idx
+    cdef double f, m, n, zmax, chk, loss_sum = 0.0
+    cdef int status = OK
+    cdef bint keep_scores = scores_out.shape[0] > 0
+    cdef double[::1] buf = np.empty(9 * smax + 3 * D + 1)
+    cdef Py_ssize_t[::1] on = np.empty(smax, dtype=np.intp)
+    cdef double* zs = &buf[0]
+    cdef L1Work W
+    W.p = zs + smax
+    W.a = W.p + smax
+    W.vs = W.a + smax
+    W.us = W.vs + smax
+    W.br = <L1Break*>(W.us + smax)     # 2 smax structs of two doubles
+    W.vo = W.us + 5 * smax
+    W.suffix = W.vo + D
+    W.wnew = W.suffix + D + 1
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&R, i, &x, &idx)
+            f = w[D - 1] * bias
+            for j in range(nnz):
+                f += w[idx[j]] * x[j]
+            m = y[i] * f
+            if not isfinite(m):
+                status = NONFINITE_INPUT
+                pos = i
+                break
+            if keep_scores:
+                scores_out[k] = f
+            rounds += 1
+            if m <= 0.0:
+                mistakes += 1
+            if m >= 1.0:
+                continue
+            loss_sum += 1.0 - m
+            s = 0
+            n = 0.0
+            zmax = 0.0
+            for j in range(nnz):
+                if x[j] != 0.0:
+                    on[s] = idx[j]
+                    zs[s] = y[i] * x[j]
+                    s += 1
+            if bias != 0.0:
+                on[s] = D - 1
+                zs[s] = y[i] * bias
+                s += 1
+            for j in range(s):
+                n += zs[j] * zs[j]
+                if fabs(zs[j]) > zmax:
+                    zmax = fabs(zs[j])
+            if not isfinite(n):
+                status = NONFINITE_INPUT
+                pos = i
+                rounds -= 1
+                break
+            if n == 0.0:
+                continue  # x = 0 cannot move the margin: no update (PA's convention)
+            if beta * zmax <= 1.0:
+                status = INFEASIBLE
+                pos = i
+                rounds -= 1
+                break
+            _l1_update(&w[0], D, &on[0], zs, s, beta, zmax, &W)
+            chk = 0.0
+            for j in range(D):
+                chk += W.wnew[j]
+            if not isfinite(chk):
+                status = NONFINITE_STATE
+                pos = i
+                rounds -= 1
+                break
+            for j in range(D):
+                w[j] = W.wnew[j]
+            updates += 1
+    return rounds, mistakes, updates, loss_sum, status, pos

@@ -1,0 +1,233 @@
+# Mini-batch Passive-Aggressive driver: BPA-I, BPA-II, BPA-LS (S002 Sect. 3.2,
+# FORMULAS.md §1 "BPA").  For a group of rows with pre-update scores
+# f_k = w.x_k (intercept = coordinate D-1 with feature value `bias`):
+#   l_k = 1 - y_k f_k,  A_jk = y_j y_k (x_j.x_k + bias^2),
+#   BPA-I  max l'tau - tau'A tau/2,          0 <= tau <= C
+#   BPA-II max l'tau - tau'(A + rho I)tau/2, tau >= 0
+#   BPA-LS tau = (A + rho I)^-1 l            (rho > 0: A + rho I is positive definite)
+# all solved by `hildreth_solve` (_qp.pxi), then w += sum_k tau_k y_k x_k.
+# A row with A_kk = 0 (zero row, no intercept) cannot move w: tau_k is fixed at 0.
+# Dot products walk the sorted indices of both rows, so dense and CSR rows give
+# bit-identical results.
+
+from libc.math cimport INFINITY
+
+cdef enum:
+    BPA_1 = 0
+    BPA_2 = 1
+    BPA_LS = 2
+
+# Status of a group whose dual Hildreth's method did not solve to its KKT
+# tolerance: possible only when the dual is numerically singular (BPA-II/LS with
+# rho below the rounding level of the Gram matrix, i.e. C ||x||^2 >~ 1e14).
+cdef enum:
+    BPA_QP_FAILED = 10
+
+
+cdef struct BPAWork:
+    double* Q            # B*B
+    double* ell          # B
+    double* lo           # B
+    double* hi           # B
+    double* tau          # B
+    double* qwork        # qp_work_size(B)
+    Py_ssize_t* qiwork   # qp_iwork_size(B)
+    double* save         # B * (max_nnz + 1): old values, to undo an overflowing update
+
+
+cdef inline double _bpa_dot(const double* xa, const int* ia, Py_ssize_t na,
+                            const double* xb, const int* ib,
+                            Py_ssize_t nb) noexcept nogil:
+    """x_a . x_b by merging sorted indices (terms in increasing index order)."""
+    cdef Py_ssize_t p = 0, q = 0
+    cdef double s = 0.0
+    while p < na and q < nb:
+        if ia[p] == ib[q]:
+            s += xa[p] * xb[q]
+            p += 1
+            q += 1
+        elif ia[p] < ib[q]:
+            p += 1
+        else:
+            q += 1
+    return s
+
+
+cdef inline double _bpa_score(const Rows* R, Py_ssize_t i, const double* w,
+                              Py_ssize_t D, double bias) noexcept nogil:
+    cdef const double* x
+    cdef const int* idx
+    cdef Py_ssize_t j, nnz = get_row(R, i, &x, &idx)
+    cdef double dot = w[D - 1] * bias
+    for j in range(nnz):
+        dot += w[idx[j]] * x[j]
+    return dot
+
+
+cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
+                     const double* y, double bias, double* w, Py_ssize_t D,
+                     int variant, double C, double rho, BPAWork* W,
+                     bint* moved, Py_ssize_t* bad) noexcept nogil:
+    """One joint update of w on the rows rows[0..m-1]; returns a Status."""
+    cdef const double* xj
+    cdef const double* xk
+    cdef const int* ij
+    cdef const int* ik
+    cdef Py_ssize_t j, k, p, nj, nk, n_saved = 0, it
+    cdef double f, a, c, old, new, chk = 0.0, kkt
+    cdef bint any_loss = False
+    cdef int st
+    moved[0] = False
+    for k in range(m):
+        f = _bpa_score(R, rows[k], w, D, bias)
+        W.ell[k] = 1.0 - y[rows[k]] * f
+        nk = get_row(R, rows[k], &xk, &ik)
+        for j in range(k + 1):
+            nj = get_row(R, rows[j], &xj, &ij)
+            a = _bpa_dot(xj, ij, nj, xk, ik, nk) + bias * bias
+            a *= y[rows[j]] * y[rows[k]]
+            W.Q[j * m + k] = a
+            W.Q[k * m + j] = a
+        if not (isfinite(W.ell[k]) and isfinite(W.Q[k * m + k])):
+            bad[0] = rows[k]
+            return NONFINITE_INPUT
+    for k in range(m):
+        W.tau[k] = 0.0
+        if W.Q[k * m + k] == 0.0:
+            W.lo[k] = 0.0
+            W.hi[k] = 0.0
+            continue
+        if W.ell[k] > 0.0:
+            any_loss = True
+        if variant == BPA_1:
+            W.lo[k] = 0.0
+            W.hi[k] = C
+        else:
+            W.Q[k * m + k] += rho
+            W.lo[k] = -INFINITY if variant == BPA_LS else 0.0
+            W.hi[k] = INFINITY
+    if not any_loss and variant != BPA_LS:
+        return OK  # tau = 0 meets the KKT conditions when every l_k <= 0
+    st = hildreth_solve(W.Q, W.ell, W.lo, W.hi, W.tau, m, 1e-15, 1000, W.qwork,
+                        W.qiwork, &kkt, &it, bad)
+    if st != QP_CONVERGED:
+        bad[0] = rows[m - 1]
+        return BPA_QP_FAILED
+    for k in range(m):
+        if W.tau[k] == 0.0:
+            continue
+        moved[0] = True
+        c = W.tau[k] * y[rows[k]]
+        nk = get_row(R, rows[k], &xk, &ik)
+        for p in range(nk):
+            old = w[ik[p]]
+            W.save[n_saved] = old
+            n_saved += 1
+            new = old + c * xk[p]
+            w[ik[p]] = new
+            chk += new
+        old = w[D - 1]
+        W.save[n_saved] = old
+        n_saved += 1
+        new = old + c * bias
+        w[D - 1] = new
+        chk += new
+    if isfinite(chk):
+        return OK
+    # Undo in reverse order of application: every value returns exactly.
+    for k in range(m - 1, -1, -1):
+        if W.tau[k] == 0.0:
+            continue
+        n_saved -= 1
+        w[D - 1] = W.save[n_saved]
+        nk = get_row(R, rows[k], &xk, &ik)
+        for p in range(nk - 1, -1, -1):
+            n_saved -= 1
+            w[ik[p]] = W.save[n_saved]
+    moved[0] = False
+    bad[0] = rows[m - 1]
+    return NONFINITE_STATE
+
+
+def bpa_pass(const double[::1] data, const int[::1] indices,
+             const long long[::1] indptr, const int[::1] dense_idx,
+             Py_ssize_t n_cols, const double[::1] y, const Py_ssize_t[::1] order,
+             Py_ssize_t n_seen, double bias, double[::1] w, int variant, bint sliding,
+             Py_ssize_t B, double C, double rho, bint flush,
+             double[::1] scores_out):
+    """One pass of mini-batch PA over `order`; w (length D, intercept last) in place.
+
+    The first `n_seen` rows of `order` were predicted (and, sliding, used) by an
+    earlier call: they are neither predicted nor counted again.  Block mode:
+    consecutive groups of B rows of `order`, every row predicted with the
+    model from before its group, then one joint update; a last, shorter group
+    is updated only when `flush`.  Sliding mode: predict row t, then update
+    with the window of the last min(B, t + 1) rows.
+
+    When `scores_out` is not empty, it receives the score each new row was
+    predicted with (row t of `order` at t - n_seen).
+
+    Returns (rounds, mistakes, updates, loss_sum, status, position, n_left):
+    n_left = rows at the end of `order` to carry into the next call (the
+    pending group, or the last B - 1 rows of the sliding window).
+    """
+    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
+    cdef Py_ssize_t n = order.shape[0], D = w.shape[0], t, start, end, r, i, lo
+    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_left = 0
+    cdef double f, mrg, loss_sum = 0.0
+    cdef int status = OK
+    cdef bint moved, keep_scores = scores_out.shape[0] > 0
+    cdef Py_ssize_t max_nnz = max_row_nnz(&R, order)
+    cdef double[::1] buf = np.empty(5 * B + B * B + qp_work_size(B) + B * (max_nnz + 1))
+    cdef Py_ssize_t[::1] ibuf = np.empty(qp_iwork_size(B) + 1, dtype=np.intp)
+    cdef BPAWork W
+    W.Q = &buf[0]
+    W.ell = W.Q + B * B
+    W.lo = W.ell + B
+    W.hi = W.lo + B
+    W.tau = W.hi + B
+    W.qwork = W.tau + B
+    W.save = W.qwork + qp_work_size(B)
+    W.qiwork = &ibuf[0]
+    with nogil:
+        start = 0
+        t = 0
+        while t < n:
+            i = order[t]
+            if t >= n_seen:
+                f = _bpa_score(&R, i, &w[0], D, bias)
+                mrg = y[i] * f
+                if not isfinite(mrg):
+                    status = NONFINITE_INPUT
+                    pos = i
+                    break
+                if keep_scores:
+                    scores_out[t - n_seen] = f
+                rounds += 1
+                if mrg <= 0.0:
+                    mistakes += 1
+                if mrg < 1.0:
+                    loss_sum += 1.0 - mrg
+            t += 1
+            if sliding:
+                if t <= n_seen:
+                    continue
+                lo = t - B if t > B else 0
+                status = _bpa_update(&R, &order[lo], t - lo, &y[0], bias, &w[0], D,
+                                     variant, C, rho, &W, &moved, &pos)
+            elif t - start == B or (flush and t == n):
+                end = t
+                status = _bpa_update(&R, &order[start], end - start, &y[0], bias, &w[0],
+                                     D, variant, C, rho, &W, &moved, &pos)
+                start = end
+            else:
+                continue
+            if status != OK:
+                break
+            if moved:
+                updates += 1
+        if sliding:
+            n_left = B - 1 if n > B - 1 else n
+        else:
+            n_left = n - start
+    return rounds, mistakes, updates, loss_sum, status, pos, n_left

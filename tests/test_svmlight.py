@@ -1,0 +1,648 @@
+"""svmlight/libsvm reading and writing, against independent references.
+
+References: a slow pure-Python parser written from the format description
+(``float()``/``int()`` per token), Python's ``repr`` for the writer and
+scikit-learn's ``load_svmlight_file`` where it is installed.
+"""
+import bz2
+import gzip
+import io
+import lzma
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cwkit
+from cwkit import SvmlightError, dump_svmlight, iter_svmlight, load_svmlight, scan_svmlight
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+FAST = settings(max_examples=30, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+COMPRESS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+
+
+# --------------------------------------------------------------------------
+# Independent reference: the format, one token at a time, in plain Python.
+
+def ref_parse(text, zero_based="auto", multilabel=False, query_id=False):
+    labels, qids, rows = [], [], []
+    for line in text.split(b"\n"):
+        parts = line.split(b"#")[0].split()
+        if not parts:
+            continue
+        if multilabel:
+            if b":" in parts[0]:
+                labels.append(())
+            else:
+                labels.append(tuple(sorted(float(t) for t in parts.pop(0).split(b","))))
+        else:
+            labels.append(float(parts.pop(0)))
+        qid = 0
+        if parts and parts[0].startswith(b"qid:"):
+            qid = int(parts.pop(0)[4:])
+        qids.append(qid)
+        row = []
+        for tok in parts:
+            i, v = tok.split(b":")
+            row.append((int(i), float(v)))
+        rows.append(row)
+    all_idx = [i for row in rows for i, _ in row]
+    if zero_based == "auto":
+        zero_based = 0 in all_idx
+    shift = 0 if zero_based else 1
+    n_cols = max(all_idx) + 1 - shift if all_idx else 0
+    dense = np.zeros((len(rows), max(n_cols, 0)))
+    for r, row in enumerate(rows):
+        for i, v in row:
+            dense[r, i - shift] = v
+    nnz = [len(row) for row in rows]
+    data = np.array([v for row in rows for _, v in row], dtype=np.float64)
+    y = labels if multilabel else np.array(labels, dtype=np.float64)
+    return dense, data, nnz, y, np.array(qids, dtype=np.int64)
+
+
+def same_bits(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
+
+
+def check_against_ref(text, **kw):
+    dense, data, nnz, y, qids = ref_parse(text, **kw)
+    out = load_svmlight(io.BytesIO(text), **kw)
+    X, y2, q2 = out if kw.get("query_id") else (*out, None)
+    assert X.shape == dense.shape
+    assert same_bits(X.data, data)            # bit for bit, including -0.0
+    assert np.array_equal(np.diff(X.indptr), nnz)
+    assert np.array_equal(X.toarray(), dense)
+    if kw.get("multilabel"):
+        assert y2 == y
+    else:
+        assert same_bits(y2, y)
+    if q2 is not None:
+        assert np.array_equal(q2, qids)
+    return X, y2
+
+
+# --------------------------------------------------------------------------
+# Random valid files with varied, legal spellings.
+
+def number_texts(value_strategy):
+    def spell(args):
+        v, style = args
+        if style == 0:
+            return repr(v)
+        if style == 1:
+            return f"{v:g}"
+        if style == 2:
+            return f"{v:.17e}"
+        if style == 3:
+            return f"{v:.25f}".rstrip("0") + "0"      # many digits: the strtod path
+        if style == 4:
+            return f"{v:+.3E}"
+        return f"{v:.40g}"                            # exact binary expansion, > 19 digits
+    return st.tuples(value_strategy, st.integers(0, 5)).map(spell)
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+values = st.one_of(finite, st.floats(-1e3, 1e3), st.integers(-10**6, 10**6).map(float),
+                   st.sampled_from([0.0, -0.0, 5e-324, 2.2250738585072014e-308,
+                                    1.7976931348623157e308, 0.1, 1e22, 1e23, 9007199254740993.0]))
+odd_numbers = st.sampled_from(["007.50", ".5", "5.", "-0", "+1", "1E5", "1e-400", "0e999",
+                               "2.4703282292062328e-324", "2.4703282292062327e-324",
+                               "1.7976931348623158e308", "9007199254740993",
+                               "0.1000000000000000055511151231257827021181583404541015625",
+                               "123456789012345678901234567890e-20", "4.9e-324"])
+sep = st.sampled_from([" ", "\t", "  ", " \t "])
+
+
+@st.composite
+def svm_files(draw, multilabel=False, with_qid=False, zero=None):
+    n_rows = draw(st.integers(0, 8))
+    lines = []
+    if draw(st.booleans()):
+        lines.append("# a header comment: 1:2 x")
+    for _ in range(n_rows):
+        if multilabel:
+            lab = ",".join(draw(st.lists(number_texts(st.integers(-3, 3).map(float)),
+                                         min_size=0, max_size=3)))
+        else:
+            lab = draw(st.one_of(number_texts(st.integers(-2, 5).map(float)),
+                                 st.sampled_from(["+1", "-1", "0", "1.5e0"])))
+        k = draw(st.integers(0, 6))
+        idx = sorted(draw(st.sets(st.integers(0 if zero is not False else 1, 40),
+                                  min_size=k, max_size=k)))
+        toks = [lab] if lab else []
+        if with_qid or draw(st.booleans()) and not multilabel:
+            toks.append(f"qid:{draw(st.integers(-5, 10**12))}")
+        for i in idx:
+            spelled = draw(st.sampled_from(["", "", "+", "0"])) + str(i)
+            toks.append(f"{spelled}:{draw(st.one_of(number_texts(values), odd_numbers))}")
+        line = draw(sep).join(toks)
+        if not toks:
+            continue
+        line = draw(st.sampled_from(["", " ", "\t"])) + line
+        line += draw(st.sampled_from(["", " ", " # comment 3:4", "#x", "\r"]))
+        lines.append(line)
+        if draw(st.integers(0, 5)) == 0:
+            lines.append(draw(st.sampled_from(["", "   ", "# only a comment", "\r"])))
+    text = "\n".join(lines)
+    if draw(st.booleans()):
+        text += "\n"
+    return text.encode()
+
+
+def drop_overflow(text):
+    """Valid files only: the reference treats inf as a value, the format does not."""
+    return not any(np.isinf(float(t.split(b":")[1])) for line in text.split(b"\n")
+                   for t in line.split(b"#")[0].split() if b":" in t and not t.startswith(b"qid"))
+
+
+@FAST
+@given(svm_files().filter(drop_overflow))
+def test_random_valid_files_match_reference(text):
+    check_against_ref(text)
+
+
+@FAST
+@given(svm_files(multilabel=True).filter(drop_overflow))
+def test_random_multilabel_files_match_reference(text):
+    check_against_ref(text, multilabel=True)
+
+
+@FAST
+@given(st.sampled_from([True, False, "auto"]).flatmap(
+    lambda zb: st.tuples(st.just(zb), svm_files(with_qid=True, zero=zb).filter(drop_overflow))))
+def test_random_qid_files_match_reference(case):
+    zero_based, text = case
+    check_against_ref(text, query_id=True, zero_based=zero_based)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(finite.map(repr), number_texts(finite), odd_numbers))
+def test_values_equal_python_float(token):
+    expected = float(token)
+    text = f"1 1:{token}\n".encode()
+    if np.isinf(expected):
+        with pytest.raises(SvmlightError, match="out of the range"):
+            load_svmlight(io.BytesIO(text))
+        return
+    X, _ = load_svmlight(io.BytesIO(text))
+    assert same_bits(X.data, [expected])
+
+
+# --------------------------------------------------------------------------
+# Chunk boundaries, batches and streaming.
+
+@FAST
+@given(svm_files().filter(drop_overflow), st.integers(1, 40))
+def test_chunk_boundaries_anywhere(text, chunk):
+    X1, y1 = load_svmlight(io.BytesIO(text))
+    X2, y2 = load_svmlight(io.BytesIO(text), chunk_size=chunk)
+    assert (X1 != X2).nnz == 0 and X1.shape == X2.shape
+    assert same_bits(X1.data, X2.data) and same_bits(y1, y2)
+
+
+@FAST
+@given(svm_files(zero=False).filter(drop_overflow), st.integers(1, 40), st.integers(1, 5),
+       st.booleans())
+def test_iter_batches_concatenate_to_load(text, chunk, batch, prefetch):
+    X, y = load_svmlight(io.BytesIO(text), zero_based=False)
+    batches = list(iter_svmlight(io.BytesIO(text), batch_size=batch, zero_based=False,
+                                 chunk_size=chunk, prefetch=prefetch))
+    assert all(b[0].shape[0] == batch for b in batches[:-1])
+    widths = [b[0].shape[1] for b in batches]
+    assert widths == sorted(widths)
+    if batches:
+        Xi = sp.vstack([sp.csr_matrix((b[0].data, b[0].indices, b[0].indptr),
+                                      shape=(b[0].shape[0], X.shape[1])) for b in batches])
+        assert widths[-1] == X.shape[1] and (Xi.tocsr() != X).nnz == 0
+        assert same_bits(np.concatenate([b[1] for b in batches]), y)
+    else:
+        assert X.shape[0] == 0
+
+
+def test_iter_multilabel_and_qid_batches():
+    text = b"1,2 qid:1 1:1\n qid:1 2:2\n3 qid:2 1:3 3:1\n2,3,1 qid:2\n"
+    X, y, q = load_svmlight(io.BytesIO(text), multilabel=True, query_id=True)
+    for batch in (1, 2, 3):
+        parts = list(iter_svmlight(io.BytesIO(text), batch_size=batch, multilabel=True,
+                                   query_id=True, n_features=3, chunk_size=5))
+        assert [lab for p in parts for lab in p[1]] == y
+        assert y == [(1.0, 2.0), (), (3.0,), (1.0, 2.0, 3.0)]
+        assert np.concatenate([p[2] for p in parts]).tolist() == q.tolist() == [1, 1, 2, 2]
+        assert (sp.vstack([p[0] for p in parts]) != X).nnz == 0
+
+
+@pytest.mark.parametrize("mmap_min", [0, 1 << 24])
+def test_output_growth_and_anonymous_buffers(tmp_path, monkeypatch, mmap_min):
+    # Large outputs live on anonymous mappings; force them for small data
+    # too, and make the arrays grow (a stream of unknown size starts small).
+    monkeypatch.setattr(cwkit.svmlight, "_MMAP_MIN", mmap_min)
+    rng = np.random.default_rng(3)
+    X = sp.random(6000, 40, density=0.3, format="csr", random_state=rng)
+    y = rng.integers(0, 3, 6000).astype(float)
+    buf = io.BytesIO()
+    dump_svmlight(X, y, buf, zero_based=True)
+    path = tmp_path / "g.svm.gz"
+    path.write_bytes(gzip.compress(buf.getvalue()))
+    for source in (io.BytesIO(buf.getvalue()), path):
+        X2, y2 = load_svmlight(source, zero_based=True, n_features=40)
+        assert same_bits(X2.data, X.data) and np.array_equal(X2.indices, X.indices)
+        assert np.array_equal(X2.indptr, X.indptr) and same_bits(y2, y)
+    parts = list(iter_svmlight(path, zero_based=True, n_features=40, batch_size=4000))
+    assert (sp.vstack([p[0] for p in parts]) != X).nnz == 0
+
+
+def test_error_line_independent_of_chunking():
+    text = b"".join(b"1 1:1 2:2\n" if i != 57 else b"1 2:1 1:2\n" for i in range(100))
+    for chunk in (1, 7, 64, 1 << 20):
+        with pytest.raises(SvmlightError) as info:
+            load_svmlight(io.BytesIO(text), chunk_size=chunk)
+        assert info.value.line == 58
+
+
+class CountingReader(io.RawIOBase):
+    """An endless-looking stream that counts the bytes handed out."""
+
+    def __init__(self, line, n_lines):
+        self.line, self.left, self.served = line, n_lines, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        k = min(len(b) // len(self.line), self.left)
+        chunk = self.line * k
+        b[:len(chunk)] = chunk
+        self.left -= k
+        self.served += len(chunk)
+        return len(chunk)
+
+
+def test_iter_reads_only_a_bounded_prefix():
+    line = b"1 3:0.25 17:1.5 900:2\n"
+    raw = CountingReader(line, 10**7)                 # 220 MB if read in full
+    it = iter_svmlight(io.BufferedReader(raw), batch_size=1000, chunk_size=1 << 16)
+    X, _ = next(it)
+    assert X.shape == (1000, 900) and X.nnz == 3000
+    assert raw.served < 5 * (1 << 16) + 1000 * len(line)
+    it.close()
+
+
+def test_iter_auto_base_decides_from_first_batch():
+    text = b"1 1:1\n1 2:1\n1 0:1\n"
+    with pytest.raises(SvmlightError, match="line 3.*zero_based=True") as info:
+        list(iter_svmlight(io.BytesIO(text), batch_size=2))
+    assert info.value.line == 3
+    batches = list(iter_svmlight(io.BytesIO(text), batch_size=3))
+    assert batches[0][0].toarray().tolist() == [[0, 1, 0], [0, 0, 1], [1, 0, 0]]
+
+
+def test_iter_fixed_width_and_scan():
+    text = b"1 1:1\n-1 5:2\n1 2:3 3:1\n-1\n"
+    info = scan_svmlight(io.BytesIO(text))
+    assert (info.n_samples, info.n_features, info.nnz, info.zero_based) == (4, 5, 4, False)
+    assert info.classes.tolist() == [-1.0, 1.0]
+    widths = [X.shape[1] for X, _ in iter_svmlight(io.BytesIO(text), batch_size=1)]
+    assert widths == [1, 5, 5, 5]
+    widths = [X.shape[1] for X, _ in iter_svmlight(io.BytesIO(text), batch_size=1,
+                                                   n_features=info.n_features)]
+    assert widths == [5, 5, 5, 5]
+
+
+def test_iter_closes_cleanly_midway(tmp_path):
+    path = tmp_path / "d.svm"
+    path.write_bytes(b"1 1:1\n" * 10000)
+    it = iter_svmlight(path, batch_size=10, chunk_size=64)
+    next(it)
+    it.close()                                        # joins the prefetch thread
+    assert not [t for t in __import__("threading").enumerate()
+                if t.name == "cwkit-svmlight-prefetch"]
+
+
+# --------------------------------------------------------------------------
+# API details.
+
+def test_formats_of_the_issue():
+    text = (b"# header\r\n\r\n+1 qid:7 1:0.5\t\t3:-2 # tail\r\n-1\n0 2:1e-3\n"
+            b"2.5 1:3   2:4\n7")
+    X, y = load_svmlight(io.BytesIO(text))
+    assert X.toarray().tolist() == [[0.5, 0, -2], [0, 0, 0], [0, 1e-3, 0], [3, 4, 0], [0, 0, 0]]
+    assert y.tolist() == [1, -1, 0, 2.5, 7]
+    X, _ = load_svmlight(io.BytesIO(b"1 +2:1 007:2\n"))      # as libsvm's strtol and int()
+    assert X.toarray().tolist() == [[0, 1, 0, 0, 0, 0, 2]]
+
+
+def test_zero_based_auto_and_forced_and_n_features():
+    one = b"1 1:1 3:2\n"
+    assert load_svmlight(io.BytesIO(one))[0].toarray().tolist() == [[1, 0, 2]]
+    assert load_svmlight(io.BytesIO(one), zero_based=True)[0].toarray().tolist() == [[0, 1, 0, 2]]
+    assert load_svmlight(io.BytesIO(one), n_features=5)[0].shape == (1, 5)
+    zero = b"1 0:1 3:2\n"
+    assert load_svmlight(io.BytesIO(zero))[0].toarray().tolist() == [[1, 0, 0, 2]]
+    with pytest.raises(SvmlightError, match="beyond n_features=3") as info:
+        load_svmlight(io.BytesIO(b"1 1:1\n1 0:1 3:2\n"), n_features=3)   # zero-based: 3 is out
+    assert info.value.line == 2 and info.value.token == "3:2"
+    assert load_svmlight(io.BytesIO(b"1 1:1 3:2\n"), n_features=3)[0].shape == (1, 3)
+
+
+def test_dtype_float32():
+    text = b"1 1:0.1 2:1e-40 3:3.4e38\n"
+    X32, _ = load_svmlight(io.BytesIO(text), dtype=np.float32)
+    X64, _ = load_svmlight(io.BytesIO(text))
+    assert X32.dtype == np.float32
+    assert same_bits(X32.data.astype(np.float64), X64.data.astype(np.float32).astype(np.float64))
+    with pytest.raises(ValueError, match="floating"):
+        load_svmlight(io.BytesIO(text), dtype=np.int64)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_compressed_by_suffix_and_by_magic(tmp_path, suffix):
+    text = b"1 1:0.5 4:2\n-1 2:1\n"
+    path = tmp_path / ("d.svm" + suffix)
+    path.write_bytes(COMPRESS[suffix](text))
+    X, y = load_svmlight(path)
+    assert X.toarray().tolist() == [[0.5, 0, 0, 2], [0, 1, 0, 0]]
+    X2, y2 = load_svmlight(io.BytesIO(path.read_bytes()))          # no name: magic bytes
+    assert (X != X2).nnz == 0 and y.tolist() == y2.tolist()
+    plain = tmp_path / "misnamed.svm"                                # compressed, no suffix
+    plain.write_bytes(path.read_bytes())
+    assert (load_svmlight(plain)[0] != X).nnz == 0
+
+
+def test_stdin(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"1 1:2\n")))
+    X, y = load_svmlight("-")
+    assert X.toarray().tolist() == [[2.0]] and y.tolist() == [1.0]
+
+
+def test_dump_to_stdout(monkeypatch):
+    out = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out))
+    dump_svmlight(np.array([[0.0, 2.5]]), [1], "-")
+    assert out.getvalue() == b"1 2:2.5\n"
+
+
+def test_text_mode_file_is_refused():
+    with pytest.raises(TypeError, match="'rb'"):
+        load_svmlight(io.StringIO("1 1:1\n"))
+
+
+def test_empty_inputs():
+    X, y = load_svmlight(io.BytesIO(b""))
+    assert X.shape == (0, 0) and y.shape == (0,)
+    X, y = load_svmlight(io.BytesIO(b"# nothing\n\n"), n_features=4)
+    assert X.shape == (0, 4)
+    assert list(iter_svmlight(io.BytesIO(b""))) == []
+
+
+# --------------------------------------------------------------------------
+# Bad input: one test per class, each naming file, line and token.
+
+BAD = [
+    ("unsorted", b"1 3:1 2:1\n", "out of order", "2:1"),
+    ("duplicate", b"1 2:1 2:1\n", "repeats the previous index", "2:1"),
+    ("negative", b"1 -4:1\n", "negative feature index", "-4:1"),
+    ("non-integer index", b"1 1.5:1\n", "is not an integer", "1.5:1"),
+    ("index beyond int32", b"1 2147483648:1\n", "exceeds 2147483647", "2147483648:1"),
+    ("missing colon", b"1 7\n", "has no ':'", "7"),
+    ("non-numeric value", b"1 1:abc\n", "invalid feature value", "1:abc"),
+    ("nan value", b"1 1:nan\n", "no hex, nan or inf", "1:nan"),
+    ("inf value", b"1 1:-inf\n", "no hex, nan or inf", "1:-inf"),
+    ("hex value", b"1 1:0x1p3\n", "no hex, nan or inf", "1:0x1p3"),
+    ("overflowing value", b"1 1:1e400\n", "out of the range of a double", "1:1e400"),
+    ("string label", b"spam 1:1\n", "invalid label", "spam"),
+    ("nan label", b"nan 1:1\n", "invalid label", "nan"),
+    ("bad qid", b"1 qid:x 1:1\n", "invalid query id", "qid:x"),
+    ("qid beyond int64", b"1 qid:9223372036854775808\n", "invalid query id",
+     "qid:9223372036854775808"),
+    ("non-text", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "control or non-ASCII byte", "\x89"),
+    ("non-text inside a token", b"1 1:2\x00\n", "control or non-ASCII byte", "1:2\x00"),
+]
+
+
+@pytest.mark.parametrize("bad, message, token", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_input_names_file_line_and_token(tmp_path, bad, message, token):
+    path = tmp_path / "bad.svm"
+    path.write_bytes(b"1 1:1\n# a comment\n" + bad)
+    with pytest.raises(SvmlightError, match=message) as info:
+        load_svmlight(path)
+    err = info.value
+    assert isinstance(err, ValueError)
+    assert err.path == str(path) and err.line == 3 and err.token == token
+    assert f"{path}, line 3:" in str(err) and repr(token) in str(err)
+
+
+def test_error_pickles_with_its_attributes():
+    import pickle
+
+    with pytest.raises(SvmlightError) as info:
+        load_svmlight(io.BytesIO(b"1 1:1\n1 1:x\n"))
+    err = pickle.loads(pickle.dumps(info.value))
+    assert (err.path, err.line, err.token, str(err)) == (
+        info.value.path, 2, "1:x", str(info.value))
+
+
+def test_index_zero_in_one_based_file(tmp_path):
+    path = tmp_path / "z.svm"
+    path.write_bytes(b"1 1:1\n\n1 0:1\n")
+    with pytest.raises(SvmlightError, match="index 0 in '0:1'") as info:
+        load_svmlight(path, zero_based=False)
+    assert info.value.line == 3 and str(path) in str(info.value)
+
+
+def test_index_beyond_n_features(tmp_path):
+    path = tmp_path / "n.svm"
+    path.write_bytes(b"1 1:1\n1 9:1\n")
+    with pytest.raises(SvmlightError, match="'9:1' is beyond n_features=5") as info:
+        load_svmlight(path, n_features=5, zero_based=False)
+    assert info.value.line == 2
+
+
+def test_missing_qid_when_asked(tmp_path):
+    path = tmp_path / "q.svm"
+    path.write_bytes(b"1 qid:1 1:1\n2 1:1\n")
+    with pytest.raises(SvmlightError, match="has no qid") as info:
+        load_svmlight(path, query_id=True)
+    assert info.value.line == 2 and info.value.token == "2"
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_truncated_compressed_stream(tmp_path, suffix):
+    text = b"".join(b"%d 1:%d 2:0.5\n" % (i % 2, i) for i in range(20000))
+    blob = COMPRESS[suffix](text)
+    path = tmp_path / ("t.svm" + suffix)
+    path.write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(SvmlightError, match="truncated or corrupt") as info:
+        load_svmlight(path)
+    assert info.value.path == str(path) and 1 <= info.value.line <= 20001
+    assert f"{path}, line {info.value.line}:" in str(info.value)
+
+
+def test_no_partial_result_and_skip_mode(tmp_path):
+    good = [b"1 1:1", b"-1 2:2", b"1 3:3 4:1", b"-1 1:5"]
+    bad = [b"x 1:1", b"1 2:1 1:1", b"1 1:nan"]
+    text = b"\n".join([good[0], bad[0], good[1], bad[1], good[2], bad[2], good[3]]) + b"\n"
+    path = tmp_path / "dirty.svm"
+    path.write_bytes(text)
+    with pytest.raises(SvmlightError) as info:
+        load_svmlight(path)
+    assert info.value.line == 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        X, y = load_svmlight(path, on_error="skip")
+    Xc, yc = load_svmlight(io.BytesIO(b"\n".join(good) + b"\n"))
+    assert (X != Xc).nnz == 0 and y.tolist() == yc.tolist()
+    msgs = [str(w.message) for w in caught if issubclass(w.category, cwkit.SvmlightWarning)]
+    assert len(msgs) == 1 and "skipped 3 bad line(s)" in msgs[0] and "line 2" in msgs[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        batches = list(iter_svmlight(path, on_error="skip", batch_size=2))
+    assert sum(b[0].shape[0] for b in batches) == 4 and len(caught) == 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=200), st.integers(1, 64))
+def test_random_bytes_never_crash(blob, chunk):
+    for reader in (lambda: load_svmlight(io.BytesIO(blob), chunk_size=chunk),
+                   lambda: list(iter_svmlight(io.BytesIO(blob), batch_size=3, chunk_size=chunk)),
+                   lambda: load_svmlight(io.BytesIO(blob), multilabel=True, query_id=True)):
+        try:
+            reader()
+        except SvmlightError:
+            pass
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="0123456789:.-+eE #\n\t\r,qidnaxX", max_size=120))
+def test_random_token_soup_never_crashes(text):
+    try:
+        X, y = load_svmlight(io.BytesIO(text.encode()))
+    except SvmlightError:
+        return
+    assert X.shape[0] == len(y) and np.all(np.isfinite(X.data))
+
+
+# --------------------------------------------------------------------------
+# Writing: shortest repr, exact round trip.
+
+def random_csr(draw, n_rows, n_cols, elements):
+    cells = n_rows * n_cols
+    mask = np.array(draw(st.lists(st.booleans(), min_size=cells, max_size=cells)),
+                    dtype=bool).reshape(n_rows, n_cols)
+    vals = draw(st.lists(elements, min_size=int(mask.sum()), max_size=int(mask.sum())))
+    rows, cols = np.nonzero(mask)
+    return sp.csr_matrix((np.array(vals, dtype=np.float64), (rows, cols)), shape=(n_rows, n_cols))
+
+
+extreme = st.one_of(finite, st.sampled_from([5e-324, -5e-324, 2.2250738585072009e-308,
+                                             1.7976931348623157e308, -0.0, 0.0, 1e-320]),
+                    st.floats(min_value=-1e-300, max_value=1e-300))
+
+
+@st.composite
+def datasets(draw):
+    n_rows, n_cols = draw(st.integers(0, 6)), draw(st.integers(1, 8))
+    X = random_csr(draw, n_rows, n_cols, extreme)
+    y = np.array(draw(st.lists(extreme, min_size=n_rows, max_size=n_rows)), dtype=np.float64)
+    q = np.array(draw(st.lists(st.integers(-2**62, 2**62), min_size=n_rows, max_size=n_rows)),
+                 dtype=np.int64)
+    return X, y, q
+
+
+@FAST
+@given(datasets(), st.booleans(), st.sampled_from(["", ".gz", ".xz"]))
+def test_dump_load_round_trip_is_exact(tmp_path_factory, data, zero_based, suffix):
+    X, y, q = data
+    path = tmp_path_factory.mktemp("rt") / ("d.svm" + suffix)
+    dump_svmlight(X, y, path, zero_based=zero_based, query_id=q, comment="made by\ncwkit")
+    X2, y2, q2 = load_svmlight(path, n_features=X.shape[1], zero_based=zero_based,
+                               query_id=True)
+    assert X2.shape == X.shape
+    assert np.array_equal(X2.indptr, X.indptr) and np.array_equal(X2.indices, X.indices)
+    assert same_bits(X2.data, X.data) and same_bits(y2, y) and np.array_equal(q2, q)
+
+
+@settings(max_examples=150, deadline=None)
+@given(extreme)
+def test_writer_uses_shortest_repr(v):
+    buf = io.BytesIO()
+    dump_svmlight(sp.csr_matrix(([v], ([0], [0])), shape=(1, 1)), [v], buf)
+    label, feat = buf.getvalue().split()
+    text = repr(v)
+    expected = text.removesuffix(".0")
+    assert label.decode() == expected and feat.decode() == "1:" + expected
+
+
+def test_dump_details():
+    buf = io.BytesIO()
+    X = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, 0.0], [-2.0, 0.0, 1e-5]])
+    dump_svmlight(X, [1, -1, 0], buf, zero_based=True)
+    assert buf.getvalue() == b"1 1:1.5\n-1\n0 0:-2 2:1e-05\n"
+    buf = io.BytesIO()
+    dump_svmlight(sp.csr_matrix(X), [[1, 2], [], [3]], buf, multilabel=True, query_id=[4, 5, 6])
+    assert buf.getvalue() == b"1,2 qid:4 2:1.5\n qid:5\n3 qid:6 1:-2 3:1e-05\n"
+    X2, y2 = load_svmlight(io.BytesIO(buf.getvalue()), multilabel=True)
+    assert y2 == [(1.0, 2.0), (), (3.0,)] and np.array_equal(X2.toarray(), X)
+    with pytest.raises(ValueError, match="nan or inf"):
+        dump_svmlight(np.array([[np.nan]]), [1], io.BytesIO())
+    with pytest.raises(ValueError, match="one per row"):
+        dump_svmlight(X, [1, 2], io.BytesIO())
+
+
+def test_docstring_examples():
+    import doctest
+
+    assert doctest.testmod(cwkit.svmlight, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+# --------------------------------------------------------------------------
+# scikit-learn agreement.
+
+@FAST
+@given(svm_files(with_qid=True).filter(drop_overflow))
+def test_agrees_with_sklearn_on_random_files(text):
+    sk = pytest.importorskip("sklearn.datasets")
+    Xs, ys, qs = sk.load_svmlight_file(io.BytesIO(text), query_id=True)
+    X, y, q = load_svmlight(io.BytesIO(text), query_id=True)
+    if Xs.nnz == 0:    # scikit-learn makes one column when no feature appears; cwkit none
+        assert X.shape == (Xs.shape[0], 0)
+        Xs = Xs[:, :0]
+    assert X.shape == Xs.shape and (X != Xs).nnz == 0
+    assert same_bits(X.data, Xs.data) and same_bits(y, ys) and np.array_equal(q, qs)
+
+
+def _data_files():
+    if not DATA.is_dir():
+        return []
+    return sorted(p for p in DATA.rglob("*")
+                  if p.is_file() and not p.name.endswith((".md", ".txt")))
+
+
+def _head(path, n_lines=500):
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(path.suffix, open)
+    with opener(path, "rb") as fh:
+        return b"".join(fh.readline() for _ in range(n_lines))
+
+
+@pytest.mark.parametrize("path", _data_files() or [None],
+                         ids=lambda p: p.name if p is not None else "no-data")
+def test_agrees_with_sklearn_on_shared_data(path):
+    sk = pytest.importorskip("sklearn.datasets")
+    if path is None:
+        pytest.skip(f"{DATA} is absent (the repo is not cloned next to shared/)")
+    head = _head(path)                     # a prefix keeps the test fast
+    n = head.count(b"\n")
+    Xs, ys = sk.load_svmlight_file(io.BytesIO(head))
+    X, y = load_svmlight(io.BytesIO(head))
+    assert X.shape == Xs.shape and (X != Xs).nnz == 0
+    assert same_bits(X.data, Xs.data) and same_bits(y, ys)
+    # The file itself, decompressed by cwkit, streamed: its first n rows.
+    Xb, yb = next(iter_svmlight(path, batch_size=n, chunk_size=1 << 16))
+    assert Xb.shape == X.shape and (Xb != X).nnz == 0 and same_bits(yb, y)
