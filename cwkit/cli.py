@@ -394,6 +394,11 @@ def _eval(args, spool):
                          "own test folds)")
     if args.synthetic and args.data:
         raise UsageError("--synthetic and data files exclude each other")
+    if args.repeats > 1 and args.cv:
+        raise UsageError("--repeats and --cv exclude each other (the folds are the trials)")
+    if args.repeats > 1 and not (args.synthetic or args.shuffle):
+        raise UsageError("--repeats on data files needs --shuffle (else every trial is the "
+                         "same run)")
     if args.test and len(args.test) != len(args.data):
         raise UsageError(f"--test: give one test file per data file "
                          f"({len(args.data)} data files, {len(args.test)} --test)")

@@ -214,6 +214,15 @@ def test_eval_grid_shuffled_run_is_deterministic(capsys, data):
     assert rc == 0 and "(tuned)" in out
 
 
+def test_eval_repeats_reshuffle_a_file(capsys, data):
+    *_, train, _ = data
+    res = run_json(capsys, "eval", "--algos", "perceptron", "--shuffle", "--repeats", "3",
+                   train)["tasks"][0]["results"][0]
+    single = [run_json(capsys, "eval", "--algos", "perceptron", "--shuffle", "--seed", str(s),
+                       train)["tasks"][0]["results"][0]["mistakes"] for s in range(3)]
+    assert res["trials"] == 3 and res["mistakes"] == pytest.approx(np.mean(single))
+
+
 def test_eval_shuffle(capsys, data):
     X, y, *_, train, _ = data
     base = ("eval", "--algos", "perceptron", "--passes", "2", train)
@@ -519,6 +528,12 @@ def test_module_and_console_script():
     (["eval", "--passes", "0"], "expected a positive integer"),
     (["eval", "--cv", "1"], "--cv: must be >= 2"),
     (["eval", "--bogus"], "unrecognized arguments: --bogus"),
+    (["eval", "--repeats", "3", "--cv", "3"], "--repeats and --cv exclude each other"),
+    (["eval", "--repeats", "3"], "--repeats on data files needs --shuffle"),
+    (["eval", "--cv", "3", "--test", "t.svm", "d.svm"], "--cv and --test exclude each other"),
+    (["eval", "--synthetic", "crammer", "d.svm"], "--synthetic and data files exclude"),
+    (["eval", "--test", "t.svm"], "one test file per data file"),
+    (["predict", "m", "d", "--scores", "--proba"], "--scores and --proba exclude each other"),
     (["train", "--algo", "nope", "x.svm", "-o", "m"], "--algo: unknown algorithm 'nope'"),
 ])
 def test_usage_errors(capsys, argv, message):
