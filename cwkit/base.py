@@ -31,8 +31,8 @@ def _labels_1d(y, n_rows):
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn("A column-vector y was passed when a 1d array was expected; "
-                      "it is raveled to shape (n_samples,)", _sklearn_class("DataConversionWarning", UserWarning),
-                      stacklevel=4)
+                      "it is raveled to shape (n_samples,)",
+                      _sklearn_class("DataConversionWarning", UserWarning), stacklevel=4)
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D (one label per row), got shape {y.shape}")

@@ -321,3 +321,8 @@ class MiniBatchPA(OnlineClassifier):
     def _make_model(self, n_classes, n_features):
         engine, _, hyper = self._engine()
         return make_model(self, engine, hyper, n_classes, n_features)
+
+    def _poor_score(self):
+        # BPA-LS imposes margin exactly 1 on every row of each group (tau may be
+        # negative): its last iterate is as noisy as PA-LS's, more so for B > 1.
+        return self.variant == "bpa-ls"

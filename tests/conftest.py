@@ -36,8 +36,30 @@ def case_id(case):
     return "-".join([name] + extra)
 
 
+#: Rules whose reference lives in their own module's numpy step (mini-batch, L1).
+OTHER_CASES = [
+    ("bpa1", {"C": 0.3, "batch_size": 3}),
+    ("bpa2", {"C": 0.3, "batch_size": 3}),
+    ("bpa-ls", {"C": 0.3, "batch_size": 3}),
+    ("bpa1", {"C": 0.3, "batch_size": 3, "window": "sliding"}),
+    ("l1-pa", {"beta": 10.0}),
+]
+
+
+def _other_id(case):
+    name, params = case
+    return name + ("-sliding" if params.get("window") == "sliding" else "")
+
+
 @pytest.fixture(params=BINARY_CASES, ids=[case_id(c) for c in BINARY_CASES])
 def binary_case(request):
+    return request.param
+
+
+@pytest.fixture(params=BINARY_CASES + OTHER_CASES,
+                ids=[case_id(c) for c in BINARY_CASES] + [_other_id(c) for c in OTHER_CASES])
+def any_case(request):
+    """Every registered binary rule, for properties that need no reference."""
     return request.param
 
 

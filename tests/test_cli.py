@@ -8,6 +8,7 @@ import json
 import lzma
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -508,10 +509,11 @@ def test_algos(capsys):
 
 def test_module_and_console_script():
     assert 'cwkit = "cwkit.cli:main"' in (ROOT / "pyproject.toml").read_text()
+    # the package under test (installed, or built in place), run from elsewhere
+    site = Path(cwkit.__file__).resolve().parents[1]
     proc = subprocess.run([sys.executable, "-m", "cwkit", "algos"], check=False,
-                          capture_output=True,
-                          text=True, cwd=ROOT.parent, env={"PYTHONPATH": str(ROOT),
-                                                           "PATH": "/usr/bin:/bin"})
+                          capture_output=True, text=True, cwd=tempfile.gettempdir(),
+                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0 and "arow" in proc.stdout
 
 

@@ -31,8 +31,8 @@ def data():
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_dense_and_csr_identical(binary_case, data, fit_intercept):
-    name, params = binary_case
+def test_dense_and_csr_identical(any_case, data, fit_intercept):
+    name, params = any_case
     X, y = data
     a = cwkit.make(name, random_state=1, n_passes=2, fit_intercept=fit_intercept,
                    **params).fit(X, y)
@@ -44,8 +44,8 @@ def test_dense_and_csr_identical(binary_case, data, fit_intercept):
                                   b.decision_function(sp.csr_matrix(X)))
 
 
-def test_other_sparse_formats_and_float32(binary_case, data):
-    name, params = binary_case
+def test_other_sparse_formats_and_float32(any_case, data):
+    name, params = any_case
     X, y = data
     a = cwkit.make(name, shuffle=False, **params).fit(X, y)
     for Xo in (sp.csc_matrix(X), sp.coo_matrix(X), X.tolist()):
@@ -59,8 +59,8 @@ def test_other_sparse_formats_and_float32(binary_case, data):
     _assert_same(a, c)
 
 
-def test_partial_fit_in_pieces_equals_one_pass(binary_case, data):
-    name, params = binary_case
+def test_partial_fit_in_pieces_equals_one_pass(any_case, data):
+    name, params = any_case
     X, y = data
     one = cwkit.make(name, **params).partial_fit(X, y)
     parts = cwkit.make(name, **params)
@@ -73,8 +73,8 @@ def test_partial_fit_in_pieces_equals_one_pass(binary_case, data):
     assert parts.t_ == one.t_ == 200
 
 
-def test_fit_is_deterministic_and_resets(binary_case, data):
-    name, params = binary_case
+def test_fit_is_deterministic_and_resets(any_case, data):
+    name, params = any_case
     X, y = data
     a = cwkit.make(name, random_state=3, n_passes=3, **params).fit(X, y)
     b = cwkit.make(name, random_state=3, n_passes=3, **params)
@@ -86,16 +86,16 @@ def test_fit_is_deterministic_and_resets(binary_case, data):
     assert not np.array_equal(a.coef_, c.coef_) or name in ("sop",)
 
 
-def test_shuffle_false_is_one_ordered_pass(binary_case, data):
-    name, params = binary_case
+def test_shuffle_false_is_one_ordered_pass(any_case, data):
+    name, params = any_case
     X, y = data
     a = cwkit.make(name, shuffle=False, **params).fit(X, y)
     b = cwkit.make(name, **params).partial_fit(X, y)
     _assert_same(a, b)
 
 
-def test_inputs_not_mutated(binary_case, data):
-    name, params = binary_case
+def test_inputs_not_mutated(any_case, data):
+    name, params = any_case
     X, y = data
     Xs = sp.csr_matrix(X)
     copies = (X.copy(), y.copy(), Xs.data.copy(), Xs.indices.copy(), Xs.indptr.copy())
@@ -106,8 +106,8 @@ def test_inputs_not_mutated(binary_case, data):
         np.testing.assert_array_equal(before, after)
 
 
-def test_zero_rows_make_no_update_and_no_nan(binary_case):
-    name, params = binary_case
+def test_zero_rows_make_no_update_and_no_nan(any_case):
+    name, params = any_case
     X = np.zeros((30, 4))
     y = np.tile([1, -1], 15)
     est = cwkit.make(name, fit_intercept=False, **params).partial_fit(X, y)
@@ -163,8 +163,8 @@ def test_many_rounds_drive_variance_toward_zero_without_nan(name):
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e-160, 1e150])
-def test_extreme_but_representable_values_give_no_nan(binary_case, scale):
-    name, params = binary_case
+def test_extreme_but_representable_values_give_no_nan(any_case, scale):
+    name, params = any_case
     X, y = make_binary(np.random.default_rng(2), n=50, d=3)
     try:
         est = cwkit.make(name, **params).partial_fit(X * scale, y)
@@ -176,8 +176,8 @@ def test_extreme_but_representable_values_give_no_nan(binary_case, scale):
     assert np.all(np.isfinite(est.decision_function(X * scale)))
 
 
-def test_overflowing_input_raises_clear_error(binary_case):
-    name, params = binary_case
+def test_overflowing_input_raises_clear_error(any_case):
+    name, params = any_case
     X = np.array([[1e300, 1e300, -1e300]])
     with pytest.raises(cwkit.ModelError, match=r"row 0: .*(not finite|overflow)"):
         cwkit.make(name, **params).partial_fit(X, [1], classes=[-1, 1])

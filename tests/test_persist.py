@@ -21,8 +21,8 @@ def _fitted_attrs(est):
 
 
 @pytest.mark.parametrize("labels", ["int", "str"])
-def test_round_trip_is_exact_and_training_continues(binary_case, tmp_path, labels):
-    name, params = binary_case
+def test_round_trip_is_exact_and_training_continues(any_case, tmp_path, labels):
+    name, params = any_case
     X, y = make_binary(np.random.default_rng(1), n=80, d=6)
     if labels == "str":
         y = np.where(y > 0, "pos", "neg")
