@@ -438,21 +438,50 @@ def test_eval_tasks_all_pairs_and_one_vs_all(capsys, tmp_path):
         ref_perceptron(X, np.where(y == 2, 1, -1))[1]
 
 
+def ref_multiclass_perceptron(X, y_train, y_clean):
+    """1-of-k perceptron, top-1 (FORMULAS.md Sect. 4): on a mistake W[y] += x~,
+    W[yhat] -= x~; yhat = argmax, ties to the smallest label; labels 0..K-1."""
+    W = np.zeros((3, X.shape[1] + 1))
+    mistakes = 0
+    for x, yt, yc in zip(augment(X), y_train, y_clean):
+        pred = int(np.argmax(W @ x))
+        mistakes += pred != yc
+        if pred != yt:
+            W[yt] += x
+            W[pred] -= x
+    return mistakes
+
+
 def test_eval_multiclass_top1(capsys, tmp_path):
     X, y, path = _three_class(tmp_path)
     report = run_json(capsys, "eval", "--algos", "perceptron", "--multiclass", "top1", path)
     task = report["tasks"][0]
     assert task["n_classes"] == 3
-    # 1-of-k perceptron (FORMULAS.md Sect. 4): on a mistake W[y] += x~, W[yhat] -= x~
+    res = task["results"][0]
+    assert res["params"] == {"multiclass": "top1", "k": 1}
+    assert res["mistakes"] == ref_multiclass_perceptron(X, y - 1, y - 1)
+    # noise: another label uniformly at random; mistakes against the clean labels
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--noise", "0.3", path)
+    noisy, flipped = datasets.flip_labels(y, 0.3, classes=[1, 2, 3], seed=0)
+    assert flipped.sum() > 40
+    assert report["tasks"][0]["results"][0]["mistakes"] == \
+        ref_multiclass_perceptron(X, noisy - 1, y - 1)
+
+
+def test_eval_multiclass_one_vs_rest(capsys, tmp_path):
+    X, y, path = _three_class(tmp_path)
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--multiclass", "ovr", path)
+    # one-vs-rest: K binary perceptrons scored before any is updated; argmax predicts
     W = np.zeros((3, 5))
     mistakes = 0
     for x, label in zip(augment(X), y - 1):
-        pred = int(np.argmax(W @ x))
-        if pred != label:
-            mistakes += 1
-            W[label] += x
-            W[pred] -= x
-    assert task["results"][0]["mistakes"] == mistakes
+        scores = W @ x
+        mistakes += int(np.argmax(scores)) != label
+        for k in range(3):
+            t = 1.0 if k == label else -1.0
+            if t * scores[k] <= 0:
+                W[k] += t * x
+    assert report["tasks"][0]["results"][0]["mistakes"] == mistakes
 
 
 # ----------------------------------------------------------------------------- train/predict
