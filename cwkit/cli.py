@@ -5,6 +5,7 @@ that is not one), 2 for usage errors (unknown algorithm or parameter, bad value)
 are one line on stderr, ``cwkit: error: ...``; ``--debug`` shows the traceback.
 """
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -154,16 +155,8 @@ class _Spool:
 
     def close(self):
         for p in self.paths:
-            with _suppress():
+            with contextlib.suppress(OSError):
                 os.unlink(p)
-
-
-class _suppress:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return exc[0] is not None and issubclass(exc[0], OSError)
 
 
 def _zero_based(args):
@@ -180,12 +173,12 @@ def _classes(args):
     return np.array(sorted({_parse_value(c) for c in args.classes.split(",")}))
 
 
-def _file_source(path, name, args, scan=False):
+def _file_source(path, name, args):
     """A file task; scanned now if the label set, width or index base is not given."""
     src = ev.SvmlightSource(path, name=name, batch_size=args.batch_size,
                             n_features=args.n_features, zero_based=_zero_based(args),
                             classes=_classes(args))
-    if scan or src.n_features is None or src.classes is None or src.zero_based == "auto":
+    if src.n_features is None or src.classes is None or src.zero_based == "auto":
         src.scan()
     return src
 
@@ -323,7 +316,7 @@ def _atomic_write(path, write):
         write(tmp)
         os.replace(tmp, path)
     except BaseException:
-        with _suppress():
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
@@ -425,7 +418,7 @@ def _eval(args, spool):
             labels = ["stdin" if n == "-" else n for n in names]
         test_names = args.test or []
         for i, (name, label) in enumerate(zip(names, labels)):
-            src = _file_source(spool.path(name), label, args, scan=bool(args.tasks))
+            src = _file_source(spool.path(name), label, args)
             tst = None
             if test_names:
                 tname = test_names[i]

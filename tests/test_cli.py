@@ -484,6 +484,20 @@ def test_eval_multiclass_one_vs_rest(capsys, tmp_path):
     assert report["tasks"][0]["results"][0]["mistakes"] == mistakes
 
 
+def test_python_api_evaluate_tasks():
+    from cwkit.evaluate import AlgoSpec, ArraySource, evaluate_tasks
+
+    (X1, y1), (X2, y2) = make_data(n=150, seed=20), make_data(n=150, seed=21)
+    report = evaluate_tasks([ArraySource(X1, y1, "one", batch_size=32),
+                             ArraySource(X2, y2, "two")],
+                            [AlgoSpec("perceptron"), AlgoSpec("pa")])
+    check_schema(report)
+    assert [t["data"] for t in report["tasks"]] == ["one", "two"]
+    assert report["tasks"][0]["results"][0]["mistakes"] == ref_perceptron(X1, y1)[1]
+    assert report["tasks"][1]["results"][0]["mistakes"] == ref_perceptron(X2, y2)[1]
+    assert set(report["mean_rank"]) == {"perceptron", "pa"}
+
+
 # ----------------------------------------------------------------------------- train/predict
 
 def test_train_and_predict(capsys, data, tmp_path):
