@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import datasets
 from . import evaluate as ev
@@ -517,15 +518,15 @@ def _predict(args, spool):
         raise UsageError(f"--proba: {type(model).__name__} gives no probabilities "
                          f"(cw and arow do); use --scores")
     path = spool.path(args.data)
-    src = ev.SvmlightSource(path, name=args.data, batch_size=args.batch_size,
-                            n_features=_n_features(model), zero_based=_zero_based(args),
-                            classes=np.asarray(model.classes_))
-    if src.zero_based == "auto":
-        src.zero_based = ev.SvmlightSource(path, batch_size=args.batch_size,
-                                           zero_based="auto").scan().zero_based
+    width = _n_features(model)
+    zero_based = _zero_based(args)
+    if zero_based == "auto":
+        zero_based = bool(cwkit.scan_svmlight(path).zero_based)
 
     def write(f):
-        for X, _, _ in src.chunks():
+        for X, _ in cwkit.iter_svmlight(path, batch_size=args.batch_size,
+                                        zero_based=zero_based):
+            X = _to_width(X, width)
             if args.scores:
                 values = np.asarray(model.decision_function(X))
             elif args.proba:
@@ -543,6 +544,16 @@ def _predict(args, spool):
     else:
         write(sys.stdout)
     return 0
+
+
+def _to_width(X, width):
+    """``X`` with exactly ``width`` columns: features the model never saw (beyond its
+    width) are dropped, as their weights are 0; a narrower chunk is widened."""
+    if X.shape[1] > width:
+        return X[:, :width]
+    if X.shape[1] < width:
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+    return X
 
 
 def _fmt_label(v):

@@ -512,6 +512,12 @@ def test_train_and_predict(capsys, data, tmp_path):
     assert out.split() == [str(v) for v in np.where(augment(Xt) @ w > 0, 1, -1)]
     rc, out, _ = run(capsys, "predict", model, test, "--scores")
     assert np.allclose([float(v) for v in out.split()], augment(Xt) @ w)
+    # features beyond the model's width (never seen in training) have weight 0
+    wide = tmp_path / "wide.svm"
+    wide.write_text("".join(line.rstrip("\n") + " 9:2.5\n"
+                            for line in Path(test).read_text().splitlines(True)))
+    rc, out_wide, _ = run(capsys, "predict", model, wide, "--scores")
+    assert rc == 0 and np.allclose([float(v) for v in out_wide.split()], augment(Xt) @ w)
     dest = tmp_path / "labels.txt"
     rc, out, _ = run(capsys, "predict", model, test, "-o", dest)
     assert rc == 0 and out == "" and len(dest.read_text().split()) == 200
