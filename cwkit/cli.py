@@ -340,7 +340,8 @@ def _curve_csv(report):
     return out.getvalue()
 
 
-def _plot(report, path):
+def _matplotlib():
+    """matplotlib.pyplot on the Agg backend, or a usage error that says how to install it."""
     try:
         import matplotlib
     except ImportError:
@@ -348,6 +349,12 @@ def _plot(report, path):
                          "pip install matplotlib (or pip install 'cwkit[plot]')") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _plot(report, path):
+    plt = _matplotlib()
 
     tasks = report["tasks"]
     fig, axes = plt.subplots(len(tasks), 1, figsize=(7, 4 * len(tasks)), squeeze=False)
@@ -396,6 +403,11 @@ def _eval(args, spool):
     if args.test and len(args.test) != len(args.data):
         raise UsageError(f"--test: give one test file per data file "
                          f"({len(args.data)} data files, {len(args.test)} --test)")
+    for option, path in (("--curve", args.curve), ("--plot", args.plot)):
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise UsageError(f"{option}: the folder of {path} does not exist")
+    if args.plot:
+        _matplotlib()  # fail before a long run, not after it
     mc = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k)) if v is not None}
     notes = {}
     sources, tests = [], []

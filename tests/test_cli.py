@@ -318,8 +318,11 @@ def test_eval_plot_without_matplotlib(capsys, data, tmp_path, monkeypatch):
     *_, train, _ = data
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     plot = tmp_path / "c.png"
-    rc, _, err = run(capsys, "eval", "--algos", "pa", train, "--plot", plot, "--quiet")
-    assert rc == 2 and "pip install matplotlib" in err and not plot.exists()
+    rc, out, err = run(capsys, "eval", "--algos", "pa", train, "--plot", plot, "--quiet")
+    assert rc == 2 and "pip install matplotlib" in err and not plot.exists() and out == ""
+    rc, _, err = run(capsys, "eval", "--algos", "pa", train, "--curve",
+                     tmp_path / "nowhere" / "c.csv")
+    assert rc == 2 and "--curve: the folder of" in err
 
 
 def test_eval_progress(capsys):
