@@ -107,22 +107,25 @@ class FirstOrder(Engine):
 
 
 class Diagonal(Engine):
-    """mu, sigma = diag(Sigma), initial sigma = a."""
+    """mu and sigma = diag(Sigma) (initially a), interleaved as rows of `mu_sigma`."""
 
     def initial_state(self, D):
-        return {"mu": np.zeros(D), "sigma": np.full(D, float(self.hyper["a"]))}
+        # (mu_i, sigma_i) interleaved: one cache line per feature in the kernel
+        ms = np.empty((D, 2))
+        ms[:, 0] = 0.0
+        ms[:, 1] = float(self.hyper["a"])
+        return {"mu_sigma": ms}
 
     def run(self, rows, y, order, bias):
-        st = self.state
         h = self.hyper
-        return _core.diag_pass(*rows.args, y, order, bias, st["mu"], st["sigma"],
+        return _core.diag_pass(*rows.args, y, order, bias, self.state["mu_sigma"],
                                self.rule, h["phi"], h["r"], h["direct"])
 
     def weights(self):
-        return self.state["mu"]
+        return self.state["mu_sigma"][:, 0]
 
     def variances(self):
-        return self.state["sigma"]
+        return self.state["mu_sigma"][:, 1]
 
 
 class Full(Engine):

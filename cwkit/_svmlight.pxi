@@ -483,7 +483,8 @@ def _svm_parse(const unsigned char[::1] buf, Py_ssize_t pos, Py_ssize_t end,
     cdef SvmOut o
     cdef SvmErr err
     cdef int status
-    if (pos < 0 or end > buf.shape[0] or indptr.shape[0] < n_rows + 1
+    if (pos < 0 or end > buf.shape[0] or n_rows < 0 or nnz < 0 or n_labels < 0
+            or indptr.shape[0] < n_rows + 1
             or (multilabel and label_ptr.shape[0] < n_rows + 1)):
         raise ValueError("_svm_parse: inconsistent buffer or output sizes")
     if end > pos and buf[end - 1] != 10:
@@ -624,6 +625,11 @@ def _svm_format(const double[::1] data, const long long[::1] indices,
     cdef Py_ssize_t i, j, n = 0
     cdef Py_ssize_t cap = 1
     cdef char* out
+    if not (0 <= row_start <= row_end < indptr.shape[0] and row_end < label_ptr.shape[0]
+            and (not with_qid or row_end <= qids.shape[0])
+            and 0 <= indptr[row_start] <= indptr[row_end] <= min(data.shape[0], indices.shape[0])
+            and 0 <= label_ptr[row_start] <= label_ptr[row_end] <= labels.shape[0]):
+        raise ValueError("_svm_format: rows out of range of the arrays")
     # Upper bounds: a repr is at most 24 bytes, an int64 at most 20.
     cap += (indptr[row_end] - indptr[row_start]) * (20 + 1 + 24 + 1)
     cap += (label_ptr[row_end] - label_ptr[row_start]) * (24 + 1)

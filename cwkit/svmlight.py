@@ -189,30 +189,37 @@ class _StreamError(Exception):
     """Reading or decompressing failed; the caller adds the line number."""
 
 
-def _blocks(stream, chunk_size):
-    """Yield ``(buffer, end)``: ``buffer[:end]`` holds complete lines and ends in b"\\n"."""
-    tail = []
-    while True:
+def _blocks(stream, chunk_size, n_buffers=1):
+    """Yield ``(buffer, end)``: ``buffer[:end]`` holds complete lines and ends in b"\\n".
+
+    Reads go into ``n_buffers`` reused bytearrays in turn (fresh large
+    allocations per block cost a page fault per 4 KiB), so a block stays
+    valid until ``n_buffers - 1`` more blocks have been read: one buffer
+    when the consumer parses each block before asking for the next, two
+    when a prefetch thread reads one block ahead.
+    """
+    buffers = [bytearray(chunk_size) for _ in range(n_buffers)]
+    carry = b""                     # an incomplete last line
+    for k in itertools.count():
+        buf = buffers[k % n_buffers]
+        want = max(chunk_size, len(carry))     # a line longer than a block: read
+        if len(buf) < len(carry) + want:       # geometrically more, not quadratically
+            buf = buffers[k % n_buffers] = bytearray(len(carry) + want)
+        buf[:len(carry)] = carry
         try:
-            data = stream.read(chunk_size)
+            n = stream.readinto(memoryview(buf)[len(carry):len(carry) + want])
         except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
             raise _StreamError(f"reading failed: the (compressed) stream is truncated or "
                                f"corrupt ({exc})") from exc
-        if not data:
+        if not n:
             break
-        end = data.rfind(b"\n") + 1
-        if end == 0:
-            tail.append(data)
-            continue
-        if tail:
-            tail.append(data)
-            data = b"".join(tail)
-            end += len(data) - len(tail[-1])
-        yield data, end
-        tail = [data[end:]] if end < len(data) else []
-    if tail:
-        data = b"".join(tail) + b"\n"
-        yield data, len(data)
+        total = len(carry) + n
+        end = buf.rfind(b"\n", 0, total) + 1
+        carry = bytes(buf[end:total])
+        if end:
+            yield buf, end
+    if carry:
+        yield carry + b"\n", len(carry) + 1
 
 
 def _prefetched(iterable):
@@ -240,7 +247,7 @@ def _prefetched(iterable):
                     items.put((done, None))
                     return
                 items.put((item, None))
-        except BaseException as exc:   # noqa: BLE001 - handed to the caller
+        except BaseException as exc:   # handed to the caller
             items.put((done, exc))
         finally:
             close = getattr(it, "close", None)
@@ -306,16 +313,18 @@ class _Out:
         self.n_rows = self.nnz = self.n_labels = 0
         self.multilabel = multilabel
 
-    def grow(self, rows, nnz, labels):
+    def grow(self, rows, nnz, labels, max_rows=None):
         """Make room for ``rows`` more rows, ``nnz`` nonzeros and ``labels``
-        labels, at least doubling what grows.  New arrays are empty and only
-        the filled part is copied, so capacity is not resident until used."""
+        labels, at least doubling what grows but keeping at most ``max_rows``
+        rows.  New arrays are empty and only the filled part is copied, so
+        capacity is not resident until used."""
         if self.nnz + nnz > len(self.data):
             n = max(2 * len(self.data), self.nnz + nnz)
             self.data = _grown(self.data, self.nnz, n)
             self.indices = _grown(self.indices, self.nnz, n)
         if self.n_rows + rows > len(self.qids):
             n = max(2 * len(self.qids), self.n_rows + rows)
+            n = n if max_rows is None else min(n, max_rows)
             self.indptr = _grown(self.indptr, self.n_rows + 1, n + 1)
             self.qids = _grown(self.qids, self.n_rows, n)
             if self.multilabel:
@@ -400,7 +409,8 @@ class _Parser:
                 if row_limit is not None and out.n_rows >= row_limit:
                     return pos
                 stop = buf.find(b"\n", pos)
-                out.grow(1, buf.count(b":", pos, stop), buf.count(b",", pos, stop) + 1)
+                out.grow(1, buf.count(b":", pos, stop), buf.count(b",", pos, stop) + 1,
+                         max_rows=row_limit)
                 continue
             exc = self.error(status, self.line + 1, bytes(buf[tok_start:tok_end]))
             if not self.skip:
@@ -547,9 +557,10 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         size = min(source.size or 0, 1 << 30)
         out = _Out(size // 64 + (1 << 12), size // 12 + (1 << 16), multilabel)
         lo, hi = _Extreme(2**31), _Extreme(-1)
-        blocks = _blocks(source.stream, chunk_size)
         if source.compressed:
-            blocks = _prefetched(blocks)
+            blocks = _prefetched(_blocks(source.stream, chunk_size, n_buffers=2))
+        else:
+            blocks = _blocks(source.stream, chunk_size)
         try:
             for buf, end in blocks:
                 parser.parse(buf, end, out, lo, hi)
@@ -575,14 +586,15 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
 def _batches(source, parser, batch_size, chunk_size, multilabel):
     """Parse straight into batches of ``batch_size`` rows (the last may be
     smaller): yield ``_Out`` objects (raw indices) carrying their extremes."""
-    nnz_guess = 16 * batch_size
+    nnz_guess = 16 * min(batch_size, 1 << 14)
     out = None
     try:
         for buf, end in _blocks(source.stream, chunk_size):
             pos = 0
             while pos < end:
                 if out is None:
-                    out = _Out(batch_size, nnz_guess, multilabel)
+                    # rows grow up to batch_size: a huge batch_size reserves nothing
+                    out = _Out(min(batch_size, 1 << 14), nnz_guess, multilabel)
                     out.lo, out.hi = _Extreme(2**31), _Extreme(-1)
                 pos = parser.parse(buf, end, out, out.lo, out.hi, pos, row_limit=batch_size)
                 if out.n_rows == batch_size:

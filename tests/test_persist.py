@@ -89,7 +89,7 @@ def test_bad_files_raise_clear_errors(tmp_path):
         np.savez(f, **arrays)
     missing = tmp_path / "missing.cwk"
     arrays = dict(np.load(good))
-    del arrays["state/sigma"]
+    del arrays["state/mu_sigma"]
     with open(missing, "wb") as f:
         np.savez(f, **arrays)
 

@@ -259,6 +259,13 @@ def test_output_growth_and_anonymous_buffers(tmp_path, monkeypatch, mmap_min):
     assert (sp.vstack([p[0] for p in parts]) != X).nnz == 0
 
 
+def test_iter_huge_batch_size_reserves_nothing_and_grows():
+    text = b"".join(b"%d %d:1\n" % (i % 3, i % 50 + 1) for i in range(20000))
+    X, y = load_svmlight(io.BytesIO(text))
+    (Xb, yb), = iter_svmlight(io.BytesIO(text), batch_size=10**12)
+    assert (Xb != X).nnz == 0 and Xb.shape == X.shape and np.array_equal(yb, y)
+
+
 def test_error_line_independent_of_chunking():
     text = b"".join(b"1 1:1 2:2\n" if i != 57 else b"1 2:1 1:2\n" for i in range(100))
     for chunk in (1, 7, 64, 1 << 20):
