@@ -26,10 +26,16 @@ for step in "${steps[@]}"; do
       --grid arow.r=0.01,0.1,1,10,100 --grid cw.eta=0.55,0.6,0.7,0.8,0.9,0.95 \
       --grid sop.a=0.1,1,10 | tee "$OUT/r2.txt" ;;
   r3)  # seed 002 Table 2, row 7 (twonorm): 25 trials of 5,550 training / 1,850 test
+    G=1e-5,1e-4,1e-3,1e-2,1e-1,1,10
     $CWKIT eval -q --synthetic twonorm --n-samples 5550 --test-size 1850 --repeats 25 \
-      --algos pa1,pa2,pa-ls \
-      --grid pa1.C=1e-5,1e-4,1e-3,1e-2,1e-1,1,10 --grid pa2.C=1e-5,1e-4,1e-3,1e-2,1e-1,1,10 \
-      --grid pa-ls.C=1e-5,1e-4,1e-3,1e-2,1e-1,1,10 | tee "$OUT/r3.txt" ;;
+      --algos pa1,bpa1:batch_size=4,bpa1:batch_size=8,pa2,bpa2:batch_size=4,bpa2:batch_size=8,pa-ls,bpa-ls:batch_size=4,bpa-ls:batch_size=8 \
+      --grid pa1.C=$G --grid pa2.C=$G --grid pa-ls.C=$G \
+      --grid bpa1.C=$G --grid bpa2.C=$G --grid bpa-ls.C=$G | tee "$OUT/r3.txt"
+    # the same on the twonorm file of ../shared/data, 4 folds = 75% / 25% splits
+    $CWKIT eval -q --cv 4 --shuffle \
+      --algos pa1,bpa1:batch_size=4,bpa1:batch_size=8,pa2,bpa2:batch_size=4,bpa2:batch_size=8,pa-ls,bpa-ls:batch_size=4,bpa-ls:batch_size=8 \
+      --grid pa1.C=$G --grid pa2.C=$G --grid pa-ls.C=$G \
+      --grid bpa1.C=$G --grid bpa2.C=$G --grid bpa-ls.C=$G "$DATA/uci/twonorm" | tee "$OUT/r3-file.txt" ;;
   r4)  # seed 004 Sect. 4.1: four phases of 800, mistakes after the phase-3 shift
     $CWKIT eval -q --synthetic drift --n-per-phase 800 --repeats 40 --algos pa,reg-pa,l2-pa \
       --grid reg-pa.alpha=0.001,0.003,0.01,0.03,0.1 --grid l2-pa.beta=1.5,2,3,5,10,30 \
@@ -47,7 +53,7 @@ for algo in ("pa", "reg-pa", "l2-pa"):
 EOF
     ;;
   r5)  # seed 000 Table 1: mean rank of pa, cw, arow on 20 Newsgroups pairs and Amazon
-    T="$DATA/text"
+    T="$(cd "$DATA/text" && pwd)"
     for noise in 0 0.1 0.3; do
       $CWKIT eval -q --algos pa,cw,arow --cv 10 --noise "$noise" \
         --grid arow.r=0.1,1,10,100 --grid cw.eta=0.6,0.7,0.8,0.9,0.95 \

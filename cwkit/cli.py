@@ -5,6 +5,7 @@ that is not one), 2 for usage errors (unknown algorithm or parameter, bad value)
 are one line on stderr, ``cwkit: error: ...``; ``--debug`` shows the traceback.
 """
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -15,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import datasets
 from . import evaluate as ev
@@ -154,16 +156,8 @@ class _Spool:
 
     def close(self):
         for p in self.paths:
-            with _suppress():
+            with contextlib.suppress(OSError):
                 os.unlink(p)
-
-
-class _suppress:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return exc[0] is not None and issubclass(exc[0], OSError)
 
 
 def _zero_based(args):
@@ -180,12 +174,12 @@ def _classes(args):
     return np.array(sorted({_parse_value(c) for c in args.classes.split(",")}))
 
 
-def _file_source(path, name, args, scan=False):
+def _file_source(path, name, args):
     """A file task; scanned now if the label set, width or index base is not given."""
     src = ev.SvmlightSource(path, name=name, batch_size=args.batch_size,
                             n_features=args.n_features, zero_based=_zero_based(args),
                             classes=_classes(args))
-    if scan or src.n_features is None or src.classes is None or src.zero_based == "auto":
+    if src.n_features is None or src.classes is None or src.zero_based == "auto":
         src.scan()
     return src
 
@@ -323,7 +317,7 @@ def _atomic_write(path, write):
         write(tmp)
         os.replace(tmp, path)
     except BaseException:
-        with _suppress():
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
@@ -346,7 +340,8 @@ def _curve_csv(report):
     return out.getvalue()
 
 
-def _plot(report, path):
+def _matplotlib():
+    """matplotlib.pyplot on the Agg backend, or a usage error that says how to install it."""
     try:
         import matplotlib
     except ImportError:
@@ -354,6 +349,12 @@ def _plot(report, path):
                          "pip install matplotlib (or pip install 'cwkit[plot]')") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _plot(report, path):
+    plt = _matplotlib()
 
     tasks = report["tasks"]
     fig, axes = plt.subplots(len(tasks), 1, figsize=(7, 4 * len(tasks)), squeeze=False)
@@ -394,9 +395,19 @@ def _eval(args, spool):
                          "own test folds)")
     if args.synthetic and args.data:
         raise UsageError("--synthetic and data files exclude each other")
+    if args.repeats > 1 and args.cv:
+        raise UsageError("--repeats and --cv exclude each other (the folds are the trials)")
+    if args.repeats > 1 and not (args.synthetic or args.shuffle):
+        raise UsageError("--repeats on data files needs --shuffle (else every trial is the "
+                         "same run)")
     if args.test and len(args.test) != len(args.data):
         raise UsageError(f"--test: give one test file per data file "
                          f"({len(args.data)} data files, {len(args.test)} --test)")
+    for option, path in (("--curve", args.curve), ("--plot", args.plot)):
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise UsageError(f"{option}: the folder of {path} does not exist")
+    if args.plot:
+        _matplotlib()  # fail before a long run, not after it
     mc = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k)) if v is not None}
     notes = {}
     sources, tests = [], []
@@ -420,7 +431,7 @@ def _eval(args, spool):
             labels = ["stdin" if n == "-" else n for n in names]
         test_names = args.test or []
         for i, (name, label) in enumerate(zip(names, labels)):
-            src = _file_source(spool.path(name), label, args, scan=bool(args.tasks))
+            src = _file_source(spool.path(name), label, args)
             tst = None
             if test_names:
                 tname = test_names[i]
@@ -519,15 +530,15 @@ def _predict(args, spool):
         raise UsageError(f"--proba: {type(model).__name__} gives no probabilities "
                          f"(cw and arow do); use --scores")
     path = spool.path(args.data)
-    src = ev.SvmlightSource(path, name=args.data, batch_size=args.batch_size,
-                            n_features=_n_features(model), zero_based=_zero_based(args),
-                            classes=np.asarray(model.classes_))
-    if src.zero_based == "auto":
-        src.zero_based = ev.SvmlightSource(path, batch_size=args.batch_size,
-                                           zero_based="auto").scan().zero_based
+    width = _n_features(model)
+    zero_based = _zero_based(args)
+    if zero_based == "auto":
+        zero_based = bool(cwkit.scan_svmlight(path).zero_based)
 
     def write(f):
-        for X, _, _ in src.chunks():
+        for X, _ in cwkit.iter_svmlight(path, batch_size=args.batch_size,
+                                        zero_based=zero_based):
+            X = _to_width(X, width)
             if args.scores:
                 values = np.asarray(model.decision_function(X))
             elif args.proba:
@@ -545,6 +556,16 @@ def _predict(args, spool):
     else:
         write(sys.stdout)
     return 0
+
+
+def _to_width(X, width):
+    """``X`` with exactly ``width`` columns: features the model never saw (beyond its
+    width) are dropped, as their weights are 0; a narrower chunk is widened."""
+    if X.shape[1] > width:
+        return X[:, :width]
+    if X.shape[1] < width:
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+    return X
 
 
 def _fmt_label(v):

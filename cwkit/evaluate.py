@@ -66,13 +66,12 @@ class AlgoSpec:
 class ArraySource:
     """A task held in memory: ``X`` (ndarray or CSR) and labels ``y``."""
 
-    def __init__(self, X, y, name, *, batch_size=4096, description=""):
+    def __init__(self, X, y, name, *, batch_size=4096):
         self.X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         self.y = np.asarray(y)
         if self.X.shape[0] != self.y.shape[0]:
             raise ValueError(f"{name}: X has {self.X.shape[0]} rows but y has {self.y.size}")
         self.name = name
-        self.description = description
         self.batch_size = int(batch_size)
         self.n_examples = self.y.size
         self.n_features = self.X.shape[1]
@@ -97,7 +96,6 @@ class SvmlightSource:
                  zero_based="auto", classes=None):
         self.path = path
         self.name = str(path) if name is None else name
-        self.description = ""
         self.batch_size = int(batch_size)
         self.n_features = n_features
         self.zero_based = zero_based
@@ -141,7 +139,6 @@ class FilteredSource:
         self.base = base
         self.positive, self.negative = tuple(positive), tuple(negative)
         self.name = name
-        self.description = ""
         self.classes = np.array([-1, 1])
         self.n_features = base.n_features
         self.batch_size = base.batch_size
@@ -256,7 +253,13 @@ class _Learner:
         return int(self.model.mistakes_)
 
     def _clean_mistake(self, x, y_clean):
-        """Whether the pre-round state errs on ``x`` against its clean label."""
+        """Whether the pre-round state errs on ``x`` against its clean label.
+
+        Binary: ``y·score <= 0`` with ``decision_function`` (FORMULAS.md Sect. 0); this is
+        the online rule's own score except for avg-perceptron, whose decision_function is
+        the averaged vector, and for mini-batch PA inside an incomplete group (its
+        provisional model). Multi-class: ``predict`` (argmax, ties to the smallest label).
+        """
         if not self.fitted:  # zero state: every score is 0
             return bool(self.binary or y_clean != self.classes[0])
         if self.binary:
@@ -420,7 +423,10 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
                              cfg.shuffle_window, cfg.keep)
     elif tune_on == "first-half":
         if source.n_examples is None:
-            source.scan() if hasattr(source, "scan") else source.count()
+            if isinstance(source, FilteredSource):
+                source.count()
+            else:
+                source.scan()
         half = source.n_examples // 2
         outer = cfg.keep
 

@@ -215,6 +215,15 @@ def test_eval_grid_shuffled_run_is_deterministic(capsys, data):
     assert rc == 0 and "(tuned)" in out
 
 
+def test_eval_repeats_reshuffle_a_file(capsys, data):
+    *_, train, _ = data
+    res = run_json(capsys, "eval", "--algos", "perceptron", "--shuffle", "--repeats", "3",
+                   train)["tasks"][0]["results"][0]
+    single = [run_json(capsys, "eval", "--algos", "perceptron", "--shuffle", "--seed", str(s),
+                       train)["tasks"][0]["results"][0]["mistakes"] for s in range(3)]
+    assert res["trials"] == 3 and res["mistakes"] == pytest.approx(np.mean(single))
+
+
 def test_eval_shuffle(capsys, data):
     X, y, *_, train, _ = data
     base = ("eval", "--algos", "perceptron", "--passes", "2", train)
@@ -309,8 +318,11 @@ def test_eval_plot_without_matplotlib(capsys, data, tmp_path, monkeypatch):
     *_, train, _ = data
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     plot = tmp_path / "c.png"
-    rc, _, err = run(capsys, "eval", "--algos", "pa", train, "--plot", plot, "--quiet")
-    assert rc == 2 and "pip install matplotlib" in err and not plot.exists()
+    rc, out, err = run(capsys, "eval", "--algos", "pa", train, "--plot", plot, "--quiet")
+    assert rc == 2 and "pip install matplotlib" in err and not plot.exists() and out == ""
+    rc, _, err = run(capsys, "eval", "--algos", "pa", train, "--curve",
+                     tmp_path / "nowhere" / "c.csv")
+    assert rc == 2 and "--curve: the folder of" in err
 
 
 def test_eval_progress(capsys):
@@ -429,21 +441,64 @@ def test_eval_tasks_all_pairs_and_one_vs_all(capsys, tmp_path):
         ref_perceptron(X, np.where(y == 2, 1, -1))[1]
 
 
+def ref_multiclass_perceptron(X, y_train, y_clean):
+    """1-of-k perceptron, top-1 (FORMULAS.md Sect. 4): on a mistake W[y] += x~,
+    W[yhat] -= x~; yhat = argmax, ties to the smallest label; labels 0..K-1."""
+    W = np.zeros((3, X.shape[1] + 1))
+    mistakes = 0
+    for x, yt, yc in zip(augment(X), y_train, y_clean):
+        pred = int(np.argmax(W @ x))
+        mistakes += pred != yc
+        if pred != yt:
+            W[yt] += x
+            W[pred] -= x
+    return mistakes
+
+
 def test_eval_multiclass_top1(capsys, tmp_path):
     X, y, path = _three_class(tmp_path)
     report = run_json(capsys, "eval", "--algos", "perceptron", "--multiclass", "top1", path)
     task = report["tasks"][0]
     assert task["n_classes"] == 3
-    # 1-of-k perceptron (FORMULAS.md Sect. 4): on a mistake W[y] += x~, W[yhat] -= x~
+    res = task["results"][0]
+    assert res["params"] == {"multiclass": "top1", "k": 1}
+    assert res["mistakes"] == ref_multiclass_perceptron(X, y - 1, y - 1)
+    # noise: another label uniformly at random; mistakes against the clean labels
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--noise", "0.3", path)
+    noisy, flipped = datasets.flip_labels(y, 0.3, classes=[1, 2, 3], seed=0)
+    assert flipped.sum() > 40
+    assert report["tasks"][0]["results"][0]["mistakes"] == \
+        ref_multiclass_perceptron(X, noisy - 1, y - 1)
+
+
+def test_eval_multiclass_one_vs_rest(capsys, tmp_path):
+    X, y, path = _three_class(tmp_path)
+    report = run_json(capsys, "eval", "--algos", "perceptron", "--multiclass", "ovr", path)
+    # one-vs-rest: K binary perceptrons scored before any is updated; argmax predicts
     W = np.zeros((3, 5))
     mistakes = 0
     for x, label in zip(augment(X), y - 1):
-        pred = int(np.argmax(W @ x))
-        if pred != label:
-            mistakes += 1
-            W[label] += x
-            W[pred] -= x
-    assert task["results"][0]["mistakes"] == mistakes
+        scores = W @ x
+        mistakes += int(np.argmax(scores)) != label
+        for k in range(3):
+            t = 1.0 if k == label else -1.0
+            if t * scores[k] <= 0:
+                W[k] += t * x
+    assert report["tasks"][0]["results"][0]["mistakes"] == mistakes
+
+
+def test_python_api_evaluate_tasks():
+    from cwkit.evaluate import AlgoSpec, ArraySource, evaluate_tasks
+
+    (X1, y1), (X2, y2) = make_data(n=150, seed=20), make_data(n=150, seed=21)
+    report = evaluate_tasks([ArraySource(X1, y1, "one", batch_size=32),
+                             ArraySource(X2, y2, "two")],
+                            [AlgoSpec("perceptron"), AlgoSpec("pa")])
+    check_schema(report)
+    assert [t["data"] for t in report["tasks"]] == ["one", "two"]
+    assert report["tasks"][0]["results"][0]["mistakes"] == ref_perceptron(X1, y1)[1]
+    assert report["tasks"][1]["results"][0]["mistakes"] == ref_perceptron(X2, y2)[1]
+    assert set(report["mean_rank"]) == {"perceptron", "pa"}
 
 
 # ----------------------------------------------------------------------------- train/predict
@@ -460,6 +515,12 @@ def test_train_and_predict(capsys, data, tmp_path):
     assert out.split() == [str(v) for v in np.where(augment(Xt) @ w > 0, 1, -1)]
     rc, out, _ = run(capsys, "predict", model, test, "--scores")
     assert np.allclose([float(v) for v in out.split()], augment(Xt) @ w)
+    # features beyond the model's width (never seen in training) have weight 0
+    wide = tmp_path / "wide.svm"
+    wide.write_text("".join(line.rstrip("\n") + " 9:2.5\n"
+                            for line in Path(test).read_text().splitlines(True)))
+    rc, out_wide, _ = run(capsys, "predict", model, wide, "--scores")
+    assert rc == 0 and np.allclose([float(v) for v in out_wide.split()], augment(Xt) @ w)
     dest = tmp_path / "labels.txt"
     rc, out, _ = run(capsys, "predict", model, test, "-o", dest)
     assert rc == 0 and out == "" and len(dest.read_text().split()) == 200
@@ -521,6 +582,12 @@ def test_module_and_console_script():
     (["eval", "--passes", "0"], "expected a positive integer"),
     (["eval", "--cv", "1"], "--cv: must be >= 2"),
     (["eval", "--bogus"], "unrecognized arguments: --bogus"),
+    (["eval", "--repeats", "3", "--cv", "3"], "--repeats and --cv exclude each other"),
+    (["eval", "--repeats", "3"], "--repeats on data files needs --shuffle"),
+    (["eval", "--cv", "3", "--test", "t.svm", "d.svm"], "--cv and --test exclude each other"),
+    (["eval", "--synthetic", "crammer", "d.svm"], "--synthetic and data files exclude"),
+    (["eval", "--test", "t.svm"], "one test file per data file"),
+    (["predict", "m", "d", "--scores", "--proba"], "--scores and --proba exclude each other"),
     (["train", "--algo", "nope", "x.svm", "-o", "m"], "--algo: unknown algorithm 'nope'"),
 ])
 def test_usage_errors(capsys, argv, message):
