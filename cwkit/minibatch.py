@@ -8,7 +8,6 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import pinvh
 
 from . import _core
 from . import _params as P
@@ -62,6 +61,7 @@ def bpa_tau(A, ell, *, variant, C, rho="half"):
     keep = np.flatnonzero(np.diag(A) > 0)
     A, ell = A[np.ix_(keep, keep)], ell[keep]
     if variant == "bpa-ls":
+        from scipy.linalg import pinvh   # here, not at import: scipy.linalg is slow to load
         tau[keep] = pinvh(A + r * np.eye(len(keep))) @ ell
     elif (ell > 0).any():  # otherwise tau = 0 meets the KKT conditions (A 0 - ell >= 0)
         if variant == "bpa1":

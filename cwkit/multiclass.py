@@ -19,7 +19,6 @@ Strategies (the estimators' ``multiclass`` parameter):
 * ``"ovr"``: K binary problems, every class scored before any is updated.
 """
 import numpy as np
-from scipy.linalg import block_diag
 from scipy.special import ndtr
 
 from . import _core
@@ -204,6 +203,7 @@ class Full(Multiclass):
 
     def covariance(self):
         if self.ovr:
+            from scipy.linalg import block_diag   # scipy.linalg is slow to import
             return block_diag(*[_sym(self._block(c)) for c in range(self.K)])
         return _sym(self.state["Sigma"])
 
