@@ -809,6 +809,12 @@ def main(argv=None):
             raise
         print(f"cwkit: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader went away (`cwkit predict ... | head`): stop quietly, as
+        # command-line tools killed by SIGPIPE do, without a second error at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except (DataError, ValueError, OSError) as exc:
         if debug:
             raise

@@ -627,3 +627,21 @@ def test_debug_shows_the_traceback(tmp_path):
         main(["eval", str(tmp_path / "missing.svm"), "--debug"])
     with pytest.raises(cli.UsageError, match="unknown algorithm"):
         main(["eval", "--algos", "nope", "--debug"])
+
+
+def test_output_into_a_closed_pipe_stops_quietly(tmp_path):
+    """`cwkit predict model data | head -1`: no traceback, no error message."""
+    X, y = datasets.make_twonorm(20000, random_state=0)
+    data = tmp_path / "d.svm"
+    cwkit.dump_svmlight(X, y, data)
+    model = tmp_path / "m.cwk"
+    cwkit.save(cwkit.make("pa1").fit(X, y), model)
+    site = Path(cwkit.__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", "cwkit", "predict", str(model), str(data),
+                             "--scores"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=tempfile.gettempdir(),
+                            env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait() in (0, 141) and err == ""
