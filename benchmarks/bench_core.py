@@ -9,8 +9,8 @@ first-order rules >= 1.0x scikit-learn's PA-I, diagonal CW, CW-Stdev and AROW
     python benchmarks/bench_core.py                 # 200,000 x 2**20, ~100 nnz/row
     python benchmarks/bench_core.py --rows 20000     # quicker
 
-Each timing is the best of ``--repeat`` runs (the machines are noisy; ratios
-taken within one run are what we quote).
+Each timing is the best of ``--repeat`` rounds in which all learners run in turn (the
+machines are noisy; ratios taken within one run are what we quote).
 """
 import argparse
 import platform
@@ -30,13 +30,18 @@ RULES = ["perceptron", "avg-perceptron", "pa", "pa1", "pa2", "pa-ls", "reg-pa", 
 SECOND_ORDER = {"cw", "cw-stdev", "arow", "arow-h", "sop", "adagrad"}
 
 
-def best_of(repeat, fn):
-    times = []
+def best_of_interleaved(repeat, runs):
+    """Best time of each run over `repeat` rounds, the runs interleaved within a round so
+    that a change of load on the shared machine hits every learner alike."""
+    best = {label: (float("inf"), None) for label, _ in runs}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
+        for label, fn in runs:
+            t0 = time.perf_counter()
+            out = fn()
+            secs = time.perf_counter() - t0
+            if secs < best[label][0]:
+                best[label] = (secs, out)
+    return best
 
 
 def one_pass_cwkit(name, X, y):
@@ -99,17 +104,15 @@ def main(argv=None):
         have_sklearn = False
         print("# scikit-learn is not installed: ratios are not available")
 
-    ref = None
-    results = []
+    runs = []
     if have_sklearn:
-        for kind, label in (("pa1", "sklearn-SGD-pa1"), ("perceptron", "sklearn-Perceptron")):
-            secs, _ = best_of(args.repeat, one_pass_sklearn(kind, X, y))
-            results.append((label, secs, None))
-            if kind == "pa1":
-                ref = nnz / secs
-    for name in args.rules.split(","):
-        secs, mistakes = best_of(args.repeat, one_pass_cwkit(name, X, y))
-        results.append((name, secs, mistakes / X.shape[0]))
+        runs += [("sklearn-SGD-pa1", one_pass_sklearn("pa1", X, y)),
+                 ("sklearn-Perceptron", one_pass_sklearn("perceptron", X, y))]
+    runs += [(name, one_pass_cwkit(name, X, y)) for name in args.rules.split(",")]
+    best = best_of_interleaved(args.repeat, runs)
+    ref = nnz / best["sklearn-SGD-pa1"][0] if have_sklearn else None
+    results = [(label, secs, None if mistakes is None else mistakes / X.shape[0])
+               for label, (secs, mistakes) in best.items()]
     for label, secs, err in results:
         ratio = f"{nnz / secs / ref:.2f}" if ref else "nan"
         err_s = f"{err:.4f}" if err is not None else "nan"

@@ -138,7 +138,8 @@ def first_order_pass(const double[::1] data, const int[::1] indices,
     cdef int status = OK
     cdef const double* x
     cdef const int* idx
-    cdef double dot, n, m, yi, tau, Z, c, s, vn2, t, chk, old, new, loss_sum = 0.0
+    cdef double dot, n, m, yi, tau, Z, c, s, vn2, t, old, new, loss_sum = 0.0
+    cdef bint finite
     cdef bint avg = rule == AVG_PERCEPTRON, track_norm = rule == L2_PA
     # old values of the coordinates an update touches, to restore on overflow
     cdef double* save = <double*>malloc((max_row_nnz(&R, order) + 1) * sizeof(double))
@@ -177,22 +178,22 @@ def first_order_pass(const double[::1] data, const int[::1] indices,
                 continue
             # v <- v + (tau y / s) x  (so that w <- w + tau y x), then s <- s / Z
             c = tau * yi / s                   # s > 0 always (kept in [S_MIN, S_MAX])
-            chk = 0.0
+            finite = True      # an AND of flags: no serial floating-point chain
             for j in range(nnz):
                 old = v[idx[j]]
                 save[j] = old
                 new = old + c * x[j]
                 v[idx[j]] = new
-                chk += new
+                finite &= isfinite(new)
                 if track_norm:
                     vn2 += new * new - old * old
             old = v[D - 1]
             new = old + c * bias
             v[D - 1] = new
-            chk += new
+            finite &= isfinite(new)
             if track_norm:
                 vn2 += new * new - old * old
-            if not (isfinite(chk) and isfinite(vn2) and isfinite(c)):
+            if not (finite and isfinite(vn2) and isfinite(c)):
                 for j in range(nnz):
                     v[idx[j]] = save[j]
                 v[D - 1] = old
@@ -316,7 +317,8 @@ def diag_pass(const double[::1] data, const int[::1] indices,
     cdef int status = OK
     cdef const double* x
     cdef const int* idx
-    cdef double dot, v, m, yi, alpha, c, ay, xj, sj, chk, loss_sum = 0.0
+    cdef double dot, v, m, yi, alpha, c, ay, xj, sj, loss_sum = 0.0
+    cdef bint finite
     cdef double mb, sb
     cdef double* w = &ms[0, 0]
     # old (mu, sigma) of the coordinates an update touches, to restore on overflow
@@ -348,7 +350,7 @@ def diag_pass(const double[::1] data, const int[::1] indices,
             if alpha == 0.0:
                 continue
             ay = alpha * yi
-            chk = 0.0
+            finite = True
             for j in range(nnz):
                 p = idx[j]
                 xj = x[j]
@@ -360,7 +362,7 @@ def diag_pass(const double[::1] data, const int[::1] indices,
                     w[2 * p + 1] = sj - c * sj * sj * xj * xj
                 else:
                     w[2 * p + 1] = inv_diag_update(sj, c, xj * xj)
-                chk += w[2 * p] + w[2 * p + 1]
+                finite &= isfinite(w[2 * p]) & isfinite(w[2 * p + 1])
             mb = w[2 * (D - 1)]
             sb = w[2 * (D - 1) + 1]
             w[2 * (D - 1)] = mb + ay * sb * bias
@@ -368,8 +370,8 @@ def diag_pass(const double[::1] data, const int[::1] indices,
                 w[2 * (D - 1) + 1] = sb - c * sb * sb * bias * bias
             else:
                 w[2 * (D - 1) + 1] = inv_diag_update(sb, c, bias * bias)
-            chk += w[2 * (D - 1)] + w[2 * (D - 1) + 1]
-            if not isfinite(chk):
+            finite &= isfinite(w[2 * (D - 1)]) & isfinite(w[2 * (D - 1) + 1])
+            if not finite:
                 for j in range(nnz):
                     w[2 * idx[j]] = save[2 * j]
                     w[2 * idx[j] + 1] = save[2 * j + 1]
