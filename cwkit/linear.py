@@ -341,6 +341,16 @@ class AROW(GaussianMixin, OnlineClassifier):
     (eq. 15), i.e. Sigma^-1 <- Sigma^-1 + x x^T / r (eq. 14).  Diagonal:
     1/sigma_i += x_i^2 / r, or sigma_i -= beta sigma_i^2 x_i^2 with "direct".
 
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, cwkit
+    >>> X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]]))
+    >>> clf = cwkit.AROW(r=0.1, shuffle=False).fit(X, ["spam", "ham", "spam", "ham"])
+    >>> clf.predict(X).tolist()
+    ['spam', 'ham', 'spam', 'ham']
+    >>> clf.predict_proba(X).shape, bool(np.all(clf.coef_var_ < 1.0))
+    ((4, 2), True)
+
     Multi-class top-k (S000 Fig. 2, eqs. 25-30): with Delta_j = f(x, y) - f(x, c_j)
     for the k highest-scoring competitors and l_j = 1 - mu.Delta_j, if max_j l_j > 0
     maximise l^T a - a^T Q a / 2 over a >= 0 with Q = G + r 11^T,
