@@ -14,6 +14,7 @@ from . import _params as P
 from ._engines import Engine, ModelError
 from ._rowdata import as_rows
 from ._ovr import make_model
+from .multiclass import mc_row_scores
 from .base import OnlineClassifier
 from .qp import hildreth
 
@@ -231,8 +232,52 @@ class _BPAEngine(Engine):
         return self.state["w"]
 
 
+class MulticlassBPA(_BPAEngine):
+    """Multi-class mini-batch PA on the 1-of-k feature map, `kk` competitors per row.
+
+    The state of :class:`_BPAEngine` with (D, K) weights (class c's block is
+    column c, the intercept the last row), run by ``cwkit._core.mc_bpa_pass``;
+    ``pend_y`` holds the class codes of the rows carried over.  The interface
+    of a multi-class model (``cwkit.multiclass``): ``weights`` is (K, D) and
+    ``scores`` (n, K).
+    """
+
+    def __init__(self, hyper, n_classes, n_features, kk, shared):
+        self.K = n_classes
+        self.kk = kk
+        self.shared = shared
+        super().__init__(None, hyper, n_features)
+
+    def initial_state(self, D):
+        B, K = self.hyper["B"], self.K
+        return {"w": np.zeros((D, K)), "w0": np.zeros((D, K)), "pend": np.zeros((B, D - 1)),
+                "pend_y": np.zeros(B), "aux": np.zeros(1)}
+
+    def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
+        # the class scores of a row are not reported: mistakes are counted in the driver
+        h = self.hyper
+        return _core.mc_bpa_pass(*rows.args, np.ascontiguousarray(y, dtype=np.intp),
+                                 np.ascontiguousarray(order, dtype=np.intp), n_seen, bias, w,
+                                 h["variant"], h["sliding"], h["B"], self.kk, h["C"], h["rho"],
+                                 self.shared, flush)
+
+    def weights(self):
+        return self.state["w"].T
+
+    def scores(self, rows, bias):
+        return mc_row_scores(rows, self.state["w"], bias)[0]
+
+
+def multiclass_bpa(name, variant, C, rho, batch_size, sliding, n_classes, n_features, kk,
+                   shared):
+    """The :class:`MulticlassBPA` model of a rule (``variant`` one of BPA_VARIANTS)."""
+    hyper = {"variant": BPA_VARIANTS.index(variant), "C": float(C), "rho": bpa_rho(C, rho),
+             "B": int(batch_size), "sliding": sliding, "name": name}
+    return MulticlassBPA(hyper, n_classes, n_features, kk, shared)
+
+
 class MiniBatchPA(OnlineClassifier):
-    """Mini-batch Passive-Aggressive: BPA-I, BPA-II, BPA-LS (S002 Sect. 3.2).
+    r"""Mini-batch Passive-Aggressive: BPA-I, BPA-II, BPA-LS (S002 Sect. 3.2).
 
     Parameters
     ----------
@@ -250,14 +295,22 @@ class MiniBatchPA(OnlineClassifier):
         "block": consecutive disjoint groups of B rows; every row of a group is
         predicted with the model from before the group, then one joint update.
         "sliding": predict row t, then update with the rows t-B+1..t.
+    slack : {"per-constraint", "shared"}, default="per-constraint"
+        Squared slacks of BPA-II / BPA-LS with more than two classes
+        (``multiclass="top1"`` / ``"topk"``): one per constraint (ridge ρI) or
+        one per row, shared by that row's constraints (the squared multi-class
+        hinge).  "shared" is refused for "bpa1"; with one constraint per row
+        (top-1, two classes) both are the same rule.
     fit_intercept, n_passes, shuffle, random_state
         As in :class:`cwkit.Perceptron`.
-    multiclass : {"ovr"}, default="ovr"
-        More than two classes: one-vs-rest, K independent binary models, each
-        row predicted by the argmax of the K pre-update scores (the other
-        strategies need a compiled multi-class driver and raise a ValueError).
-    k : int
-        Unused (top-k is not available for this rule).
+    multiclass : {"top1", "topk", "ovr"}, default="top1"
+        More than two classes: the 1-of-k feature map with the closest
+        competitor of every row ("top1") or the ``k`` highest-scoring ones
+        ("topk", k-best MIRA), one joint update per group; or one-vs-rest
+        ("ovr"), K independent binary models, each row predicted by the argmax
+        of the K pre-update scores.
+    k : int >= 1, default=1
+        Competitors per row for ``multiclass="topk"``; ``k >= K - 1`` means all.
 
     Notes
     -----
@@ -282,6 +335,28 @@ class MiniBatchPA(OnlineClassifier):
     from before its group's update; ``n_updates_`` counts joint updates that
     changed the model (provisional ones excluded).
 
+    Multi-class top-1 / top-k (FORMULAS.md Sect. 4 applied to the groups of
+    Sect. 1; competitors as in S000 eqs. 31-32 and Sect. 3.3, the group dual
+    of S002 eqs. 10-19): at the group's update, every row ``i`` gets its ``k``
+    competitors ``c_ij`` (labels ≠ ``y_i`` by decreasing current score, ties to
+    the smaller label; ``k = 1`` for top-1) and constraints ``W·Δ_ij ≥ 1 − ξ``
+    with ``Δ_ij = f(x_i, y_i) − f(x_i, c_ij)`` (1-of-k map ``f(x, y) = e_y ⊗ x``),
+    losses ``ℓ_ij = 1 − W·Δ_ij`` and Gram matrix
+
+    .. math:: G_{ij,i'j'} = \Delta_{ij}\cdot\Delta_{i'j'} = x_i\cdot x_{i'}\,
+              ([y_i = y_{i'}] - [y_i = c_{i'j'}] - [c_{ij} = y_{i'}]
+              + [c_{ij} = c_{i'j'}]).
+
+    τ solves BPA-I ``max ℓᵀτ − ½τᵀGτ, 0 ≤ τ ≤ C`` (one hinge slack per
+    constraint), BPA-II the same with ``Q = G + ρI``, ``τ ≥ 0`` (one squared
+    slack per constraint; ``slack="shared"``: ``Q = G + ρE``, ``E`` = 1 on the
+    block of each row's own constraints, one squared slack per row) or BPA-LS
+    ``τ = Q⁺ℓ`` (equality constraints ``W·Δ_ij = 1 − ξ``); then
+    ``W ← W + Σ τ_ij Δ_ij``.  ``B = 1`` gives PA-I / PA-II top-k (k-best MIRA)
+    and PA-LS top-k, and ``k = 1`` their top-1 reductions.  Progressive mistakes
+    are argmax errors (ties to the first class) of the model each row was
+    predicted with.
+
     Examples
     --------
     >>> import numpy as np, cwkit
@@ -295,16 +370,18 @@ class MiniBatchPA(OnlineClassifier):
         "variant": P.Choice(*BPA_VARIANTS),
         "C": P.Real(0.0, np.inf, open_lo=True, open_hi=True),
         "batch_size": P.Int(1), "rho": P.Choice("half", "inverse"),
-        "window": P.Choice("block", "sliding")}
+        "window": P.Choice("block", "sliding"),
+        "slack": P.Choice("per-constraint", "shared")}
 
-    def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block", *,
-                 fit_intercept=True, n_passes=1, shuffle=True, random_state=None,
-                 multiclass="ovr", k=1):
+    def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block",
+                 slack="per-constraint", *, fit_intercept=True, n_passes=1, shuffle=True,
+                 random_state=None, multiclass="top1", k=1):
         self.variant = variant
         self.C = C
         self.batch_size = batch_size
         self.rho = rho
         self.window = window
+        self.slack = slack
         self.fit_intercept = fit_intercept
         self.n_passes = n_passes
         self.shuffle = shuffle
@@ -318,9 +395,21 @@ class MiniBatchPA(OnlineClassifier):
                  "sliding": self.window == "sliding", "name": self._name()}
         return _BPAEngine, None, hyper
 
+    def _validate_params(self):
+        super()._validate_params()
+        if self.slack == "shared" and self.variant == "bpa1":
+            raise ValueError(f"{type(self).__name__}: slack='shared' is a squared-slack "
+                             "structure (BPA-II, BPA-LS); use variant='bpa2' or 'bpa-ls', or "
+                             "slack='per-constraint'")
+
     def _make_model(self, n_classes, n_features):
         engine, _, hyper = self._engine()
-        return make_model(self, engine, hyper, n_classes, n_features)
+        if n_classes == 2 or self.multiclass == "ovr":
+            return make_model(self, engine, hyper, n_classes, n_features)
+        kk = 1 if self.multiclass == "top1" else min(int(self.k), n_classes - 1)
+        return multiclass_bpa(self._name(), self.variant, self.C, self.rho, self.batch_size,
+                              self.window == "sliding", n_classes, n_features, kk,
+                              self.slack == "shared")
 
     def _poor_score(self):
         # BPA-LS imposes margin exactly 1 on every row of each group (tau may be

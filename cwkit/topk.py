@@ -3,7 +3,9 @@
 Each example's update solves a small dual QP with Hildreth's method
 (``hildreth_solve`` of ``cwkit/_qp.pxi``, the routine behind
 :func:`cwkit.qp.hildreth`) inside the compiled driver, so a pass makes no
-per-example Python call.
+per-example Python call.  PA-LS top-k (equality constraints, every round) runs
+the multi-class mini-batch driver with groups of one row
+(:class:`cwkit.minibatch.MulticlassBPA`).
 """
 
 from . import _core
@@ -11,7 +13,7 @@ from . import _engines as E
 from . import multiclass as M
 
 R = _core.Rule
-TOPK_RULES = {R.PA: "pa", R.PA1: "pa1", R.PA2: "pa2", R.AROW: "arow"}
+TOPK_RULES = {R.PA: "pa", R.PA1: "pa1", R.PA2: "pa2", R.PA_LS: "pa-ls", R.AROW: "arow"}
 
 
 class TopKPA(M.FirstOrder):
@@ -59,15 +61,21 @@ def make_topk_model(est, engine_cls, rule, hyper, n_classes, n_features):
     if rule not in TOPK_RULES:
         raise ValueError(
             f"{type(est).__name__}: multiclass='topk' is defined for the PA family (variant "
-            "'pa', 'pa1', 'pa2') and AROW with the squared hinge; use multiclass='top1' or "
-            "'ovr' for this rule")
+            "'pa', 'pa1', 'pa2', 'pa-ls') and AROW with the squared hinge; use "
+            "multiclass='top1' or 'ovr' for this rule")
     kk = min(int(est.k), n_classes - 1)
     if rule == R.AROW:
         sum_update = getattr(est, "sigma_update", "auto") in ("auto", "sum")
         cls = TopKAROWFull if engine_cls is E.Full else TopKAROWDiagonal
         return cls(rule, hyper, n_classes, n_features, kk, sum_update)
     slack = getattr(est, "slack", "per-constraint")
-    if slack == "shared" and rule != R.PA2:
+    if slack == "shared" and rule not in (R.PA2, R.PA_LS):
         raise ValueError(f"{type(est).__name__}: slack='shared' is the squared-slack "
-                         "structure of PA-II; use variant='pa2' or slack='per-constraint'")
+                         "structure of PA-II and PA-LS; use variant='pa2' or 'pa-ls', or "
+                         "slack='per-constraint'")
+    if rule == R.PA_LS:
+        # PA-LS top-k is mini-batch PA-LS with groups of one row (S002 eqs. 7-9, 19)
+        from .minibatch import multiclass_bpa
+        return multiclass_bpa(est._name(), "bpa-ls", hyper["C"], "half", 1, False, n_classes,
+                              n_features, kk, slack == "shared")
     return TopKPA(rule, hyper, n_classes, n_features, kk, slack == "shared")

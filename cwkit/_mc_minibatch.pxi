@@ -1,0 +1,255 @@
+# Multi-class mini-batch PA on the 1-of-k feature map (FORMULAS.md sections 1
+# "BPA" and 4): BPA-I, BPA-II, BPA-LS with kk competitors per row (kk = 1: top-1,
+# kk = min(k, K - 1): top-k).  State W (D, K) C-contiguous, intercept = row D-1.
+#
+# For a group of rows i with current scores s_i (W from before the update):
+#   c_i1..c_ikk = labels != y_i by decreasing score (ties to the smaller label),
+#   Delta_ij = f(x_i, y_i) - f(x_i, c_ij),  l_ij = 1 - (s_i[y_i] - s_i[c_ij]),
+#   G_(ij)(i'j') = (x_i.x_i' + bias^2) ([y_i = y_i'] - [y_i = c_i'j'] - [c_ij = y_i']
+#                                       + [c_ij = c_i'j']),
+#   BPA-I  max l'tau - tau'G tau/2,       0 <= tau <= C    (one slack per constraint)
+#   BPA-II max l'tau - tau'Q tau/2,       tau >= 0
+#   BPA-LS the stationary point of the same objective, tau unbounded (equalities),
+# Q = G + rho I (one squared slack per constraint) or G + rho E with E_(ij)(i'j') =
+# [i = i'] (`shared`: one squared slack per row, the squared multi-class hinge),
+# all solved by `hildreth_solve` (_qp.pxi); then W += sum tau_ij Delta_ij: block y_i
+# gets (sum_j tau_ij) x~_i, block c_ij gets -tau_ij x~_i.  Rows with x~ = 0 (G
+# diagonal 0) cannot move W: their tau are fixed at 0.  Grouping (block / sliding
+# window) and the returned counters are those of `bpa_pass` (_minibatch.pxi).
+
+
+cdef struct MCBPAWork:
+    double* sc           # K scores of one row
+    double* gx           # nb*nb: x_i.x_i' + bias^2
+    double* Q            # m*m, m = nb*kk constraints
+    double* ell          # m
+    double* lo           # m
+    double* hi           # m
+    double* tau          # m
+    double* qwork        # qp_work_size(m)
+    double* save         # nb * (kk + 1) * stride: old values, to undo an overflowing update
+    Py_ssize_t* taken    # K
+    Py_ssize_t* comp     # m competitors
+    Py_ssize_t* qiwork   # qp_iwork_size(m)
+    Py_ssize_t stride    # max_nnz + 1
+
+
+cdef inline double _mcbpa_gram(const double* xa, const int* ia, Py_ssize_t na,
+                               const double* xb, const int* ib, Py_ssize_t nb,
+                               double bias) noexcept nogil:
+    """bias^2 + x_a.x_b, terms added in increasing index order (for x_a = x_b the
+    order of ||x~||^2 in the top-k driver: bias^2 first, then x_j^2)."""
+    cdef Py_ssize_t p = 0, q = 0
+    cdef double s = bias * bias
+    while p < na and q < nb:
+        if ia[p] == ib[q]:
+            s += xa[p] * xb[q]
+            p += 1
+            q += 1
+        elif ia[p] < ib[q]:
+            p += 1
+        else:
+            q += 1
+    return s
+
+
+cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                       const Py_ssize_t* y, double bias, double* W, Py_ssize_t D,
+                       Py_ssize_t K, Py_ssize_t kk, int variant, double C, double rho,
+                       bint shared, MCBPAWork* S, bint* moved,
+                       Py_ssize_t* bad) noexcept nogil:
+    """One joint update of W on the rows rows[0..nb-1]; returns a Status."""
+    cdef const double* xa
+    cdef const double* xb
+    cdef const int* ia
+    cdef const int* ib
+    cdef Py_ssize_t m = nb * kk, r, r2, j, j2, q, q2, na, nbb, yr, y2, cq, it, base
+    cdef Py_ssize_t stride = S.stride
+    cdef double val, asum, chk = 0.0, dn2 = 0.0, kkt
+    cdef bint any_loss = False
+    cdef int f
+    moved[0] = False
+    for r in range(nb):
+        na = get_row(R, rows[r], &xa, &ia)
+        all_dots(W, K, xa, ia, na, bias, D, S.sc)
+        if not all_finite(S.sc, K):
+            bad[0] = rows[r]
+            return NONFINITE_INPUT
+        yr = y[rows[r]]
+        top_competitors(S.sc, K, yr, kk, &S.comp[r * kk], S.taken)
+        for j in range(kk):
+            S.ell[r * kk + j] = 1.0 - (S.sc[yr] - S.sc[S.comp[r * kk + j]])
+        for r2 in range(r + 1):
+            nbb = get_row(R, rows[r2], &xb, &ib)
+            S.gx[r * nb + r2] = _mcbpa_gram(xa, ia, na, xb, ib, nbb, bias)
+        if not isfinite(S.gx[r * nb + r]):
+            bad[0] = rows[r]
+            return NONFINITE_INPUT
+    # Q's lower triangle and its mirror
+    for q in range(m):
+        r = q // kk                            # kk >= 1
+        yr = y[rows[r]]
+        cq = S.comp[q]
+        for q2 in range(q + 1):
+            r2 = q2 // kk                      # kk >= 1
+            y2 = y[rows[r2]]
+            f = (<int>(yr == y2) - <int>(yr == S.comp[q2]) - <int>(cq == y2)
+                 + <int>(cq == S.comp[q2]))
+            val = S.gx[r * nb + r2] * f
+            S.Q[q * m + q2] = val
+            S.Q[q2 * m + q] = val
+    for q in range(m):
+        S.tau[q] = 0.0
+        if S.gx[(q // kk) * nb + q // kk] == 0.0:      # kk >= 1
+            S.lo[q] = 0.0                      # x~ = 0: cannot move W
+            S.hi[q] = 0.0
+            continue
+        if S.ell[q] > 0.0:
+            any_loss = True
+        if variant == BPA_1:
+            S.lo[q] = 0.0
+            S.hi[q] = C
+            continue
+        S.lo[q] = -INFINITY if variant == BPA_LS else 0.0
+        S.hi[q] = INFINITY
+        if shared:
+            base = (q // kk) * kk              # kk >= 1
+            for q2 in range(base, base + kk):
+                S.Q[q * m + q2] += rho
+        else:
+            S.Q[q * m + q] += rho
+    if not any_loss and variant != BPA_LS:
+        return OK  # tau = 0 meets the KKT conditions when every l_ij <= 0
+    if hildreth_solve(S.Q, S.ell, S.lo, S.hi, S.tau, m, TOPK_QP_TOL, TOPK_QP_MAX_ITER,
+                      S.qwork, S.qiwork, &kkt, &it, bad) != QP_CONVERGED:
+        bad[0] = rows[nb - 1]
+        return BPA_QP_FAILED
+    for r in range(nb):
+        asum = 0.0
+        for j in range(kk):
+            asum += S.tau[r * kk + j]
+        if asum == 0.0:
+            for j in range(kk):
+                if S.tau[r * kk + j] != 0.0:
+                    break
+            else:
+                continue                       # every tau of this row is 0
+        moved[0] = True
+        na = get_row(R, rows[r], &xa, &ia)
+        base = r * (kk + 1) * stride
+        chk += blk_add(&W[y[rows[r]]], asum, xa, ia, na, bias, D, &S.save[base], &dn2, K)
+        for j in range(kk):
+            if S.tau[r * kk + j] != 0.0:
+                chk += blk_add(&W[S.comp[r * kk + j]], -S.tau[r * kk + j], xa, ia, na, bias,
+                               D, &S.save[base + (j + 1) * stride], &dn2, K)
+    if isfinite(chk) and isfinite(dn2):
+        return OK
+    # Undo in reverse order of application: every value returns exactly.
+    for r in range(nb - 1, -1, -1):
+        for j in range(kk):
+            if S.tau[r * kk + j] != 0.0:
+                break
+        else:
+            continue
+        na = get_row(R, rows[r], &xa, &ia)
+        base = r * (kk + 1) * stride
+        for j in range(kk - 1, -1, -1):
+            if S.tau[r * kk + j] != 0.0:
+                blk_restore(&W[S.comp[r * kk + j]], &S.save[base + (j + 1) * stride], ia,
+                            na, D, K)
+        blk_restore(&W[y[rows[r]]], &S.save[base], ia, na, D, K)
+    moved[0] = False
+    bad[0] = rows[nb - 1]
+    return NONFINITE_STATE
+
+
+def mc_bpa_pass(const double[::1] data, const int[::1] indices,
+                const long long[::1] indptr, const int[::1] dense_idx,
+                Py_ssize_t n_cols, const Py_ssize_t[::1] y, const Py_ssize_t[::1] order,
+                Py_ssize_t n_seen, double bias, double[:, ::1] W, int variant,
+                bint sliding, Py_ssize_t B, Py_ssize_t kk, double C, double rho,
+                bint shared, bint flush):
+    """One pass of multi-class mini-batch PA over `order`; W (D, K) in place.
+
+    Grouping as `bpa_pass`: the first `n_seen` rows of `order` were predicted
+    (and, sliding, used) by an earlier call.  Block mode: consecutive groups of
+    B rows, every row predicted (argmax, ties to the first class) with the
+    model from before its group, then one joint update; a last, shorter group
+    is updated only when `flush`.  Sliding mode: predict row t, then update
+    with the window of the last min(B, t + 1) rows.  kk >= 1 competitors per row.
+
+    Returns (rounds, mistakes, updates, loss_sum, status, position, n_left);
+    loss_sum adds max(0, 1 - (s_y - s_c)) against the closest competitor c at
+    prediction time; n_left = rows at the end of `order` to carry into the
+    next call.
+    """
+    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
+    cdef Py_ssize_t n = order.shape[0], D = W.shape[0], K = W.shape[1], t, start, i, lo
+    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_left = 0, nnz
+    cdef Py_ssize_t m = B * kk, stride = max_row_nnz(&R, order) + 1, c, yi
+    cdef double mrg, loss_sum = 0.0
+    cdef int status = OK
+    cdef bint moved
+    cdef const double* x
+    cdef const int* idx
+    cdef Py_ssize_t nw = K + B * B + m * m + 4 * m + qp_work_size(m) + B * (kk + 1) * stride
+    cdef double* work = mc_alloc(nw)
+    cdef Py_ssize_t* iwork = mc_ialloc(K + m + qp_iwork_size(m))
+    cdef MCBPAWork S
+    S.sc = work
+    S.gx = S.sc + K
+    S.Q = S.gx + B * B
+    S.ell = S.Q + m * m
+    S.lo = S.ell + m
+    S.hi = S.lo + m
+    S.tau = S.hi + m
+    S.qwork = S.tau + m
+    S.save = S.qwork + qp_work_size(m)
+    S.taken = iwork
+    S.comp = iwork + K
+    S.qiwork = S.comp + m
+    S.stride = stride
+    with nogil:
+        start = 0
+        t = 0
+        while t < n:
+            i = order[t]
+            if t >= n_seen:
+                nnz = get_row(&R, i, &x, &idx)
+                all_dots(&W[0, 0], K, x, idx, nnz, bias, D, S.sc)
+                if not all_finite(S.sc, K):
+                    status = NONFINITE_INPUT
+                    pos = i
+                    break
+                yi = y[i]
+                rounds += 1
+                if argmax_first(S.sc, K) != yi:
+                    mistakes += 1
+                c = competitor(S.sc, K, yi)
+                mrg = S.sc[yi] - S.sc[c]
+                if mrg < 1.0:
+                    loss_sum += 1.0 - mrg
+            t += 1
+            if sliding:
+                if t <= n_seen:
+                    continue
+                lo = t - B if t > B else 0
+                status = _mcbpa_update(&R, &order[lo], t - lo, &y[0], bias, &W[0, 0], D, K,
+                                       kk, variant, C, rho, shared, &S, &moved, &pos)
+            elif t - start == B or (flush and t == n):
+                status = _mcbpa_update(&R, &order[start], t - start, &y[0], bias, &W[0, 0],
+                                       D, K, kk, variant, C, rho, shared, &S, &moved, &pos)
+                start = t
+            else:
+                continue
+            if status != OK:
+                break
+            if moved:
+                updates += 1
+        if sliding:
+            n_left = B - 1 if n > B - 1 else n
+        else:
+            n_left = n - start
+    free(work)
+    free(iwork)
+    return rounds, mistakes, updates, loss_sum, status, pos, n_left
