@@ -124,9 +124,9 @@ register("bpa1", MB.MiniBatchPA, {"variant": "bpa1"},
          ["C", "batch_size", "window"])
 register("bpa2", MB.MiniBatchPA, {"variant": "bpa2"},
          "mini-batch PA-II, nonnegative dual with ridge rho (S002 Sect. 3.2)",
-         ["C", "batch_size", "rho", "window"])
+         ["C", "batch_size", "rho", "window", "slack"])
 register("bpa-ls", MB.MiniBatchPA, {"variant": "bpa-ls"},
          "mini-batch PA least squares, closed form (S002 Sect. 3.2)",
-         ["C", "batch_size", "rho", "window"])
+         ["C", "batch_size", "rho", "window", "slack"])
 register("l1-pa", L1.L1ConstrainedPA, {}, "L1-norm-constrained PA, exact update (S004 eq. 3.9)",
          ["beta"])

@@ -75,7 +75,7 @@ Public functions: :func:`binary_run`, :func:`binary_scores`, :func:`binary_step`
 :func:`public_state`.
 """
 import numpy as np
-from scipy.linalg import block_diag
+from scipy.linalg import block_diag, pinvh
 from scipy.optimize import lsq_linear
 from scipy.special import ndtri
 
@@ -686,3 +686,89 @@ def topk_step(rule, w, xa, label, K, k, *, sigma=None, covariance="diag", sigma_
     _, new = _mc_topk(rule, st, np.asarray(xa, dtype=np.float64), int(label), int(K), int(k),
                       covariance, sigma_update, slack, p)
     return new["w"], new.get("sigma")
+
+
+# --------------------------------------------------------------------------- multi-class BPA
+# Multi-class mini-batch PA (FORMULAS §1 "BPA" on the groups, §4 for the 1-of-k constraints).
+# Choices: competitors of each row from the scores at the group's update (ties -> smaller label);
+# constraints of a row with x~ = 0 are dropped (tau = 0); BPA-I/II update only when some kept
+# l_ij > 0, BPA-LS on every group; rho = 1/(2C) ("half") or 1/C ("inverse"); "shared" slack:
+# one squared slack per row for all of its constraints.  The duals of BPA-I/II are solved by
+# `solve_dual` (BVLS on the Cholesky factor: Q must be positive definite, i.e. the kept
+# constraints linearly independent -- at most D rows per group with distinct rows), BPA-LS by the
+# pseudo-inverse.
+def mc_bpa_ambiguous(W, xa, order, cut, K):
+    """True if labels order[cut - 1] and order[cut] (by decreasing score on ``xa``) have scores
+    within 1e-9 while their blocks are not both zero on the support of ``xa``: a choice between
+    them is decided by rounding (blocks of tied competitors get equal steps in exact arithmetic).
+    """
+    if cut >= len(order):
+        return False
+    Wk = W.reshape(K, -1)
+    a, b = order[cut - 1], order[cut]
+    sa, sb = Wk[a] @ xa, Wk[b] @ xa
+    on = xa != 0
+    return bool(abs(sa - sb) <= 1e-9 * max(1.0, abs(sa)) and (Wk[a][on].any() or Wk[b][on].any()))
+
+
+def mc_bpa_step(W, Xa, labels, K, k, *, variant, C, rho="half", slack="per-constraint"):
+    """One group update of the stacked ``W`` (length K*D) on augmented rows ``Xa`` (B, D).
+
+    Returns ``(W_new, deltas, tau, ambiguous)``: the constraint vectors Delta_ij (rows), the step
+    sizes, and whether a competitor choice was decided by rounding (:func:`mc_bpa_ambiguous`).
+    """
+    W = np.asarray(W, dtype=np.float64)
+    r = (0.5 if rho == "half" else 1.0) / C
+    deltas, ell, owner = [], [], []
+    ambiguous = False
+    for i, (xa, label) in enumerate(zip(Xa, labels)):
+        s = W.reshape(K, -1) @ xa
+        ambiguous |= mc_bpa_ambiguous(W, xa, competitors(s, int(label)), min(k, K - 1), K)
+        for c in competitors(s, int(label))[:min(k, K - 1)]:
+            deltas.append(feature(xa, int(label), K) - feature(xa, c, K))
+            ell.append(1.0 - deltas[-1] @ W)
+            owner.append(i)
+    deltas, ell, owner = np.array(deltas), np.array(ell), np.array(owner)
+    tau = np.zeros(len(ell))
+    keep = np.flatnonzero(np.einsum("ij,ij->i", deltas, deltas) > 0)
+    D_, l_, o_ = deltas[keep], ell[keep], owner[keep]
+    G = D_ @ D_.T
+    ridge = (o_[:, None] == o_[None, :]) * r if slack == "shared" else r * np.eye(len(keep))
+    if variant == "bpa-ls":
+        tau[keep] = pinvh(G + ridge) @ l_
+    elif len(keep) and l_.max() > 0:
+        tau[keep] = solve_dual(G, l_, C) if variant == "bpa1" else solve_dual(G + ridge, l_)
+    return W + tau @ deltas, deltas, tau, ambiguous
+
+
+def mc_bpa_run(X, y, K, *, variant="bpa1", C=1.0, B=4, k=1, window="block", fit_intercept=True,
+               rho="half", slack="per-constraint"):
+    """Online multi-class mini-batch PA; per row ``(mistake, W, scores, ambiguous)``.
+
+    Block: rows of a group are predicted with the model from before the group; the reported
+    ``W`` (stacked, length K*D) after a row includes the incomplete group as a provisional last
+    group.  Sliding: predict row t, then update with rows t-B+1..t.  ``scores`` are the class
+    scores the row was predicted with; mistake = argmax (ties -> smallest label) != y.
+    ``ambiguous``: the prediction or a competitor choice of this round's update (the
+    provisional one included) was decided by rounding (:func:`mc_bpa_ambiguous`).
+    """
+    Xa = _augment(X, fit_intercept)
+    y = np.asarray(y)
+    W = np.zeros(K * Xa.shape[1])
+    kw = dict(variant=variant, C=C, rho=rho, slack=slack)
+    out, group = [], []
+    for t in range(len(y)):
+        s = W.reshape(K, -1) @ Xa[t]
+        mistake = int(np.argmax(s)) != y[t]
+        ambiguous = mc_bpa_ambiguous(W, Xa[t], sorted(range(K), key=lambda c: (-s[c], c)), 1, K)
+        if window == "sliding":
+            lo = max(0, t - B + 1)
+            W, _, _, amb = mc_bpa_step(W, Xa[lo:t + 1], y[lo:t + 1], K, k, **kw)
+            out.append((mistake, W, s, ambiguous or amb))
+            continue
+        group.append(t)
+        Wg, _, _, amb = mc_bpa_step(W, Xa[group], y[group], K, k, **kw)
+        if len(group) == B:
+            W, group = Wg, []
+        out.append((mistake, Wg, s, ambiguous or amb))
+    return out
