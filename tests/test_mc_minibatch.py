@@ -213,3 +213,159 @@ def test_group_update_is_the_primal_optimum(variant, rho, shared, kk):
                     <= primal_value(W_ref, *args) + 1e-10)
             checked += 1
     assert checked >= 8
+
+
+# --------------------------------------------------------------------------- B = 1 equivalences
+def row_by_row(est, X, y):
+    out = []
+    for t in range(len(y)):
+        est.partial_fit(X[t:t + 1], y[t:t + 1], classes=np.arange(4))
+        out.append((est.mistakes_, est.n_updates_, est.coef_.copy(), est.intercept_.copy()))
+    return out
+
+
+def assert_same_runs(a, b):
+    for t, ((m1, u1, w1, c1), (m2, u2, w2, c2)) in enumerate(zip(a, b)):
+        assert (m1, u1) == (m2, u2), t
+        np.testing.assert_allclose(w1, w2, rtol=1e-12, atol=1e-14, err_msg=str(t))
+        np.testing.assert_allclose(c1, c2, rtol=1e-12, atol=1e-14, err_msg=str(t))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("k", [1, 2, 3], ids=["k1", "k2", "all"])
+@pytest.mark.parametrize("sparse,fit_intercept", [(False, True), (True, False)],
+                         ids=["dense-icpt", "csr-noicpt"])
+def test_batch_size_one_is_pa_topk_and_top1(variant, k, sparse, fit_intercept):
+    """B = 1: BPA-I / II / LS top-k is PA-I / II / LS top-k (k-best MIRA; pa-ls top-k is
+    this driver too), and top-1 is the top-1 reduction of PA-I / II / LS, round by round."""
+    X, y = make_data(np.random.default_rng(k), n=40, zero_rows=(7,))
+    Xi = sp.csr_matrix(X) if sparse else X
+    kw = {"C": 0.3, "fit_intercept": fit_intercept}
+    for window in ("block", "sliding"):
+        got = row_by_row(cwkit.make(variant, batch_size=1, window=window, multiclass="topk",
+                                    k=k, **kw), Xi, y)
+        assert_same_runs(got, row_by_row(cwkit.make(PA_OF[variant], multiclass="topk", k=k,
+                                                    **kw), Xi, y))
+        got = row_by_row(cwkit.make(variant, batch_size=1, window=window, **kw), Xi, y)
+        assert_same_runs(got, row_by_row(cwkit.make(PA_OF[variant], **kw), Xi, y))
+
+
+def test_pa_ls_topk_with_k1_is_pa_ls_top1():
+    X, y = make_data(np.random.default_rng(3), n=60)
+    a = row_by_row(cwkit.make("pa-ls", C=0.7, multiclass="topk", k=1), X, y)
+    b = row_by_row(cwkit.make("pa-ls", C=0.7, multiclass="top1"), X, y)
+    assert_same_runs(a, b)
+    assert a[-1][1] == 1      # PA-LS updates on every round
+
+
+# --------------------------------------------------------------------------- protocol
+CASES = [("bpa1", {"batch_size": 4}),
+         ("bpa2", {"batch_size": 3, "window": "sliding", "multiclass": "topk", "k": 2}),
+         ("bpa-ls", {"batch_size": 5, "rho": "inverse", "multiclass": "topk", "k": 2,
+                     "slack": "shared"}),
+         ("bpa2", {"batch_size": 4, "multiclass": "topk", "k": 9, "slack": "shared"})]
+
+
+@pytest.mark.parametrize("name,params", CASES, ids=["bpa1", "bpa2-sliding", "bpa-ls-shared",
+                                                    "bpa2-all-shared"])
+def test_dense_csr_pieces_and_save_load(tmp_path, name, params):
+    """dense == CSR bit for bit; partial_fit in pieces (groups spanning calls) == one pass
+    == fit without shuffling; save / load in the middle of a group; string labels."""
+    X, y = make_data(np.random.default_rng(4), n=50, zero_rows=(5,))
+    yl = LABELS[y]
+    for fit_intercept in (True, False):
+        kw = dict(params, C=0.3, fit_intercept=fit_intercept)
+        one = cwkit.make(name, **kw).partial_fit(X, yl)
+        csr = cwkit.make(name, **kw).partial_fit(sp.csr_matrix(X), yl)
+        np.testing.assert_array_equal(one.coef_, csr.coef_)
+        np.testing.assert_array_equal(one.intercept_, csr.intercept_)
+        assert (one.mistakes_, one.n_updates_) == (csr.mistakes_, csr.n_updates_)
+        np.testing.assert_array_equal(one.decision_function(X),
+                                      csr.decision_function(sp.csr_matrix(X)))
+        parts = cwkit.make(name, **kw)
+        mistakes = updates = 0
+        for lo, hi in [(0, 1), (1, 7), (7, 8), (8, 33), (33, 54)]:
+            parts.partial_fit(X[lo:hi], yl[lo:hi], classes=LABELS)
+            mistakes += parts.mistakes_
+            updates += parts.n_updates_
+            if hi == 8:
+                cwkit.save(parts, tmp_path / "m.npz")
+                parts = cwkit.load(tmp_path / "m.npz")
+        np.testing.assert_array_equal(parts.coef_, one.coef_)
+        np.testing.assert_array_equal(parts.intercept_, one.intercept_)
+        assert (mistakes, updates, parts.t_) == (one.mistakes_, one.n_updates_, 54)
+        fit = cwkit.make(name, shuffle=False, **kw).fit(X, yl)
+        np.testing.assert_array_equal(fit.coef_, one.coef_)
+        assert set(fit.predict(X)) <= set(LABELS) and fit.coef_.shape == (4, X.shape[1])
+
+
+def test_mistakes_and_loss_are_those_of_the_prediction_scores():
+    """mistakes_ = argmax errors (ties to the first class) of the scores each row was
+    predicted with; the driver's loss sum = sum of max(0, 1 - (s_y - s_c)), c the closest
+    competitor."""
+    X, y = make_data(np.random.default_rng(6), n=40)
+    for window in ("block", "sliding"):
+        ref = mc_bpa_run(X, y, 4, variant="bpa2", C=0.5, B=4, k=2, window=window)
+        est = cwkit.make("bpa2", C=0.5, batch_size=4, window=window, multiclass="topk", k=2)
+        est._reset(np.arange(4), X.shape[1])
+        rounds, mistakes, _, loss_sum, status, _ = est._model.run(as_rows(X), y,
+                                                                  np.arange(len(y)), 1.0)
+        scores = np.array([r[2] for r in ref])
+        margin = np.array([s[c] - max(np.delete(s, c)) for s, c in zip(scores, y)])
+        assert (rounds, status) == (len(y), 0)
+        assert mistakes == np.count_nonzero(np.argmax(scores, axis=1) != y) > 0
+        assert loss_sum == pytest.approx(np.maximum(0, 1 - margin).sum(), rel=1e-9)
+
+
+def test_fit_passes_and_classes_argument():
+    X, y = make_data(np.random.default_rng(8), n=40)
+    est = cwkit.make("bpa1", n_passes=3, random_state=0).fit(X, LABELS[y])
+    assert est.t_ == 3 * len(y) and est.score(X, LABELS[y]) > 0.8
+    est = cwkit.make("bpa2").partial_fit(X[:6], LABELS[y[:6]], classes=LABELS)
+    est.partial_fit(X[6:], LABELS[y[6:]])
+    assert list(est.classes_) == list(LABELS)
+    with pytest.raises(ValueError, match="label 'eel' is not one of the classes"):
+        est.partial_fit(X[:1], ["eel"])
+
+
+# --------------------------------------------------------------------------- errors
+def test_shared_slack_needs_squared_slacks():
+    X, y = make_data(np.random.default_rng(1), n=10)
+    with pytest.raises(ValueError, match="MiniBatchPA: slack='shared' is a squared-slack "
+                                         "structure .* variant='bpa2' or 'bpa-ls'"):
+        cwkit.MiniBatchPA(variant="bpa1", slack="shared").fit(X, y)
+    with pytest.raises(ValueError, match="parameter 'slack'"):
+        cwkit.make("bpa2", slack="one").fit(X, y)
+    with pytest.raises(ValueError, match="bpa1: unknown parameter 'slack'"):
+        cwkit.make("bpa1", slack="shared")
+    with pytest.raises(ValueError, match="slack='shared' is the squared-slack structure of "
+                                         "PA-II and PA-LS"):
+        cwkit.make("pa1", multiclass="topk", k=2).set_params(slack="shared").fit(X, y)
+
+
+@pytest.mark.parametrize("window", ["block", "sliding"])
+def test_overflow_restores_state_and_names_the_row(window):
+    """A group update whose result is not finite (here ||W||^2 of class 2's block) leaves W
+    as it was before the group."""
+    est = cwkit.make("bpa1", batch_size=2, window=window, fit_intercept=False)
+    est.partial_fit(np.zeros((2, 2)), [0, 1], classes=[0, 1, 2])
+    for key in ("w0", "w"):
+        est._model.state[key][:2, 2] = 1e308
+    before = est.coef_.copy()
+    with pytest.raises(cwkit.ModelError, match="bpa1: row 1: this update would overflow"):
+        est.partial_fit(np.array([[0.0, 0.0], [1.0, -1.0]]), [0, 2])
+    np.testing.assert_array_equal(est.coef_, before)
+
+
+def test_nonfinite_score_names_the_row():
+    est = cwkit.make("bpa2", batch_size=3).partial_fit(np.zeros((1, 2)), [0], classes=[0, 1, 2])
+    with pytest.raises(cwkit.ModelError, match="row 1: the score or squared norm"):
+        est.partial_fit(np.array([[1.0, 0.0], [1e200, 1e200]]), [0, 1])
+
+
+def test_numerically_singular_dual_raises_clear_error():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 3)), rng.integers(0, 4, size=12)
+    with pytest.raises(cwkit.ModelError, match=r"bpa-ls: row \d+: .*numerically singular.*"
+                                               r"scale the features"):
+        cwkit.make("bpa-ls", batch_size=4, multiclass="topk", k=3).partial_fit(X * 1e150, y)
