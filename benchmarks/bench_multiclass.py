@@ -34,6 +34,7 @@ LEARNERS = [
     ("top1 pa1", "pa1", {"multiclass": "top1"}),
     ("top1 cw", "cw", {"multiclass": "top1"}),
     ("top1 arow", "arow", {"multiclass": "top1"}),
+    ("top1 bpa1", "bpa1", {"multiclass": "top1", "batch_size": 4}),
     ("ovr pa1", "pa1", {"multiclass": "ovr"}),
     ("topk5 pa1", "pa1", {"multiclass": "topk", "k": 5}),
     ("topk5 arow", "arow", {"multiclass": "topk", "k": 5}),

@@ -94,13 +94,14 @@ class PassiveAggressive(OnlineClassifier):
     C : float > 0, default=1.0
         Aggressiveness (PA-I, PA-II, PA-LS).
     slack : {"per-constraint", "shared"}, default="per-constraint"
-        Squared slacks of PA-II with ``multiclass="topk"``: one per constraint
-        (dual Q = G + I/(2C)) or one shared by all constraints (Q = G + 11^T/(2C),
-        the squared multi-class hinge).  "shared" is valid for variant="pa2" only;
-        with one constraint (top1, two classes) both are the same rule.
+        Squared slacks of PA-II and PA-LS with ``multiclass="topk"``: one per
+        constraint (dual Q = G + I/(2C)) or one shared by all constraints
+        (Q = G + 11^T/(2C), the squared multi-class hinge).  "shared" is valid
+        for variant="pa2" and "pa-ls" only; with one constraint (top1, two
+        classes) both are the same rule.
     fit_intercept, n_passes, shuffle, random_state, multiclass, k
-        As in :class:`Perceptron`; ``multiclass="topk"`` is available for "pa",
-        "pa1" and "pa2".
+        As in :class:`Perceptron`; ``multiclass="topk"`` is available for every
+        variant.
 
     Notes
     -----
@@ -116,6 +117,10 @@ class PassiveAggressive(OnlineClassifier):
     maximise l^T a - a^T Q a / 2 with Q = G (PA, a >= 0), G with 0 <= a <= C
     (PA-I, one slack per constraint), G + I/(2C) or G + 11^T/(2C) (PA-II,
     ``slack``), G_jl = Delta_j.Delta_l, a >= 0; then w <- w + sum_j a_j Delta_j.
+    PA-LS top-k (equality constraints W.Delta_j = 1 - xi, the top-k analogue of
+    S002 eqs. 7-9, updating on every round): a = (G + I/(2C))^+ l (or with
+    11^T/(2C)), a unbounded; it is mini-batch PA-LS with groups of one row
+    (:class:`cwkit.MiniBatchPA`, S002 eq. 19), and k = 1 is PA-LS top1.
     """
 
     _constraints = {"variant": P.Choice("pa", "pa1", "pa2", "pa-ls"), "C": P.POSITIVE,
