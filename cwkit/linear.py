@@ -40,7 +40,8 @@ class Perceptron(OnlineClassifier):
         Reduction used when there are more than two classes (``cwkit.multiclass``):
         the binary rule on f(x, y) - f(x, c) against the closest competitor c
         (1-of-k feature function, one weight block per class), the k-best
-        update (PA family and AROW only), or one-vs-rest (K binary problems).
+        update (PA family, mini-batch PA and AROW only), or one-vs-rest (K binary
+        problems).
         Predictions are the argmax of the class scores, ties to the first of
         ``classes_``.
     k : int >= 1, default=1
