@@ -13,17 +13,21 @@ PA_OF = {"bpa1": "pa1", "bpa2": "pa2", "bpa-ls": "pa-ls"}
 LABELS = np.array(["ant", "bee", "cat", "dog"])
 
 
-def make_data(rng, n=30, d=3, K=4, zero_rows=()):
-    """Gaussian classes, prefixed by K rows (1 + c/3) e_c with label c on K extra features
-    (random in the other rows): the class blocks differ from the first group on, so that
-    competitor choices are not decided by rounding of tied, equal blocks."""
+def make_data(rng, n=30, d=3, K=4, zero_rows=(), B=1):
+    """Gaussian classes, prefixed by P rows (1 + p/3) e_p with label p mod K on P extra
+    features (random in the other rows), P = the multiple of B from K on: the class blocks
+    differ before the first random row is predicted, so that no prediction or competitor
+    choice is decided by the rounding of blocks that are equal in exact arithmetic
+    (competitors with tied scores get equal steps)."""
+    n_pre = -(-K // B) * B
     centres = rng.normal(scale=1.5, size=(K, d))
     y = rng.integers(0, K, size=n)
-    X = np.hstack([centres[y] + rng.normal(size=(n, d)), rng.normal(size=(n, K))])
+    X = np.hstack([centres[y] + rng.normal(size=(n, d)), rng.normal(size=(n, n_pre))])
     X[list(zero_rows)] = 0.0
-    P = np.zeros((K, d + K))
-    P[np.arange(K), d + np.arange(K)] = 1.0 + np.arange(K) / 3.0
-    return np.vstack([P, X]), np.concatenate([np.arange(K), y])
+    pre = np.arange(n_pre)
+    P = np.zeros((n_pre, d + n_pre))
+    P[pre, d + pre] = 1.0 + pre / 3.0
+    return np.vstack([P, X]), np.concatenate([pre % K, y])
 
 
 def split_w(W, K, fit_intercept):
@@ -34,16 +38,19 @@ def split_w(W, K, fit_intercept):
 # (strategy, k, window).  Sliding windows with 1 < k < K - 1 are left out of the every-round
 # comparison: the first row's k tied competitors get equal steps, and the choice among them
 # when the row is used again in the next window is decided by rounding (in the reference as in
-# the driver); test_dense_csr_pieces_and_save_load covers them.
+# the driver); test_dense_csr_pieces_and_save_load runs them.
 SETTINGS = [("top1", 1, "block"), ("topk", 2, "block"), ("topk", 3, "block"),
-            ("top1", 1, "sliding"), ("topk", 3, "sliding")]
-SETTING_IDS = ["top1-block", "k2-block", "all-block", "top1-sliding", "all-sliding"]
+            ("topk", 4, "block"), ("top1", 1, "sliding"), ("topk", 4, "sliding")]
+SETTING_IDS = ["top1-block", "k2-block", "k3-block", "all-block", "top1-sliding",
+               "all-sliding"]
 
 
 def run_against_reference(variant, strategy, k, window, sparse, fit_intercept, slack, C=0.4,
                           B=3, est_name=None):
-    X, y = make_data(np.random.default_rng([VARIANTS.index(variant), k, B]), zero_rows=(9,))
-    K = 4
+    K = 5        # k = 2, 3 select among the competitors, k = 4 takes all
+    X, y = make_data(np.random.default_rng([VARIANTS.index(variant), k, B]), zero_rows=(9,),
+                     K=K, B=B)
+    labels = np.append(LABELS, "eel")
     kk = 1 if strategy == "top1" else k
     ref = mc_bpa_run(X, y, K, variant=variant, C=C, B=B, k=kk, window=window,
                      fit_intercept=fit_intercept, slack=slack)
@@ -59,7 +66,7 @@ def run_against_reference(variant, strategy, k, window, sparse, fit_intercept, s
     for t, (mistake, W, _, ambiguous) in enumerate(ref):
         if ambiguous:
             break
-        est.partial_fit(Xin[t:t + 1], LABELS[y[t:t + 1]], classes=LABELS)
+        est.partial_fit(Xin[t:t + 1], labels[y[t:t + 1]], classes=labels)
         assert est.mistakes_ == int(mistake), f"mistake differs in round {t}"
         updates += est.n_updates_
         coef, icpt = split_w(W, K, fit_intercept)
@@ -84,13 +91,13 @@ def test_matches_reference_every_round(variant, strategy, k, window, sparse, fit
 
 
 @pytest.mark.parametrize("variant", ["bpa2", "bpa-ls"])
-@pytest.mark.parametrize("strategy,k,window", SETTINGS[1:3] + SETTINGS[4:],
-                         ids=SETTING_IDS[1:3] + SETTING_IDS[4:])
+@pytest.mark.parametrize("strategy,k,window", SETTINGS[1:4] + SETTINGS[5:],
+                         ids=SETTING_IDS[1:4] + SETTING_IDS[5:])
 def test_shared_slack_matches_reference_every_round(variant, strategy, k, window):
     assert run_against_reference(variant, strategy, k, window, True, True, "shared") > 5
 
 
-@pytest.mark.parametrize("k", [1, 2, 3], ids=["k1", "k2", "all"])
+@pytest.mark.parametrize("k", [1, 2, 4], ids=["k1", "k2", "all"])
 def test_pa_ls_topk_matches_reference_every_round(k):
     """PassiveAggressive(variant='pa-ls', multiclass='topk'): equality constraints for the
     top-k, tau = (G + I/(2C))^+ l on every round (the B = 1 case of the reference)."""
@@ -369,3 +376,24 @@ def test_numerically_singular_dual_raises_clear_error():
     with pytest.raises(cwkit.ModelError, match=r"bpa-ls: row \d+: .*numerically singular.*"
                                                r"scale the features"):
         cwkit.make("bpa-ls", batch_size=4, multiclass="topk", k=3).partial_fit(X * 1e150, y)
+
+
+@pytest.mark.parametrize("name,params", CASES, ids=["bpa1", "bpa2-sliding", "bpa-ls-shared",
+                                                    "bpa2-all-shared"])
+def test_zero_rows_extreme_values_and_inputs_not_mutated(name, params):
+    est = cwkit.make(name, fit_intercept=False, **params)
+    est.partial_fit(np.zeros((9, 3)), np.tile([0, 1, 2], 3))
+    assert est.n_updates_ == 0 and not est.coef_.any()
+    X, y = make_data(np.random.default_rng(12), n=30)
+    X0, y0 = X.copy(), y.copy()
+    for scale in (1e-300, 1e-160, 1e150):
+        try:
+            est = cwkit.make(name, **params).partial_fit(X * scale, y)
+        except cwkit.ModelError as exc:
+            assert "row" in str(exc) and "scale the features" in str(exc).lower()
+            continue
+        assert np.isfinite(est.coef_).all() and np.isfinite(est.intercept_).all()
+        assert np.isfinite(est.decision_function(X * scale)).all()
+    cwkit.make(name, **params).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
