@@ -98,7 +98,7 @@ register("pa1", L.PassiveAggressive, {"variant": "pa1"}, "PA-I, hinge slack [PA0
 register("pa2", L.PassiveAggressive, {"variant": "pa2"},
          "PA-II, squared slack [PA06]; S002 with bias", ["C", "slack"])
 register("pa-ls", L.PassiveAggressive, {"variant": "pa-ls"},
-         "PA least squares, updates every round (S002 eqs 7-9)", ["C"])
+         "PA least squares, updates every round (S002 eqs 7-9)", ["C", "slack"])
 register("cw", L.ConfidenceWeighted, {"variant": "var"},
          "Confidence-Weighted, variance form CW-Var [CW08]", ["eta", "a", "covariance"])
 register("cw-stdev", L.ConfidenceWeighted, {"variant": "stdev"},

@@ -97,12 +97,15 @@ def test_shared_slack_matches_reference_every_round(variant, strategy, k, window
     assert run_against_reference(variant, strategy, k, window, True, True, "shared") > 5
 
 
-@pytest.mark.parametrize("k", [1, 2, 4], ids=["k1", "k2", "all"])
-def test_pa_ls_topk_matches_reference_every_round(k):
+@pytest.mark.parametrize("k,slack", [(1, "per-constraint"), (2, "per-constraint"),
+                                     (4, "per-constraint"), (2, "shared"), (4, "shared")],
+                         ids=["k1", "k2", "all", "k2-shared", "all-shared"])
+def test_pa_ls_topk_matches_reference_every_round(k, slack):
     """PassiveAggressive(variant='pa-ls', multiclass='topk'): equality constraints for the
-    top-k, tau = (G + I/(2C))^+ l on every round (the B = 1 case of the reference)."""
-    assert run_against_reference("bpa-ls", "topk", k, "block", False, True, "per-constraint",
-                                 B=1, est_name="pa-ls") > 20
+    top-k, tau = (G + I/(2C))^+ l (shared: G + 11'/(2C)) on every round (the B = 1 case of
+    the reference)."""
+    assert run_against_reference("bpa-ls", "topk", k, "block", False, True, slack, B=1,
+                                 est_name="pa-ls") > 20
 
 
 # --------------------------------------------------------------------------- one group vs scipy
