@@ -19,7 +19,7 @@
 
 
 cdef struct MCBPAWork:
-    double* sc           # K scores of one row
+    double* sc           # nb*K: the class scores of the group's rows
     double* gx           # nb*nb: x_i.x_i' + bias^2
     double* Q            # m*m, m = nb*kk constraints
     double* ell          # m
@@ -56,9 +56,12 @@ cdef inline double _mcbpa_gram(const double* xa, const int* ia, Py_ssize_t na,
 cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
                        const Py_ssize_t* y, double bias, double* W, Py_ssize_t D,
                        Py_ssize_t K, Py_ssize_t kk, int variant, double C, double rho,
-                       bint shared, MCBPAWork* S, bint* moved,
+                       bint shared, Py_ssize_t first_cached, MCBPAWork* S, bint* moved,
                        Py_ssize_t* bad) noexcept nogil:
-    """One joint update of W on the rows rows[0..nb-1]; returns a Status."""
+    """One joint update of W on the rows rows[0..nb-1]; returns a Status.
+
+    The scores of rows first_cached..nb-1 with the current W are in S.sc already
+    (block mode: computed when the rows were predicted, W unchanged since)."""
     cdef const double* xa
     cdef const double* xb
     cdef const int* ia
@@ -66,19 +69,22 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
     cdef Py_ssize_t m = nb * kk, r, r2, j, j2, q, q2, na, nbb, yr, y2, cq, it, base
     cdef Py_ssize_t stride = S.stride
     cdef double val, asum, chk = 0.0, dn2 = 0.0, kkt
+    cdef double* sc
     cdef bint any_loss = False
     cdef int f
     moved[0] = False
     for r in range(nb):
         na = get_row(R, rows[r], &xa, &ia)
-        all_dots(W, K, xa, ia, na, bias, D, S.sc)
-        if not all_finite(S.sc, K):
-            bad[0] = rows[r]
-            return NONFINITE_INPUT
+        sc = S.sc + r * K
+        if r < first_cached:
+            all_dots(W, K, xa, ia, na, bias, D, sc)
+            if not all_finite(sc, K):
+                bad[0] = rows[r]
+                return NONFINITE_INPUT
         yr = y[rows[r]]
-        top_competitors(S.sc, K, yr, kk, &S.comp[r * kk], S.taken)
+        top_competitors(sc, K, yr, kk, &S.comp[r * kk], S.taken)
         for j in range(kk):
-            S.ell[r * kk + j] = 1.0 - (S.sc[yr] - S.sc[S.comp[r * kk + j]])
+            S.ell[r * kk + j] = 1.0 - (sc[yr] - sc[S.comp[r * kk + j]])
         for r2 in range(r + 1):
             nbb = get_row(R, rows[r2], &xb, &ib)
             S.gx[r * nb + r2] = _mcbpa_gram(xa, ia, na, xb, ib, nbb, bias)
@@ -187,17 +193,18 @@ def mc_bpa_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t n = order.shape[0], D = W.shape[0], K = W.shape[1], t, start, i, lo
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_left = 0, nnz
     cdef Py_ssize_t m = B * kk, stride = max_row_nnz(&R, order) + 1, c, yi
+    cdef double* sc
     cdef double mrg, loss_sum = 0.0
     cdef int status = OK
     cdef bint moved
     cdef const double* x
     cdef const int* idx
-    cdef Py_ssize_t nw = K + B * B + m * m + 4 * m + qp_work_size(m) + B * (kk + 1) * stride
+    cdef Py_ssize_t nw = B * K + B * B + m * m + 4 * m + qp_work_size(m) + B * (kk + 1) * stride
     cdef double* work = mc_alloc(nw)
     cdef Py_ssize_t* iwork = mc_ialloc(K + m + qp_iwork_size(m))
     cdef MCBPAWork S
     S.sc = work
-    S.gx = S.sc + K
+    S.gx = S.sc + B * K
     S.Q = S.gx + B * B
     S.ell = S.Q + m * m
     S.lo = S.ell + m
@@ -216,17 +223,19 @@ def mc_bpa_pass(const double[::1] data, const int[::1] indices,
             i = order[t]
             if t >= n_seen:
                 nnz = get_row(&R, i, &x, &idx)
-                all_dots(&W[0, 0], K, x, idx, nnz, bias, D, S.sc)
-                if not all_finite(S.sc, K):
+                # block mode: kept for the group's update (W does not change before it)
+                sc = S.sc if sliding else S.sc + (t - start) * K
+                all_dots(&W[0, 0], K, x, idx, nnz, bias, D, sc)
+                if not all_finite(sc, K):
                     status = NONFINITE_INPUT
                     pos = i
                     break
                 yi = y[i]
                 rounds += 1
-                if argmax_first(S.sc, K) != yi:
+                if argmax_first(sc, K) != yi:
                     mistakes += 1
-                c = competitor(S.sc, K, yi)
-                mrg = S.sc[yi] - S.sc[c]
+                c = competitor(sc, K, yi)
+                mrg = sc[yi] - sc[c]
                 if mrg < 1.0:
                     loss_sum += 1.0 - mrg
             t += 1
@@ -235,10 +244,12 @@ def mc_bpa_pass(const double[::1] data, const int[::1] indices,
                     continue
                 lo = t - B if t > B else 0
                 status = _mcbpa_update(&R, &order[lo], t - lo, &y[0], bias, &W[0, 0], D, K,
-                                       kk, variant, C, rho, shared, &S, &moved, &pos)
+                                       kk, variant, C, rho, shared, t - lo, &S, &moved, &pos)
             elif t - start == B or (flush and t == n):
                 status = _mcbpa_update(&R, &order[start], t - start, &y[0], bias, &W[0, 0],
-                                       D, K, kk, variant, C, rho, shared, &S, &moved, &pos)
+                                       D, K, kk, variant, C, rho, shared,
+                                       min(max(n_seen - start, 0), t - start), &S, &moved,
+                                       &pos)
                 start = t
             else:
                 continue
