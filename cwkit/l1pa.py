@@ -8,6 +8,7 @@ from . import _params as P
 from ._engines import Engine
 from ._ovr import make_model
 from .base import OnlineClassifier
+from .multiclass import Multiclass
 
 __all__ = ["L1ConstrainedPA", "l1pa_step"]
 
@@ -222,6 +223,25 @@ class _L1PAEngine(Engine):
         return self.state["w"]
 
 
+class _L1PATop1(Multiclass):
+    """Multi-class top-1: W (D, K), intercept last row, updated by the compiled
+    driver ``mc_l1pa_pass`` (``_mc_l1pa.pxi``: :func:`l1pa_step` on the flat
+    ``vec(W)`` with ``z = f(x, y) - f(x, c)``)."""
+
+    def __init__(self, hyper, n_classes, n_features):
+        super().__init__(None, hyper, n_classes, n_features, False, False)
+
+    def initial_state(self, K, D):
+        return {"W": np.zeros((D, K))}
+
+    def run(self, rows, codes, order, bias):
+        return _core.mc_l1pa_pass(*self._args(rows, codes, order), bias, self.state["W"],
+                                  self.hyper["beta"])
+
+    def weights_dk(self):
+        return self.state["W"]
+
+
 class L1ConstrainedPA(OnlineClassifier):
     """L1-norm-constrained Passive-Aggressive (Shen & Dietterich, S004 eq. 3.9).
 
@@ -234,10 +254,12 @@ class L1ConstrainedPA(OnlineClassifier):
         with ``x = 0`` (no intercept) makes no update.
     fit_intercept, n_passes, shuffle, random_state
         As in :class:`cwkit.Perceptron`.
-    multiclass : {"ovr"}, default="ovr"
-        More than two classes: one-vs-rest, K independent binary models, each
-        row predicted by the argmax of the K pre-update scores (the other
-        strategies need a compiled multi-class driver and raise a ValueError).
+    multiclass : {"top1", "ovr"}, default="top1"
+        More than two classes: ``"top1"``, the L1-constrained update of all K
+        weight blocks on ``Δ = f(x, y) − f(x, c)`` against the closest
+        competitor (see Notes); ``"ovr"``, one-vs-rest, K independent binary
+        models, each row predicted by the argmax of the K pre-update scores.
+        ``"topk"`` raises a ValueError (see Notes).
     k : int
         Unused (top-k is not available for this rule).
 
@@ -249,6 +271,30 @@ class L1ConstrainedPA(OnlineClassifier):
     O(D log D) when it updates (soft-thresholding of the whole vector) and
     O(nnz) otherwise.  Unlike the L2 and objective-regularised updates it is
     not rotation invariant (S004 Sect. 3.3).
+
+    Multi-class top-1 (FORMULAS.md §4; the max-loss reduction of [PA06] Sect. 7
+    and S000 eqs. 31–32 applied to S004 Problem 3.9): with the 1-of-k feature
+    function ``f(x, y) = e_y ⊗ x̃`` (S000 Sect. 5.4), scores ``s_j = W_j·x̃``, the
+    prediction ``argmax_j s_j`` (ties to the first class; a mistake when it
+    is not ``y``) and the closest competitor ``c = argmax_{j ≠ y} s_j`` (ties
+    to the smaller label), the update when ``ℓ = 1 − (s_y − s_c) > 0`` and
+    ``x̃ ≠ 0`` is
+
+    .. math:: W_{t+1} = \\arg\\min_W \\tfrac12 \\|W - W_t\\|_F^2 \\quad
+              \\text{s.t.}\\quad W\\cdot\\Delta \\ge 1,\\ \\|W\\|_1 \\le \\beta,
+
+    ``||W||_1`` summing all K·D entries (intercepts included), i.e. the binary
+    problem with ``w = vec(W)`` and ``z = Δ`` (label +1), solved by the same
+    exact algorithm.  It changes block y and block c by the margin step and
+    shrinks every block by the soft-threshold λ: a round that updates costs
+    O(K D log(K D)).  Feasible iff ``β ||Δ||_∞ = β ||x̃||_∞ > 1``.
+
+    Top-k (``multiclass="topk"``, the k-best constraints ``W·Δ_j ≥ 1`` with the
+    L1 ball) is not offered: its dual is not a QP for Hildreth's method (the
+    soft-thresholding makes it piecewise quadratic in the k margin multipliers
+    and λ), and cwkit has no exact, certified solver for it; an approximate
+    one would break the rule that every update is the exact optimum of its
+    problem.
 
     Examples
     --------
@@ -262,7 +308,7 @@ class L1ConstrainedPA(OnlineClassifier):
     _constraints: ClassVar[dict] = {"beta": P.Real(0.0, np.inf, open_lo=True, open_hi=True)}
 
     def __init__(self, beta=10.0, *, fit_intercept=True, n_passes=1, shuffle=True,
-                 random_state=None, multiclass="ovr", k=1):
+                 random_state=None, multiclass="top1", k=1):
         self.beta = beta
         self.fit_intercept = fit_intercept
         self.n_passes = n_passes
@@ -276,6 +322,13 @@ class L1ConstrainedPA(OnlineClassifier):
 
     def _make_model(self, n_classes, n_features):
         engine, _, hyper = self._engine()
+        if n_classes > 2 and self.multiclass == "top1":
+            return _L1PATop1(hyper, n_classes, n_features)
+        if n_classes > 2 and self.multiclass == "topk":
+            raise ValueError(
+                f"{self._name()}: multiclass='topk' is defined for the PA family (pa, and "
+                "pa1 / pa2 with slacks) and AROW, whose top-k duals Hildreth's method solves "
+                "exactly; use multiclass='top1' (the default) or 'ovr' for this rule")
         return make_model(self, engine, hyper, n_classes, n_features)
 
     def _status_detail(self, rows, pos):
