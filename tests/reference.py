@@ -686,3 +686,85 @@ def topk_step(rule, w, xa, label, K, k, *, sigma=None, covariance="diag", sigma_
     _, new = _mc_topk(rule, st, np.asarray(xa, dtype=np.float64), int(label), int(K), int(k),
                       covariance, sigma_update, slack, p)
     return new["w"], new.get("sigma")
+
+
+# --------------------------------------------------------------------------- l1-pa multi-class
+# L1-norm-constrained PA (FORMULAS §3, L1 bullet) and its multi-class top-1 reduction (§4).
+# The projection is solved by plain bisection on the dual variable lambda (not cwkit's
+# safeguarded Newton): w(tau, lam) = S_lam(v + tau z); tau(lam) is the exact root of the
+# piecewise-linear margin (interpolated between its breakpoints); g(lam) = ||w||_1 - beta is
+# continuous and nonincreasing, bisected until the bracket is two adjacent doubles.
+
+def _soft(u, lam):
+    return np.sign(u) * np.maximum(np.abs(u) - lam, 0.0)
+
+
+def _l1_tau(v, z, lam):
+    """Smallest tau >= 0 with z . S_lam(v + tau z) >= 1."""
+    def margin(t):
+        return z @ _soft(v + t * z, lam)
+
+    if margin(0.0) >= 1.0:
+        return 0.0
+    on = z != 0
+    bp = np.concatenate([(lam - v[on]) / z[on], (-lam - v[on]) / z[on]])
+    grid = np.concatenate([[0.0], np.unique(bp[bp > 0.0])])
+    grid = np.append(grid, grid[-1] + 1.0)  # the last piece extends to infinity
+    m = np.array([margin(t) for t in grid])
+    j = int(np.argmax(m >= 1.0)) if (m >= 1.0).any() else len(grid) - 1
+    if m[j] < 1.0:  # beyond the last breakpoint: the margin is linear with this slope
+        return grid[j - 1] + (1.0 - m[j - 1]) / (m[j] - m[j - 1])
+    return grid[j - 1] + (1.0 - m[j - 1]) * (grid[j] - grid[j - 1]) / (m[j] - m[j - 1])
+
+
+def l1_projection(v, z, beta):
+    """``argmin 1/2 ||w - v||^2`` s.t. ``z . w >= 1``, ``||w||_1 <= beta``; returns (w, tau, lam).
+
+    Requires ``beta ||z||_inf > 1`` (ValueError otherwise).
+    """
+    v, z = np.asarray(v, dtype=np.float64), np.asarray(z, dtype=np.float64)
+    if beta * np.abs(z).max(initial=0.0) <= 1.0:
+        raise ValueError("infeasible: beta ||z||_inf <= 1")
+
+    def g(lam):
+        tau = _l1_tau(v, z, lam)
+        return np.abs(_soft(v + tau * z, lam)).sum() - beta, tau
+
+    g0, tau = g(0.0)
+    if g0 <= 0.0:
+        return v + tau * z, tau, 0.0
+    lo, hi = 0.0, 1.0
+    while g(hi)[0] > 0.0:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(3000):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if g(mid)[0] > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    tau = g(hi)[1]
+    return _soft(v + tau * z, hi), tau, hi
+
+
+def l1pa_top1_run(X, y, n_classes, beta, *, fit_intercept=True):
+    """Online multi-class top-1 L1-PA; one ``(mistake, W (K, D), lam)`` per round.
+
+    Round: class scores ``W x~``; mistake iff argmax (ties -> smallest label) != y; c = closest
+    competitor (ties -> smaller label); if ``1 - (s_y - s_c) > 0`` and ``x~ != 0``, the stacked
+    ``w`` (class-major, length K D) becomes ``l1_projection(w, f(x, y) - f(x, c), beta)``
+    (``lam`` is 0 for rounds without an update).
+    """
+    Xa = _augment(X, fit_intercept)
+    K, D = int(n_classes), Xa.shape[1]
+    w = np.zeros(K * D)
+    out = []
+    for x, label in zip(Xa, np.asarray(y)):
+        s = w.reshape(K, D) @ x
+        c = competitors(s, label)[0]
+        lam = 0.0
+        if 1.0 - (s[label] - s[c]) > 0.0 and np.any(x):
+            w, _, lam = l1_projection(w, feature(x, label, K) - feature(x, c, K), beta)
+        out.append((int(np.argmax(s)) != label, w.reshape(K, D).copy(), lam))
+    return out

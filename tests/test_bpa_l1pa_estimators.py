@@ -225,6 +225,7 @@ def test_one_vs_rest_matches_reference(window):
 
 @pytest.mark.parametrize("name, params", CASES, ids=[c[0] for c in CASES])
 def test_one_vs_rest_dense_csr_pieces_and_save_load(tmp_path, name, params):
+    params = {**params, "multiclass": "ovr"}  # l1-pa's default is top1
     rng = np.random.default_rng(9)
     X = rng.normal(size=(40, 4)) * (rng.random((40, 4)) < 0.7)
     y = np.array(["a", "b", "c", "d"])[np.argmax(X + 0.3 * rng.normal(size=(40, 4)), axis=1)]
@@ -247,7 +248,7 @@ def test_other_multiclass_strategies_are_refused():
     with pytest.raises(ValueError,
                        match="bpa1: multiclass='top1' is not available .* multiclass='ovr'"):
         cwkit.make("bpa1", multiclass="top1").fit(X, y)
-    with pytest.raises(ValueError, match="l1-pa: multiclass='topk' is not available"):
+    with pytest.raises(ValueError, match="l1-pa: multiclass='topk' is defined for the PA"):
         cwkit.make("l1-pa", multiclass="topk").fit(X, y)
 
 

@@ -1,0 +1,285 @@
+"""Multi-class top-1 L1-norm-constrained PA (``l1-pa``, ``multiclass="top1"``).
+
+The compiled driver ``mc_l1pa_pass`` against the plain numpy reference of
+``reference.py`` (bisection on the dual, a different algorithm) after every round,
+single updates against scipy's optimum of the convex problem with a KKT
+certificate, and the estimator protocol (dense == CSR, pieces, save / load, errors).
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import shared_file
+from reference import feature, l1_projection, l1pa_top1_run
+from scipy.optimize import linprog, minimize
+
+import cwkit
+from cwkit import _core
+from cwkit._rowdata import as_rows
+from cwkit.l1pa import _L1PATop1, l1pa_step
+
+LABELS = np.array(["ant", "bee", "cat", "dog"])
+# Reference and kernel solve the dual by different exact algorithms (bisection to adjacent
+# doubles vs safeguarded Newton stopped at |g| <= 4 eps beta): both are exact up to the
+# rounding of sums of size ||W_t||_1 + tau ||Delta||_1, hence an absolute tolerance on
+# that scale.
+RTOL = 1e-12
+
+
+def make_data(rng, n=40, d=5, K=4, sparse_frac=0.3, zero_rows=()):
+    """Gaussian classes; every nonzero row has ||x||_inf >= 0.5 (feasible for beta > 2)."""
+    centres = rng.normal(scale=1.5, size=(K, d))
+    y = rng.integers(0, K, size=n)
+    X = centres[y] + rng.normal(size=(n, d))
+    X[rng.random(X.shape) < sparse_frac] = 0.0
+    X[np.abs(X).max(axis=1) < 0.5, 0] = 1.0
+    for i in zero_rows:
+        X[i] = 0.0
+    return X, y
+
+
+def _weights(est):
+    return np.hstack([est.coef_, est.intercept_[:, None]]) if est.fit_intercept else est.coef_
+
+
+def _close(got, ref, what):
+    scale = max(1.0, float(np.abs(ref).max(initial=0.0)))
+    np.testing.assert_allclose(got, ref, rtol=RTOL, atol=RTOL * scale, err_msg=what)
+
+
+@pytest.mark.parametrize("beta", [3.0, 1e4])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids=["icpt", "noicpt"])
+def test_matches_reference_every_round(beta, sparse, fit_intercept):
+    X, y = make_data(np.random.default_rng(11), zero_rows=(4,))
+    ref = l1pa_top1_run(X, y, 4, beta, fit_intercept=fit_intercept)
+    est = cwkit.make("l1-pa", beta=beta, fit_intercept=fit_intercept)
+    Xin = sp.csr_matrix(X) if sparse else X
+    n_active = 0
+    for t, (mistake, W, lam) in enumerate(ref):
+        est.partial_fit(Xin[t:t + 1], LABELS[y[t:t + 1]], classes=LABELS)
+        assert est.mistakes_ == int(mistake), f"mistake differs in round {t}"
+        _close(_weights(est), W, f"W after round {t}")
+        assert np.abs(_weights(est)).sum() <= beta * (1.0 + 1e-12)
+        n_active += lam > 0.0
+    if beta < 100:
+        assert n_active >= 10  # the L1 ball shapes most updates
+    else:
+        assert n_active == 0
+    Xa = np.hstack([X, np.ones((len(X), 1))]) if fit_intercept else X
+    _close(est.decision_function(Xin), Xa @ ref[-1][1].T, "decision_function")
+    assert est.t_ == len(y)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_inactive_ball_is_hard_margin_pa_top1(fit_intercept):
+    """A ball too large to bind: the update is PA top-1 (FORMULAS §4), tau = l / ||Delta||^2."""
+    X, y = make_data(np.random.default_rng(3), n=60)
+    a = cwkit.make("l1-pa", beta=1e6, fit_intercept=fit_intercept).partial_fit(X, y)
+    b = cwkit.make("pa", fit_intercept=fit_intercept, multiclass="top1").partial_fit(X, y)
+    assert (a.mistakes_, a.n_updates_) == (b.mistakes_, b.n_updates_)
+    _close(_weights(a), _weights(b), "W")
+
+
+def _generic_qp(v, z, beta):
+    """SLSQP on the smooth reformulation w = p - q, p, q >= 0."""
+    d = len(v)
+
+    def fun(pq):
+        r = pq[:d] - pq[d:] - v
+        return 0.5 * r @ r, np.concatenate([r, -r])
+
+    cons = [{"type": "ineq", "fun": lambda pq: z @ (pq[:d] - pq[d:]) - 1.0,
+             "jac": lambda pq: np.concatenate([z, -z])},
+            {"type": "ineq", "fun": lambda pq: beta - pq.sum(), "jac": lambda pq: -np.ones(2 * d)}]
+    x0 = np.concatenate([np.maximum(v, 0), np.maximum(-v, 0)])
+    out = minimize(fun, x0, jac=True, method="SLSQP", constraints=cons,
+                   bounds=[(0, None)] * (2 * d), options={"ftol": 1e-15, "maxiter": 2000})
+    assert out.status in (0, 8), out.message  # 8: stopped at the limit of precision
+    return out.x[:d] - out.x[d:]
+
+
+def _kkt_residual(v, z, beta, w, tol=1e-9):
+    """Largest violation of the KKT conditions of min 1/2||w - v||^2 s.t. z.w >= 1,
+    ||w||_1 <= beta, minimised over the multipliers (tau, lam) >= 0 by a linear program:
+    stationarity w_i = v_i + tau z_i - lam sign(w_i) where w_i != 0, |v_i + tau z_i| <= lam
+    where w_i = 0; a multiplier is fixed at 0 when its constraint is slack by more than tol."""
+    on = w != 0
+    sg = np.sign(w[on])
+    rows = [np.column_stack([z[on], -sg, -np.ones(on.sum())]),       # A p - b <= t
+            np.column_stack([-z[on], sg, -np.ones(on.sum())]),       # b - A p <= t
+            np.column_stack([z[~on], -np.ones((~on).sum()), -np.ones((~on).sum())]),
+            np.column_stack([-z[~on], -np.ones((~on).sum()), -np.ones((~on).sum())])]
+    rhs = [w[on] - v[on], v[on] - w[on], -v[~on], v[~on]]
+    margin, norm1 = z @ w, np.abs(w).sum()
+    bounds = [(0, 0 if margin > 1.0 + tol else None), (0, 0 if norm1 < beta - tol else None),
+              (0, None)]
+    lp = linprog([0.0, 0.0, 1.0], A_ub=np.vstack(rows), b_ub=np.concatenate(rhs), bounds=bounds,
+                 method="highs")
+    assert lp.status == 0, lp.message
+    return max(lp.fun, 1.0 - margin, norm1 - beta)
+
+
+@pytest.mark.parametrize("K, d", [(3, 2), (3, 4), (5, 3)])
+def test_single_update_is_the_optimum(K, d):
+    """One compiled update from a random W_t: scipy's optimum, a KKT certificate, the reference."""
+    rng = np.random.default_rng(100 * K + d)
+    n_active = 0
+    for trial in range(25):
+        D = d + 1
+        W0 = rng.normal(size=(K, D)) * rng.uniform(0.1, 1.0)
+        x = rng.normal(size=d) * (rng.random(d) < 0.8)
+        label = int(rng.integers(K))
+        xa = np.append(x, 1.0)
+        s = W0 @ xa
+        c = max((j for j in range(K) if j != label), key=lambda j: (s[j], -j))
+        z = feature(xa, label, K) - feature(xa, c, K)
+        if z @ W0.ravel() >= 1.0:
+            continue
+        beta = np.abs(W0).sum() * rng.uniform(0.3, 1.5) + 1.1
+        model = _L1PATop1({"beta": beta}, K, d)
+        model.state["W"][...] = W0.T
+        out = model.run(as_rows(x[None]), np.array([label]), np.array([0]), 1.0)
+        assert out[2] == 1 and out[4] == 0
+        got = model.weights().ravel()
+        ref, _, lam = l1_projection(W0.ravel(), z, beta)
+        n_active += lam > 0
+        scale = np.abs(W0).sum() + beta
+        assert _kkt_residual(W0.ravel(), z, beta, got) <= 1e-9 * scale, trial
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(got, _generic_qp(W0.ravel(), z, beta), rtol=0, atol=1e-6)
+    assert n_active >= 5
+
+
+def test_reference_projection_is_the_optimum():
+    """The reference's own projection against scipy and the KKT conditions."""
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        d = int(rng.integers(2, 9))
+        v = rng.normal(size=d) * rng.uniform(0.1, 3.0)
+        z = rng.normal(size=d) * (rng.random(d) < 0.7)
+        z[0] = z[0] or 1.0
+        beta = rng.uniform(1.05, 3.0) / np.abs(z).max()
+        w, _, _ = l1_projection(v, z, beta)
+        assert _kkt_residual(v, z, beta, w) <= 1e-12 * (1.0 + np.abs(v).sum())
+        np.testing.assert_allclose(w, _generic_qp(v, z, beta), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_two_classes_equal_the_flattened_binary_problem(fit_intercept):
+    """K = 2: Delta_t = f(x, y) - f(x, 1 - y) does not depend on W, so the multi-class
+    path is the binary l1-pa pass (``l1pa_pass``) on the rows Delta_t with label +1,
+    in the flat (D, K) layout (coordinate j K + c), without intercept."""
+    X, y = make_data(np.random.default_rng(2), n=50, K=2)
+    bias = 1.0 if fit_intercept else 0.0
+    Xa = np.hstack([X, np.full((len(X), 1), bias)])
+    D = Xa.shape[1]
+    Z = np.zeros((len(X), 2 * D))
+    for t, (x, label) in enumerate(zip(Xa, y)):
+        Z[t, label::2] = x
+        Z[t, 1 - label::2] = -x
+    model = _L1PATop1({"beta": 2.5}, 2, X.shape[1])
+    order = np.arange(len(X))
+    mc = model.run(as_rows(X), y.astype(np.intp), order, bias)
+    w = np.zeros(2 * D + 1)
+    binary = _core.l1pa_pass(*as_rows(sp.csr_matrix(Z)).args, np.ones(len(X)), order, 0.0, w,
+                             2.5, np.empty(0))
+    assert mc[2] == binary[2] > 10 and mc[4] == binary[4] == 0
+    assert mc[3] == pytest.approx(binary[3], rel=1e-12)
+    np.testing.assert_array_equal(model.state["W"].ravel(), w[:-1])
+
+
+def test_dense_equals_csr_bit_for_bit():
+    X, y = make_data(np.random.default_rng(6), n=60, zero_rows=(7,))
+    for fit_intercept in (True, False):
+        kw = {"beta": 2.5, "fit_intercept": fit_intercept, "n_passes": 2, "random_state": 1}
+        a = cwkit.make("l1-pa", **kw).fit(X, LABELS[y])
+        b = cwkit.make("l1-pa", **kw).fit(sp.csr_matrix(X), LABELS[y])
+        np.testing.assert_array_equal(_weights(a), _weights(b))
+        assert (a.mistakes_, a.n_updates_, a.t_) == (b.mistakes_, b.n_updates_, b.t_)
+        np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+def test_partial_fit_pieces_save_load_equal_one_pass(tmp_path):
+    X, y = make_data(np.random.default_rng(7), n=60)
+    labels = LABELS[y]
+    one = cwkit.make("l1-pa", beta=2.5).partial_fit(X, labels)
+    fit = cwkit.make("l1-pa", beta=2.5, shuffle=False).fit(X, labels)
+    np.testing.assert_array_equal(_weights(fit), _weights(one))
+    parts = cwkit.make("l1-pa", beta=2.5)
+    mistakes = 0
+    for lo, hi in [(0, 1), (1, 9), (9, 30), (30, 60)]:
+        parts.partial_fit(X[lo:hi], labels[lo:hi], classes=LABELS)
+        mistakes += parts.mistakes_
+        if lo == 9:
+            cwkit.save(parts, tmp_path / "m.npz")
+            loaded = cwkit.load(tmp_path / "m.npz")
+            np.testing.assert_array_equal(_weights(loaded), _weights(parts))
+            assert loaded.multiclass == "top1" and loaded.t_ == parts.t_ == 30
+            parts = loaded
+    np.testing.assert_array_equal(_weights(parts), _weights(one))
+    assert mistakes == one.mistakes_ and parts.n_updates_ > 0
+    assert parts.predict(X).dtype == labels.dtype and set(parts.predict(X)) <= set(LABELS)
+
+
+def test_mistakes_are_argmax_errors_ties_to_the_first_class():
+    """W = 0 scores every class 0: the prediction is classes_[0]."""
+    X = np.array([[1.0, 0.0]])
+    for label, mistake in [("ant", 0), ("cat", 1)]:
+        est = cwkit.make("l1-pa", beta=3.0).partial_fit(X, [label], classes=LABELS)
+        assert est.mistakes_ == mistake and est.n_updates_ == 1
+
+
+def test_zero_row_without_intercept_makes_no_update():
+    X, y = np.zeros((4, 3)), np.array(["ant", "bee", "cat", "dog"])
+    est = cwkit.make("l1-pa", beta=2.0, fit_intercept=False).partial_fit(X, y)
+    assert est.n_updates_ == 0 and est.mistakes_ == 3 and np.all(est.coef_ == 0)
+
+
+@pytest.mark.parametrize("fit_intercept, beta", [(False, 2.0), (True, 1.0)])
+def test_infeasible_row_is_named(fit_intercept, beta):
+    X = np.array([[1.0, 0.0], [0.4, -0.3], [0.0, 0.2]])
+    if fit_intercept:
+        X = X * 0.5
+    est = cwkit.make("l1-pa", beta=beta, fit_intercept=fit_intercept)
+    bad = 0 if fit_intercept else 1
+    with pytest.raises(cwkit.ModelError, match=rf"l1-pa: row {bad}: beta \* \|\|x\|\|_inf <= 1 "
+                                               rf"\(beta = {beta:g}\)"):
+        est.partial_fit(X, ["ant", "bee", "cat"], classes=LABELS)
+
+
+def test_strategies():
+    X, y = make_data(np.random.default_rng(8), n=30)
+    est = cwkit.make("l1-pa")
+    assert est.multiclass == "top1"
+    assert isinstance(est.fit(X, y)._model, _L1PATop1)
+    assert est.coef_.shape == (4, 5) and est.decision_function(X).shape == (30, 4)
+    ovr = cwkit.make("l1-pa", multiclass="ovr").fit(X, y)
+    assert not isinstance(ovr._model, _L1PATop1) and ovr.coef_.shape == (4, 5)
+    with pytest.raises(ValueError, match=r"l1-pa: multiclass='topk' is defined for the PA "
+                                         r"family .* and AROW.*use multiclass='top1'"):
+        cwkit.make("l1-pa", multiclass="topk").fit(X, y)
+
+
+def test_usps_prefix_matches_the_step_reference():
+    """Real data (USPS digits, K = 10, D = 257): every round against ``l1pa_step`` on the
+    flattened Delta (class-major, the other layout); the ball stays satisfied."""
+    path = shared_file("digits/usps.scale.xz")
+    X, y = next(iter(cwkit.iter_svmlight(path, batch_size=150, n_features=256)))[:2]
+    classes = np.unique(y)
+    codes = np.searchsorted(classes, y)
+    K, beta = len(classes), 8.0
+    est = cwkit.make("l1-pa", beta=beta)
+    w = np.zeros(K * 257)
+    updates = 0
+    for t in range(X.shape[0]):
+        xa = np.append(X[t].toarray().ravel(), 1.0)
+        s = w.reshape(K, -1) @ xa
+        c = max((j for j in range(K) if j != codes[t]), key=lambda j: (s[j], -j))
+        z = feature(xa, codes[t], K) - feature(xa, c, K)
+        if z @ w < 1.0:
+            w = l1pa_step(w, z, 1, beta)[0]
+        est.partial_fit(X[t], y[t:t + 1], classes=classes)
+        updates += est.n_updates_
+        assert est.mistakes_ == int(np.argmax(s) != codes[t])
+        _close(_weights(est), w.reshape(K, -1), f"W after round {t}")
+    assert np.abs(w).sum() <= beta * (1 + 1e-12) and updates > 50
