@@ -1,7 +1,8 @@
 """One-vs-rest over K independent binary engines (FORMULAS.md Sect. 4, "ovr").
 
-For rules without a compiled multi-class driver (mini-batch PA, L1-PA).  Class
-c's engine learns ``y = +1`` for class c and ``-1`` otherwise.  The K problems
+For mini-batch PA (no compiled multi-class driver) and L1-PA's
+``multiclass="ovr"``.  Class c's engine learns ``y = +1`` for class c and
+``-1`` otherwise.  The K problems
 do not interact, so running them one after the other over a pass is the same
 as interleaving them; each engine reports the score it predicted every row
 with, and the progressive multi-class prediction of a row is the argmax of its
