@@ -98,10 +98,11 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
                 pos = i
                 rounds -= 1
                 break
-            _l1_update(w, DK, &on[0], zs, s, beta, zmax, &L)
-            chk = 0.0
-            for j in range(DK):
-                chk += L.wnew[j]
+            # off the support wnew = S_lam(w) is finite when w and lam are: check
+            # lam and the support only (O(nnz), not O(K D))
+            chk = _l1_update(w, DK, &on[0], zs, s, beta, zmax, &L)
+            for j in range(s):
+                chk += L.wnew[on[j]]
             if not isfinite(chk):
                 status = NONFINITE_STATE
                 pos = i

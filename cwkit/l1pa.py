@@ -287,7 +287,10 @@ class L1ConstrainedPA(OnlineClassifier):
     problem with ``w = vec(W)`` and ``z = Δ`` (label +1), solved by the same
     exact algorithm.  It changes block y and block c by the margin step and
     shrinks every block by the soft-threshold λ: a round that updates costs
-    O(K D log(K D)).  Feasible iff ``β ||Δ||_∞ = β ||x̃||_∞ > 1``.
+    O(K D log(K D)).  Feasible iff ``β ||Δ||_∞ = β ||x̃||_∞ > 1``.  One ball
+    holds all K blocks, so one-vs-rest with the same β has K times the budget
+    (USPS, K = 10: top-1 test error 0.124 at β = 100, one-vs-rest 0.139 at
+    β = 30 and 0.129 at β = 100; top-1 0.335 at β = 30).
 
     Top-k (``multiclass="topk"``, the k-best constraints ``W·Δ_j ≥ 1`` with the
     L1 ball) is not offered: its dual is not a QP for Hildreth's method (the

@@ -247,6 +247,17 @@ def test_infeasible_row_is_named(fit_intercept, beta):
         est.partial_fit(X, ["ant", "bee", "cat"], classes=LABELS)
 
 
+def test_overflowing_row_is_named_and_state_kept():
+    X = np.array([[1.0, 0.0], [0.5, 1.0], [1e200, 1.0]])
+    est = cwkit.make("l1-pa", beta=3.0).partial_fit(X[:1], ["ant"], classes=LABELS)
+    before = _weights(est).copy()
+    with pytest.raises(cwkit.ModelError, match=r"l1-pa: row 1: .* not finite"):
+        est.partial_fit(X[1:], ["bee", "cat"])
+    assert not np.array_equal(_weights(est), before)  # row 0 of the call was learnt
+    ref = cwkit.make("l1-pa", beta=3.0).partial_fit(X[:2], ["ant", "bee"], classes=LABELS)
+    np.testing.assert_array_equal(_weights(est), _weights(ref))
+
+
 def test_strategies():
     X, y = make_data(np.random.default_rng(8), n=30)
     est = cwkit.make("l1-pa")
