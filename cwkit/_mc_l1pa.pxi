@@ -7,19 +7,213 @@
 # _l1pa.pxi with w = vec(W) and z = Delta (label +1), so the exact solver
 # _l1_update is reused on the flat state: the support of Delta is
 # {j K + y} with values x~_j and {j K + c} with values -x~_j.  Feasible iff
-# beta ||Delta||_inf = beta ||x~||_inf > 1.  Included after _l1pa.pxi and
-# _multiclass.pxi (all_dots, argmax_first, competitor, all_finite).
+# beta ||Delta||_inf = beta ||x~||_inf > 1 (for top-k too: every Delta_j has
+# ||Delta_j||_inf = ||x~||_inf).  Included after _l1pa.pxi and _multiclass.pxi
+# (all_dots, argmax_first, competitor, top_competitors, all_finite).
+
+
+# ---- top-k: min 1/2 ||W' - W||^2 s.t. W'.Delta_j >= 1 (j < kk), ||W'||_1 <= beta.
+# Lagrangian minimiser W'(A, a, lam) = S_lam(W + sum_j a_j Delta_j): on the support S
+# of x~, block y moves by A x~ (A = sum_j a_j), competitor block c_j by -a_j x~, the
+# other entries only shrink.  For fixed lam the constraints decouple: with
+# T(A) = x~.w'_y - 1, a_j(A) is the smallest a_j >= 0 with x~.w'_{c_j} <= T(A) (the
+# exact root of a nondecreasing piecewise-linear function), nonincreasing in A, so
+# A solves the increasing equation A = sum_j a_j(A); g(lam) = ||W'||_1 - beta is
+# continuous and nonincreasing.  Both roots are bisected to adjacent doubles (a
+# monotone equation, so the result is exact up to one rounding unit).  In the
+# sign-oriented form p_i = sign(x_i) v_i, a_i = |x_i| of _l1pa.pxi.
+
+cdef double _pl_first_reach(const double* p, double sgn, const double* a, Py_ssize_t s,
+                            double lam, double r, L1Break* br) noexcept nogil:
+    """Smallest t >= 0 with M(t) = sum_i a_i S_lam(sgn p_i + t a_i) >= r (all a_i > 0).
+
+    M is continuous, nondecreasing, piecewise linear and unbounded: the segment
+    holding the root is found from the sorted breakpoints, the root solved on it
+    (the algorithm of _l1_tau with a target r)."""
+    cdef Py_ssize_t i, nb = 0, j
+    cdef double m0 = 0.0, slope = 0.0, t_lo = 0.0, c = 0.0, sl = 0.0
+    cdef double a2, m, mnext, mid, u, pi
+    for i in range(s):
+        m0 += a[i] * _l1_soft(sgn * p[i], lam)
+    if m0 >= r:
+        return 0.0
+    for i in range(s):
+        pi = sgn * p[i]
+        a2 = a[i] * a[i]
+        if pi >= lam or pi < -lam:
+            slope += a2
+        if pi < -lam:  # leaves the negative side at t = (-lam - p)/a
+            br[nb].t = (-lam - pi) / a[i]  # guarded: a > 0 on the support
+            br[nb].ds = -a2
+            nb += 1
+        if pi < lam:  # enters the positive side at t = (lam - p)/a
+            br[nb].t = (lam - pi) / a[i]  # guarded: a > 0 on the support
+            br[nb].ds = a2
+            nb += 1
+    qsort(br, nb, sizeof(L1Break), _l1_cmp_break)
+    m = m0
+    j = nb
+    for i in range(nb):
+        mnext = m + slope * (br[i].t - t_lo)
+        if mnext >= r:
+            j = i
+            break
+        m = mnext
+        t_lo = br[i].t
+        slope += br[i].ds
+    mid = 0.5 * (t_lo + br[j].t) if j < nb else t_lo + 1.0
+    for i in range(s):
+        pi = sgn * p[i]
+        u = pi + mid * a[i]
+        if u > lam:
+            c += a[i] * (pi - lam)
+            sl += a[i] * a[i]
+        elif u < -lam:
+            c += a[i] * (pi + lam)
+            sl += a[i] * a[i]
+    if sl <= 0.0:
+        return t_lo  # not reached: M increases on the root's segment
+    m = (r - c) / sl  # guarded: sl > 0
+    return m if m > 0.0 else 0.0
+
+
+cdef struct L1KWork:
+    double* P         # (kk + 1) s: p of block y, then of the competitors' blocks
+    double* a         # s: |x_i|
+    double* aj        # kk: multipliers of the competitor constraints
+    L1Break* br       # 2 s
+    double* vo        # D K: sorted nonzero |w_i| off the updated entries
+    double* suffix    # D K + 1: suffix sums of vo
+    Py_ssize_t m      # entries of vo
+    Py_ssize_t s      # support size
+    Py_ssize_t kk     # constraints
+
+
+cdef double _l1k_aj(L1KWork* W, double lam, double A) noexcept nogil:
+    """W.aj[j] = the smallest a_j >= 0 with x~.w'_{c_j} <= x~.w'_y - 1 for block y's
+    multiplier A; returns sum_j a_j."""
+    cdef Py_ssize_t i, j, s = W.s
+    cdef double T = -1.0, tot = 0.0
+    for i in range(s):
+        T += W.a[i] * _l1_soft(W.P[i] + A * W.a[i], lam)
+    for j in range(W.kk):
+        # -x~.w'_{c_j}(a) = sum_i a_i S_lam(-p_i + a a_i) >= -T
+        W.aj[j] = _pl_first_reach(W.P + (j + 1) * s, -1.0, W.a, s, lam, -T, W.br)
+        tot += W.aj[j]
+    return tot
+
+
+cdef double _l1k_inner(L1KWork* W, double lam) noexcept nogil:
+    """A = sum_j a_j at the dual optimum for this lam (W.aj set): the smallest A with
+    h(A) = A - sum_j a_j(A) >= 0 (h increases with slope >= 1), bisected to adjacent
+    doubles in [0, sum_j a_j(0)]."""
+    cdef double lo = 0.0, mid
+    cdef double hi = _l1k_aj(W, lam, 0.0)
+    if hi <= 0.0:
+        return 0.0
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if mid - _l1k_aj(W, lam, mid) >= 0.0:
+            hi = mid
+        else:
+            lo = mid
+    _l1k_aj(W, lam, hi)
+    return hi
+
+
+cdef double _l1k_g(L1KWork* W, double lam, double beta, double* A) noexcept nogil:
+    """A(lam) (and W.aj) and g(lam) = ||W'||_1 - beta."""
+    cdef Py_ssize_t i, j, s = W.s, lo = 0, hi = W.m, mid
+    cdef double g = 0.0
+    A[0] = _l1k_inner(W, lam)
+    for i in range(s):
+        g += fabs(_l1_soft(W.P[i] + A[0] * W.a[i], lam))
+        for j in range(W.kk):
+            g += fabs(_l1_soft(W.P[(j + 1) * s + i] - W.aj[j] * W.a[i], lam))
+    while lo < hi:  # first vo entry > lam
+        mid = (lo + hi) // 2
+        if W.vo[mid] > lam:
+            hi = mid
+        else:
+            lo = mid + 1
+    return g + (W.suffix[lo] - lam * (W.m - lo)) - beta
+
+
+cdef double _l1k_update(const double* w, Py_ssize_t DK, Py_ssize_t K, const Py_ssize_t* fpos,
+                        const double* xs, Py_ssize_t yi, const Py_ssize_t* comp, double beta,
+                        double xmax, L1KWork* W, double* wnew) noexcept nogil:
+    """wnew = the exact top-k update of the flat (D, K) state w; returns lam (NaN if
+    no bracket was found, which a feasible problem does not allow)."""
+    cdef Py_ssize_t i, j, b, blk, it, s = W.s
+    cdef double u, vmax = 0.0, g, A, lam = 0.0, lo, hi, mid
+    for b in range(W.kk + 1):
+        blk = yi if b == 0 else comp[b - 1]
+        for i in range(s):
+            u = w[fpos[i] * K + blk]
+            W.P[b * s + i] = u if xs[i] > 0.0 else -u
+    for i in range(s):
+        W.a[i] = fabs(xs[i])
+    for i in range(DK):
+        W.vo[i] = fabs(w[i])
+        if W.vo[i] > vmax:
+            vmax = W.vo[i]
+    for b in range(W.kk + 1):
+        blk = yi if b == 0 else comp[b - 1]
+        for i in range(s):
+            W.vo[fpos[i] * K + blk] = 0.0
+    W.m = 0
+    for i in range(DK):
+        if W.vo[i] > 0.0:
+            W.vo[W.m] = W.vo[i]
+            W.m += 1
+    qsort(W.vo, W.m, sizeof(double), _l1_cmp_double)
+    W.suffix[W.m] = 0.0
+    for i in range(W.m - 1, -1, -1):
+        W.suffix[i] = W.suffix[i + 1] + W.vo[i]
+    g = _l1k_g(W, 0.0, beta, &A)
+    if g > 0.0:
+        lo = 0.0
+        hi = vmax + 1.0 / xmax  # guarded: xmax > 1/beta > 0
+        it = 0
+        while _l1k_g(W, hi, beta, &A) > 0.0:
+            lo = hi
+            hi = 2.0 * hi
+            it += 1
+            if it > 2100:
+                return NAN
+        while True:
+            mid = 0.5 * (lo + hi)
+            if mid <= lo or mid >= hi:
+                break
+            if _l1k_g(W, mid, beta, &A) > 0.0:
+                lo = mid
+            else:
+                hi = mid
+        lam = hi
+        A = _l1k_inner(W, lam)
+    for i in range(DK):
+        wnew[i] = _l1_soft(w[i], lam)
+    for i in range(s):
+        b = fpos[i] * K
+        wnew[b + yi] = _l1_soft(w[b + yi] + A * xs[i], lam)
+        for j in range(W.kk):
+            wnew[b + comp[j]] = _l1_soft(w[b + comp[j]] - W.aj[j] * xs[i], lam)
+    return lam
 
 
 def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
                  const long long[::1] indptr, const int[::1] dense_idx,
                  Py_ssize_t n_cols, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, double[:, ::1] W,
-                 double beta):
-    """One multi-class top-1 pass of the L1-norm-constrained PA; W (D, K) in place.
+                 double beta, Py_ssize_t kk):
+    """One multi-class pass of the L1-norm-constrained PA; W (D, K) in place.
 
-    Mistakes are argmax errors (ties to the first class).  Updates when
-    1 - (s_y - s_c) > 0 and x~ is not zero; INFEASIBLE when beta ||x~||_inf <= 1.
+    kk = 0: top-1 (the binary solver _l1_update on Delta); kk >= 1: top-k with the
+    kk highest-scoring competitors (_l1k_update; kk <= K - 1).  Mistakes are argmax
+    errors (ties to the first class).  Updates when 1 - (s_y - s_c) > 0 for the
+    closest competitor c and x~ is not zero; INFEASIBLE when beta ||x~||_inf <= 1.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
@@ -44,6 +238,22 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
     L.suffix = L.vo + DK
     L.wnew = L.suffix + DK + 1
     cdef double* sc = L.wnew + DK      # K class scores
+    # top-k scratch: P, a, aj, br; feature positions, x~ values, competitors
+    cdef Py_ssize_t nk = smax // 2
+    cdef double[::1] kbuf = np.empty((kk + 7) * nk + kk + 1)
+    cdef Py_ssize_t[::1] kibuf = np.empty(nk + kk + K, dtype=np.intp)
+    cdef L1KWork KW
+    KW.kk = kk
+    KW.P = &kbuf[0]
+    KW.a = KW.P + (kk + 1) * nk
+    KW.br = <L1Break*>(KW.a + nk)      # 2 nk structs of two doubles
+    KW.aj = KW.a + 5 * nk
+    KW.vo = L.vo
+    KW.suffix = L.suffix
+    cdef double* xs = KW.aj + kk
+    cdef Py_ssize_t* fpos = &kibuf[0]
+    cdef Py_ssize_t* comp = fpos + nk
+    cdef Py_ssize_t* taken = comp + kk
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -62,6 +272,38 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
             if m >= 1.0:
                 continue
             loss_sum += 1.0 - m
+            if kk > 0:
+                s = 0
+                zmax = 0.0
+                for j in range(nnz + 1):
+                    fpos[s] = idx[j] if j < nnz else D - 1
+                    xs[s] = x[j] if j < nnz else bias
+                    if xs[s] != 0.0:
+                        if fabs(xs[s]) > zmax:
+                            zmax = fabs(xs[s])
+                        s += 1
+                if s == 0:
+                    continue  # x~ = 0: no update
+                if beta * zmax <= 1.0:
+                    status = INFEASIBLE
+                    pos = i
+                    rounds -= 1
+                    break
+                top_competitors(sc, K, yi, kk, comp, taken)
+                KW.s = s
+                chk = _l1k_update(w, DK, K, fpos, xs, yi, comp, beta, zmax, &KW, L.wnew)
+                for j in range(s):   # off these entries wnew = S_lam(w): finite
+                    for c in range(K):
+                        chk += L.wnew[fpos[j] * K + c]
+                if not isfinite(chk):
+                    status = NONFINITE_STATE
+                    pos = i
+                    rounds -= 1
+                    break
+                for j in range(DK):
+                    w[j] = L.wnew[j]
+                updates += 1
+                continue
             # support of Delta in the flat (D, K) state, positions increasing
             lo = yi if yi < c else c
             hop = c - yi if yi < c else yi - c

@@ -223,20 +223,21 @@ class _L1PAEngine(Engine):
         return self.state["w"]
 
 
-class _L1PATop1(Multiclass):
-    """Multi-class top-1: W (D, K), intercept last row, updated by the compiled
-    driver ``mc_l1pa_pass`` (``_mc_l1pa.pxi``: :func:`l1pa_step` on the flat
-    ``vec(W)`` with ``z = f(x, y) - f(x, c)``)."""
+class _L1PAMulticlass(Multiclass):
+    """Multi-class top-1 (``kk = 0``) or top-k (``kk`` competitors): W (D, K),
+    intercept last row, updated by the compiled driver ``mc_l1pa_pass``
+    (``_mc_l1pa.pxi``)."""
 
-    def __init__(self, hyper, n_classes, n_features):
+    def __init__(self, hyper, n_classes, n_features, kk):
         super().__init__(None, hyper, n_classes, n_features, False, False)
+        self.kk = kk
 
     def initial_state(self, K, D):
         return {"W": np.zeros((D, K))}
 
     def run(self, rows, codes, order, bias):
         return _core.mc_l1pa_pass(*self._args(rows, codes, order), bias, self.state["W"],
-                                  self.hyper["beta"])
+                                  self.hyper["beta"], self.kk)
 
     def weights_dk(self):
         return self.state["W"]
@@ -325,13 +326,9 @@ class L1ConstrainedPA(OnlineClassifier):
 
     def _make_model(self, n_classes, n_features):
         engine, _, hyper = self._engine()
-        if n_classes > 2 and self.multiclass == "top1":
-            return _L1PATop1(hyper, n_classes, n_features)
-        if n_classes > 2 and self.multiclass == "topk":
-            raise ValueError(
-                f"{self._name()}: multiclass='topk' is defined for the PA family (pa, and "
-                "pa1 / pa2 with slacks) and AROW, whose top-k duals Hildreth's method solves "
-                "exactly; use multiclass='top1' (the default) or 'ovr' for this rule")
+        if n_classes > 2 and self.multiclass != "ovr":
+            kk = 0 if self.multiclass == "top1" else min(int(self.k), n_classes - 1)
+            return _L1PAMulticlass(hyper, n_classes, n_features, kk)
         return make_model(self, engine, hyper, n_classes, n_features)
 
     def _status_detail(self, rows, pos):

@@ -15,7 +15,7 @@ from scipy.optimize import linprog, minimize
 import cwkit
 from cwkit import _core
 from cwkit._rowdata import as_rows
-from cwkit.l1pa import _L1PATop1, l1pa_step
+from cwkit.l1pa import _L1PAMulticlass, l1pa_step
 
 LABELS = np.array(["ant", "bee", "cat", "dog"])
 # Reference and kernel solve the dual by different exact algorithms (bisection to adjacent
@@ -136,7 +136,7 @@ def test_single_update_is_the_optimum(K, d):
         if z @ W0.ravel() >= 1.0:
             continue
         beta = np.abs(W0).sum() * rng.uniform(0.3, 1.5) + 1.1
-        model = _L1PATop1({"beta": beta}, K, d)
+        model = _L1PAMulticlass({"beta": beta}, K, d, 0)
         model.state["W"][...] = W0.T
         out = model.run(as_rows(x[None]), np.array([label]), np.array([0]), 1.0)
         assert out[2] == 1 and out[4] == 0
@@ -177,7 +177,7 @@ def test_two_classes_equal_the_flattened_binary_problem(fit_intercept):
     for t, (x, label) in enumerate(zip(Xa, y)):
         Z[t, label::2] = x
         Z[t, 1 - label::2] = -x
-    model = _L1PATop1({"beta": 2.5}, 2, X.shape[1])
+    model = _L1PAMulticlass({"beta": 2.5}, 2, X.shape[1], 0)
     order = np.arange(len(X))
     mc = model.run(as_rows(X), y.astype(np.intp), order, bias)
     w = np.zeros(2 * D + 1)
@@ -262,10 +262,10 @@ def test_strategies():
     X, y = make_data(np.random.default_rng(8), n=30)
     est = cwkit.make("l1-pa")
     assert est.multiclass == "top1"
-    assert isinstance(est.fit(X, y)._model, _L1PATop1)
+    assert isinstance(est.fit(X, y)._model, _L1PAMulticlass)
     assert est.coef_.shape == (4, 5) and est.decision_function(X).shape == (30, 4)
     ovr = cwkit.make("l1-pa", multiclass="ovr").fit(X, y)
-    assert not isinstance(ovr._model, _L1PATop1) and ovr.coef_.shape == (4, 5)
+    assert not isinstance(ovr._model, _L1PAMulticlass) and ovr.coef_.shape == (4, 5)
     with pytest.raises(ValueError, match=r"l1-pa: multiclass='topk' is defined for the PA "
                                          r"family .* and AROW.*use multiclass='top1'"):
         cwkit.make("l1-pa", multiclass="topk").fit(X, y)
