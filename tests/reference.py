@@ -748,6 +748,84 @@ def l1_projection(v, z, beta):
     return _soft(v + tau * z, hi), tau, hi
 
 
+def _slsqp_l1(v, Z, beta):
+    """SLSQP on the smooth reformulation w = p - q, p, q >= 0 (accurate to ~1e-8)."""
+    from scipy.optimize import minimize   # kept inside this block of the file
+    d = len(v)
+
+    def fun(pq):
+        r = pq[:d] - pq[d:] - v
+        return 0.5 * r @ r, np.concatenate([r, -r])
+
+    cons = [{"type": "ineq", "fun": (lambda pq, z=z: z @ (pq[:d] - pq[d:]) - 1.0),
+             "jac": (lambda pq, z=z: np.concatenate([z, -z]))} for z in Z]
+    cons.append({"type": "ineq", "fun": lambda pq: beta - pq.sum(),
+                 "jac": lambda pq: -np.ones(2 * d)})
+    x0 = np.concatenate([np.maximum(v, 0), np.maximum(-v, 0)])
+    out = minimize(fun, x0, jac=True, method="SLSQP", constraints=cons,
+                   bounds=[(0, None)] * (2 * d), options={"ftol": 1e-15, "maxiter": 3000})
+    return out.x[:d] - out.x[d:]
+
+
+def l1_projection_multi(v, Z, beta, tol=1e-12):
+    """``argmin 1/2 ||w - v||^2`` s.t. ``Z w >= 1`` (every row), ``||w||_1 <= beta``.
+
+    A generic solver (SLSQP) identifies the active set -- support and signs of w,
+    active margins, whether the ball binds -- and the KKT system on that set,
+    ``w_N = v_N + Z_JN' a - lam sign(w_N)``, ``Z_JN w_N = 1``, ``sign(w_N)' w_N = beta``,
+    is solved exactly (least squares on the multipliers).  The result is verified
+    (multipliers >= 0, |v_i + (Z'a)_i| <= lam off the support, signs, feasibility, to
+    ``tol`` relative); AssertionError when the verification fails.  Returns w.
+    """
+    v, Z = np.asarray(v, dtype=np.float64), np.atleast_2d(np.asarray(Z, dtype=np.float64))
+    scale = 1.0 + np.abs(v).max() + beta
+    w0 = _slsqp_l1(v, Z, beta)
+    N = np.abs(w0) > 1e-6 * scale
+    sg = np.sign(w0[N])
+    J = np.flatnonzero(Z @ w0 <= 1.0 + 1e-6 * scale)
+    ball = np.abs(w0).sum() >= beta - 1e-6 * scale
+    ZN = Z[np.ix_(J, N)]
+    # unknowns (a_J, lam): w_N = v_N + ZN' a - lam sg
+    cols = [ZN.T] + ([-sg[:, None]] if ball else [])
+    B = np.hstack(cols) if cols else np.zeros((N.sum(), 0))
+    rows = [ZN] + ([sg[None, :]] if ball else [])
+    R = np.vstack(rows)
+    rhs = np.concatenate([np.ones(len(J)) - ZN @ v[N]] + ([[beta - sg @ v[N]]] if ball else []))
+    mult = np.linalg.lstsq(R @ B, rhs, rcond=None)[0] if len(rhs) else np.zeros(0)
+    a, lam = mult[:len(J)], (mult[-1] if ball else 0.0)
+    w = np.zeros_like(v)
+    w[N] = v[N] + B @ mult
+    u = v + Z[J].T @ a
+    t = tol * scale
+    assert np.all(a >= -t) and lam >= -t, "negative multiplier"
+    assert np.all(np.sign(w[N]) == sg), "sign pattern changed"
+    assert np.all(np.abs(u[~N]) <= lam + t), "stationarity off the support"
+    assert np.all(Z @ w >= 1.0 - t) and np.abs(w).sum() <= beta + t, "infeasible"
+    return w
+
+
+def l1pa_topk_run(X, y, n_classes, beta, k, *, fit_intercept=True):
+    """Online multi-class top-k L1-PA; one ``(mistake, W (K, D), scores)`` per round.
+
+    The k highest-scoring competitors (ties -> smaller label; k capped at K - 1) give
+    the constraints ``w . (f(x, y) - f(x, c_j)) >= 1``; an update (by
+    :func:`l1_projection_multi`) when the closest competitor's loss is > 0 and
+    ``x~ != 0``.  ``scores`` are the pre-update class scores.
+    """
+    Xa = _augment(X, fit_intercept)
+    K, D = int(n_classes), Xa.shape[1]
+    w = np.zeros(K * D)
+    out = []
+    for x, label in zip(Xa, np.asarray(y)):
+        s = w.reshape(K, D) @ x
+        comp = competitors(s, label)[:min(k, K - 1)]
+        if 1.0 - (s[label] - s[comp[0]]) > 0.0 and np.any(x):
+            Z = np.array([feature(x, label, K) - feature(x, c, K) for c in comp])
+            w = l1_projection_multi(w, Z, beta)
+        out.append((int(np.argmax(s)) != label, w.reshape(K, D).copy(), s))
+    return out
+
+
 def l1pa_top1_run(X, y, n_classes, beta, *, fit_intercept=True):
     """Online multi-class top-1 L1-PA; one ``(mistake, W (K, D), lam)`` per round.
 

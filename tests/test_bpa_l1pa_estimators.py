@@ -248,8 +248,6 @@ def test_other_multiclass_strategies_are_refused():
     with pytest.raises(ValueError,
                        match="bpa1: multiclass='top1' is not available .* multiclass='ovr'"):
         cwkit.make("bpa1", multiclass="top1").fit(X, y)
-    with pytest.raises(ValueError, match="l1-pa: multiclass='topk' is defined for the PA"):
-        cwkit.make("l1-pa", multiclass="topk").fit(X, y)
 
 
 def test_registry_lists_the_new_names():
