@@ -255,14 +255,15 @@ class L1ConstrainedPA(OnlineClassifier):
         with ``x = 0`` (no intercept) makes no update.
     fit_intercept, n_passes, shuffle, random_state
         As in :class:`cwkit.Perceptron`.
-    multiclass : {"top1", "ovr"}, default="top1"
+    multiclass : {"top1", "topk", "ovr"}, default="top1"
         More than two classes: ``"top1"``, the L1-constrained update of all K
         weight blocks on ``Δ = f(x, y) − f(x, c)`` against the closest
-        competitor (see Notes); ``"ovr"``, one-vs-rest, K independent binary
-        models, each row predicted by the argmax of the K pre-update scores.
-        ``"topk"`` raises a ValueError (see Notes).
-    k : int
-        Unused (top-k is not available for this rule).
+        competitor; ``"topk"``, the same with the margin constraints of the k
+        closest competitors (see Notes); ``"ovr"``, one-vs-rest, K independent
+        binary models, each row predicted by the argmax of the K pre-update
+        scores.
+    k : int, default=1
+        Competitors per update for ``multiclass="topk"`` (capped at K − 1).
 
     Notes
     -----
@@ -293,12 +294,23 @@ class L1ConstrainedPA(OnlineClassifier):
     (USPS, K = 10: top-1 test error 0.124 at β = 100, one-vs-rest 0.139 at
     β = 30 and 0.129 at β = 100; top-1 0.335 at β = 30).
 
-    Top-k (``multiclass="topk"``, the k-best constraints ``W·Δ_j ≥ 1`` with the
-    L1 ball) is not offered: its dual is not a QP for Hildreth's method (the
-    soft-thresholding makes it piecewise quadratic in the k margin multipliers
-    and λ), and cwkit has no exact, certified solver for it; an approximate
-    one would break the rule that every update is the exact optimum of its
-    problem.
+    Top-k (k-best MIRA of FORMULAS.md §4 with the L1 ball of S004 Problem 3.9):
+    with ``c_1..c_k`` the k highest-scoring labels ≠ y (ties to the smaller
+    label), ``Δ_j = f(x, y) − f(x, c_j)``, the update when ``ℓ_1 > 0`` and
+    ``x̃ ≠ 0`` is ``argmin ½||W − W_t||_F²`` s.t. ``W·Δ_j ≥ 1`` (j = 1..k) and
+    ``||W||_1 ≤ β`` (k = 1 is the top-1 problem).  It is solved exactly
+    through its dual, ``W = S_λ(W_t + Σ_j a_j Δ_j)``: on the support of x̃,
+    block y moves by ``A x̃`` with ``A = Σ_j a_j`` and block ``c_j`` by
+    ``−a_j x̃``, so for a fixed λ the constraints decouple.  Given A,
+    ``a_j(A)`` is the smallest ``a_j ≥ 0`` with ``x̃·w_{c_j} ≤ x̃·w_y − 1``, the
+    exact root of a nondecreasing piecewise-linear function (as τ(λ) of
+    :func:`l1pa_step`), nonincreasing in A; A is the root of the increasing
+    ``A − Σ_j a_j(A)`` and λ that of the nonincreasing ``||W||_1 − β``.  Both
+    monotone roots are bisected to adjacent doubles, so the update is the
+    optimum up to rounding; a round that updates costs O(K D log(K D)) plus
+    about 60² k O(nnz log nnz).  Verified: KKT residual ≤ 1e-14 and scipy's
+    optimum on random instances, k = 1 equals the top-1 solver, and with an
+    inactive ball the PA k-best update.
 
     Examples
     --------
@@ -307,6 +319,14 @@ class L1ConstrainedPA(OnlineClassifier):
     >>> clf = cwkit.make("l1-pa", beta=3.0, shuffle=False).fit(X, [1, -1, 1, -1])
     >>> clf.predict(X).tolist(), bool(np.abs(clf.coef_).sum() + abs(clf.intercept_[0]) <= 3.0)
     ([1, -1, 1, -1], True)
+    >>> X3 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]] * 3)
+    >>> for mc in ("top1", "topk"):
+    ...     m = cwkit.make("l1-pa", beta=2.0, multiclass=mc, k=2, shuffle=False)
+    ...     m = m.fit(X3, ["a", "b", "c"] * 3)
+    ...     print(mc, m.predict(X3[:3]).tolist(), m.coef_.shape,
+    ...           bool(np.abs(m.coef_).sum() + np.abs(m.intercept_).sum() <= 2.0 + 1e-12))
+    top1 ['a', 'b', 'c'] (3, 2) True
+    topk ['a', 'b', 'c'] (3, 2) True
     """
 
     _constraints: ClassVar[dict] = {"beta": P.Real(0.0, np.inf, open_lo=True, open_hi=True)}
