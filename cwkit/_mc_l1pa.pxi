@@ -82,6 +82,8 @@ cdef struct L1KWork:
     double* a         # s: |x_i|
     double* aj        # kk: multipliers of the competitor constraints
     L1Break* br       # 2 s
+    double* tab       # 3 (2 s + 1) (kk + 1): a PL table per block (_pl_build)
+    Py_ssize_t* ns    # kk + 1: knots of each table
     double* vo        # D K: sorted nonzero |w_i| off the updated entries
     double* suffix    # D K + 1: suffix sums of vo
     Py_ssize_t m      # entries of vo
@@ -89,45 +91,128 @@ cdef struct L1KWork:
     Py_ssize_t kk     # constraints
 
 
-cdef double _l1k_aj(L1KWork* W, double lam, double A) noexcept nogil:
-    """W.aj[j] = the smallest a_j >= 0 with x~.w'_{c_j} <= x~.w'_y - 1 for block y's
-    multiplier A; returns sum_j a_j."""
-    cdef Py_ssize_t i, j, s = W.s
-    cdef double T = -1.0, tot = 0.0
+cdef Py_ssize_t _pl_build(double* tab, Py_ssize_t s, const double* p, double sgn,
+                          const double* a, double lam, L1Break* br) noexcept nogil:
+    """Table of M(t) = sum_i a_i S_lam(sgn p_i + t a_i) on t >= 0: knots t[i] (t[0] = 0,
+    then the sorted breakpoints), M(t[i]) and the slope after t[i], in tab[0:n],
+    tab[2s+1:], tab[2(2s+1):].  Built once per lam: the breakpoints depend on lam only,
+    so every evaluation for another A costs O(log s) instead of O(s log s)."""
+    cdef Py_ssize_t i, nb = 0, n, w = 2 * s + 1
+    cdef double m0 = 0.0, slope = 0.0, a2, pi
+    cdef double* t = tab
+    cdef double* m = tab + w
+    cdef double* sl = tab + 2 * w
     for i in range(s):
-        T += W.a[i] * _l1_soft(W.P[i] + A * W.a[i], lam)
+        pi = sgn * p[i]
+        a2 = a[i] * a[i]
+        m0 += a[i] * _l1_soft(pi, lam)
+        if pi >= lam or pi < -lam:
+            slope += a2
+        if pi < -lam:  # leaves the negative side
+            br[nb].t = (-lam - pi) / a[i]  # guarded: a > 0 on the support
+            br[nb].ds = -a2
+            nb += 1
+        if pi < lam:  # enters the positive side
+            br[nb].t = (lam - pi) / a[i]  # guarded: a > 0 on the support
+            br[nb].ds = a2
+            nb += 1
+    qsort(br, nb, sizeof(L1Break), _l1_cmp_break)
+    t[0] = 0.0
+    m[0] = m0
+    sl[0] = slope
+    n = 1
+    for i in range(nb):
+        t[n] = br[i].t
+        m[n] = m[n - 1] + sl[n - 1] * (t[n] - t[n - 1])
+        sl[n] = sl[n - 1] + br[i].ds
+        if sl[n] < 0.0:
+            sl[n] = 0.0  # a sum of squares, up to the rounding of the increments
+        n += 1
+    return n
+
+
+cdef double _pl_eval(const double* tab, Py_ssize_t s, Py_ssize_t n, double x) noexcept nogil:
+    """M(x) from a _pl_build table (x >= 0)."""
+    cdef Py_ssize_t lo = 0, hi = n - 1, mid, w = 2 * s + 1
+    while lo < hi:  # last knot <= x
+        mid = (lo + hi + 1) // 2
+        if tab[mid] <= x:
+            lo = mid
+        else:
+            hi = mid - 1
+    return tab[w + lo] + tab[2 * w + lo] * (x - tab[lo])
+
+
+cdef double _pl_reach(const double* tab, Py_ssize_t s, Py_ssize_t n, double r) noexcept nogil:
+    """Smallest t >= 0 with M(t) >= r from a _pl_build table (M nondecreasing, unbounded)."""
+    cdef Py_ssize_t lo = 0, hi = n, mid, w = 2 * s + 1
+    cdef double t
+    cdef const double* m = tab + w
+    cdef const double* sl = tab + 2 * w
+    if m[0] >= r:
+        return 0.0
+    while lo < hi:  # first knot with M >= r (n if none)
+        mid = (lo + hi) // 2
+        if m[mid] >= r:
+            hi = mid
+        else:
+            lo = mid + 1
+    if sl[lo - 1] <= 0.0:
+        return tab[lo - 1]  # not reached: M increases on the segment holding r
+    t = tab[lo - 1] + (r - m[lo - 1]) / sl[lo - 1]  # guarded: slope > 0
+    if lo < n and t > tab[lo]:
+        t = tab[lo]
+    return t
+
+
+cdef Py_ssize_t _l1k_tables(L1KWork* W, double lam, Py_ssize_t* ns) noexcept nogil:
+    """PL tables of block y (sgn +1) and the competitors (sgn -1: -x~.w'_c) for this lam."""
+    cdef Py_ssize_t b, s = W.s, w = 3 * (2 * W.s + 1)
+    for b in range(W.kk + 1):
+        ns[b] = _pl_build(W.tab + b * w, s, W.P + b * s, 1.0 if b == 0 else -1.0, W.a, lam,
+                          W.br)
+    return w
+
+
+cdef double _l1k_aj(L1KWork* W, const Py_ssize_t* ns, double A) noexcept nogil:
+    """W.aj[j] = the smallest a_j >= 0 with x~.w'_{c_j} <= x~.w'_y - 1 for block y's
+    multiplier A (from the tables); returns sum_j a_j."""
+    cdef Py_ssize_t j, w = 3 * (2 * W.s + 1)
+    cdef double T = _pl_eval(W.tab, W.s, ns[0], A) - 1.0, tot = 0.0
     for j in range(W.kk):
         # -x~.w'_{c_j}(a) = sum_i a_i S_lam(-p_i + a a_i) >= -T
-        W.aj[j] = _pl_first_reach(W.P + (j + 1) * s, -1.0, W.a, s, lam, -T, W.br)
+        W.aj[j] = _pl_reach(W.tab + (j + 1) * w, W.s, ns[j + 1], -T)
         tot += W.aj[j]
     return tot
 
 
-cdef double _l1k_inner(L1KWork* W, double lam) noexcept nogil:
+cdef double _l1k_inner(L1KWork* W, double lam, Py_ssize_t* ns) noexcept nogil:
     """A = sum_j a_j at the dual optimum for this lam (W.aj set): the smallest A with
     h(A) = A - sum_j a_j(A) >= 0 (h increases with slope >= 1), bisected to adjacent
     doubles in [0, sum_j a_j(0)]."""
-    cdef double lo = 0.0, mid
-    cdef double hi = _l1k_aj(W, lam, 0.0)
+    cdef double lo = 0.0, mid, hi
+    _l1k_tables(W, lam, ns)
+    hi = _l1k_aj(W, ns, 0.0)
     if hi <= 0.0:
         return 0.0
     while True:
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi:
             break
-        if mid - _l1k_aj(W, lam, mid) >= 0.0:
+        if mid - _l1k_aj(W, ns, mid) >= 0.0:
             hi = mid
         else:
             lo = mid
-    _l1k_aj(W, lam, hi)
+    _l1k_aj(W, ns, hi)
     return hi
 
 
-cdef double _l1k_g(L1KWork* W, double lam, double beta, double* A) noexcept nogil:
+cdef double _l1k_g(L1KWork* W, double lam, double beta, double* A,
+                   Py_ssize_t* ns) noexcept nogil:
     """A(lam) (and W.aj) and g(lam) = ||W'||_1 - beta."""
     cdef Py_ssize_t i, j, s = W.s, lo = 0, hi = W.m, mid
     cdef double g = 0.0
-    A[0] = _l1k_inner(W, lam)
+    A[0] = _l1k_inner(W, lam, ns)
     for i in range(s):
         g += fabs(_l1_soft(W.P[i] + A[0] * W.a[i], lam))
         for j in range(W.kk):
@@ -147,7 +232,7 @@ cdef double _l1k_update(const double* w, Py_ssize_t DK, Py_ssize_t K, const Py_s
     """wnew = the exact top-k update of the flat (D, K) state w; returns lam (NaN if
     no bracket was found, which a feasible problem does not allow)."""
     cdef Py_ssize_t i, j, b, blk, it, s = W.s
-    cdef double u, vmax = 0.0, g, A, lam = 0.0, lo, hi, mid
+    cdef double u, vmax = 0.0, g, A, T, lam = 0.0, lo, hi, mid
     for b in range(W.kk + 1):
         blk = yi if b == 0 else comp[b - 1]
         for i in range(s):
@@ -172,12 +257,12 @@ cdef double _l1k_update(const double* w, Py_ssize_t DK, Py_ssize_t K, const Py_s
     W.suffix[W.m] = 0.0
     for i in range(W.m - 1, -1, -1):
         W.suffix[i] = W.suffix[i + 1] + W.vo[i]
-    g = _l1k_g(W, 0.0, beta, &A)
+    g = _l1k_g(W, 0.0, beta, &A, W.ns)
     if g > 0.0:
         lo = 0.0
         hi = vmax + 1.0 / xmax  # guarded: xmax > 1/beta > 0
         it = 0
-        while _l1k_g(W, hi, beta, &A) > 0.0:
+        while _l1k_g(W, hi, beta, &A, W.ns) > 0.0:
             lo = hi
             hi = 2.0 * hi
             it += 1
@@ -187,12 +272,19 @@ cdef double _l1k_update(const double* w, Py_ssize_t DK, Py_ssize_t K, const Py_s
             mid = 0.5 * (lo + hi)
             if mid <= lo or mid >= hi:
                 break
-            if _l1k_g(W, mid, beta, &A) > 0.0:
+            if _l1k_g(W, mid, beta, &A, W.ns) > 0.0:
                 lo = mid
             else:
                 hi = mid
         lam = hi
-        A = _l1k_inner(W, lam)
+        A = _l1k_inner(W, lam, W.ns)
+    # a_j at the final (lam, A) solved on its segment from the support values (the
+    # tables' knots accumulate rounding over the sweep)
+    T = -1.0
+    for i in range(s):
+        T += W.a[i] * _l1_soft(W.P[i] + A * W.a[i], lam)
+    for j in range(W.kk):
+        W.aj[j] = _pl_first_reach(W.P + (j + 1) * s, -1.0, W.a, s, lam, -T, W.br)
     for i in range(DK):
         wnew[i] = _l1_soft(w[i], lam)
     for i in range(s):
@@ -240,8 +332,8 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
     cdef double* sc = L.wnew + DK      # K class scores
     # top-k scratch: P, a, aj, br; feature positions, x~ values, competitors
     cdef Py_ssize_t nk = smax // 2
-    cdef double[::1] kbuf = np.empty((kk + 7) * nk + kk + 1)
-    cdef Py_ssize_t[::1] kibuf = np.empty(nk + kk + K, dtype=np.intp)
+    cdef double[::1] kbuf = np.empty((kk + 7) * nk + kk + 1 + 3 * (2 * nk + 1) * (kk + 1))
+    cdef Py_ssize_t[::1] kibuf = np.empty(nk + 2 * kk + 1 + K, dtype=np.intp)
     cdef L1KWork KW
     KW.kk = kk
     KW.P = &kbuf[0]
@@ -254,6 +346,8 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t* fpos = &kibuf[0]
     cdef Py_ssize_t* comp = fpos + nk
     cdef Py_ssize_t* taken = comp + kk
+    KW.ns = taken + K
+    KW.tab = xs + nk
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]

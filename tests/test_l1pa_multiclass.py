@@ -105,10 +105,11 @@ def _kkt_residual(v, Z, beta, w, tol=1e-9):
     """Largest violation of the KKT conditions of min 1/2||w - v||^2 s.t. Z w >= 1,
     ||w||_1 <= beta, minimised over the multipliers (a, lam) >= 0 by a linear program:
     stationarity w_i = v_i + (Z'a)_i - lam sign(w_i) where w_i != 0, |v_i + (Z'a)_i| <= lam
-    where w_i = 0; a multiplier is fixed at 0 when its constraint is slack by more than tol."""
+    where w_i = 0 (|w_i| <= 1e-13 max|v|: rounding of an exact zero); a multiplier is fixed
+    at 0 when its constraint is slack by more than tol."""
     Z = np.atleast_2d(Z)
     k = len(Z)
-    on = w != 0
+    on = np.abs(w) > 1e-13 * (1.0 + np.abs(v).max())
     n_on, n_off = on.sum(), (~on).sum()
     sg = np.sign(w[on])
     # variables (a_1..a_k, lam, t); minimise t
