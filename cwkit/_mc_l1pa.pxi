@@ -1,4 +1,4 @@
-# Multi-class top-1 L1-norm-constrained PA (S004 eq. 3.9 with the 1-of-k
+# Multi-class top-1 and top-k L1-norm-constrained PA (S004 eq. 3.9 with the 1-of-k
 # feature function of FORMULAS.md section 4).  The state W is (D, K) C-contiguous,
 # read as one flat vector of length K D.  With c the closest competitor,
 #   Delta = f(x, y) - f(x, c)   (x~ in block y, -x~ in block c),
@@ -165,13 +165,12 @@ cdef double _pl_reach(const double* tab, Py_ssize_t s, Py_ssize_t n, double r) n
     return t
 
 
-cdef Py_ssize_t _l1k_tables(L1KWork* W, double lam, Py_ssize_t* ns) noexcept nogil:
+cdef void _l1k_tables(L1KWork* W, double lam, Py_ssize_t* ns) noexcept nogil:
     """PL tables of block y (sgn +1) and the competitors (sgn -1: -x~.w'_c) for this lam."""
     cdef Py_ssize_t b, s = W.s, w = 3 * (2 * W.s + 1)
     for b in range(W.kk + 1):
         ns[b] = _pl_build(W.tab + b * w, s, W.P + b * s, 1.0 if b == 0 else -1.0, W.a, lam,
                           W.br)
-    return w
 
 
 cdef double _l1k_aj(L1KWork* W, const Py_ssize_t* ns, double A) noexcept nogil:
@@ -368,14 +367,21 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
             loss_sum += 1.0 - m
             if kk > 0:
                 s = 0
+                n = 0.0
                 zmax = 0.0
                 for j in range(nnz + 1):
                     fpos[s] = idx[j] if j < nnz else D - 1
                     xs[s] = x[j] if j < nnz else bias
                     if xs[s] != 0.0:
+                        n += xs[s] * xs[s]
                         if fabs(xs[s]) > zmax:
                             zmax = fabs(xs[s])
                         s += 1
+                if not isfinite(n):
+                    status = NONFINITE_INPUT
+                    pos = i
+                    rounds -= 1
+                    break
                 if s == 0:
                     continue  # x~ = 0: no update
                 if beta * zmax <= 1.0:

@@ -296,14 +296,16 @@ def test_infeasible_row_is_named(fit_intercept, beta, strategy):
         est.partial_fit(X, ["ant", "bee", "cat"], classes=LABELS[:4])
 
 
-def test_overflowing_row_is_named_and_state_kept():
+@pytest.mark.parametrize("strategy", ["top1", "topk"])
+def test_overflowing_row_is_named_and_state_kept(strategy):
     X = np.array([[1.0, 0.0], [0.5, 1.0], [1e200, 1.0]])
-    est = cwkit.make("l1-pa", beta=3.0).partial_fit(X[:1], ["ant"], classes=LABELS[:4])
+    kw = {"beta": 3.0, "multiclass": strategy, "k": 2}
+    est = cwkit.make("l1-pa", **kw).partial_fit(X[:1], ["ant"], classes=LABELS[:4])
     before = _weights(est).copy()
     with pytest.raises(cwkit.ModelError, match=r"l1-pa: row 1: .* not finite"):
         est.partial_fit(X[1:], ["bee", "cat"])
     assert not np.array_equal(_weights(est), before)  # row 0 of the call was learnt
-    ref = cwkit.make("l1-pa", beta=3.0).partial_fit(X[:2], ["ant", "bee"], classes=LABELS[:4])
+    ref = cwkit.make("l1-pa", **kw).partial_fit(X[:2], ["ant", "bee"], classes=LABELS[:4])
     np.testing.assert_array_equal(_weights(est), _weights(ref))
 
 
