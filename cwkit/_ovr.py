@@ -1,9 +1,9 @@
 """One-vs-rest over K independent binary engines (FORMULAS.md Sect. 4, "ovr").
 
-For rules without a compiled multi-class driver (mini-batch PA, L1-PA).  Class
-c's engine learns ``y = +1`` for class c and ``-1`` otherwise.  The K problems
-do not interact, so running them one after the other over a pass is the same
-as interleaving them; each engine reports the score it predicted every row
+``multiclass="ovr"`` of mini-batch PA and L1-PA, the rules without a compiled
+one-vs-rest driver.  Class c's engine learns ``y = +1`` for class c and ``-1``
+otherwise.  The K problems do not interact, so running them one after the other
+over a pass is the same as interleaving them; each engine reports the score it predicted every row
 with, and the progressive multi-class prediction of a row is the argmax of its
 K pre-update scores (ties to the smallest class, as ``numpy.argmax``).
 """
@@ -49,11 +49,8 @@ class OneVsRest:
         return None
 
 
-def make_model(est, engine_cls, hyper, n_classes, n_features):
-    """The binary engine, or one-vs-rest over K of them (the only reduction offered)."""
+def make_model(engine_cls, hyper, n_classes, n_features):
+    """The binary engine (two classes), or one-vs-rest over K of them."""
     if n_classes == 2:
         return engine_cls(None, hyper, n_features)
-    if est.multiclass != "ovr":
-        raise ValueError(f"{est._name()}: multiclass={est.multiclass!r} is not available for "
-                         "this rule; use multiclass='ovr' (one-vs-rest)")
     return OneVsRest(engine_cls, hyper, n_classes, n_features)

@@ -8,6 +8,7 @@ from . import _params as P
 from ._engines import Engine
 from ._ovr import make_model
 from .base import OnlineClassifier
+from .multiclass import Multiclass
 
 __all__ = ["L1ConstrainedPA", "l1pa_step"]
 
@@ -222,6 +223,26 @@ class _L1PAEngine(Engine):
         return self.state["w"]
 
 
+class _L1PAMulticlass(Multiclass):
+    """Multi-class top-1 (``kk = 0``) or top-k (``kk`` competitors): W (D, K),
+    intercept last row, updated by the compiled driver ``mc_l1pa_pass``
+    (``_mc_l1pa.pxi``)."""
+
+    def __init__(self, hyper, n_classes, n_features, kk):
+        super().__init__(None, hyper, n_classes, n_features, False, False)
+        self.kk = kk
+
+    def initial_state(self, K, D):
+        return {"W": np.zeros((D, K))}
+
+    def run(self, rows, codes, order, bias):
+        return _core.mc_l1pa_pass(*self._args(rows, codes, order), bias, self.state["W"],
+                                  self.hyper["beta"], self.kk)
+
+    def weights_dk(self):
+        return self.state["W"]
+
+
 class L1ConstrainedPA(OnlineClassifier):
     """L1-norm-constrained Passive-Aggressive (Shen & Dietterich, S004 eq. 3.9).
 
@@ -234,12 +255,15 @@ class L1ConstrainedPA(OnlineClassifier):
         with ``x = 0`` (no intercept) makes no update.
     fit_intercept, n_passes, shuffle, random_state
         As in :class:`cwkit.Perceptron`.
-    multiclass : {"ovr"}, default="ovr"
-        More than two classes: one-vs-rest, K independent binary models, each
-        row predicted by the argmax of the K pre-update scores (the other
-        strategies need a compiled multi-class driver and raise a ValueError).
-    k : int
-        Unused (top-k is not available for this rule).
+    multiclass : {"top1", "topk", "ovr"}, default="top1"
+        More than two classes: ``"top1"``, the L1-constrained update of all K
+        weight blocks on ``Δ = f(x, y) − f(x, c)`` against the closest
+        competitor; ``"topk"``, the same with the margin constraints of the k
+        closest competitors (see Notes); ``"ovr"``, one-vs-rest, K independent
+        binary models, each row predicted by the argmax of the K pre-update
+        scores.
+    k : int, default=1
+        Competitors per update for ``multiclass="topk"`` (capped at K − 1).
 
     Notes
     -----
@@ -250,6 +274,48 @@ class L1ConstrainedPA(OnlineClassifier):
     O(nnz) otherwise.  Unlike the L2 and objective-regularised updates it is
     not rotation invariant (S004 Sect. 3.3).
 
+    Multi-class top-1 (FORMULAS.md §4; the max-loss reduction of [PA06] Sect. 7
+    and S000 eqs. 31–32 applied to S004 Problem 3.9): with the 1-of-k feature
+    function ``f(x, y) = e_y ⊗ x̃`` (S000 Sect. 5.4), scores ``s_j = W_j·x̃``, the
+    prediction ``argmax_j s_j`` (ties to the first class; a mistake when it
+    is not ``y``) and the closest competitor ``c = argmax_{j ≠ y} s_j`` (ties
+    to the smaller label), the update when ``ℓ = 1 − (s_y − s_c) > 0`` and
+    ``x̃ ≠ 0`` is
+
+    .. math:: W_{t+1} = \\arg\\min_W \\tfrac12 \\|W - W_t\\|_F^2 \\quad
+              \\text{s.t.}\\quad W\\cdot\\Delta \\ge 1,\\ \\|W\\|_1 \\le \\beta,
+
+    ``||W||_1`` summing all K·D entries (intercepts included), i.e. the binary
+    problem with ``w = vec(W)`` and ``z = Δ`` (label +1), solved by the same
+    exact algorithm.  It changes block y and block c by the margin step and
+    shrinks every block by the soft-threshold λ: a round that updates costs
+    O(K D log(K D)).  Feasible iff ``β ||Δ||_∞ = β ||x̃||_∞ > 1``.  One ball
+    holds all K blocks, so one-vs-rest with the same β has K times the budget
+    (USPS, K = 10: top-1 test error 0.124 at β = 100, one-vs-rest 0.139 at
+    β = 30 and 0.129 at β = 100; top-1 0.335 at β = 30).
+
+    Top-k (k-best MIRA of FORMULAS.md §4 with the L1 ball of S004 Problem 3.9):
+    with ``c_1..c_k`` the k highest-scoring labels ≠ y (ties to the smaller
+    label), ``Δ_j = f(x, y) − f(x, c_j)``, the update when ``ℓ_1 > 0`` and
+    ``x̃ ≠ 0`` is ``argmin ½||W − W_t||_F²`` s.t. ``W·Δ_j ≥ 1`` (j = 1..k) and
+    ``||W||_1 ≤ β`` (k = 1 is the top-1 problem).  It is solved exactly
+    through its dual, ``W = S_λ(W_t + Σ_j a_j Δ_j)``: on the support of x̃,
+    block y moves by ``A x̃`` with ``A = Σ_j a_j`` and block ``c_j`` by
+    ``−a_j x̃``, so for a fixed λ the constraints decouple.  Given A,
+    ``a_j(A)`` is the smallest ``a_j ≥ 0`` with ``x̃·w_{c_j} ≤ x̃·w_y − 1``, the
+    exact root of a nondecreasing piecewise-linear function (as τ(λ) of
+    :func:`l1pa_step`), nonincreasing in A; A is the root of the increasing
+    ``A − Σ_j a_j(A)`` and λ that of the nonincreasing ``||W||_1 − β``.  Both
+    monotone roots are bisected to adjacent doubles, so the update is the
+    optimum up to rounding.  The breakpoints of the piecewise-linear functions
+    depend on λ only, so each trial λ tabulates them once (O(k nnz log nnz))
+    and each trial A costs O(k log nnz); a round that updates costs
+    O(K D log(K D)) plus about 60 trial λ.  Verified: KKT residual ≤ 1e-14 and
+    scipy's optimum on random instances, k = 1 equals the top-1 solver, and
+    with an inactive ball the PA k-best update.  Measured (USPS, first 1000
+    rows, β = 30): 0.50 ms per update for top-1, 1.2 / 2.5 / 5.5 ms for top-k
+    with k = 1 / 3 / 9.
+
     Examples
     --------
     >>> import numpy as np, cwkit
@@ -257,12 +323,20 @@ class L1ConstrainedPA(OnlineClassifier):
     >>> clf = cwkit.make("l1-pa", beta=3.0, shuffle=False).fit(X, [1, -1, 1, -1])
     >>> clf.predict(X).tolist(), bool(np.abs(clf.coef_).sum() + abs(clf.intercept_[0]) <= 3.0)
     ([1, -1, 1, -1], True)
+    >>> X3 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]] * 3)
+    >>> for mc in ("top1", "topk"):
+    ...     m = cwkit.make("l1-pa", beta=2.0, multiclass=mc, k=2, shuffle=False)
+    ...     m = m.fit(X3, ["a", "b", "c"] * 3)
+    ...     print(mc, m.predict(X3[:3]).tolist(), m.coef_.shape,
+    ...           bool(np.abs(m.coef_).sum() + np.abs(m.intercept_).sum() <= 2.0 + 1e-12))
+    top1 ['a', 'b', 'c'] (3, 2) True
+    topk ['a', 'b', 'c'] (3, 2) True
     """
 
     _constraints: ClassVar[dict] = {"beta": P.Real(0.0, np.inf, open_lo=True, open_hi=True)}
 
     def __init__(self, beta=10.0, *, fit_intercept=True, n_passes=1, shuffle=True,
-                 random_state=None, multiclass="ovr", k=1):
+                 random_state=None, multiclass="top1", k=1):
         self.beta = beta
         self.fit_intercept = fit_intercept
         self.n_passes = n_passes
@@ -276,7 +350,10 @@ class L1ConstrainedPA(OnlineClassifier):
 
     def _make_model(self, n_classes, n_features):
         engine, _, hyper = self._engine()
-        return make_model(self, engine, hyper, n_classes, n_features)
+        if n_classes > 2 and self.multiclass != "ovr":
+            kk = 0 if self.multiclass == "top1" else min(int(self.k), n_classes - 1)
+            return _L1PAMulticlass(hyper, n_classes, n_features, kk)
+        return make_model(engine, hyper, n_classes, n_features)
 
     def _status_detail(self, rows, pos):
         return (f"beta * ||x||_inf <= 1 (beta = {self.beta:g}): no w with ||w||_1 <= beta "

@@ -409,7 +409,7 @@ class MiniBatchPA(OnlineClassifier):
     def _make_model(self, n_classes, n_features):
         engine, _, hyper = self._engine()
         if n_classes == 2 or self.multiclass == "ovr":
-            return make_model(self, engine, hyper, n_classes, n_features)
+            return make_model(engine, hyper, n_classes, n_features)
         kk = 1 if self.multiclass == "top1" else min(int(self.k), n_classes - 1)
         return multiclass_bpa(self._name(), self.variant, self.C, self.rho, self.batch_size,
                               self.window == "sliding", n_classes, n_features, kk,

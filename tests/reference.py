@@ -772,3 +772,163 @@ def mc_bpa_run(X, y, K, *, variant="bpa1", C=1.0, B=4, k=1, window="block", fit_
             W, group = Wg, []
         out.append((mistake, Wg, s, ambiguous or amb))
     return out
+
+
+# --------------------------------------------------------------------------- l1-pa multi-class
+# L1-norm-constrained PA (FORMULAS §3, L1 bullet) and its multi-class top-1 reduction (§4).
+# The projection is solved by plain bisection on the dual variable lambda (not cwkit's
+# safeguarded Newton): w(tau, lam) = S_lam(v + tau z); tau(lam) is the exact root of the
+# piecewise-linear margin (interpolated between its breakpoints); g(lam) = ||w||_1 - beta is
+# continuous and nonincreasing, bisected until the bracket is two adjacent doubles.
+
+def _soft(u, lam):
+    return np.sign(u) * np.maximum(np.abs(u) - lam, 0.0)
+
+
+def _l1_tau(v, z, lam):
+    """Smallest tau >= 0 with z . S_lam(v + tau z) >= 1."""
+    def margin(t):
+        return z @ _soft(v + t * z, lam)
+
+    if margin(0.0) >= 1.0:
+        return 0.0
+    on = z != 0
+    bp = np.concatenate([(lam - v[on]) / z[on], (-lam - v[on]) / z[on]])
+    grid = np.concatenate([[0.0], np.unique(bp[bp > 0.0])])
+    grid = np.append(grid, grid[-1] + 1.0)  # the last piece extends to infinity
+    m = np.array([margin(t) for t in grid])
+    j = int(np.argmax(m >= 1.0)) if (m >= 1.0).any() else len(grid) - 1
+    if m[j] < 1.0:  # beyond the last breakpoint: the margin is linear with this slope
+        return grid[j - 1] + (1.0 - m[j - 1]) / (m[j] - m[j - 1])
+    return grid[j - 1] + (1.0 - m[j - 1]) * (grid[j] - grid[j - 1]) / (m[j] - m[j - 1])
+
+
+def l1_projection(v, z, beta):
+    """``argmin 1/2 ||w - v||^2`` s.t. ``z . w >= 1``, ``||w||_1 <= beta``; returns (w, tau, lam).
+
+    Requires ``beta ||z||_inf > 1`` (ValueError otherwise).
+    """
+    v, z = np.asarray(v, dtype=np.float64), np.asarray(z, dtype=np.float64)
+    if beta * np.abs(z).max(initial=0.0) <= 1.0:
+        raise ValueError("infeasible: beta ||z||_inf <= 1")
+
+    def g(lam):
+        tau = _l1_tau(v, z, lam)
+        return np.abs(_soft(v + tau * z, lam)).sum() - beta, tau
+
+    g0, tau = g(0.0)
+    if g0 <= 0.0:
+        return v + tau * z, tau, 0.0
+    lo, hi = 0.0, 1.0
+    while g(hi)[0] > 0.0:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(3000):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if g(mid)[0] > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    tau = g(hi)[1]
+    return _soft(v + tau * z, hi), tau, hi
+
+
+def _slsqp_l1(v, Z, beta):
+    """SLSQP on the smooth reformulation w = p - q, p, q >= 0 (accurate to ~1e-8)."""
+    from scipy.optimize import minimize   # kept inside this block of the file
+    d = len(v)
+
+    def fun(pq):
+        r = pq[:d] - pq[d:] - v
+        return 0.5 * r @ r, np.concatenate([r, -r])
+
+    cons = [{"type": "ineq", "fun": (lambda pq, z=z: z @ (pq[:d] - pq[d:]) - 1.0),
+             "jac": (lambda pq, z=z: np.concatenate([z, -z]))} for z in Z]
+    cons.append({"type": "ineq", "fun": lambda pq: beta - pq.sum(),
+                 "jac": lambda pq: -np.ones(2 * d)})
+    x0 = np.concatenate([np.maximum(v, 0), np.maximum(-v, 0)])
+    out = minimize(fun, x0, jac=True, method="SLSQP", constraints=cons,
+                   bounds=[(0, None)] * (2 * d), options={"ftol": 1e-15, "maxiter": 3000})
+    return out.x[:d] - out.x[d:]
+
+
+def l1_projection_multi(v, Z, beta, tol=1e-12):
+    """``argmin 1/2 ||w - v||^2`` s.t. ``Z w >= 1`` (every row), ``||w||_1 <= beta``.
+
+    A generic solver (SLSQP) identifies the active set -- support and signs of w,
+    active margins, whether the ball binds -- and the KKT system on that set,
+    ``w_N = v_N + Z_JN' a - lam sign(w_N)``, ``Z_JN w_N = 1``, ``sign(w_N)' w_N = beta``,
+    is solved exactly (least squares on the multipliers).  The result is verified
+    (multipliers >= 0, |v_i + (Z'a)_i| <= lam off the support, signs, feasibility, to
+    ``tol`` relative); AssertionError when the verification fails.  Returns w.
+    """
+    v, Z = np.asarray(v, dtype=np.float64), np.atleast_2d(np.asarray(Z, dtype=np.float64))
+    scale = 1.0 + np.abs(v).max() + beta
+    w0 = _slsqp_l1(v, Z, beta)
+    N = np.abs(w0) > 1e-6 * scale
+    sg = np.sign(w0[N])
+    J = np.flatnonzero(Z @ w0 <= 1.0 + 1e-6 * scale)
+    ball = np.abs(w0).sum() >= beta - 1e-6 * scale
+    ZN = Z[np.ix_(J, N)]
+    # unknowns (a_J, lam): w_N = v_N + ZN' a - lam sg
+    cols = [ZN.T] + ([-sg[:, None]] if ball else [])
+    B = np.hstack(cols) if cols else np.zeros((N.sum(), 0))
+    rows = [ZN] + ([sg[None, :]] if ball else [])
+    R = np.vstack(rows)
+    rhs = np.concatenate([np.ones(len(J)) - ZN @ v[N]] + ([[beta - sg @ v[N]]] if ball else []))
+    mult = np.linalg.lstsq(R @ B, rhs, rcond=None)[0] if len(rhs) else np.zeros(0)
+    a, lam = mult[:len(J)], (mult[-1] if ball else 0.0)
+    w = np.zeros_like(v)
+    w[N] = v[N] + B @ mult
+    u = v + Z[J].T @ a
+    t = tol * scale
+    assert np.all(a >= -t) and lam >= -t, "negative multiplier"
+    assert np.all(np.sign(w[N]) == sg), "sign pattern changed"
+    assert np.all(np.abs(u[~N]) <= lam + t), "stationarity off the support"
+    assert np.all(Z @ w >= 1.0 - t) and np.abs(w).sum() <= beta + t, "infeasible"
+    return w
+
+
+def l1pa_topk_run(X, y, n_classes, beta, k, *, fit_intercept=True):
+    """Online multi-class top-k L1-PA; one ``(mistake, W (K, D), scores)`` per round.
+
+    The k highest-scoring competitors (ties -> smaller label; k capped at K - 1) give
+    the constraints ``w . (f(x, y) - f(x, c_j)) >= 1``; an update (by
+    :func:`l1_projection_multi`) when the closest competitor's loss is > 0 and
+    ``x~ != 0``.  ``scores`` are the pre-update class scores.
+    """
+    Xa = _augment(X, fit_intercept)
+    K, D = int(n_classes), Xa.shape[1]
+    w = np.zeros(K * D)
+    out = []
+    for x, label in zip(Xa, np.asarray(y)):
+        s = w.reshape(K, D) @ x
+        comp = competitors(s, label)[:min(k, K - 1)]
+        if 1.0 - (s[label] - s[comp[0]]) > 0.0 and np.any(x):
+            Z = np.array([feature(x, label, K) - feature(x, c, K) for c in comp])
+            w = l1_projection_multi(w, Z, beta)
+        out.append((int(np.argmax(s)) != label, w.reshape(K, D).copy(), s))
+    return out
+
+
+def l1pa_top1_run(X, y, n_classes, beta, *, fit_intercept=True):
+    """Online multi-class top-1 L1-PA; one ``(mistake, W (K, D), lam)`` per round.
+
+    Round: class scores ``W x~``; mistake iff argmax (ties -> smallest label) != y; c = closest
+    competitor (ties -> smaller label); if ``1 - (s_y - s_c) > 0`` and ``x~ != 0``, the stacked
+    ``w`` (class-major, length K D) becomes ``l1_projection(w, f(x, y) - f(x, c), beta)``
+    (``lam`` is 0 for rounds without an update).
+    """
+    Xa = _augment(X, fit_intercept)
+    K, D = int(n_classes), Xa.shape[1]
+    w = np.zeros(K * D)
+    out = []
+    for x, label in zip(Xa, np.asarray(y)):
+        s = w.reshape(K, D) @ x
+        c = competitors(s, label)[0]
+        lam = 0.0
+        if 1.0 - (s[label] - s[c]) > 0.0 and np.any(x):
+            w, _, lam = l1_projection(w, feature(x, label, K) - feature(x, c, K), beta)
+        out.append((int(np.argmax(s)) != label, w.reshape(K, D).copy(), lam))
+    return out
