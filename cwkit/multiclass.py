@@ -15,7 +15,9 @@ Strategies (the estimators' ``multiclass`` parameter):
 * ``"top1"``: the binary rule applied to Delta = f(x, y) - f(x, c) against the
   closest competitor c (S000 Sect. 3.3, eqs. 31-32; [PA06] Sect. 7).
 * ``"topk"``: PA / PA-I / PA-II (k-best MIRA) and AROW (S000 eqs. 25-30) with
-  the k highest-scoring competitors, one small QP per example (Hildreth).
+  the k highest-scoring competitors, one small QP per example (Hildreth);
+  PA-LS and mini-batch PA (``cwkit.minibatch``) and the L1-constrained PA
+  (``cwkit.l1pa``) have their own top-1 / top-k drivers.
 * ``"ovr"``: K binary problems, every class scored before any is updated.
 """
 import numpy as np
