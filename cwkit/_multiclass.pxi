@@ -111,6 +111,70 @@ cdef inline void all_dots(const double* W, Py_ssize_t K, const double* x, const 
             out[c] += row[c] * xj
 
 
+cdef struct NextRow:
+    # the row a driver scores after the current one: its first MC_AHEAD
+    # coordinates are prefetched at the end of the current row
+    const int* idx
+    Py_ssize_t nnz
+    Py_ssize_t y                # its label, for the prefetch of S (diagonal top1)
+
+
+cdef inline void next_row(const Rows* R, const Py_ssize_t* order, Py_ssize_t n_order,
+                          Py_ssize_t k, const Py_ssize_t* y, NextRow* nr) noexcept nogil:
+    """The row after position k of `order` (nnz 0 at the end)."""
+    cdef const double* x
+    nr.nnz = 0
+    if k + 1 < n_order:
+        nr.nnz = get_row(R, order[k + 1], &x, &nr.idx)
+        nr.y = y[order[k + 1]]
+
+
+cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
+                            Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
+                            bint warm, const NextRow* nr, const double* S=NULL,
+                            Py_ssize_t ys=0, double* vy=NULL) noexcept nogil:
+    """`all_dots` fused with the rest of a training row's first walk; returns
+    ||x~||^2 (summed in row order, as the separate loop did).
+
+    The rows of W are prefetched MC_AHEAD coordinates ahead, running on into the
+    first coordinates of the next row `nr`, so the next call starts with them in
+    flight (`warm`: prefetch this row's first coordinates here, when the previous
+    call did not).  With S (a (D, K) variance array), also vy = x~^T diag(S_ys) x~
+    (in the order of `blk_sqdot`), its entries prefetched alongside."""
+    cdef Py_ssize_t j, c, t
+    cdef const double* row = W + (D - 1) * K
+    cdef double xj, n = bias * bias, v = 0.0
+    for c in range(K):
+        out[c] = row[c] * bias
+    if S != NULL:
+        v = S[(D - 1) * K + ys] * bias * bias
+    if warm:
+        for j in range(min(nnz, <Py_ssize_t>MC_AHEAD)):
+            CWKIT_PREFETCH_SPAN(W + idx[j] * K, K)
+            if S != NULL:
+                CWKIT_PREFETCH(S + idx[j] * K + ys)
+    for j in range(nnz):
+        t = j + MC_AHEAD
+        if t < nnz:
+            CWKIT_PREFETCH_SPAN(W + idx[t] * K, K)
+            if S != NULL:
+                CWKIT_PREFETCH(S + idx[t] * K + ys)
+        elif t - nnz < nr.nnz:
+            CWKIT_PREFETCH_SPAN(W + nr.idx[t - nnz] * K, K)
+            if S != NULL:
+                CWKIT_PREFETCH(S + nr.idx[t - nnz] * K + nr.y)
+        xj = x[j]
+        n += xj * xj
+        row = W + idx[j] * K
+        for c in range(K):
+            out[c] += row[c] * xj
+        if S != NULL:
+            v += S[idx[j] * K + ys] * xj * xj
+    if S != NULL:
+        vy[0] = v
+    return n
+
+
 cdef inline void all_sqdots(const double* S, Py_ssize_t K, const double* x, const int* idx,
                             Py_ssize_t nnz, double bias, Py_ssize_t D,
                             double* out) noexcept nogil:
@@ -186,6 +250,36 @@ cdef inline void blk_restore(double* w, const double* save, const int* idx,
     w[(D - 1) * ks] = save[nnz]
 
 
+cdef inline double pair_add(double* V, Py_ssize_t K, Py_ssize_t a, Py_ssize_t b, double cf,
+                           const double* x, const int* idx, Py_ssize_t nnz, double bias,
+                           Py_ssize_t D, double* save) noexcept nogil:
+    """`blk_add` of cf x~ on block a and of -cf x~ on block b of a (D, K) state in one
+    walk of the row (a coordinate's two entries share its cache lines), without the
+    change of ||V||^2.  Old values go to save[0..nnz] (a) and save[nnz+1..] (b), as
+    for `blk_restore`; returns the sum of the new values of a plus that of b, each
+    summed in `blk_add`'s order (so the finiteness check is the same)."""
+    cdef Py_ssize_t j
+    cdef double* row
+    cdef double d, old, ca = 0.0, cb = 0.0
+    cdef double* sb = save + nnz + 1
+    for j in range(nnz + 1):
+        if j < nnz:
+            row = V + idx[j] * K
+            d = cf * x[j]
+        else:
+            row = V + (D - 1) * K
+            d = cf * bias
+        old = row[a]
+        save[j] = old
+        row[a] = old + d
+        ca += old + d
+        old = row[b]
+        sb[j] = old
+        row[b] = old - d                 # = old + (-cf) x_j exactly
+        cb += old - d
+    return ca + cb
+
+
 cdef inline void blk_axpy(double* w, double c, const double* x, const int* idx,
                           Py_ssize_t nnz, double bias, Py_ssize_t D,
                           Py_ssize_t ks) noexcept nogil:
@@ -218,6 +312,7 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], k, j, nnz, i, c, yi, yhat
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_aux = aux.shape[0]
     cdef int status = OK
+    cdef bint warm
     cdef const double* x
     cdef const int* idx
     cdef double n, m, tau, Z, s, t, cf, chk, dn2, yc, loss_sum = 0.0
@@ -230,14 +325,17 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
     cdef double* save = &work[4 * K]
     cdef bint avg = rule == AVG_PERCEPTRON, bad
     cdef bint is_perc = rule == PERCEPTRON or rule == AVG_PERCEPTRON
+    cdef bint track_norm = rule == L2_PA      # ||V||^2 is needed by l2-pa only
+    cdef NextRow nr
+    nr.nnz = 0
+    nr.idx = NULL
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
-            n = bias * bias
-            for j in range(nnz):
-                n += x[j] * x[j]
-            all_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc)
+            warm = nr.nnz < MC_AHEAD
+            next_row(&R, &order[0], order.shape[0], k, &y[0], &nr)
+            n = row_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc, warm, &nr)
             for c in range(K):
                 sc[c] *= aux[c if ovr else 0, AUX_S]
             if not (all_finite(sc, K) and isfinite(n)):
@@ -271,8 +369,12 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                     continue
                 cf = tau / s                   # s in [S_MIN, S_MAX]
                 dn2 = 0.0
-                chk = blk_add(&V[0, yi], cf, x, idx, nnz, bias, D, save, &dn2, K)
-                chk += blk_add(&V[0, c], -cf, x, idx, nnz, bias, D, save + nnz + 1, &dn2, K)
+                if track_norm:
+                    chk = blk_add(&V[0, yi], cf, x, idx, nnz, bias, D, save, &dn2, K)
+                    chk += blk_add(&V[0, c], -cf, x, idx, nnz, bias, D, save + nnz + 1,
+                                   &dn2, K)
+                else:
+                    chk = pair_add(&V[0, 0], K, yi, c, cf, x, idx, nnz, bias, D, save)
                 if not (isfinite(chk) and isfinite(dn2) and isfinite(cf)):
                     blk_restore(&V[0, c], save + nnz + 1, idx, nnz, D, K)
                     blk_restore(&V[0, yi], save, idx, nnz, D, K)
