@@ -251,8 +251,8 @@ cdef inline void blk_restore(double* w, const double* save, const int* idx,
 
 
 cdef inline double pair_add(double* V, Py_ssize_t K, Py_ssize_t a, Py_ssize_t b, double cf,
-                           const double* x, const int* idx, Py_ssize_t nnz, double bias,
-                           Py_ssize_t D, double* save) noexcept nogil:
+                            const double* x, const int* idx, Py_ssize_t nnz, double bias,
+                            Py_ssize_t D, double* save) noexcept nogil:
     """`blk_add` of cf x~ on block a and of -cf x~ on block b of a (D, K) state in one
     walk of the row (a coordinate's two entries share its cache lines), without the
     change of ||V||^2.  Old values go to save[0..nnz] (a) and save[nnz+1..] (b), as
