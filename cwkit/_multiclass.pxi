@@ -329,6 +329,7 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
     cdef NextRow nr
     nr.nnz = 0
     nr.idx = NULL
+    nr.y = 0
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -478,6 +479,48 @@ cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, b
     return chk
 
 
+cdef inline double pair_diag_step(double* MU, double* SG, Py_ssize_t K, Py_ssize_t a,
+                                  Py_ssize_t b, double alpha, double cc, bint direct,
+                                  const double* x, const int* idx, Py_ssize_t nnz,
+                                  double bias, Py_ssize_t D, double* save) noexcept nogil:
+    """`blk_diag_step` with ay = alpha on block a and ay = -alpha on block b of a
+    (D, K) state in one walk of the row.  Old pairs go to save[0 .. 2 nnz + 1] (a)
+    and from save + 2 (nnz + 1) (b), as for `blk_diag_restore`; returns the two
+    blocks' check sums, each in `blk_diag_step`'s order, added."""
+    cdef Py_ssize_t j, p, q
+    cdef double xj, sj, d, ca = 0.0, cb = 0.0
+    cdef double* sb = save + 2 * (nnz + 1)
+    for j in range(nnz + 1):
+        if j < nnz:
+            p = idx[j] * K
+            xj = x[j]
+        else:
+            p = (D - 1) * K
+            xj = bias
+        q = p + a
+        sj = SG[q]
+        save[2 * j] = MU[q]
+        save[2 * j + 1] = sj
+        MU[q] += alpha * sj * xj
+        if direct:
+            SG[q] = sj - cc * sj * sj * xj * xj
+        else:
+            SG[q] = inv_diag_update(sj, cc, xj * xj)
+        ca += MU[q] + SG[q]
+        q = p + b
+        sj = SG[q]
+        sb[2 * j] = MU[q]
+        sb[2 * j + 1] = sj
+        d = alpha * sj * xj
+        MU[q] -= d                       # = mu + (-alpha) sj x_j exactly
+        if direct:
+            SG[q] = sj - cc * sj * sj * xj * xj
+        else:
+            SG[q] = inv_diag_update(sj, cc, xj * xj)
+        cb += MU[q] + SG[q]
+    return ca + cb
+
+
 cdef inline void blk_diag_restore(double* mu, double* sg, const double* save,
                                   const int* idx, Py_ssize_t nnz,
                                   Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
@@ -534,8 +577,13 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
     cdef int status = OK
     cdef const double* x
     cdef const int* idx
-    cdef double m, v, alpha, cc, chk, yc, vsum, loss_sum = 0.0
+    cdef double m, v, vy = 0.0, alpha, cc, chk, yc, vsum, loss_sum = 0.0
     cdef double* work = mc_alloc(4 * K + (2 * K if ovr else 4) * (max_row_nnz(&R, order) + 1))
+    cdef bint warm
+    cdef NextRow nr
+    nr.nnz = 0
+    nr.idx = NULL
+    nr.y = 0
     cdef double* sc = &work[0]          # scores mu_c . x
     cdef double* al = &work[K]          # ovr: alpha y_c per class
     cdef double* cs = &work[2 * K]      # ovr: covariance coefficient per class
@@ -546,14 +594,20 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             sv = 2 * (nnz + 1)
-            all_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, &SG[0, 0],
-                     -1 if ovr or sum_update else y[i])
             if ovr or sum_update:
+                all_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, &SG[0, 0], -1)
                 all_sqdots(&SG[0, 0], K, x, idx, nnz, bias, D, vs)
                 if not all_finite(vs, K):
                     status = NONFINITE_INPUT
                     pos = i
                     break
+                vy = vs[y[i]]                  # = blk_sqdot of block y, bit for bit
+            else:
+                # top1: v_y in the same walk, v_c once c is known
+                warm = nr.nnz < MC_AHEAD
+                next_row(&R, &order[0], order.shape[0], k, &y[0], &nr)
+                row_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, warm, &nr, &SG[0, 0], y[i],
+                         &vy)
             if not all_finite(sc, K):
                 status = NONFINITE_INPUT
                 pos = i
@@ -563,8 +617,7 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             if not ovr:
                 c = competitor(sc, K, yi)
                 m = sc[yi] - sc[c]
-                v = (blk_sqdot(&SG[0, yi], x, idx, nnz, bias, D, K)
-                     + blk_sqdot(&SG[0, c], x, idx, nnz, bias, D, K))
+                v = vy + (vs[c] if sum_update else blk_sqdot(&SG[0, c], x, idx, nnz, bias, D, K))
                 if not isfinite(v):
                     status = NONFINITE_INPUT
                     pos = i
@@ -579,10 +632,8 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
                     continue
                 if sum_update:
                     cc = 0.0                   # covariance updated below, with f
-                chk = blk_diag_step(&MU[0, yi], &SG[0, yi], alpha, cc, direct, x, idx,
-                                    nnz, bias, D, save, K)
-                chk += blk_diag_step(&MU[0, c], &SG[0, c], -alpha, cc, direct, x, idx,
-                                     nnz, bias, D, save + sv, K)
+                chk = pair_diag_step(&MU[0, 0], &SG[0, 0], K, yi, c, alpha, cc, direct, x,
+                                     idx, nnz, bias, D, save)
                 if not isfinite(chk):
                     blk_diag_restore(&MU[0, c], &SG[0, c], save + sv, idx, nnz, D, K)
                     blk_diag_restore(&MU[0, yi], &SG[0, yi], save, idx, nnz, D, K)
