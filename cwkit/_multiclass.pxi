@@ -77,40 +77,6 @@ cdef enum:
     MC_AHEAD = 8
 
 
-cdef inline void all_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
-                          Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
-                          const double* W2=NULL, Py_ssize_t y2=-1) noexcept nogil:
-    """out[c] = W_c . x~ for every class of a (D, K) state (K class weights of a
-    coordinate are adjacent, so a row touches nnz + 1 short contiguous runs,
-    prefetched MC_AHEAD coordinates ahead: the state is far larger than the caches).
-    The same rows of W2 (another (D, K) array the driver reads next) are prefetched
-    too: whole rows, or only class y2's entry when y2 >= 0."""
-    cdef Py_ssize_t j, c
-    cdef const double* row = W + (D - 1) * K
-    cdef double xj
-    for c in range(K):
-        out[c] = row[c] * bias
-    for j in range(min(nnz, <Py_ssize_t>MC_AHEAD)):
-        CWKIT_PREFETCH_SPAN(W + idx[j] * K, K)
-        if W2 != NULL:
-            if y2 >= 0:
-                CWKIT_PREFETCH(W2 + idx[j] * K + y2)
-            else:
-                CWKIT_PREFETCH_SPAN(W2 + idx[j] * K, K)
-    for j in range(nnz):
-        if j + MC_AHEAD < nnz:
-            CWKIT_PREFETCH_SPAN(W + idx[j + MC_AHEAD] * K, K)
-            if W2 != NULL:
-                if y2 >= 0:
-                    CWKIT_PREFETCH(W2 + idx[j + MC_AHEAD] * K + y2)
-                else:
-                    CWKIT_PREFETCH_SPAN(W2 + idx[j + MC_AHEAD] * K, K)
-        row = W + idx[j] * K
-        xj = x[j]
-        for c in range(K):
-            out[c] += row[c] * xj
-
-
 cdef struct NextRow:
     # the row a driver scores after the current one: its first MC_AHEAD
     # coordinates are prefetched at the end of the current row
@@ -132,47 +98,98 @@ cdef inline void next_row(const Rows* R, const Py_ssize_t* order, Py_ssize_t n_o
 cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
                             Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
                             bint warm, const NextRow* nr, const double* S=NULL,
-                            Py_ssize_t ys=0, double* vy=NULL) noexcept nogil:
-    """`all_dots` fused with the rest of a training row's first walk; returns
-    ||x~||^2 (summed in row order, as the separate loop did).
+                            Py_ssize_t ys=-1, double* vy=NULL) noexcept nogil:
+    """out[c] = W_c . x~ for every class of a (D, K) state; returns ||x~||^2.
 
-    The rows of W are prefetched MC_AHEAD coordinates ahead, running on into the
-    first coordinates of the next row `nr`, so the next call starts with them in
-    flight (`warm`: prefetch this row's first coordinates here, when the previous
-    call did not).  With S (a (D, K) variance array), also vy = x~^T diag(S_ys) x~
-    (in the order of `blk_sqdot`), its entries prefetched alongside."""
-    cdef Py_ssize_t j, c, t
+    A coordinate's K class weights are adjacent, so a row touches nnz + 1 short
+    contiguous runs; the state is far larger than the caches, so they are
+    prefetched MC_AHEAD coordinates ahead, running on into the first coordinates
+    of the next row `nr` (NULL: none), so the next call starts with them in flight
+    (`warm`: prefetch this row's first coordinates here, when the previous call did
+    not).  S (another (D, K) array the driver reads next) is prefetched alongside:
+    whole rows, or only class ys's entry when ys >= 0, and then, if vy is not NULL,
+    vy = x~^T diag(S_ys) x~ (in `blk_sqdot`'s order).
+
+    Four coordinates per pass over the classes: out[c] gets their four terms one
+    after the other in a register (the order of one coordinate at a time, so the
+    sums are the same bit for bit), not a load and a store per coordinate."""
+    cdef Py_ssize_t j, c, t, f
     cdef const double* row = W + (D - 1) * K
-    cdef double xj, n = bias * bias, v = 0.0
+    cdef const double* r0
+    cdef const double* r1
+    cdef const double* r2
+    cdef const double* r3
+    cdef double x0, x1, x2, x3, o, n = bias * bias, v = 0.0
+    cdef bint sum_v = S != NULL and ys >= 0 and vy != NULL
     for c in range(K):
         out[c] = row[c] * bias
-    if S != NULL:
+    if sum_v:
         v = S[(D - 1) * K + ys] * bias * bias
     if warm:
-        for j in range(min(nnz, <Py_ssize_t>MC_AHEAD)):
-            CWKIT_PREFETCH_SPAN(W + idx[j] * K, K)
-            if S != NULL:
-                CWKIT_PREFETCH(S + idx[j] * K + ys)
-    for j in range(nnz):
-        t = j + MC_AHEAD
-        if t < nnz:
+        for t in range(min(nnz, <Py_ssize_t>MC_AHEAD)):
             CWKIT_PREFETCH_SPAN(W + idx[t] * K, K)
             if S != NULL:
-                CWKIT_PREFETCH(S + idx[t] * K + ys)
-        elif t - nnz < nr.nnz:
-            CWKIT_PREFETCH_SPAN(W + nr.idx[t - nnz] * K, K)
-            if S != NULL:
-                CWKIT_PREFETCH(S + nr.idx[t - nnz] * K + nr.y)
-        xj = x[j]
-        n += xj * xj
-        row = W + idx[j] * K
-        for c in range(K):
-            out[c] += row[c] * xj
-        if S != NULL:
-            v += S[idx[j] * K + ys] * xj * xj
-    if S != NULL:
+                if ys >= 0:
+                    CWKIT_PREFETCH(S + idx[t] * K + ys)
+                else:
+                    CWKIT_PREFETCH_SPAN(S + idx[t] * K, K)
+    j = 0
+    while j < nnz:
+        # prefetch MC_AHEAD coordinates ahead of the (up to) four scored now
+        for t in range(j + MC_AHEAD, j + MC_AHEAD + 4):
+            if t < nnz:
+                f = idx[t]
+                CWKIT_PREFETCH_SPAN(W + f * K, K)
+                if S != NULL:
+                    if ys >= 0:
+                        CWKIT_PREFETCH(S + f * K + ys)
+                    else:
+                        CWKIT_PREFETCH_SPAN(S + f * K, K)
+            elif nr != NULL and t - nnz < nr.nnz:
+                f = nr.idx[t - nnz]
+                CWKIT_PREFETCH_SPAN(W + f * K, K)
+                if S != NULL and ys >= 0:
+                    CWKIT_PREFETCH(S + f * K + nr.y)
+        if j + 4 <= nnz:
+            x0 = x[j]
+            x1 = x[j + 1]
+            x2 = x[j + 2]
+            x3 = x[j + 3]
+            r0 = W + idx[j] * K
+            r1 = W + idx[j + 1] * K
+            r2 = W + idx[j + 2] * K
+            r3 = W + idx[j + 3] * K
+            for c in range(K):
+                o = out[c]
+                o += r0[c] * x0
+                o += r1[c] * x1
+                o += r2[c] * x2
+                o += r3[c] * x3
+                out[c] = o
+            t = j + 4
+        else:
+            r0 = W + idx[j] * K
+            x0 = x[j]
+            for c in range(K):
+                out[c] += r0[c] * x0
+            t = j + 1
+        while j < t:
+            n += x[j] * x[j]
+            if sum_v:
+                v += S[idx[j] * K + ys] * x[j] * x[j]
+            j += 1
+    if sum_v:
         vy[0] = v
     return n
+
+
+cdef inline void all_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
+                          Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
+                          const double* W2=NULL, Py_ssize_t y2=-1) noexcept nogil:
+    """out[c] = W_c . x~ for every class of a (D, K) state (`row_dots` on one row).
+    The same rows of W2 (another (D, K) array the driver reads next) are prefetched
+    too: whole rows, or only class y2's entry when y2 >= 0."""
+    row_dots(W, K, x, idx, nnz, bias, D, out, True, NULL, W2, y2, NULL)
 
 
 cdef inline void all_sqdots(const double* S, Py_ssize_t K, const double* x, const int* idx,
