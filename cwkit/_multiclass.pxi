@@ -267,34 +267,36 @@ cdef inline void blk_restore(double* w, const double* save, const int* idx,
     w[(D - 1) * ks] = save[nnz]
 
 
-cdef inline double pair_add(double* V, Py_ssize_t K, Py_ssize_t a, Py_ssize_t b, double cf,
-                            const double* x, const int* idx, Py_ssize_t nnz, double bias,
-                            Py_ssize_t D, double* save) noexcept nogil:
-    """`blk_add` of cf x~ on block a and of -cf x~ on block b of a (D, K) state in one
-    walk of the row (a coordinate's two entries share its cache lines), without the
-    change of ||V||^2.  Old values go to save[0..nnz] (a) and save[nnz+1..] (b), as
-    for `blk_restore`; returns the sum of the new values of a plus that of b, each
-    summed in `blk_add`'s order (so the finiteness check is the same)."""
+cdef inline void pair_add(double* V, Py_ssize_t K, Py_ssize_t a, Py_ssize_t b, double cfa,
+                          double cfb, const double* x, const int* idx, Py_ssize_t nnz,
+                          double bias, Py_ssize_t D, double* save_a, double* save_b,
+                          double* chk_a, double* chk_b) noexcept nogil:
+    """`blk_add` of cfa x~ on block a and of cfb x~ on block b (none if b < 0) of a
+    (D, K) state in one walk of the row (a coordinate's entries share its cache
+    lines; two independent sums instead of one serial chain), without the change
+    of ||V||^2.  Old values go to save_a / save_b[0..nnz], as for `blk_restore`;
+    chk_a, chk_b = the sums of the new values, each in `blk_add`'s order."""
     cdef Py_ssize_t j
     cdef double* row
-    cdef double d, old, ca = 0.0, cb = 0.0
-    cdef double* sb = save + nnz + 1
+    cdef double xj, old, ca = 0.0, cb = 0.0
     for j in range(nnz + 1):
         if j < nnz:
             row = V + idx[j] * K
-            d = cf * x[j]
+            xj = x[j]
         else:
             row = V + (D - 1) * K
-            d = cf * bias
+            xj = bias
         old = row[a]
-        save[j] = old
-        row[a] = old + d
-        ca += old + d
-        old = row[b]
-        sb[j] = old
-        row[b] = old - d                 # = old + (-cf) x_j exactly
-        cb += old - d
-    return ca + cb
+        save_a[j] = old
+        row[a] = old + cfa * xj
+        ca += old + cfa * xj
+        if b >= 0:
+            old = row[b]
+            save_b[j] = old
+            row[b] = old + cfb * xj
+            cb += old + cfb * xj
+    chk_a[0] = ca
+    chk_b[0] = cb
 
 
 cdef inline void blk_axpy(double* w, double c, const double* x, const int* idx,
@@ -332,14 +334,21 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
     cdef bint warm
     cdef const double* x
     cdef const int* idx
-    cdef double n, m, tau, Z, s, t, cf, chk, dn2, yc, loss_sum = 0.0
+    cdef double n, m, tau, Z, s, t, cf, chk, dn2, yc, ca, cb, loss_sum = 0.0
     # scores, ovr per-class steps, and the old values of updated coordinates
-    cdef double* work = mc_alloc(4 * K + (K if ovr else 2) * (max_row_nnz(&R, order) + 1))
+    cdef Py_ssize_t* act = mc_ialloc(K)     # ovr: the classes updated
+    cdef double* work = <double*>malloc((5 * K + (K if ovr else 2) * (max_row_nnz(&R, order) + 1))
+                                        * sizeof(double))
+    if work == NULL:
+        free(act)
+        raise MemoryError()
     cdef double* sc = &work[0]          # scores
     cdef double* taus = &work[K]        # ovr: tau y_c per class
     cdef double* zs = &work[2 * K]      # ovr: Z per class
     cdef double* dn = &work[3 * K]      # ovr: change of ||V_c||^2
-    cdef double* save = &work[4 * K]
+    cdef double* cks = &work[4 * K]     # ovr: sum of the new values per class
+    cdef double* save = &work[5 * K]
+    cdef Py_ssize_t n_act, c2
     cdef bint avg = rule == AVG_PERCEPTRON, bad
     cdef bint is_perc = rule == PERCEPTRON or rule == AVG_PERCEPTRON
     cdef bint track_norm = rule == L2_PA      # ||V||^2 is needed by l2-pa only
@@ -392,7 +401,9 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                     chk += blk_add(&V[0, c], -cf, x, idx, nnz, bias, D, save + nnz + 1,
                                    &dn2, K)
                 else:
-                    chk = pair_add(&V[0, 0], K, yi, c, cf, x, idx, nnz, bias, D, save)
+                    pair_add(&V[0, 0], K, yi, c, cf, -cf, x, idx, nnz, bias, D, save,
+                             save + nnz + 1, &ca, &cb)
+                    chk = ca + cb
                 if not (isfinite(chk) and isfinite(dn2) and isfinite(cf)):
                     blk_restore(&V[0, c], save + nnz + 1, idx, nnz, D, K)
                     blk_restore(&V[0, yi], save, idx, nnz, D, K)
@@ -431,12 +442,28 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                 pos = i
                 rounds -= 1
                 break
-            chk = 0.0
+            # the updated classes two per walk of the row (||V_c||^2 for l2-pa only)
+            n_act = 0
             for c in range(K):
                 dn[c] = 0.0
                 if taus[c] != 0.0:
-                    chk += blk_add(&V[0, c], taus[c] / aux[c, AUX_S], x, idx, nnz, bias, D,
-                                   save + c * (nnz + 1), &dn[c], K)   # s > 0
+                    act[n_act] = c
+                    n_act += 1
+            for j in range(n_act):
+                c = act[j]
+                if track_norm:
+                    cks[c] = blk_add(&V[0, c], taus[c] / aux[c, AUX_S], x, idx, nnz, bias,
+                                     D, save + c * (nnz + 1), &dn[c], K)  # s > 0
+                elif j % 2 == 0:
+                    c2 = act[j + 1] if j + 1 < n_act else -1
+                    pair_add(&V[0, 0], K, c, c2, taus[c] / aux[c, AUX_S],        # s > 0
+                             taus[c2] / aux[c2, AUX_S] if c2 >= 0 else 0.0, x, idx, nnz,
+                             bias, D, save + c * (nnz + 1), save + max(c2, 0) * (nnz + 1), &cks[c],
+                             &cks[c2] if c2 >= 0 else &ca)
+            chk = 0.0
+            for c in range(K):
+                if taus[c] != 0.0:
+                    chk += cks[c]
                     chk += dn[c] + taus[c] / aux[c, AUX_S]          # s > 0
             if not isfinite(chk):
                 for c in range(K):
@@ -464,6 +491,7 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                     s = 1.0
                 aux[c, AUX_S] = s
     free(work)
+    free(act)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
