@@ -1073,13 +1073,20 @@ def mc_row_scores(const double[::1] data, const int[::1] indices,
     dense == CSR bit for bit."""
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t K = W.shape[1], D = W.shape[0], i, nnz
-    cdef bint quad = S2.shape[0] > 0
+    cdef bint quad = S2.shape[0] > 0, warm
     cdef const double* x
     cdef const int* idx
+    cdef NextRow nr
+    cdef const double* xn
+    nr.nnz = 0
+    nr.idx = NULL
+    nr.y = 0
     with nogil:
         for i in range(out_m.shape[0]):
             nnz = get_row(&R, i, &x, &idx)
-            all_dots(&W[0, 0], K, x, idx, nnz, bias, D, &out_m[i, 0])
+            warm = nr.nnz < MC_AHEAD
+            nr.nnz = get_row(&R, i + 1, &xn, &nr.idx) if i + 1 < out_m.shape[0] else 0
+            row_dots(&W[0, 0], K, x, idx, nnz, bias, D, &out_m[i, 0], warm, &nr)
             if quad:
                 all_sqdots(&S2[0, 0], K, x, idx, nnz, bias, D, &out_v[i, 0])
 
@@ -1158,6 +1165,11 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t* qiw = comp + kk
     cdef double* save = work + nw
     cdef double cap = C if rule == PA1 else INFINITY
+    cdef bint warm
+    cdef NextRow nr
+    nr.nnz = 0
+    nr.idx = NULL
+    nr.y = 0
     cdef double ridge = 0.5 / C if rule == PA2 else 0.0   # C > 0
     with nogil:
         for j in range(kk):
@@ -1166,11 +1178,10 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
         for q in range(order.shape[0]):
             i = order[q]
             nnz = get_row(&R, i, &x, &idx)
-            n = bias * bias
-            for j in range(nnz):
-                n += x[j] * x[j]
+            warm = nr.nnz < MC_AHEAD
+            next_row(&R, &order[0], order.shape[0], q, &y[0], &nr)
+            n = row_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc, warm, &nr)
             s = aux[0, AUX_S]
-            all_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc)
             for jl in range(K):
                 sc[jl] *= s
             if not (all_finite(sc, K) and isfinite(n)):
