@@ -1,6 +1,11 @@
 # Multi-class drivers (FORMULAS.md section 4): the 1-of-k feature function
-# f(x, y) = e_y (x) x~, state (K, D) C-contiguous, one block per class, the
-# intercept last in every block.
+# f(x, y) = e_y (x) x~, one block per class, the intercept last in every block.
+# State (D, K) C-contiguous (block c is column c, stride K; full covariance keeps
+# mu (K, D)): a coordinate's K class weights are adjacent, so a row is scored in
+# one walk of nnz + 1 short runs, prefetched ahead (`row_dots`), and an update
+# touches the lines that walk brought in.  The training drivers walk a row once
+# to score it (with ||x~||^2 and, diagonal top1, v_y), and once per update;
+# ||V||^2 is kept for l2-pa only (as in the binary driver).
 #
 # top1 ("ovr" False): the binary step of the rule on Delta = f(x, y) - f(x, c)
 # against the closest competitor c (labels != y by decreasing score, ties to the
