@@ -13,8 +13,9 @@ ovr >= 1x scikit-learn's examples/s; top-k with K = 20, k = 5 >= 5,000 examples/
     python benchmarks/bench_multiclass.py              # best of 7 runs per learner
     python benchmarks/bench_multiclass.py --repeat 1
 
-Each timing is the best of ``--repeat`` consecutive runs (the machines are shared
-and noisy; ratios taken within one run are what we quote).
+Each timing is the best of ``--repeat`` rounds, every learner run once per round
+(the machines are shared and noisy; ratios taken within one run are what we
+quote); scikit-learn runs with one BLAS thread (threadpoolctl).
 """
 import argparse
 import platform
@@ -78,21 +79,26 @@ def main(argv=None):
     except ImportError:
         print("# scikit-learn is not installed: no reference row, ratios are NaN")
     else:
+        from threadpoolctl import threadpool_limits     # a scikit-learn dependency
+
         def sk_run():
             est = SGDClassifier(loss="hinge", penalty=None, learning_rate="pa1", eta0=1.0,
                                 shuffle=False)
-            return est.partial_fit(X, y, classes=classes)
+            # its pass calls BLAS: on a shared machine OpenBLAS's spinning worker threads
+            # made it up to 3x slower (0.11 -> 0.30-0.43 s); one thread is its best time
+            with threadpool_limits(1):
+                return est.partial_fit(X, y, classes=classes)
         runs.append((SK_LABEL, sk_run))
     for label, name, params in LEARNERS:
         def run(name=name, params=params):
             return cwkit.make(name, shuffle=False, **params).partial_fit(X, y, classes=classes)
         runs.append((label, run))
 
-    # best of --repeat consecutive runs per learner, as bench_core.py does
-    best, fitted = {}, {}
-    for label, fn in runs:
-        best[label] = np.inf
-        for _ in range(args.repeat):
+    # best of --repeat rounds, every learner once per round (interleaved, as
+    # bench_core.py does: load from other jobs hits every learner alike)
+    best, fitted = dict.fromkeys((label for label, _ in runs), np.inf), {}
+    for _ in range(args.repeat):
+        for label, fn in runs:
             t0 = time.perf_counter()
             fitted[label] = fn()
             best[label] = min(best[label], time.perf_counter() - t0)

@@ -1,6 +1,11 @@
 # Multi-class drivers (FORMULAS.md section 4): the 1-of-k feature function
-# f(x, y) = e_y (x) x~, state (K, D) C-contiguous, one block per class, the
-# intercept last in every block.
+# f(x, y) = e_y (x) x~, one block per class, the intercept last in every block.
+# State (D, K) C-contiguous (block c is column c, stride K; full covariance keeps
+# mu (K, D)): a coordinate's K class weights are adjacent, so a row is scored in
+# one walk of nnz + 1 short runs, prefetched ahead (`row_dots`), and an update
+# touches the lines that walk brought in.  The training drivers walk a row once
+# to score it (with ||x~||^2 and, diagonal top1, v_y), and once per update;
+# ||V||^2 is kept for l2-pa only (as in the binary driver).
 #
 # top1 ("ovr" False): the binary step of the rule on Delta = f(x, y) - f(x, c)
 # against the closest competitor c (labels != y by decreasing score, ties to the
@@ -58,58 +63,139 @@ cdef extern from *:
     #else
     #define CWKIT_PREFETCH(p) ((void)0)
     #endif
+    /* The cache lines of the n doubles from p.  A macro, not an inline function:
+       GCC 12 counts a function whose only effect is a prefetch as `const` and drops
+       its calls (no prefetch was left in the drivers that way). */
+    #define CWKIT_PREFETCH_SPAN(p, n) do { \\
+        const double* cwkit_p_ = (p); Py_ssize_t cwkit_n_ = (n), cwkit_o_; \\
+        for (cwkit_o_ = 0; cwkit_o_ < cwkit_n_; cwkit_o_ += 8) \\
+            CWKIT_PREFETCH(cwkit_p_ + cwkit_o_); \\
+        CWKIT_PREFETCH(cwkit_p_ + cwkit_n_ - 1); \\
+    } while (0)
     """
     void CWKIT_PREFETCH(const double* p) noexcept nogil
+    void CWKIT_PREFETCH_SPAN(const double* p, Py_ssize_t n) noexcept nogil
 
 
-# rows ahead whose class weights are prefetched while scoring a sparse row
+# coordinates ahead whose class weights are prefetched while scoring a sparse row
+# (news20, K = 20: 8 -> 16 took 6-14% off top1 and ovr; 24-48 no better)
 cdef enum:
-    MC_AHEAD = 8
+    MC_AHEAD = 16
 
 
-cdef inline void prefetch_row(const double* W, Py_ssize_t K, const int* idx, Py_ssize_t j,
-                              Py_ssize_t nnz) noexcept nogil:
-    """Ask for the cache lines of coordinate idx[j]'s K class weights (a hint only)."""
-    cdef Py_ssize_t off
-    cdef const double* row
-    if j < nnz:
-        row = W + idx[j] * K
-        for off in range(0, K, 8):
-            CWKIT_PREFETCH(row + off)
-        CWKIT_PREFETCH(row + K - 1)
+cdef struct NextRow:
+    # the row a driver scores after the current one: its first MC_AHEAD
+    # coordinates are prefetched at the end of the current row
+    const int* idx
+    Py_ssize_t nnz
+    Py_ssize_t y                # its label, for the prefetch of S (diagonal top1)
+
+
+cdef inline void next_row(const Rows* R, const Py_ssize_t* order, Py_ssize_t n_order,
+                          Py_ssize_t k, const Py_ssize_t* y, NextRow* nr) noexcept nogil:
+    """The row after position k of `order` (nnz 0 at the end)."""
+    cdef const double* x
+    nr.nnz = 0
+    if k + 1 < n_order:
+        nr.nnz = get_row(R, order[k + 1], &x, &nr.idx)
+        nr.y = y[order[k + 1]]
+
+
+cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
+                            Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
+                            bint warm, const NextRow* nr, const double* S=NULL,
+                            Py_ssize_t ys=-1, double* vy=NULL) noexcept nogil:
+    """out[c] = W_c . x~ for every class of a (D, K) state; returns ||x~||^2.
+
+    A coordinate's K class weights are adjacent, so a row touches nnz + 1 short
+    contiguous runs; the state is far larger than the caches, so they are
+    prefetched MC_AHEAD coordinates ahead, running on into the first coordinates
+    of the next row `nr` (NULL: none), so the next call starts with them in flight
+    (`warm`: prefetch this row's first coordinates here, when the previous call did
+    not).  S (another (D, K) array the driver reads next) is prefetched alongside:
+    whole rows, or only class ys's entry when ys >= 0, and then, if vy is not NULL,
+    vy = x~^T diag(S_ys) x~ (in `blk_sqdot`'s order).
+
+    Four coordinates per pass over the classes: out[c] gets their four terms one
+    after the other in a register (the order of one coordinate at a time, so the
+    sums are the same bit for bit), not a load and a store per coordinate."""
+    cdef Py_ssize_t j, c, t, f
+    cdef const double* row = W + (D - 1) * K
+    cdef const double* r0
+    cdef const double* r1
+    cdef const double* r2
+    cdef const double* r3
+    cdef double x0, x1, x2, x3, o, n = bias * bias, v = 0.0
+    cdef bint sum_v = S != NULL and ys >= 0 and vy != NULL
+    for c in range(K):
+        out[c] = row[c] * bias
+    if sum_v:
+        v = S[(D - 1) * K + ys] * bias * bias
+    if warm:
+        for t in range(min(nnz, <Py_ssize_t>MC_AHEAD)):
+            CWKIT_PREFETCH_SPAN(W + idx[t] * K, K)
+            if S != NULL:
+                if ys >= 0:
+                    CWKIT_PREFETCH(S + idx[t] * K + ys)
+                else:
+                    CWKIT_PREFETCH_SPAN(S + idx[t] * K, K)
+    j = 0
+    while j < nnz:
+        # prefetch MC_AHEAD coordinates ahead of the (up to) four scored now
+        for t in range(j + MC_AHEAD, j + MC_AHEAD + 4):
+            if t < nnz:
+                f = idx[t]
+                CWKIT_PREFETCH_SPAN(W + f * K, K)
+                if S != NULL:
+                    if ys >= 0:
+                        CWKIT_PREFETCH(S + f * K + ys)
+                    else:
+                        CWKIT_PREFETCH_SPAN(S + f * K, K)
+            elif nr != NULL and t - nnz < nr.nnz:
+                f = nr.idx[t - nnz]
+                CWKIT_PREFETCH_SPAN(W + f * K, K)
+                if S != NULL and ys >= 0:
+                    CWKIT_PREFETCH(S + f * K + nr.y)
+        if j + 4 <= nnz:
+            x0 = x[j]
+            x1 = x[j + 1]
+            x2 = x[j + 2]
+            x3 = x[j + 3]
+            r0 = W + idx[j] * K
+            r1 = W + idx[j + 1] * K
+            r2 = W + idx[j + 2] * K
+            r3 = W + idx[j + 3] * K
+            for c in range(K):
+                o = out[c]
+                o += r0[c] * x0
+                o += r1[c] * x1
+                o += r2[c] * x2
+                o += r3[c] * x3
+                out[c] = o
+            t = j + 4
+        else:
+            r0 = W + idx[j] * K
+            x0 = x[j]
+            for c in range(K):
+                out[c] += r0[c] * x0
+            t = j + 1
+        while j < t:
+            n += x[j] * x[j]
+            if sum_v:
+                v += S[idx[j] * K + ys] * x[j] * x[j]
+            j += 1
+    if sum_v:
+        vy[0] = v
+    return n
 
 
 cdef inline void all_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
                           Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
                           const double* W2=NULL, Py_ssize_t y2=-1) noexcept nogil:
-    """out[c] = W_c . x~ for every class of a (D, K) state (K class weights of a
-    coordinate are adjacent, so a row touches nnz + 1 short contiguous runs,
-    prefetched MC_AHEAD coordinates ahead: the state is far larger than the caches).
+    """out[c] = W_c . x~ for every class of a (D, K) state (`row_dots` on one row).
     The same rows of W2 (another (D, K) array the driver reads next) are prefetched
     too: whole rows, or only class y2's entry when y2 >= 0."""
-    cdef Py_ssize_t j, c
-    cdef const double* row = W + (D - 1) * K
-    cdef double xj
-    for c in range(K):
-        out[c] = row[c] * bias
-    for j in range(min(nnz, <Py_ssize_t>MC_AHEAD)):
-        prefetch_row(W, K, idx, j, nnz)
-        if W2 != NULL:
-            if y2 >= 0:
-                CWKIT_PREFETCH(W2 + idx[j] * K + y2)
-            else:
-                prefetch_row(W2, K, idx, j, nnz)
-    for j in range(nnz):
-        prefetch_row(W, K, idx, j + MC_AHEAD, nnz)
-        if W2 != NULL and j + MC_AHEAD < nnz:
-            if y2 >= 0:
-                CWKIT_PREFETCH(W2 + idx[j + MC_AHEAD] * K + y2)
-            else:
-                prefetch_row(W2, K, idx, j + MC_AHEAD, nnz)
-        row = W + idx[j] * K
-        xj = x[j]
-        for c in range(K):
-            out[c] += row[c] * xj
+    row_dots(W, K, x, idx, nnz, bias, D, out, True, NULL, W2, y2, NULL)
 
 
 cdef inline void all_sqdots(const double* S, Py_ssize_t K, const double* x, const int* idx,
@@ -187,6 +273,38 @@ cdef inline void blk_restore(double* w, const double* save, const int* idx,
     w[(D - 1) * ks] = save[nnz]
 
 
+cdef inline void pair_add(double* V, Py_ssize_t K, Py_ssize_t a, Py_ssize_t b, double cfa,
+                          double cfb, const double* x, const int* idx, Py_ssize_t nnz,
+                          double bias, Py_ssize_t D, double* save_a, double* save_b,
+                          double* chk_a, double* chk_b) noexcept nogil:
+    """`blk_add` of cfa x~ on block a and of cfb x~ on block b (none if b < 0) of a
+    (D, K) state in one walk of the row (a coordinate's entries share its cache
+    lines; two independent sums instead of one serial chain), without the change
+    of ||V||^2.  Old values go to save_a / save_b[0..nnz], as for `blk_restore`;
+    chk_a, chk_b = the sums of the new values, each in `blk_add`'s order."""
+    cdef Py_ssize_t j
+    cdef double* row
+    cdef double xj, old, ca = 0.0, cb = 0.0
+    for j in range(nnz + 1):
+        if j < nnz:
+            row = V + idx[j] * K
+            xj = x[j]
+        else:
+            row = V + (D - 1) * K
+            xj = bias
+        old = row[a]
+        save_a[j] = old
+        row[a] = old + cfa * xj
+        ca += old + cfa * xj
+        if b >= 0:
+            old = row[b]
+            save_b[j] = old
+            row[b] = old + cfb * xj
+            cb += old + cfb * xj
+    chk_a[0] = ca
+    chk_b[0] = cb
+
+
 cdef inline void blk_axpy(double* w, double c, const double* x, const int* idx,
                           Py_ssize_t nnz, double bias, Py_ssize_t D,
                           Py_ssize_t ks) noexcept nogil:
@@ -219,26 +337,38 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], k, j, nnz, i, c, yi, yhat
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_aux = aux.shape[0]
     cdef int status = OK
+    cdef bint warm
     cdef const double* x
     cdef const int* idx
-    cdef double n, m, tau, Z, s, t, cf, chk, dn2, yc, loss_sum = 0.0
+    cdef double n, m, tau, Z, s, t, cf, chk, dn2, yc, ca, cb, loss_sum = 0.0
     # scores, ovr per-class steps, and the old values of updated coordinates
-    cdef double* work = mc_alloc(4 * K + (K if ovr else 2) * (max_row_nnz(&R, order) + 1))
+    cdef Py_ssize_t* act = mc_ialloc(K)     # ovr: the classes updated
+    cdef double* work = <double*>malloc((5 * K + (K if ovr else 2) * (max_row_nnz(&R, order) + 1))
+                                        * sizeof(double))
+    if work == NULL:
+        free(act)
+        raise MemoryError()
     cdef double* sc = &work[0]          # scores
     cdef double* taus = &work[K]        # ovr: tau y_c per class
     cdef double* zs = &work[2 * K]      # ovr: Z per class
     cdef double* dn = &work[3 * K]      # ovr: change of ||V_c||^2
-    cdef double* save = &work[4 * K]
+    cdef double* cks = &work[4 * K]     # ovr: sum of the new values per class
+    cdef double* save = &work[5 * K]
+    cdef Py_ssize_t n_act, c2
     cdef bint avg = rule == AVG_PERCEPTRON, bad
     cdef bint is_perc = rule == PERCEPTRON or rule == AVG_PERCEPTRON
+    cdef bint track_norm = rule == L2_PA      # ||V||^2 is needed by l2-pa only
+    cdef NextRow nr
+    nr.nnz = 0
+    nr.idx = NULL
+    nr.y = 0
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
-            n = bias * bias
-            for j in range(nnz):
-                n += x[j] * x[j]
-            all_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc)
+            warm = nr.nnz < MC_AHEAD
+            next_row(&R, &order[0], order.shape[0], k, &y[0], &nr)
+            n = row_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc, warm, &nr)
             for c in range(K):
                 sc[c] *= aux[c if ovr else 0, AUX_S]
             if not (all_finite(sc, K) and isfinite(n)):
@@ -272,8 +402,14 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                     continue
                 cf = tau / s                   # s in [S_MIN, S_MAX]
                 dn2 = 0.0
-                chk = blk_add(&V[0, yi], cf, x, idx, nnz, bias, D, save, &dn2, K)
-                chk += blk_add(&V[0, c], -cf, x, idx, nnz, bias, D, save + nnz + 1, &dn2, K)
+                if track_norm:
+                    chk = blk_add(&V[0, yi], cf, x, idx, nnz, bias, D, save, &dn2, K)
+                    chk += blk_add(&V[0, c], -cf, x, idx, nnz, bias, D, save + nnz + 1,
+                                   &dn2, K)
+                else:
+                    pair_add(&V[0, 0], K, yi, c, cf, -cf, x, idx, nnz, bias, D, save,
+                             save + nnz + 1, &ca, &cb)
+                    chk = ca + cb
                 if not (isfinite(chk) and isfinite(dn2) and isfinite(cf)):
                     blk_restore(&V[0, c], save + nnz + 1, idx, nnz, D, K)
                     blk_restore(&V[0, yi], save, idx, nnz, D, K)
@@ -312,12 +448,28 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                 pos = i
                 rounds -= 1
                 break
-            chk = 0.0
+            # the updated classes two per walk of the row (||V_c||^2 for l2-pa only)
+            n_act = 0
             for c in range(K):
                 dn[c] = 0.0
                 if taus[c] != 0.0:
-                    chk += blk_add(&V[0, c], taus[c] / aux[c, AUX_S], x, idx, nnz, bias, D,
-                                   save + c * (nnz + 1), &dn[c], K)   # s > 0
+                    act[n_act] = c
+                    n_act += 1
+            for j in range(n_act):
+                c = act[j]
+                if track_norm:
+                    cks[c] = blk_add(&V[0, c], taus[c] / aux[c, AUX_S], x, idx, nnz, bias,
+                                     D, save + c * (nnz + 1), &dn[c], K)  # s > 0
+                elif j % 2 == 0:
+                    c2 = act[j + 1] if j + 1 < n_act else -1
+                    pair_add(&V[0, 0], K, c, c2, taus[c] / aux[c, AUX_S],        # s > 0
+                             taus[c2] / aux[c2, AUX_S] if c2 >= 0 else 0.0, x, idx, nnz,
+                             bias, D, save + c * (nnz + 1), save + max(c2, 0) * (nnz + 1), &cks[c],
+                             &cks[c2] if c2 >= 0 else &ca)
+            chk = 0.0
+            for c in range(K):
+                if taus[c] != 0.0:
+                    chk += cks[c]
                     chk += dn[c] + taus[c] / aux[c, AUX_S]          # s > 0
             if not isfinite(chk):
                 for c in range(K):
@@ -345,6 +497,7 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                     s = 1.0
                 aux[c, AUX_S] = s
     free(work)
+    free(act)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -375,6 +528,48 @@ cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, b
             sg[p] = inv_diag_update(sj, cc, xj * xj)
         chk += mu[p] + sg[p]
     return chk
+
+
+cdef inline double pair_diag_step(double* MU, double* SG, Py_ssize_t K, Py_ssize_t a,
+                                  Py_ssize_t b, double alpha, double cc, bint direct,
+                                  const double* x, const int* idx, Py_ssize_t nnz,
+                                  double bias, Py_ssize_t D, double* save) noexcept nogil:
+    """`blk_diag_step` with ay = alpha on block a and ay = -alpha on block b of a
+    (D, K) state in one walk of the row.  Old pairs go to save[0 .. 2 nnz + 1] (a)
+    and from save + 2 (nnz + 1) (b), as for `blk_diag_restore`; returns the two
+    blocks' check sums, each in `blk_diag_step`'s order, added."""
+    cdef Py_ssize_t j, p, q
+    cdef double xj, sj, d, ca = 0.0, cb = 0.0
+    cdef double* sb = save + 2 * (nnz + 1)
+    for j in range(nnz + 1):
+        if j < nnz:
+            p = idx[j] * K
+            xj = x[j]
+        else:
+            p = (D - 1) * K
+            xj = bias
+        q = p + a
+        sj = SG[q]
+        save[2 * j] = MU[q]
+        save[2 * j + 1] = sj
+        MU[q] += alpha * sj * xj
+        if direct:
+            SG[q] = sj - cc * sj * sj * xj * xj
+        else:
+            SG[q] = inv_diag_update(sj, cc, xj * xj)
+        ca += MU[q] + SG[q]
+        q = p + b
+        sj = SG[q]
+        sb[2 * j] = MU[q]
+        sb[2 * j + 1] = sj
+        d = alpha * sj * xj
+        MU[q] -= d                       # = mu + (-alpha) sj x_j exactly
+        if direct:
+            SG[q] = sj - cc * sj * sj * xj * xj
+        else:
+            SG[q] = inv_diag_update(sj, cc, xj * xj)
+        cb += MU[q] + SG[q]
+    return ca + cb
 
 
 cdef inline void blk_diag_restore(double* mu, double* sg, const double* save,
@@ -433,8 +628,13 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
     cdef int status = OK
     cdef const double* x
     cdef const int* idx
-    cdef double m, v, alpha, cc, chk, yc, vsum, loss_sum = 0.0
+    cdef double m, v, vy = 0.0, alpha, cc, chk, yc, vsum, loss_sum = 0.0
     cdef double* work = mc_alloc(4 * K + (2 * K if ovr else 4) * (max_row_nnz(&R, order) + 1))
+    cdef bint warm
+    cdef NextRow nr
+    nr.nnz = 0
+    nr.idx = NULL
+    nr.y = 0
     cdef double* sc = &work[0]          # scores mu_c . x
     cdef double* al = &work[K]          # ovr: alpha y_c per class
     cdef double* cs = &work[2 * K]      # ovr: covariance coefficient per class
@@ -445,14 +645,20 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             sv = 2 * (nnz + 1)
-            all_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, &SG[0, 0],
-                     -1 if ovr or sum_update else y[i])
             if ovr or sum_update:
+                all_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, &SG[0, 0], -1)
                 all_sqdots(&SG[0, 0], K, x, idx, nnz, bias, D, vs)
                 if not all_finite(vs, K):
                     status = NONFINITE_INPUT
                     pos = i
                     break
+                vy = vs[y[i]]                  # = blk_sqdot of block y, bit for bit
+            else:
+                # top1: v_y in the same walk, v_c once c is known
+                warm = nr.nnz < MC_AHEAD
+                next_row(&R, &order[0], order.shape[0], k, &y[0], &nr)
+                row_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, warm, &nr, &SG[0, 0], y[i],
+                         &vy)
             if not all_finite(sc, K):
                 status = NONFINITE_INPUT
                 pos = i
@@ -462,8 +668,7 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             if not ovr:
                 c = competitor(sc, K, yi)
                 m = sc[yi] - sc[c]
-                v = (blk_sqdot(&SG[0, yi], x, idx, nnz, bias, D, K)
-                     + blk_sqdot(&SG[0, c], x, idx, nnz, bias, D, K))
+                v = vy + (vs[c] if sum_update else blk_sqdot(&SG[0, c], x, idx, nnz, bias, D, K))
                 if not isfinite(v):
                     status = NONFINITE_INPUT
                     pos = i
@@ -478,10 +683,8 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
                     continue
                 if sum_update:
                     cc = 0.0                   # covariance updated below, with f
-                chk = blk_diag_step(&MU[0, yi], &SG[0, yi], alpha, cc, direct, x, idx,
-                                    nnz, bias, D, save, K)
-                chk += blk_diag_step(&MU[0, c], &SG[0, c], -alpha, cc, direct, x, idx,
-                                     nnz, bias, D, save + sv, K)
+                chk = pair_diag_step(&MU[0, 0], &SG[0, 0], K, yi, c, alpha, cc, direct, x,
+                                     idx, nnz, bias, D, save)
                 if not isfinite(chk):
                     blk_diag_restore(&MU[0, c], &SG[0, c], save + sv, idx, nnz, D, K)
                     blk_diag_restore(&MU[0, yi], &SG[0, yi], save, idx, nnz, D, K)
@@ -875,13 +1078,20 @@ def mc_row_scores(const double[::1] data, const int[::1] indices,
     dense == CSR bit for bit."""
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t K = W.shape[1], D = W.shape[0], i, nnz
-    cdef bint quad = S2.shape[0] > 0
+    cdef bint quad = S2.shape[0] > 0, warm
     cdef const double* x
     cdef const int* idx
+    cdef NextRow nr
+    cdef const double* xn
+    nr.nnz = 0
+    nr.idx = NULL
+    nr.y = 0
     with nogil:
         for i in range(out_m.shape[0]):
             nnz = get_row(&R, i, &x, &idx)
-            all_dots(&W[0, 0], K, x, idx, nnz, bias, D, &out_m[i, 0])
+            warm = nr.nnz < MC_AHEAD
+            nr.nnz = get_row(&R, i + 1, &xn, &nr.idx) if i + 1 < out_m.shape[0] else 0
+            row_dots(&W[0, 0], K, x, idx, nnz, bias, D, &out_m[i, 0], warm, &nr)
             if quad:
                 all_sqdots(&S2[0, 0], K, x, idx, nnz, bias, D, &out_v[i, 0])
 
@@ -960,6 +1170,11 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t* qiw = comp + kk
     cdef double* save = work + nw
     cdef double cap = C if rule == PA1 else INFINITY
+    cdef bint warm
+    cdef NextRow nr
+    nr.nnz = 0
+    nr.idx = NULL
+    nr.y = 0
     cdef double ridge = 0.5 / C if rule == PA2 else 0.0   # C > 0
     with nogil:
         for j in range(kk):
@@ -968,11 +1183,10 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
         for q in range(order.shape[0]):
             i = order[q]
             nnz = get_row(&R, i, &x, &idx)
-            n = bias * bias
-            for j in range(nnz):
-                n += x[j] * x[j]
+            warm = nr.nnz < MC_AHEAD
+            next_row(&R, &order[0], order.shape[0], q, &y[0], &nr)
+            n = row_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc, warm, &nr)
             s = aux[0, AUX_S]
-            all_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc)
             for jl in range(K):
                 sc[jl] *= s
             if not (all_finite(sc, K) and isfinite(n)):
