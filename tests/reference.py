@@ -890,6 +890,12 @@ def l1_projection_multi(v, Z, beta, tol=1e-12):
     return w
 
 
+def _round_sig(v, digits):
+    """``v`` rounded to ``digits`` significant digits, relative to ``max(1, max|v|)``."""
+    scale = max(1.0, float(np.abs(v).max(initial=0.0)))
+    return np.round(v / scale, digits) * scale
+
+
 def l1pa_topk_run(X, y, n_classes, beta, k, *, fit_intercept=True):
     """Online multi-class top-k L1-PA; one ``(mistake, W (K, D), scores)`` per round.
 
@@ -904,11 +910,17 @@ def l1pa_topk_run(X, y, n_classes, beta, k, *, fit_intercept=True):
     out = []
     for x, label in zip(Xa, np.asarray(y)):
         s = w.reshape(K, D) @ x
-        comp = competitors(s, label)[:min(k, K - 1)]
+        # Classes whose blocks are equal in exact arithmetic (e.g. the competitors of the
+        # first update, moved by equal multipliers) keep equal scores in the kernel, whose
+        # per-competitor roots are bit-identical for identical blocks, but not here (the
+        # generic solver's multipliers differ in the last bits): scores equal to 12
+        # significant digits are ties, broken to the smaller label (FORMULAS §0), for the
+        # competitors and for the prediction.
+        comp = competitors(_round_sig(s, 12), label)[:min(k, K - 1)]
         if 1.0 - (s[label] - s[comp[0]]) > 0.0 and np.any(x):
             Z = np.array([feature(x, label, K) - feature(x, c, K) for c in comp])
             w = l1_projection_multi(w, Z, beta)
-        out.append((int(np.argmax(s)) != label, w.reshape(K, D).copy(), s))
+        out.append((int(np.argmax(_round_sig(s, 12))) != label, w.reshape(K, D).copy(), s))
     return out
 
 
