@@ -1,4 +1,4 @@
-"""One pass of every binary rule against scikit-learn, on the same in-memory CSR.
+"""One pass of every rule against scikit-learn, on the same in-memory CSR.
 
 Prints one machine-readable row per learner (tab-separated: learner, seconds,
 rows/s, nonzeros/s, ratio to scikit-learn's PA-I nonzeros/s, online error) and
@@ -8,6 +8,12 @@ first-order rules >= 1.0x scikit-learn's PA-I, diagonal CW, CW-Stdev and AROW
 
     python benchmarks/bench_core.py                 # 200,000 x 2**20, ~100 nnz/row
     python benchmarks/bench_core.py --rows 20000     # quicker
+    python benchmarks/bench_core.py --suite multiclass --repeat 7   # news20 only
+
+The multi-class suite (issue 5, ``bench_multiclass.py``) follows the binary one: top-1,
+one-vs-rest, top-k and all-constraint reductions on 20 Newsgroups against scikit-learn's
+one-vs-rest PA-I, with test accuracy next to the speed; it needs ``../shared/data``
+and says so when that is absent.
 
 Each timing is the best of ``--repeat`` rounds in which all learners run in turn (the
 machines are noisy; ratios taken within one run are what we quote).
@@ -22,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _synth  # noqa: E402
+import bench_multiclass  # noqa: E402
 
 import cwkit  # noqa: E402
 
@@ -87,7 +94,16 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--calls", type=int, default=20_000)
     ap.add_argument("--rules", default=",".join(RULES))
+    ap.add_argument("--suite", choices=["binary", "multiclass", "all"], default="all")
     args = ap.parse_args(argv)
+    if args.suite != "multiclass":
+        binary_suite(args)
+    if args.suite != "binary":
+        print()
+        bench_multiclass.main(["--repeat", str(args.repeat)])
+
+
+def binary_suite(args):
 
     X, y = _synth.text_like(n_rows=args.rows, n_features=args.features, nnz_per_row=args.nnz)
     nnz = X.nnz
