@@ -124,7 +124,8 @@ def first_order_pass(const double[::1] data, const int[::1] indices,
     """One pass of a first-order rule: perceptron, averaging, PA family, S004 family.
 
     State: w = aux[AUX_S] * v (length D, intercept last); u accumulates
-    sum_t t * Delta_t for averaging (empty otherwise).  Returns
+    sum_t t * Delta_t for averaging (empty otherwise).  v is prefetched
+    AHEAD_DIST nonzeros ahead of the scoring walk (`Ahead`).  Returns
     (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
@@ -141,6 +142,8 @@ def first_order_pass(const double[::1] data, const int[::1] indices,
     cdef double dot, n, m, yi, tau, Z, c, s, vn2, t, old, new, loss_sum = 0.0
     cdef bint finite
     cdef bint avg = rule == AVG_PERCEPTRON, track_norm = rule == L2_PA
+    cdef Ahead ah
+    cdef Py_ssize_t f
     # old values of the coordinates an update touches, to restore on overflow
     cdef double* save = <double*>malloc((max_row_nnz(&R, order) + 1) * sizeof(double))
     if save == NULL:
@@ -149,12 +152,20 @@ def first_order_pass(const double[::1] data, const int[::1] indices,
     vn2 = aux[AUX_VN2]
     t = aux[AUX_T]
     with nogil:
+        ahead_init(&ah, &R, order)
+        for j in range(AHEAD_DIST):
+            f = ahead_next(&ah)
+            if f >= 0:
+                CWKIT_PREFETCH(&v[f])
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             dot = v[D - 1] * bias
             n = bias * bias
             for j in range(nnz):
+                f = ahead_next(&ah)
+                if f >= 0:
+                    CWKIT_PREFETCH(&v[f])
                 dot += v[idx[j]] * x[j]
                 n += x[j] * x[j]
             yi = y[i]
@@ -302,7 +313,8 @@ def diag_pass(const double[::1] data, const int[::1] indices,
     """One pass of a diagonal second-order rule: CW-Var, CW-Stdev, AROW, AROW-H.
 
     State: ms[i] = (mu_i, sigma_i), interleaved so that a feature's mean and
-    variance share a cache line (one miss per nonzero instead of two).
+    variance share a cache line (one miss per nonzero instead of two), and that
+    line prefetched AHEAD_DIST nonzeros before the scoring walk reaches it.
 
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
@@ -321,17 +333,26 @@ def diag_pass(const double[::1] data, const int[::1] indices,
     cdef bint finite
     cdef double mb, sb
     cdef double* w = &ms[0, 0]
+    cdef Ahead ah
     # old (mu, sigma) of the coordinates an update touches, to restore on overflow
     cdef double* save = <double*>malloc(2 * (max_row_nnz(&R, order) + 1) * sizeof(double))
     if save == NULL:
         raise MemoryError()
     with nogil:
+        ahead_init(&ah, &R, order)
+        for j in range(AHEAD_DIST):
+            p = ahead_next(&ah)
+            if p >= 0:
+                CWKIT_PREFETCH(w + 2 * p)
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             dot = w[2 * (D - 1)] * bias
             v = w[2 * (D - 1) + 1] * bias * bias
             for j in range(nnz):
+                p = ahead_next(&ah)
+                if p >= 0:
+                    CWKIT_PREFETCH(w + 2 * p)     # (mu, sigma) share a cache line
                 p = idx[j]
                 dot += w[2 * p] * x[j]
                 v += w[2 * p + 1] * x[j] * x[j]
@@ -404,13 +425,25 @@ def sop_diag_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double score, m, n, yi, xj, loss_sum = 0.0
+    cdef Ahead ah
+    cdef Py_ssize_t f
     with nogil:
+        ahead_init(&ah, &R, order)
+        for j in range(AHEAD_DIST):
+            f = ahead_next(&ah)
+            if f >= 0:
+                CWKIT_PREFETCH(&vv[f])
+                CWKIT_PREFETCH(&A[f])
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             score = vv[D - 1] * bias / (A[D - 1] + bias * bias)     # A > 0
             n = bias * bias
             for j in range(nnz):
+                f = ahead_next(&ah)
+                if f >= 0:
+                    CWKIT_PREFETCH(&vv[f])
+                    CWKIT_PREFETCH(&A[f])
                 p = idx[j]
                 xj = x[j]
                 score += vv[p] * xj / (A[p] + xj * xj)
@@ -467,13 +500,25 @@ def adagrad_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double score, m, n, yi, xj, t = aux[AUX_T], loss_sum = 0.0
+    cdef Ahead ah
+    cdef Py_ssize_t f
     with nogil:
+        ahead_init(&ah, &R, order)
+        for j in range(AHEAD_DIST):
+            f = ahead_next(&ah)
+            if f >= 0:
+                CWKIT_PREFETCH(&u[f])
+                CWKIT_PREFETCH(&G[f])
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             score = rda_weight(u[D - 1], G[D - 1], t, eta, lam, delta) * bias
             n = bias * bias
             for j in range(nnz):
+                f = ahead_next(&ah)
+                if f >= 0:
+                    CWKIT_PREFETCH(&u[f])
+                    CWKIT_PREFETCH(&G[f])
                 p = idx[j]
                 score += rda_weight(u[p], G[p], t, eta, lam, delta) * x[j]
                 n += x[j] * x[j]

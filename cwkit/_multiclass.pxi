@@ -56,27 +56,6 @@ cdef inline double blk_sqdot(const double* sg, const double* x, const int* idx,
     return s
 
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define CWKIT_PREFETCH(p) __builtin_prefetch((const void*)(p))
-    #else
-    #define CWKIT_PREFETCH(p) ((void)0)
-    #endif
-    /* The cache lines of the n doubles from p.  A macro, not an inline function:
-       GCC 12 counts a function whose only effect is a prefetch as `const` and drops
-       its calls (no prefetch was left in the drivers that way). */
-    #define CWKIT_PREFETCH_SPAN(p, n) do { \\
-        const double* cwkit_p_ = (p); Py_ssize_t cwkit_n_ = (n), cwkit_o_; \\
-        for (cwkit_o_ = 0; cwkit_o_ < cwkit_n_; cwkit_o_ += 8) \\
-            CWKIT_PREFETCH(cwkit_p_ + cwkit_o_); \\
-        CWKIT_PREFETCH(cwkit_p_ + cwkit_n_ - 1); \\
-    } while (0)
-    """
-    void CWKIT_PREFETCH(const double* p) noexcept nogil
-    void CWKIT_PREFETCH_SPAN(const double* p, Py_ssize_t n) noexcept nogil
-
-
 # coordinates ahead whose class weights are prefetched while scoring a sparse row
 # (news20, K = 20: 8 -> 16 took 6-14% off top1 and ovr; 24-48 no better)
 cdef enum:

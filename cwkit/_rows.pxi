@@ -1,6 +1,26 @@
 # Row access shared by every driver: a row is (values*, indices*, nnz).
 # CSR rows are pointer offsets; dense rows share one arange index array.
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define CWKIT_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define CWKIT_PREFETCH(p) ((void)0)
+    #endif
+    /* The cache lines of the n doubles from p.  A macro, not an inline function:
+       GCC 12 counts a function whose only effect is a prefetch as `const` and drops
+       its calls (no prefetch was left in the drivers that way). */
+    #define CWKIT_PREFETCH_SPAN(p, n) do { \\
+        const double* cwkit_p_ = (p); Py_ssize_t cwkit_n_ = (n), cwkit_o_; \\
+        for (cwkit_o_ = 0; cwkit_o_ < cwkit_n_; cwkit_o_ += 8) \\
+            CWKIT_PREFETCH(cwkit_p_ + cwkit_o_); \\
+        CWKIT_PREFETCH(cwkit_p_ + cwkit_n_ - 1); \\
+    } while (0)
+    """
+    void CWKIT_PREFETCH(const double* p) noexcept nogil
+    void CWKIT_PREFETCH_SPAN(const double* p, Py_ssize_t n) noexcept nogil
+
 cdef struct Rows:
     const double* data
     const int* indices
@@ -33,3 +53,45 @@ cdef Py_ssize_t max_row_nnz(const Rows* R, const Py_ssize_t[::1] order) noexcept
         if nnz > best:
             best = nnz
     return best
+
+
+cdef enum:
+    # nonzeros between a binary driver's scoring position and the state it prefetches
+    AHEAD_DIST = 128
+
+
+cdef struct Ahead:
+    # A cursor over the stream of nonzeros of the CSR rows named by `order`, kept
+    # AHEAD_DIST nonzeros ahead of the one being scored, running on across rows:
+    # the feature index it yields is the state to prefetch now (a 2**20-feature
+    # state is far larger than the caches; each nonzero is a miss otherwise).
+    const Rows* R
+    const Py_ssize_t* order
+    Py_ssize_t n_order          # 0 for dense input: nothing to prefetch
+    Py_ssize_t k                # position in `order` of the cursor's row
+    const int* idx              # that row's indices
+    Py_ssize_t nnz, j           # its length; the cursor's offset in it
+
+
+cdef inline Py_ssize_t ahead_next(Ahead* a) noexcept nogil:
+    """The next feature index of the stream (and advance), or -1 past its end."""
+    cdef const double* x
+    while a.j >= a.nnz:
+        if a.k + 1 >= a.n_order:
+            return -1
+        a.k += 1
+        a.nnz = get_row(a.R, a.order[a.k], &x, &a.idx)
+        a.j = 0
+    a.j += 1
+    return a.idx[a.j - 1]
+
+
+cdef inline void ahead_init(Ahead* a, const Rows* R, const Py_ssize_t[::1] order) noexcept nogil:
+    """A cursor at the first nonzero of `order`'s rows (none for dense input or no rows)."""
+    a.R = R
+    a.order = &order[0] if order.shape[0] > 0 else NULL
+    a.n_order = order.shape[0] if R.indptr != NULL else 0
+    a.k = -1
+    a.idx = NULL
+    a.nnz = 0
+    a.j = 0
