@@ -7,6 +7,10 @@
 #        (candidate = exact 2x2 KKT solution on the current support and signs)
 # A trial lam costs O(s log s + log D): off the support u_i = v_i, so that part
 # of the norm comes from the sorted |v_i| and their suffix sums.
+# Off S the update only shrinks (S_lam(0) = 0), so an update costs
+# O(s log s + n log n) for the n nonzero weights, not O(D): the drivers keep the
+# list of nonzero coordinates (`L1Supp`) through a pass, and the sorted |v_i| are
+# taken from it (the same multiset as from all of w, so the same arithmetic).
 
 from libc.stdlib cimport qsort
 from libc.math cimport NAN
@@ -44,8 +48,72 @@ cdef struct L1Work:
     L1Break* br       # 2 s
     double* vo        # D: sorted nonzero |v_i| off the support
     double* suffix    # D + 1: suffix sums of vo
-    double* wnew      # D
+    double* won       # s: the new weights on the support
     Py_ssize_t m      # entries of vo
+
+
+cdef struct L1Supp:
+    # the coordinates of w that are not zero (in no order), and D zeroed flags
+    Py_ssize_t* idx
+    Py_ssize_t n
+    unsigned char* mark
+
+
+cdef void _supp_init(L1Supp* S, const double* w, Py_ssize_t D) noexcept nogil:
+    """S.idx = the nonzero coordinates of w (once per pass)."""
+    cdef Py_ssize_t i
+    S.n = 0
+    for i in range(D):
+        if w[i] != 0.0:
+            S.idx[S.n] = i
+            S.n += 1
+
+
+cdef double _supp_off(const L1Supp* S, const double* w, const Py_ssize_t* on, Py_ssize_t s,
+                      double* vo, Py_ssize_t* m) noexcept nogil:
+    """vo[:m] = the nonzero |w_i| off the coordinates `on` (unsorted); returns
+    max |w_i| over all coordinates."""
+    cdef Py_ssize_t t, i
+    cdef double a, vmax = 0.0
+    for t in range(s):
+        S.mark[on[t]] = 1
+    m[0] = 0
+    for t in range(S.n):
+        i = S.idx[t]
+        a = fabs(w[i])
+        if a > vmax:
+            vmax = a
+        if not S.mark[i]:
+            vo[m[0]] = a
+            m[0] += 1
+    for t in range(s):
+        S.mark[on[t]] = 0
+    return vmax
+
+
+cdef void _supp_commit(L1Supp* S, double* w, const Py_ssize_t* on, const double* won,
+                       Py_ssize_t s, double lam) noexcept nogil:
+    """w <- S_lam(w) off `on`, w[on] <- won, and the support list updated."""
+    cdef Py_ssize_t t, i, n = 0
+    for t in range(s):
+        S.mark[on[t]] = 1
+    for t in range(S.n):
+        i = S.idx[t]
+        if not S.mark[i]:
+            w[i] = _l1_soft(w[i], lam)
+    for t in range(s):
+        i = on[t]
+        if w[i] == 0.0 and won[t] != 0.0:
+            S.idx[S.n] = i            # enters the support (every other i is listed)
+            S.n += 1
+        w[i] = won[t]
+        S.mark[i] = 0
+    for t in range(S.n):
+        i = S.idx[t]
+        if w[i] != 0.0:
+            S.idx[n] = i
+            n += 1
+    S.n = n
 
 
 cdef double _l1_tau(const L1Work* W, Py_ssize_t s, double lam) noexcept nogil:
@@ -119,29 +187,20 @@ cdef double _l1_g(const L1Work* W, const double* zs, Py_ssize_t s, double lam,
     return g + (s_off[0] - lam * n_off[0]) - beta
 
 
-cdef double _l1_update(double* w, Py_ssize_t D, const Py_ssize_t* on, const double* zs,
-                       Py_ssize_t s, double beta, double zmax,
+cdef double _l1_update(const double* w, const L1Supp* S, const Py_ssize_t* on,
+                       const double* zs, Py_ssize_t s, double beta, double zmax,
                        L1Work* W) noexcept nogil:
-    """W.wnew = the exact solution of (3.9) for w_t = w; returns lam."""
+    """The exact solution of (3.9) for w_t = w (support list S): returns lam, and
+    W.won the new weights on `on`; off `on` they are S_lam(w)."""
     cdef Py_ssize_t i, it, n_off, n_off_hi, n
-    cdef double vmax = 0.0, tau, g, s_off, s_off_hi, lam, lam_lo, lam_hi, tau_hi, g_hi
+    cdef double vmax, tau, g, s_off, s_off_hi, lam, lam_lo, lam_hi, tau_hi, g_hi
     cdef double sig, a11, a12, zv, sv, r1, r2, det, cand
     cdef double eps = DBL_EPSILON
     for i in range(s):
         W.vs[i] = w[on[i]]
         W.a[i] = fabs(zs[i])
         W.p[i] = W.vs[i] if zs[i] > 0.0 else -W.vs[i]
-    for i in range(D):
-        W.vo[i] = fabs(w[i])
-        if W.vo[i] > vmax:
-            vmax = W.vo[i]
-    for i in range(s):
-        W.vo[on[i]] = 0.0
-    W.m = 0
-    for i in range(D):
-        if W.vo[i] > 0.0:
-            W.vo[W.m] = W.vo[i]
-            W.m += 1
+    vmax = _supp_off(S, w, on, s, W.vo, &W.m)
     qsort(W.vo, W.m, sizeof(double), _l1_cmp_double)
     W.suffix[W.m] = 0.0
     for i in range(W.m - 1, -1, -1):
@@ -198,10 +257,8 @@ cdef double _l1_update(double* w, Py_ssize_t D, const Py_ssize_t* on, const doub
             else:
                 lam_hi = lam
                 tau_hi = tau
-    for i in range(D):
-        W.wnew[i] = _l1_soft(w[i], lam)
     for i in range(s):
-        W.wnew[on[i]] = _l1_soft(W.vs[i] + tau * zs[i], lam)
+        W.won[i] = _l1_soft(W.vs[i] + tau * zs[i], lam)
     return lam
 
 
@@ -221,22 +278,28 @@ def l1pa_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t k, i, j, nnz, s, rounds = 0, mistakes = 0, updates = 0, pos = -1
     cdef const double* x
     cdef const int* idx
-    cdef double f, m, n, zmax, chk, loss_sum = 0.0
+    cdef double f, m, n, zmax, chk, lam, loss_sum = 0.0
     cdef int status = OK
     cdef bint keep_scores = scores_out.shape[0] > 0
-    cdef double[::1] buf = np.empty(9 * smax + 3 * D + 1)
+    cdef double[::1] buf = np.empty(10 * smax + 2 * D + 1)
     cdef Py_ssize_t[::1] on = np.empty(smax, dtype=np.intp)
+    cdef Py_ssize_t[::1] supp = np.empty(D, dtype=np.intp)
+    cdef unsigned char[::1] mark = np.zeros(D, dtype=np.uint8)
     cdef double* zs = &buf[0]
     cdef L1Work W
+    cdef L1Supp S
     W.p = zs + smax
     W.a = W.p + smax
     W.vs = W.a + smax
     W.us = W.vs + smax
     W.br = <L1Break*>(W.us + smax)     # 2 smax structs of two doubles
-    W.vo = W.us + 5 * smax
+    W.won = W.us + 5 * smax
+    W.vo = W.won + smax
     W.suffix = W.vo + D
-    W.wnew = W.suffix + D + 1
+    S.idx = &supp[0]
+    S.mark = &mark[0]
     with nogil:
+        _supp_init(&S, &w[0], D)
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
@@ -284,16 +347,16 @@ def l1pa_pass(const double[::1] data, const int[::1] indices,
                 pos = i
                 rounds -= 1
                 break
-            _l1_update(&w[0], D, &on[0], zs, s, beta, zmax, &W)
-            chk = 0.0
-            for j in range(D):
-                chk += W.wnew[j]
+            # off `on` the new w = S_lam(w) is finite when w and lam are
+            lam = _l1_update(&w[0], &S, &on[0], zs, s, beta, zmax, &W)
+            chk = lam
+            for j in range(s):
+                chk += W.won[j]
             if not isfinite(chk):
                 status = NONFINITE_STATE
                 pos = i
                 rounds -= 1
                 break
-            for j in range(D):
-                w[j] = W.wnew[j]
+            _supp_commit(&S, &w[0], &on[0], W.won, s, lam)
             updates += 1
     return rounds, mistakes, updates, loss_sum, status, pos

@@ -84,7 +84,7 @@ cdef struct L1KWork:
     L1Break* br       # 2 s
     double* tab       # 3 (2 s + 1) (kk + 1): a PL table per block (_pl_build)
     Py_ssize_t* ns    # kk + 1: knots of each table
-    double* vo        # D K: sorted nonzero |w_i| off the updated entries
+    double* vo        # D K: sorted nonzero |w_i| off the updated entries (L1Supp)
     double* suffix    # D K + 1: suffix sums of vo
     Py_ssize_t m      # entries of vo
     Py_ssize_t s      # support size
@@ -225,33 +225,25 @@ cdef double _l1k_g(L1KWork* W, double lam, double beta, double* A,
     return g + (W.suffix[lo] - lam * (W.m - lo)) - beta
 
 
-cdef double _l1k_update(const double* w, Py_ssize_t DK, Py_ssize_t K, const Py_ssize_t* fpos,
-                        const double* xs, Py_ssize_t yi, const Py_ssize_t* comp, double beta,
-                        double xmax, L1KWork* W, double* wnew) noexcept nogil:
-    """wnew = the exact top-k update of the flat (D, K) state w; returns lam (NaN if
-    no bracket was found, which a feasible problem does not allow)."""
+cdef double _l1k_update(const double* w, const L1Supp* S, Py_ssize_t K,
+                        const Py_ssize_t* fpos, const double* xs, Py_ssize_t yi,
+                        const Py_ssize_t* comp, double beta, double xmax, L1KWork* W,
+                        Py_ssize_t* on, double* won) noexcept nogil:
+    """The exact top-k update of the flat (D, K) state w (support list S): returns
+    lam (NaN if no bracket was found, which a feasible problem does not allow), and
+    the new weights won on the (kk + 1) s entries `on` (block y's, then each
+    competitor's, on the support of x~); off them they are S_lam(w)."""
     cdef Py_ssize_t i, j, b, blk, it, s = W.s
-    cdef double u, vmax = 0.0, g, A, T, lam = 0.0, lo, hi, mid
+    cdef double u, vmax, g, A, T, lam = 0.0, lo, hi, mid
     for b in range(W.kk + 1):
         blk = yi if b == 0 else comp[b - 1]
         for i in range(s):
-            u = w[fpos[i] * K + blk]
+            on[b * s + i] = fpos[i] * K + blk
+            u = w[on[b * s + i]]
             W.P[b * s + i] = u if xs[i] > 0.0 else -u
     for i in range(s):
         W.a[i] = fabs(xs[i])
-    for i in range(DK):
-        W.vo[i] = fabs(w[i])
-        if W.vo[i] > vmax:
-            vmax = W.vo[i]
-    for b in range(W.kk + 1):
-        blk = yi if b == 0 else comp[b - 1]
-        for i in range(s):
-            W.vo[fpos[i] * K + blk] = 0.0
-    W.m = 0
-    for i in range(DK):
-        if W.vo[i] > 0.0:
-            W.vo[W.m] = W.vo[i]
-            W.m += 1
+    vmax = _supp_off(S, w, on, (W.kk + 1) * s, W.vo, &W.m)
     qsort(W.vo, W.m, sizeof(double), _l1_cmp_double)
     W.suffix[W.m] = 0.0
     for i in range(W.m - 1, -1, -1):
@@ -284,13 +276,11 @@ cdef double _l1k_update(const double* w, Py_ssize_t DK, Py_ssize_t K, const Py_s
         T += W.a[i] * _l1_soft(W.P[i] + A * W.a[i], lam)
     for j in range(W.kk):
         W.aj[j] = _pl_first_reach(W.P + (j + 1) * s, -1.0, W.a, s, lam, -T, W.br)
-    for i in range(DK):
-        wnew[i] = _l1_soft(w[i], lam)
     for i in range(s):
-        b = fpos[i] * K
-        wnew[b + yi] = _l1_soft(w[b + yi] + A * xs[i], lam)
+        won[i] = _l1_soft(w[on[i]] + A * xs[i], lam)
         for j in range(W.kk):
-            wnew[b + comp[j]] = _l1_soft(w[b + comp[j]] - W.aj[j] * xs[i], lam)
+            b = (j + 1) * s + i
+            won[b] = _l1_soft(w[on[b]] - W.aj[j] * xs[i], lam)
     return lam
 
 
@@ -313,26 +303,33 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t k, i, j, nnz, s, yi, c, lo, hop, rounds = 0, mistakes = 0, updates = 0, pos = -1
     cdef const double* x
     cdef const int* idx
-    cdef double m, n, zmax, chk, sg, loss_sum = 0.0
+    cdef double m, n, zmax, chk, sg, lam, loss_sum = 0.0
     cdef int status = OK
-    cdef double[::1] buf = np.empty(9 * smax + 3 * DK + 1 + K)
+    cdef double[::1] buf = np.empty(10 * smax + 2 * DK + 1 + K)
     cdef Py_ssize_t[::1] on = np.empty(smax, dtype=np.intp)
+    cdef Py_ssize_t[::1] supp = np.empty(DK, dtype=np.intp)
+    cdef unsigned char[::1] mark = np.zeros(DK, dtype=np.uint8)
     cdef double* zs = &buf[0]
     cdef double* w = &W[0, 0]
     cdef L1Work L
+    cdef L1Supp S
+    S.idx = &supp[0]
+    S.mark = &mark[0]
     L.p = zs + smax
     L.a = L.p + smax
     L.vs = L.a + smax
     L.us = L.vs + smax
     L.br = <L1Break*>(L.us + smax)     # 2 smax structs of two doubles
-    L.vo = L.us + 5 * smax
+    L.won = L.us + 5 * smax
+    L.vo = L.won + smax
     L.suffix = L.vo + DK
-    L.wnew = L.suffix + DK + 1
-    cdef double* sc = L.wnew + DK      # K class scores
-    # top-k scratch: P, a, aj, br; feature positions, x~ values, competitors
+    cdef double* sc = L.suffix + DK + 1     # K class scores
+    # top-k scratch: P, a, aj, br; feature positions, x~ values, competitors; the
+    # updated entries and their new weights
     cdef Py_ssize_t nk = smax // 2
-    cdef double[::1] kbuf = np.empty((kk + 7) * nk + kk + 1 + 3 * (2 * nk + 1) * (kk + 1))
-    cdef Py_ssize_t[::1] kibuf = np.empty(nk + 2 * kk + 1 + K, dtype=np.intp)
+    cdef double[::1] kbuf = np.empty((kk + 7) * nk + kk + 1 + 3 * (2 * nk + 1) * (kk + 1)
+                                     + (kk + 1) * nk)
+    cdef Py_ssize_t[::1] kibuf = np.empty(nk + 2 * kk + 1 + K + (kk + 1) * nk, dtype=np.intp)
     cdef L1KWork KW
     KW.kk = kk
     KW.P = &kbuf[0]
@@ -347,7 +344,10 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t* taken = comp + kk
     KW.ns = taken + K
     KW.tab = xs + nk
+    cdef Py_ssize_t* kon = KW.ns + kk + 1
+    cdef double* kwon = KW.tab + 3 * (2 * nk + 1) * (kk + 1)
     with nogil:
+        _supp_init(&S, w, DK)
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
@@ -391,17 +391,16 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
                     break
                 top_competitors(sc, K, yi, kk, comp, taken)
                 KW.s = s
-                chk = _l1k_update(w, DK, K, fpos, xs, yi, comp, beta, zmax, &KW, L.wnew)
-                for j in range(s):   # off these entries wnew = S_lam(w): finite
-                    for c in range(K):
-                        chk += L.wnew[fpos[j] * K + c]
+                lam = _l1k_update(w, &S, K, fpos, xs, yi, comp, beta, zmax, &KW, kon, kwon)
+                chk = lam
+                for j in range((kk + 1) * s):   # off these entries S_lam(w): finite
+                    chk += kwon[j]
                 if not isfinite(chk):
                     status = NONFINITE_STATE
                     pos = i
                     rounds -= 1
                     break
-                for j in range(DK):
-                    w[j] = L.wnew[j]
+                _supp_commit(&S, w, kon, kwon, (kk + 1) * s, lam)
                 updates += 1
                 continue
             # support of Delta in the flat (D, K) state, positions increasing
@@ -440,17 +439,17 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
                 pos = i
                 rounds -= 1
                 break
-            # off the support wnew = S_lam(w) is finite when w and lam are: check
-            # lam and the support only (O(nnz), not O(K D))
-            chk = _l1_update(w, DK, &on[0], zs, s, beta, zmax, &L)
+            # off the support the new W = S_lam(W) is finite when W and lam are:
+            # check lam and the support only (O(nnz), not O(K D))
+            lam = _l1_update(w, &S, &on[0], zs, s, beta, zmax, &L)
+            chk = lam
             for j in range(s):
-                chk += L.wnew[on[j]]
+                chk += L.won[j]
             if not isfinite(chk):
                 status = NONFINITE_STATE
                 pos = i
                 rounds -= 1
                 break
-            for j in range(DK):
-                w[j] = L.wnew[j]
+            _supp_commit(&S, w, &on[0], L.won, s, lam)
             updates += 1
     return rounds, mistakes, updates, loss_sum, status, pos
