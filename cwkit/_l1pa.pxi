@@ -8,9 +8,11 @@
 # A trial lam costs O(s log s + log D): off the support u_i = v_i, so that part
 # of the norm comes from the sorted |v_i| and their suffix sums.
 # Off S the update only shrinks (S_lam(0) = 0), so an update costs
-# O(s log s + n log n) for the n nonzero weights, not O(D): the drivers keep the
-# list of nonzero coordinates (`L1Supp`) through a pass, and the sorted |v_i| are
-# taken from it (the same multiset as from all of w, so the same arithmetic).
+# O(s log s + n) for the n nonzero weights, not O(D log D): the drivers keep the
+# list of nonzero coordinates (`L1Supp`) through a pass, in increasing |w_i|, and
+# the sorted |v_i| are read off it (the same sequence as sorting all of w, so the
+# same arithmetic).  Shrinking keeps the order (fl(|w| - lam) is monotone in |w|),
+# so after an update only the s new entries are sorted and merged in.
 
 from libc.stdlib cimport qsort
 from libc.math cimport NAN
@@ -24,12 +26,6 @@ cdef int _l1_cmp_break(const void* a, const void* b) noexcept nogil:
     cdef double ta = (<const L1Break*>a).t
     cdef double tb = (<const L1Break*>b).t
     return (ta > tb) - (ta < tb)
-
-
-cdef int _l1_cmp_double(const void* a, const void* b) noexcept nogil:
-    cdef double x = (<const double*>a)[0]
-    cdef double y = (<const double*>b)[0]
-    return (x > y) - (x < y)
 
 
 cdef inline double _l1_soft(double u, double lam) noexcept nogil:
@@ -52,27 +48,45 @@ cdef struct L1Work:
     Py_ssize_t m      # entries of vo
 
 
+cdef struct L1Key:
+    double a          # |w_i|
+    Py_ssize_t i
+
+
+cdef int _l1_cmp_key(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const L1Key*>a).a
+    cdef double y = (<const L1Key*>b).a
+    return (x > y) - (x < y)
+
+
 cdef struct L1Supp:
-    # the coordinates of w that are not zero (in no order), and D zeroed flags
+    # the coordinates of w that are not zero, in increasing |w_i|; D zeroed flags;
+    # scratch keys (as many as w's nonzeros at the start of the pass, and as the
+    # entries one update sets)
     Py_ssize_t* idx
     Py_ssize_t n
     unsigned char* mark
+    L1Key* keys
 
 
 cdef void _supp_init(L1Supp* S, const double* w, Py_ssize_t D) noexcept nogil:
-    """S.idx = the nonzero coordinates of w (once per pass)."""
+    """S.idx = the nonzero coordinates of w by increasing |w_i| (once per pass)."""
     cdef Py_ssize_t i
     S.n = 0
     for i in range(D):
         if w[i] != 0.0:
-            S.idx[S.n] = i
+            S.keys[S.n].a = fabs(w[i])
+            S.keys[S.n].i = i
             S.n += 1
+    qsort(S.keys, S.n, sizeof(L1Key), _l1_cmp_key)
+    for i in range(S.n):
+        S.idx[i] = S.keys[i].i
 
 
 cdef double _supp_off(const L1Supp* S, const double* w, const Py_ssize_t* on, Py_ssize_t s,
                       double* vo, Py_ssize_t* m) noexcept nogil:
-    """vo[:m] = the nonzero |w_i| off the coordinates `on` (unsorted); returns
-    max |w_i| over all coordinates."""
+    """vo[:m] = the nonzero |w_i| off the coordinates `on`, sorted increasingly;
+    returns max |w_i| over all coordinates."""
     cdef Py_ssize_t t, i
     cdef double a, vmax = 0.0
     for t in range(s):
@@ -93,27 +107,39 @@ cdef double _supp_off(const L1Supp* S, const double* w, const Py_ssize_t* on, Py
 
 cdef void _supp_commit(L1Supp* S, double* w, const Py_ssize_t* on, const double* won,
                        Py_ssize_t s, double lam) noexcept nogil:
-    """w <- S_lam(w) off `on`, w[on] <- won, and the support list updated."""
-    cdef Py_ssize_t t, i, n = 0
+    """w <- S_lam(w) off `on`, w[on] <- won, and the support list updated: the
+    shrunk entries keep their order, the nonzero new ones are sorted and merged."""
+    cdef Py_ssize_t t, i, n = 0, nk = 0, out
     for t in range(s):
         S.mark[on[t]] = 1
     for t in range(S.n):
         i = S.idx[t]
         if not S.mark[i]:
             w[i] = _l1_soft(w[i], lam)
+            if w[i] != 0.0:
+                S.idx[n] = i
+                n += 1
     for t in range(s):
         i = on[t]
-        if w[i] == 0.0 and won[t] != 0.0:
-            S.idx[S.n] = i            # enters the support (every other i is listed)
-            S.n += 1
         w[i] = won[t]
         S.mark[i] = 0
-    for t in range(S.n):
-        i = S.idx[t]
-        if w[i] != 0.0:
-            S.idx[n] = i
-            n += 1
-    S.n = n
+        if won[t] != 0.0:
+            S.keys[nk].a = fabs(won[t])
+            S.keys[nk].i = i
+            nk += 1
+    qsort(S.keys, nk, sizeof(L1Key), _l1_cmp_key)
+    # merge from the back: idx[:n] and keys[:nk] into idx[:n + nk]
+    S.n = n + nk
+    out = n + nk - 1
+    t = n - 1
+    while nk > 0:
+        if t >= 0 and fabs(w[S.idx[t]]) > S.keys[nk - 1].a:
+            S.idx[out] = S.idx[t]
+            t -= 1
+        else:
+            S.idx[out] = S.keys[nk - 1].i
+            nk -= 1
+        out -= 1
 
 
 cdef double _l1_tau(const L1Work* W, Py_ssize_t s, double lam) noexcept nogil:
@@ -201,7 +227,6 @@ cdef double _l1_update(const double* w, const L1Supp* S, const Py_ssize_t* on,
         W.a[i] = fabs(zs[i])
         W.p[i] = W.vs[i] if zs[i] > 0.0 else -W.vs[i]
     vmax = _supp_off(S, w, on, s, W.vo, &W.m)
-    qsort(W.vo, W.m, sizeof(double), _l1_cmp_double)
     W.suffix[W.m] = 0.0
     for i in range(W.m - 1, -1, -1):
         W.suffix[i] = W.suffix[i + 1] + W.vo[i]
@@ -285,9 +310,12 @@ def l1pa_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t[::1] on = np.empty(smax, dtype=np.intp)
     cdef Py_ssize_t[::1] supp = np.empty(D, dtype=np.intp)
     cdef unsigned char[::1] mark = np.zeros(D, dtype=np.uint8)
+    # L1Key scratch (two doubles each): w's nonzeros now, or one update's entries
+    cdef double[::1] keybuf = np.empty(2 * max(np.count_nonzero(w), smax))
     cdef double* zs = &buf[0]
     cdef L1Work W
     cdef L1Supp S
+    S.keys = <L1Key*>&keybuf[0]
     W.p = zs + smax
     W.a = W.p + smax
     W.vs = W.a + smax

@@ -244,7 +244,6 @@ cdef double _l1k_update(const double* w, const L1Supp* S, Py_ssize_t K,
     for i in range(s):
         W.a[i] = fabs(xs[i])
     vmax = _supp_off(S, w, on, (W.kk + 1) * s, W.vo, &W.m)
-    qsort(W.vo, W.m, sizeof(double), _l1_cmp_double)
     W.suffix[W.m] = 0.0
     for i in range(W.m - 1, -1, -1):
         W.suffix[i] = W.suffix[i + 1] + W.vo[i]
@@ -309,12 +308,15 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
     cdef Py_ssize_t[::1] on = np.empty(smax, dtype=np.intp)
     cdef Py_ssize_t[::1] supp = np.empty(DK, dtype=np.intp)
     cdef unsigned char[::1] mark = np.zeros(DK, dtype=np.uint8)
+    # L1Key scratch (two doubles each): W's nonzeros now, or one update's entries
+    cdef double[::1] keybuf = np.empty(2 * max(np.count_nonzero(W), (kk + 1) * smax))
     cdef double* zs = &buf[0]
     cdef double* w = &W[0, 0]
     cdef L1Work L
     cdef L1Supp S
     S.idx = &supp[0]
     S.mark = &mark[0]
+    S.keys = <L1Key*>&keybuf[0]
     L.p = zs + smax
     L.a = L.p + smax
     L.vs = L.a + smax
