@@ -5,14 +5,18 @@ Perceptron and Passive-Aggressive families, Confidence-Weighted learning
 family of Shen & Dietterich, mini-batch PA, multi-class reductions and
 streaming svmlight/libsvm input, with one compiled Cython core.
 """
+__version__ = "0.1.0"
+
 try:
     from . import _core  # noqa: F401
 except ImportError as exc:  # pragma: no cover - exercised only on an unbuilt tree
+    import os as _os
+
     raise ImportError(
-        "cwkit's compiled extension cwkit._core is not built (" + str(exc) + "). "
-        "Install the package with `pip install .` from the project root (or build in "
-        "place with `python setup.py build_ext --inplace`), and import cwkit from "
-        "outside the source tree."
+        f"cwkit's compiled extension cwkit._core is not built in "
+        f"{_os.path.dirname(__file__)} ({exc}). From the project root, `pip install -e .` "
+        "builds it in place (about a minute) so that this folder imports; a copy installed "
+        "with `pip install .` is only imported from outside the source tree."
     ) from exc
 
 from .svmlight import (
@@ -24,9 +28,6 @@ from .svmlight import (
     load_svmlight,
     scan_svmlight,
 )
-
-__version__ = "0.1.0"
-
 from .base import NotFittedError  # noqa: E402
 from ._engines import ModelError  # noqa: E402
 from .l1pa import L1ConstrainedPA  # noqa: E402

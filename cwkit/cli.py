@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from . import datasets
+from . import __version__, datasets
 from . import evaluate as ev
 
 __all__ = ["main"]
@@ -666,6 +666,7 @@ def _probability(text):
 def _build_parser():
     parser = _Parser(prog="cwkit", description="Online linear classifiers: compare, train, "
                      "predict. `cwkit COMMAND --help` for each command.")
+    parser.add_argument("--version", action="version", version=f"cwkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     fmt = argparse.RawDescriptionHelpFormatter
 

@@ -2,7 +2,10 @@
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
+
+import pytest
 
 import cwkit
 
@@ -12,14 +15,43 @@ def test_unbuilt_source_tree_says_how_to_build(tmp_path):
     pkg = Path(cwkit.__file__).parent
     dest = tmp_path / "cwkit"
     shutil.copytree(pkg, dest, ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
-    proc = subprocess.run([sys.executable, "-c", "import cwkit"], cwd=tmp_path,
+    # -S: no site-packages, so neither an installed copy nor an editable install's finder
+    # can stand in for the unbuilt copy (the error comes before numpy is imported)
+    proc = subprocess.run([sys.executable, "-S", "-c", "import cwkit"], cwd=tmp_path,
                           capture_output=True, text=True)
     assert proc.returncode != 0
     assert "ImportError" in proc.stderr
-    assert "cwkit._core is not built" in proc.stderr and "pip install ." in proc.stderr
+    assert "cwkit._core is not built in" in proc.stderr and str(dest) in proc.stderr
+    assert "`pip install -e .`" in proc.stderr
+
+
+@pytest.mark.parametrize("command", [[sys.executable, "-m", "cwkit"],
+                                     [str(Path(sys.executable).with_name("cwkit"))]],
+                         ids=["python-m", "console-script"])
+def test_version(command):
+    proc = subprocess.run([*command, "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"cwkit {cwkit.__version__}"
+
+
+def test_version_is_the_package_metadata():
+    assert metadata.version("cwkit") == cwkit.__version__
 
 
 def test_version_and_public_names():
     assert cwkit.__version__
     for name in cwkit.__all__:
         assert hasattr(cwkit, name), name
+
+
+def test_readme_command_from_the_project_root():
+    """`python -m cwkit eval --algos pa,cw,arow` as the README types it, from the root."""
+    root = Path(__file__).resolve().parents[1]
+    if Path(cwkit.__file__).resolve().parent != root / "cwkit":
+        pytest.skip("cwkit under test is installed elsewhere (tox), not built in this tree")
+    proc = subprocess.run([sys.executable, "-m", "cwkit", "eval", "--algos", "pa,cw,arow"],
+                          cwd=root, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "breast-cancer_scale.svm (shipped)" in proc.stdout
+    lines = proc.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("algo "))
+    assert [line.split()[0] for line in lines[header + 1:header + 4]] == ["pa", "cw", "arow"]

@@ -155,6 +155,7 @@ def _compiled_update(W0, x, label, beta, kk):
     return model.weights().ravel()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("K, d", [(3, 2), (3, 4), (5, 3)])
 def test_single_update_is_the_optimum(K, d):
     """One compiled top-1 update from a random W_t: scipy's optimum, a KKT certificate,
@@ -173,6 +174,7 @@ def test_single_update_is_the_optimum(K, d):
     assert n_active >= 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("K, d, kk", [(3, 2, 2), (4, 3, 2), (5, 4, 3), (5, 2, 4)])
 def test_topk_single_update_is_the_optimum(K, d, kk):
     """One compiled top-k update: KKT certificate, scipy's optimum, the reference."""
