@@ -28,13 +28,6 @@ cpdef enum Rule:
     ADAGRAD = 14
 
 
-cpdef enum Status:
-    OK = 0
-    NONFINITE_INPUT = 1     # m, v or ||x||^2 of a row is not finite
-    NONFINITE_STATE = 2     # the update would overflow the state; state restored
-    INFEASIBLE = 3          # l2-pa: beta^2 ||x||^2 <= 1
-
-
 cdef struct Hyper:
     int rule
     double C
@@ -48,8 +41,8 @@ cdef struct Hyper:
     bint direct             # arow diag: project the update of Sigma, not of Sigma^-1
 
 
-# aux[] slots of the first-order state
-cdef enum:
+# aux[] slots of the first-order and AdaGrad state (also `cwkit._core.AUX_*` in Python)
+cpdef enum:
     AUX_S = 0               # scale factor: w = s * v
     AUX_VN2 = 1             # ||v||^2 (kept for l2-pa only)
     AUX_T = 2               # rounds seen (averaging, adagrad)

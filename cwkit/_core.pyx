@@ -6,6 +6,7 @@ module only stitches them together so that cwkit has exactly one extension.
 No validation, randomness, I/O or Python objects inside the per-example loops:
 the Python layer validates, allocates and turns status codes into exceptions.
 """
+include "_status.pxi"
 include "_rows.pxi"
 include "_qp.pxi"
 include "_binary.pxi"

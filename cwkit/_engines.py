@@ -32,7 +32,7 @@ def raise_status(status, pos, algo, detail=""):
             "Scale the features or use stronger regularisation"))
     if status == _core.Status.INFEASIBLE:
         raise ModelError(f"{algo}: row {pos}: {detail}")
-    if status == _core.MCStatus.QP_NOT_CONVERGED:
+    if status == _core.Status.QP_NOT_CONVERGED:
         raise ModelError(
             f"{algo}: row {pos}: the top-k update's QP (Hildreth) did not converge; the state "
             "is left as it was before this example. Scale the features or use a smaller k")
@@ -87,7 +87,9 @@ class FirstOrder(Engine):
     """w = s * v (scale factor for O(1) shrinking); u for averaging."""
 
     def initial_state(self, D):
-        return {"v": np.zeros(D), "aux": np.array([1.0, 0.0, 0.0]),
+        aux = np.zeros(3)
+        aux[_core.AUX_S] = 1.0
+        return {"v": np.zeros(D), "aux": aux,
                 "u": np.zeros(D if self.rule == _core.Rule.AVG_PERCEPTRON else 0)}
 
     def run(self, rows, y, order, bias):
@@ -98,9 +100,9 @@ class FirstOrder(Engine):
 
     def weights(self):
         st = self.state
-        w = st["aux"][0] * st["v"]
+        w = st["aux"][_core.AUX_S] * st["v"]
         if self.rule == _core.Rule.AVG_PERCEPTRON:
-            t = st["aux"][2]
+            t = st["aux"][_core.AUX_T]
             if t > 0:
                 w = ((t + 1.0) * w - st["u"]) / t
         return w
@@ -211,5 +213,6 @@ class AdaGrad(Engine):
         st = self.state
         h = self.hyper
         w = np.empty(len(st["u"]))
-        _core.rda_weights(st["u"], st["G"], st["aux"][2], h["eta"], h["lam"], h["delta"], w)
+        _core.rda_weights(st["u"], st["G"], st["aux"][_core.AUX_T], h["eta"], h["lam"],
+                          h["delta"], w)
         return w

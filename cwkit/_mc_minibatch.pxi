@@ -127,9 +127,9 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
     if not any_loss and variant != BPA_LS:
         return OK  # tau = 0 meets the KKT conditions when every l_ij <= 0
     if hildreth_solve(S.Q, S.ell, S.lo, S.hi, S.tau, m, TOPK_QP_TOL, TOPK_QP_MAX_ITER,
-                      S.qwork, S.qiwork, &kkt, &it, bad) != QP_CONVERGED:
+                      S.qwork, S.qiwork, &kkt, &it, bad) != OK:
         bad[0] = rows[nb - 1]
-        return BPA_QP_FAILED
+        return QP_NOT_CONVERGED
     for r in range(nb):
         asum = 0.0
         for j in range(kk):

@@ -17,12 +17,9 @@ cdef enum:
     BPA_2 = 1
     BPA_LS = 2
 
-# Status of a group whose dual Hildreth's method did not solve to its KKT
-# tolerance: possible only when the dual is numerically singular (BPA-II/LS with
-# rho below the rounding level of the Gram matrix, i.e. C ||x||^2 >~ 1e14).
-cdef enum:
-    BPA_QP_FAILED = 10
-
+# A group whose dual Hildreth's method did not solve to its KKT tolerance returns
+# QP_NOT_CONVERGED: possible only when the dual is numerically singular (BPA-II/LS
+# with rho below the rounding level of the Gram matrix, i.e. C ||x||^2 >~ 1e14).
 
 cdef struct BPAWork:
     double* Q            # B*B
@@ -110,9 +107,9 @@ cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
         return OK  # tau = 0 meets the KKT conditions when every l_k <= 0
     st = hildreth_solve(W.Q, W.ell, W.lo, W.hi, W.tau, m, 1e-15, 1000, W.qwork,
                         W.qiwork, &kkt, &it, bad)
-    if st != QP_CONVERGED:
+    if st != OK:
         bad[0] = rows[m - 1]
-        return BPA_QP_FAILED
+        return QP_NOT_CONVERGED
     for k in range(m):
         if W.tau[k] == 0.0:
             continue

@@ -1081,9 +1081,6 @@ def mc_row_scores(const double[::1] data, const int[::1] indices,
 # l_j = 1 - w.Delta_j, and the dual max l^T a - a^T Q a / 2 over a box, solved
 # per example by `hildreth_solve` (_qp.pxi) on preallocated buffers.
 
-cpdef enum MCStatus:
-    QP_NOT_CONVERGED = 4    # the per-example QP did not reach its tolerance
-
 cdef double TOPK_QP_TOL = 1e-15
 cdef Py_ssize_t TOPK_QP_MAX_ITER = 10000
 
@@ -1193,7 +1190,7 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
                     if shared or j == jl:
                         Q[j * kk + jl] += ridge
             if hildreth_solve(Q, b, lo, hi, a, kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER, qw, qiw,
-                              &kkt, &nit, &where) != QP_CONVERGED:
+                              &kkt, &nit, &where) != OK:
                 status = QP_NOT_CONVERGED
                 pos = i
                 rounds -= 1
@@ -1345,7 +1342,7 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
                 rounds -= 1
                 break
             if hildreth_solve(Q, b, lo, hi, a, kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER, qw, qiw,
-                              &kkt, &nit, &where) != QP_CONVERGED:
+                              &kkt, &nit, &where) != OK:
                 status = QP_NOT_CONVERGED
                 pos = i
                 rounds -= 1

@@ -8,7 +8,7 @@
 #   a      k doubles: the starting point on entry (projected onto the box),
 #          the solution on exit
 #   work   qp_work_size(k) doubles, iwork qp_iwork_size(k) Py_ssize_t
-# Returns QP_CONVERGED, QP_MAX_ITER (a is the last, highest-objective iterate) or
+# Returns OK, QP_NOT_CONVERGED (a is the last, highest-objective iterate) or
 # QP_UNBOUNDED (where[0] = a coordinate along which the objective is unbounded);
 # kkt[0] receives the KKT residual of the returned a, n_iter[0] the sweeps made.
 #
@@ -20,11 +20,6 @@ from libc.math cimport fabs, sqrt, isfinite
 from libc.float cimport DBL_EPSILON
 
 import numpy as np
-
-cdef enum:
-    QP_CONVERGED = 0
-    QP_MAX_ITER = 1
-    QP_UNBOUNDED = 2
 
 # Position of a coordinate in the active-set pattern.
 cdef enum:
@@ -125,7 +120,7 @@ cdef int _qp_sweep(const double* Q, const double* b, const double* lo,
             where[0] = j
             return QP_UNBOUNDED
         a[j] = new
-    return QP_CONVERGED
+    return OK
 
 
 cdef Py_ssize_t _qp_block_solve(const double* Q, const double* b, const double* cand,
@@ -343,11 +338,11 @@ cdef int hildreth_solve(const double* Q, const double* b, const double* lo,
     cdef double info[3]
     cdef double info_c[3]
     cdef bint have_rejected = False, same
-    cdef int status = QP_MAX_ITER
+    cdef int status = QP_NOT_CONVERGED
     n_iter[0] = 0
     kkt[0] = 0.0
     if k == 0:
-        return QP_CONVERGED
+        return OK
     for j in range(k):
         a[j] = _qp_clip(a[j], lo[j], hi[j])
         if fabs(b[j]) > bmax:
@@ -356,7 +351,7 @@ cdef int hildreth_solve(const double* Q, const double* b, const double* lo,
     while True:
         target = tol * bmax if tol * bmax > info[1] else info[1]
         if res <= target:
-            status = QP_CONVERGED
+            status = OK
             break
         if it >= max_iter:
             break

@@ -169,8 +169,6 @@ def bpa_step(X, y, w, intercept=0.0, *, variant="bpa1", C=1.0, rho="half"):
     return w_new, intercept, tau
 
 
-# Status of the compiled driver when a group's dual was not solved (_minibatch.pxi).
-_QP_FAILED = 10
 _NO_SCORES = np.empty(0)
 
 
@@ -220,7 +218,7 @@ class _BPAEngine(Engine):
                                          np.arange(n_left), n_left, bias, st["w"], True)[4:6]
                 pos = tail[pos] if status else pos
         pos = max(int(pos) - n_pend, 0)  # a row of this call
-        if status == _QP_FAILED:
+        if status == _core.Status.QP_NOT_CONVERGED:
             raise ModelError(
                 f"{self.hyper['name']}: row {pos}: the dual of the group ending at this row "
                 "was not solved to its KKT tolerance: it is numerically singular, the ridge "

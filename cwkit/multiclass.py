@@ -130,7 +130,7 @@ class FirstOrder(Multiclass):
     def initial_state(self, K, D):
         n_aux = K if self.ovr else 1
         aux = np.zeros((n_aux, 3))
-        aux[:, 0] = 1.0
+        aux[:, _core.AUX_S] = 1.0
         return {"v": np.zeros((D, K)), "aux": aux,
                 "u": np.zeros((D, K) if self.rule == R.AVG_PERCEPTRON else (0, K))}
 

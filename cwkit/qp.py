@@ -149,8 +149,8 @@ def hildreth(Q, b, lo=0.0, hi=np.inf, *, tol=1e-15, max_iter=10_000):
         raise ValueError(f"hildreth: max_iter must be >= 0, got {max_iter}")
     a = np.clip(np.zeros(k), lo, hi)
     status, kkt, n_iter, where = _core.qp_hildreth(Q, b, lo, hi, a, float(tol), int(max_iter))
-    if status == 2:
+    if status == _core.Status.QP_UNBOUNDED:
         raise ValueError(f"hildreth: the objective is unbounded above along coordinate "
                          f"{where} (Q[{where}, {where}] = {Q[where, where]:.3g} and its "
                          "gradient points to an infinite bound)")
-    return HildrethResult(a, float(kkt), int(n_iter), status == 0)
+    return HildrethResult(a, float(kkt), int(n_iter), status == _core.Status.OK)
