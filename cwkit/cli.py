@@ -1,15 +1,15 @@
 """The command line: ``python -m cwkit eval | train | predict | algos`` (see docs/cli.md).
 
+This module parses arguments, turns files and options into sources
+(:mod:`cwkit.sources`) and calls :mod:`cwkit.evaluate`; :mod:`cwkit.report` formats
+and writes what comes back.
+
 Exit status: 0 on success, 1 for data errors (unreadable or malformed file, a model file
 that is not one), 2 for usage errors (unknown algorithm or parameter, bad value). Errors
 are one line on stderr, ``cwkit: error: ...``; ``--debug`` shows the traceback.
 """
 import argparse
 import contextlib
-import csv
-import io
-import json
-import math
 import os
 import sys
 import tempfile
@@ -18,12 +18,13 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from . import __version__, datasets
-from . import evaluate as ev
+from . import __version__, datasets, report, sources
+from .evaluate import DEFAULT_SHUFFLE_WINDOW, AlgoSpec, Progress, evaluate, mean_ranks, train
+from .persist import load, save
+from .registry import algorithms, make
+from .svmlight import iter_svmlight, scan_svmlight
 
 __all__ = ["main"]
-
-SYNTHETIC = ("crammer", "twonorm", "drift")
 
 
 class UsageError(Exception):
@@ -43,10 +44,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _registry():
     """``{name: {"description": str, "params": {param: {"default", "valid"}}}}``."""
-    import cwkit
-
     return {e["name"]: {"description": e["description"], "params": e["params"]}
-            for e in cwkit.algorithms()}
+            for e in algorithms()}
 
 
 def _parse_value(text):
@@ -76,7 +75,7 @@ def _parse_specs(algos_text, param_args, grid_args, registry):
         if name not in registry:
             raise UsageError(f"--algos: unknown algorithm {name!r} "
                              f"(known: {', '.join(sorted(registry))}; see `cwkit algos`)")
-        spec = ev.AlgoSpec(name=name, label=entry)
+        spec = AlgoSpec(name=name, label=entry)
         for item in inline:
             key, value = _split_assignment(item, "--algos")
             spec.params[key] = _checked(registry, name, key, _parse_value(value), "--algos")
@@ -120,10 +119,8 @@ def _checked(registry, name, key, value, where):
     if key not in params:
         known = ", ".join(sorted(params)) or "none"
         raise UsageError(f"{where}: unknown parameter {key!r} for {name} (known: {known})")
-    import cwkit
-
     try:
-        cwkit.make(name, **{key: value})
+        make(name, **{key: value})
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{where}: {name}.{key}={value!r}: {exc}") from None
     return value
@@ -176,209 +173,12 @@ def _classes(args):
 
 def _file_source(path, name, args):
     """A file task; scanned now if the label set, width or index base is not given."""
-    src = ev.SvmlightSource(path, name=name, batch_size=args.batch_size,
-                            n_features=args.n_features, zero_based=_zero_based(args),
-                            classes=_classes(args))
-    if src.n_features is None or src.classes is None or src.zero_based == "auto":
+    src = sources.SvmlightSource(path, name=name, batch_size=args.batch_size,
+                                 n_features=args.n_features, zero_based=_zero_based(args),
+                                 classes=_classes(args))
+    if src.needs_scan:
         src.scan()
     return src
-
-
-def _synthetic_factory(args):
-    kind, seed = args.synthetic, args.seed
-
-    def make(trial):
-        train_rng = np.random.default_rng([seed, trial, 0])
-        test_rng = np.random.default_rng([seed, trial, 1])
-        if kind == "crammer":
-            opts = {"s_long": args.s_long, "s_short": args.s_short}
-            X, y = datasets.make_crammer(args.n_samples or 1000, random_state=train_rng, **opts)
-            test = (datasets.make_crammer(args.test_size, random_state=test_rng, **opts)
-                    if args.test_size else None)
-        elif kind == "twonorm":
-            X, y = datasets.make_twonorm(args.n_samples or 5550, random_state=train_rng)
-            test = (datasets.make_twonorm(args.test_size, random_state=test_rng)
-                    if args.test_size else None)
-        else:
-            X, y = datasets.make_drift(args.n_per_phase, n_features=args.drift_features,
-                                       random_state=train_rng)
-            test = None
-        name = f"synthetic:{kind}"
-        src = ev.ArraySource(X, y, name, batch_size=args.batch_size)
-        tst = ev.ArraySource(*test, name + ":test", batch_size=args.batch_size) \
-            if test is not None else None
-        return src, tst
-
-    make.name = f"synthetic:{kind}"
-    return make
-
-
-# ---------------------------------------------------------------------------- output
-
-def _fmt_num(x, digits=4):
-    if x is None:
-        return "-"
-    if isinstance(x, float) and not x.is_integer():
-        return f"{x:.{digits}g}"
-    return str(int(x)) if isinstance(x, float) else str(x)
-
-
-def _fmt_err(mean, sd):
-    if mean is None:
-        return "-"
-    text = f"{100.0 * mean:.2f}%"
-    return text + (f" ± {100.0 * sd:.2f}" if sd is not None else "")
-
-
-def _table(report, specs, notes):
-    out = io.StringIO()
-    shown = {s.label: s for s in specs}
-    for task in report["tasks"]:
-        ranks = ev.task_ranks(task)
-        out.write(f"data: {task['data']}  ({task['n_examples']} examples, "
-                  f"{task['n_features']} features, {task['n_classes']} classes)\n")
-        for note in notes.get(task["data"], []):
-            out.write(f"  {note}\n")
-        header = ["algo", "rank", "examples", "mistakes", "online err", "updates",
-                  "test err", "passes", "seconds", "examples/s", "params"]
-        rows = []
-        for rank, res in zip(ranks, task["results"]):
-            spec = shown[res["algo"]]
-            explicit = {**spec.params, **(res["tuned"] if isinstance(res["tuned"], dict)
-                                          else {})}
-            params = " ".join(f"{k}={_fmt_num(v)}" for k, v in explicit.items()) or "defaults"
-            if res["tuned"] is not None and not isinstance(res["tuned"], dict):
-                params += " (tuned per trial)"
-            elif res["tuned"]:
-                params += " (tuned)"
-            rate = res["examples"] * res["trials"] / res["seconds"] if res["seconds"] else 0
-            rows.append([
-                res["algo"] + (" *" if rank == min(ranks) else ""), _fmt_num(float(rank), 3),
-                _fmt_num(res["examples"]), _fmt_num(res["mistakes"], 6),
-                _fmt_err(res["online_error"], res["online_error_sd"]),
-                _fmt_num(res["updates"], 6),
-                _fmt_err(res["test_error"], res["test_error_sd"]), str(res["passes"]),
-                f"{res['seconds']:.3f}", f"{rate:,.0f}", params])
-        widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-        left = {0, len(header) - 1}
-        for row in [header] + rows:
-            cells = [c.ljust(w) if i in left else c.rjust(w)
-                     for i, (c, w) in enumerate(zip(row, widths))]
-            out.write("  ".join(cells).rstrip() + "\n")
-        by = "test error" if all(r["test_error"] is not None for r in task["results"]) \
-            else "online error"
-        trials = task["results"][0]["trials"] if task["results"] else 1
-        extra = f"; means over {trials} trials, ± one standard deviation" if trials > 1 else ""
-        out.write(f"(* best by {by}{extra}; {task['seconds']:.2f} s in total)\n\n")
-    if report["mean_rank"] is not None:
-        ranked = sorted(report["mean_rank"].items(), key=lambda kv: kv[1])
-        out.write(f"mean rank over {len(report['tasks'])} tasks: "
-                  + ", ".join(f"{a} {r:.2f}" for a, r in ranked) + "\n")
-    return out.getvalue()
-
-
-CSV_FIELDS = ["data", "algo", "params", "examples", "mistakes", "online_error",
-              "online_error_sd", "updates", "test_error", "test_error_sd", "passes",
-              "seconds", "trials", "mean_rank"]
-
-
-def _csv(report):
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_FIELDS)
-    mean_rank = report["mean_rank"] or {}
-    for task in report["tasks"]:
-        for res in task["results"]:
-            row = {**res, "data": task["data"], "mean_rank": mean_rank.get(res["algo"]),
-                   "params": ";".join(f"{k}={v}" for k, v in res["params"].items())}
-            writer.writerow(["" if row[f] is None else row[f] for f in CSV_FIELDS])
-    return out.getvalue()
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
-def _atomic_write(path, write):
-    """Call ``write(tmp_path)`` then move the file into place; no partial file on error."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
-                               dir=path.parent if str(path.parent) else ".")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _write_text(path, text):
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-    _atomic_write(path, write)
-
-
-def _curve_csv(report):
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["data", "algo", "trial", "examples", "mistakes"])
-    for task in report["tasks"]:
-        for trial, rows in enumerate(task.get("curves", [])):
-            for algo, examples, mistakes in rows:
-                writer.writerow([task["data"], algo, trial, examples, mistakes])
-    return out.getvalue()
-
-
-def _matplotlib():
-    """matplotlib.pyplot on the Agg backend, or a usage error that says how to install it."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise UsageError("--plot needs matplotlib, an optional extra: "
-                         "pip install matplotlib (or pip install 'cwkit[plot]')") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _plot(report, path):
-    plt = _matplotlib()
-
-    tasks = report["tasks"]
-    fig, axes = plt.subplots(len(tasks), 1, figsize=(7, 4 * len(tasks)), squeeze=False)
-    for ax, task in zip(axes[:, 0], tasks):
-        curves = {}
-        for rows in task.get("curves", []):
-            per_trial = {}
-            for algo, examples, mistakes in rows:
-                per_trial.setdefault(algo, []).append((examples, mistakes))
-            for algo, pts in per_trial.items():
-                curves.setdefault(algo, []).append(pts)
-        for algo, trials in curves.items():
-            n = min(len(t) for t in trials)
-            x = [p[0] for p in trials[0][:n]]
-            y = np.mean([[p[1] for p in t[:n]] for t in trials], axis=0)
-            ax.plot(x, y, label=algo)
-        ax.set_title(task["data"])
-        ax.set_xlabel("examples")
-        ax.set_ylabel("cumulative mistakes" + (" (mean over trials)"
-                                               if len(task.get("curves", [])) > 1 else ""))
-        ax.legend()
-    fig.tight_layout()
-    _atomic_write(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix[1:] or "png"))
-    plt.close(fig)
 
 
 # ---------------------------------------------------------------------------- commands
@@ -407,14 +207,21 @@ def _eval(args, spool):
         if path is not None and not Path(path).resolve().parent.is_dir():
             raise UsageError(f"{option}: the folder of {path} does not exist")
     if args.plot:
-        _matplotlib()  # fail before a long run, not after it
+        try:
+            report.matplotlib_pyplot()  # fail before a long run, not after it
+        except report.PlotUnavailable as exc:
+            raise UsageError(str(exc)) from None
     mc = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k)) if v is not None}
     notes = {}
-    sources, tests = [], []
+    tasks, tests = [], []
     if args.synthetic:
         if args.tasks:
             raise UsageError("--tasks needs multi-class data; the synthetic tasks are binary")
-        sources.append(_synthetic_factory(args))
+        tasks.append(sources.synthetic(
+            args.synthetic, seed=args.seed, n_samples=args.n_samples,
+            test_size=args.test_size, s_long=args.s_long, s_short=args.s_short,
+            n_per_phase=args.n_per_phase, n_features=args.drift_features,
+            batch_size=args.batch_size))
         tests.append(None)
     else:
         names = args.data
@@ -426,7 +233,7 @@ def _eval(args, spool):
                       f"{datasets.SHIPPED_DESCRIPTION}", file=sys.stderr)
             notes[label] = ["no data file given: " + datasets.SHIPPED_DESCRIPTION]
             labels = [label]
-            args.n_features = args.n_features or 9
+            args.n_features = args.n_features or datasets.SHIPPED_N_FEATURES
         else:
             labels = ["stdin" if n == "-" else n for n in names]
         test_names = args.test or []
@@ -435,45 +242,45 @@ def _eval(args, spool):
             tst = None
             if test_names:
                 tname = test_names[i]
-                tst = ev.SvmlightSource(spool.path(tname), name=tname,
-                                        batch_size=args.batch_size, zero_based=src.zero_based,
-                                        n_features=args.n_features, classes=src.classes)
+                tst = sources.SvmlightSource(
+                    spool.path(tname), name=tname, batch_size=args.batch_size,
+                    zero_based=src.zero_based, n_features=args.n_features,
+                    classes=src.classes)
                 if args.n_features is None:
                     # train and test share one index space: the wider of the two
                     tst.scan()
                     src.n_features = tst.n_features = max(src.n_features, tst.n_features)
             if args.tasks:
                 for tname_, pos, neg in datasets.binary_tasks(src.classes, args.tasks):
-                    sources.append(ev.FilteredSource(src, pos, neg, f"{label}:{tname_}"))
-                    tests.append(ev.FilteredSource(tst, pos, neg, f"{tst.name}:{tname_}")
+                    tasks.append(sources.FilteredSource(src, pos, neg, f"{label}:{tname_}"))
+                    tests.append(sources.FilteredSource(tst, pos, neg, f"{tst.name}:{tname_}")
                                  if tst is not None else None)
             else:
-                sources.append(src)
+                tasks.append(src)
                 tests.append(tst)
-    for src in sources:
+    for src in tasks:
         if not callable(src) and src.classes.size < 2:
             raise DataError(f"{src.name}: needs at least two classes, found "
                             f"{src.classes.tolist()}")
-    progress = ev.Progress(enabled=not args.quiet)
+    progress = Progress(enabled=not args.quiet)
     curve_every = args.curve_every if (args.curve or args.plot) else 0
     options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed,
                "noise": args.noise, "cv": args.cv, "repeats": args.repeats,
                "tune_on": args.tune_on, "multiclass_params": mc, "curve_every": curve_every,
                "shuffle_window": args.shuffle_window, "progress": progress}
-    tasks = [ev.evaluate(s, specs, test=t, **options) for s, t in zip(sources, tests)]
-    report = {"tasks": tasks, "mean_rank": ev.mean_ranks(tasks)}
+    results = [evaluate(s, specs, test=t, **options) for s, t in zip(tasks, tests)]
+    outcome = {"tasks": results, "mean_rank": mean_ranks(results)}
     if args.curve:
-        _write_text(args.curve, _curve_csv(report))
+        report.write_text(args.curve, report.curves_csv(outcome))
     if args.plot:
-        _plot(report, args.plot)
-    public = {"tasks": [{k: v for k, v in t.items() if k != "curves"} for t in tasks],
-              "mean_rank": report["mean_rank"]}
+        report.plot(outcome, args.plot)
+    public = report.without_curves(outcome)
     if args.format == "json":
-        text = json.dumps(_jsonable(public), indent=2) + "\n"
+        text = report.json_text(public)
     elif args.format == "csv":
-        text = _csv(public)
+        text = report.results_csv(public)
     else:
-        text = _table(public, specs, notes)
+        text = report.table(public, specs, notes)
     sys.stdout.write(text)
     return 0
 
@@ -493,14 +300,10 @@ def _train(args, spool):
     if src.classes.size < 2:
         raise DataError(f"{args.data}: needs at least two classes, found "
                         f"{src.classes.tolist()}")
-    learner = ev._Learner(spec, spec.params, src.classes, mc)
-    cfg = ev._StreamConfig(seed=args.seed, shuffle=args.shuffle,
-                           shuffle_window=args.shuffle_window)
-    ev._run(src, cfg, [learner], args.passes, progress=ev.Progress(enabled=not args.quiet),
-            label=args.data)
-    import cwkit
-
-    _atomic_write(args.output, lambda tmp: cwkit.save(learner.model, tmp))
+    learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
+                    shuffle_window=args.shuffle_window, multiclass_params=mc,
+                    progress=Progress(enabled=not args.quiet))
+    report.atomic_write(args.output, lambda tmp: save(learner.model, tmp))
     if not args.quiet:
         print(f"cwkit: trained {args.algo} on {learner.examples} examples "
               f"({args.passes} pass{'es' * (args.passes > 1)}, {learner.mistakes} online "
@@ -516,14 +319,12 @@ def _n_features(model):
 
 
 def _predict(args, spool):
-    import cwkit
-
     if args.scores and args.proba:
         raise UsageError("--scores and --proba exclude each other")
     if not os.path.exists(args.model):
         raise DataError(f"{args.model}: no such file")
     try:
-        model = cwkit.load(args.model)
+        model = load(args.model)
     except (ValueError, KeyError, OSError) as exc:
         raise DataError(f"{args.model}: not a cwkit model file ({exc})") from exc
     if args.proba and not hasattr(model, "predict_proba"):
@@ -533,11 +334,10 @@ def _predict(args, spool):
     width = _n_features(model)
     zero_based = _zero_based(args)
     if zero_based == "auto":
-        zero_based = bool(cwkit.scan_svmlight(path).zero_based)
+        zero_based = bool(scan_svmlight(path).zero_based)
 
     def write(f):
-        for X, _ in cwkit.iter_svmlight(path, batch_size=args.batch_size,
-                                        zero_based=zero_based):
+        for X, _ in iter_svmlight(path, batch_size=args.batch_size, zero_based=zero_based):
             X = _to_width(X, width)
             if args.scores:
                 values = np.asarray(model.decision_function(X))
@@ -546,13 +346,13 @@ def _predict(args, spool):
             else:
                 values = np.asarray(model.predict(X))
             for row in values:
-                f.write(" ".join(_fmt_label(v) for v in np.atleast_1d(row)) + "\n")
+                f.write(" ".join(report.format_label(v) for v in np.atleast_1d(row)) + "\n")
 
     if args.output:
         def to_file(tmp):
             with open(tmp, "w", encoding="utf-8") as f:
                 write(f)
-        _atomic_write(args.output, to_file)
+        report.atomic_write(args.output, to_file)
     else:
         write(sys.stdout)
     return 0
@@ -568,21 +368,12 @@ def _to_width(X, width):
     return X
 
 
-def _fmt_label(v):
-    if isinstance(v, (float, np.floating)):
-        return str(int(v)) if float(v).is_integer() else repr(float(v))
-    return str(v)
-
-
 def _algos(args, spool):
     registry = _registry()
     if args.format == "json":
-        sys.stdout.write(json.dumps(_jsonable(registry), indent=2) + "\n")
-        return 0
-    for name, info in registry.items():
-        print(f"{name:<16}{info['description']}")
-        for pname, p in info["params"].items():
-            print(f"{'':<16}  {pname}={p['default']!r}  ({p['valid']})")
+        sys.stdout.write(report.json_text(registry))
+    else:
+        sys.stdout.write(report.algorithms_text(registry))
     return 0
 
 
@@ -618,8 +409,8 @@ def _data_options(p):
     z.add_argument("--one-based", action="store_true", help="feature indices start at 1")
     g.add_argument("--classes", metavar="L1,L2,...",
                    help="the label set (default: the labels found in the data)")
-    g.add_argument("--batch-size", type=_positive_int, default=4096, metavar="N",
-                   help="rows read per chunk (default 4096)")
+    g.add_argument("--batch-size", type=_positive_int, default=sources.DEFAULT_BATCH_SIZE,
+                   metavar="N", help="rows read per chunk (default %(default)s)")
 
 
 def _learning_options(p):
@@ -629,8 +420,9 @@ def _learning_options(p):
     g.add_argument("--shuffle", action=argparse.BooleanOptionalAction, default=False,
                    help="shuffle each pass (default: no, the stored order)")
     g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    g.add_argument("--shuffle-window", type=_positive_int, default=65536, metavar="N",
-                   help="rows shuffled together (bounded memory; default 65536)")
+    g.add_argument("--shuffle-window", type=_positive_int, default=DEFAULT_SHUFFLE_WINDOW,
+                   metavar="N", help="rows shuffled together (bounded memory; default "
+                   "%(default)s)")
     g.add_argument("--multiclass", choices=("top1", "topk", "ovr"),
                    help="multi-class reduction (default: the estimator's)")
     g.add_argument("--k", type=_positive_int, help="constraints per round for --multiclass topk")
@@ -698,11 +490,12 @@ def _build_parser():
     p.add_argument("--tasks", choices=("all-pairs", "one-vs-all"),
                    help="binary tasks built from multi-class data")
     s = p.add_argument_group("synthetic data (instead of files)")
-    s.add_argument("--synthetic", choices=SYNTHETIC,
-                   help="crammer: rotated Gaussian in R^20 (seeds 000/001); twonorm: "
-                   "Breiman (seed 002); drift: four-phase stream (seed 004)")
+    s.add_argument("--synthetic", choices=sources.SYNTHETIC,
+                   help="crammer: rotated Gaussian in R^20 ([AROW13], [ECCW08]); twonorm: "
+                   "Breiman ([GPA13]); drift: four-phase stream ([LMC09])")
     s.add_argument("--n-samples", type=_positive_int, metavar="N",
-                   help="training size (crammer 1000, twonorm 5550)")
+                   help=f"training size (crammer {sources.CRAMMER_TRAIN_SIZE}, "
+                   f"twonorm {sources.TWONORM_TRAIN_SIZE})")
     s.add_argument("--test-size", type=_nonnegative_int, default=10000, metavar="N",
                    help="test size for crammer/twonorm (default 10000; 0: none)")
     s.add_argument("--s-long", type=float, default=10.0, help="crammer: long-axis sd (10)")
@@ -752,7 +545,8 @@ def _build_parser():
     z = d.add_mutually_exclusive_group()
     z.add_argument("--zero-based", action="store_true", help="indices start at 0")
     z.add_argument("--one-based", action="store_true", help="indices start at 1")
-    d.add_argument("--batch-size", type=_positive_int, default=4096, metavar="N")
+    d.add_argument("--batch-size", type=_positive_int, default=sources.DEFAULT_BATCH_SIZE,
+                   metavar="N")
     _common(p)
     p.set_defaults(run=_predict)
 

@@ -15,8 +15,12 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .svmlight import load_svmlight
+
 __all__ = [
     "SHIPPED_DESCRIPTION",
+    "SHIPPED_FILE",
+    "SHIPPED_N_FEATURES",
     "binary_tasks",
     "flip_labels",
     "load_breast_cancer",
@@ -29,6 +33,8 @@ __all__ = [
 ]
 
 SHIPPED_FILE = "breast-cancer_scale.svm"
+SHIPPED_N_FEATURES = 9
+"""Number of features of the shipped data set (the nine cytological attributes)."""
 SHIPPED_DESCRIPTION = (
     "UCI Breast Cancer Wisconsin (Original), 683 examples, 9 features scaled to [-1, 1] "
     "(LIBSVM's breast-cancer_scale; labels -1 benign, +1 malignant), shipped with cwkit"
@@ -343,12 +349,11 @@ def shipped_data_path():
 
 
 def load_breast_cancer():
-    """The shipped data set as ``(X, y)``: CSR of shape (683, 9), labels in {-1, +1}.
+    """The shipped data set as ``(X, y)``: CSR of shape (683, ``SHIPPED_N_FEATURES``),
+    labels in {-1, +1}.
 
     W. H. Wolberg and O. L. Mangasarian, *Multisurface method of pattern separation for
     medical diagnosis applied to breast cytology*, PNAS 87, 1990; UCI Machine Learning
     Repository (CC BY 4.0), in the scaled form distributed with LIBSVM's data sets.
     """
-    from . import svmlight
-
-    return svmlight.load_svmlight(shipped_data_path(), n_features=9, zero_based=False)
+    return load_svmlight(shipped_data_path(), n_features=SHIPPED_N_FEATURES, zero_based=False)

@@ -1,12 +1,13 @@
 """The papers' evaluation protocol over streamed data, usable from Python and the CLI.
 
-A *source* yields the rows of a task as chunks ``(X, y, index)`` in their stored order,
-``index`` being each row's position in the task. :func:`evaluate` reads a source once per
-pass and feeds every chunk to every algorithm: each row is predicted with the state
-before its round, then learnt (progressive validation; seed 000 Sect. 2, seed 004 Sect. 2).
-Label noise, cross-validation folds and held-out tuning runs are functions of
-``(seed, index)``, so nothing per row is stored and memory stays bounded by the chunk size
-(and the shuffle window when shuffling).
+A *source* (:mod:`cwkit.sources`) yields the rows of a task as chunks ``(X, y, index)``
+in their stored order, ``index`` being each row's position in the task. :func:`evaluate`
+reads a source once per pass and feeds every chunk to every algorithm: each row is
+predicted with the state before its round, then learnt (progressive validation; [AROW13]
+Sect. 2, [LMC09] Sect. 2). Label noise, cross-validation folds and held-out tuning runs
+are functions of ``(seed, index)``, so nothing per row is stored and memory stays bounded
+by the chunk size (and the shuffle window when shuffling). :func:`train` fits one
+learner on a source the same way, for ``cwkit train``.
 """
 import itertools
 import sys
@@ -17,26 +18,27 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import datasets
+from .registry import algorithms, make
+from .sources import FilteredSource
 
 __all__ = [
+    "DEFAULT_SHUFFLE_WINDOW",
     "AlgoSpec",
-    "ArraySource",
-    "FilteredSource",
+    "Learner",
     "Progress",
-    "SvmlightSource",
+    "average_ranks",
     "evaluate",
     "evaluate_tasks",
     "mean_ranks",
+    "task_ranks",
+    "train",
 ]
 
-_FOLD_STREAM = 3
-_TUNE_SEED_OFFSET = 7919
+DEFAULT_SHUFFLE_WINDOW = 65536
+"""Rows shuffled together when shuffling a stream (a full shuffle of smaller data)."""
 
-
-def _cwkit():
-    import cwkit
-
-    return cwkit
+_FOLD_STREAM = 3  # the row_uniform stream of the cross-validation folds (1, 2: label noise)
+_TUNE_SEED_OFFSET = 7919  # the shuffled tuning run's seed is the trial's seed plus this
 
 
 @dataclass
@@ -63,105 +65,6 @@ class AlgoSpec:
             yield dict(zip(keys, values))
 
 
-class ArraySource:
-    """A task held in memory: ``X`` (ndarray or CSR) and labels ``y``."""
-
-    def __init__(self, X, y, name, *, batch_size=4096):
-        self.X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-        self.y = np.asarray(y)
-        if self.X.shape[0] != self.y.shape[0]:
-            raise ValueError(f"{name}: X has {self.X.shape[0]} rows but y has {self.y.size}")
-        self.name = name
-        self.batch_size = int(batch_size)
-        self.n_examples = self.y.size
-        self.n_features = self.X.shape[1]
-        self.classes = np.unique(self.y)
-
-    def chunks(self):
-        for start in range(0, self.n_examples, self.batch_size):
-            stop = min(start + self.batch_size, self.n_examples)
-            yield self.X[start:stop], self.y[start:stop], np.arange(start, stop)
-
-
-class SvmlightSource:
-    """A task streamed from an svmlight/libsvm file, never loaded whole.
-
-    :meth:`scan` reads the file once (bounded memory) to learn what a stream cannot know
-    in advance and every model needs from its first round: the label set, the number of
-    features and whether indices are zero-based (and the number of rows). When all three
-    are given, the scan is skipped and the rows are counted on the first pass.
-    """
-
-    def __init__(self, path, *, name=None, batch_size=4096, n_features=None,
-                 zero_based="auto", classes=None):
-        self.path = path
-        self.name = str(path) if name is None else name
-        self.batch_size = int(batch_size)
-        self.n_features = n_features
-        self.zero_based = zero_based
-        self.classes = None if classes is None else np.asarray(classes)
-        self.n_examples = None
-
-    def _read(self, n_features, zero_based):
-        return _cwkit().iter_svmlight(self.path, batch_size=self.batch_size,
-                                      n_features=n_features, zero_based=zero_based)
-
-    def scan(self):
-        """Read the file once (``cwkit.scan_svmlight``): rows, width, base, labels."""
-        info = _cwkit().scan_svmlight(self.path, zero_based=self.zero_based)
-        self.zero_based = bool(info.zero_based)
-        self.n_examples = int(info.n_samples)
-        if self.n_features is None:
-            self.n_features = int(info.n_features)
-        if self.classes is None:
-            self.classes = np.asarray(info.classes)
-        return self
-
-    def chunks(self):
-        if self.n_features is None or self.classes is None or self.zero_based == "auto":
-            self.scan()
-        start = 0
-        for X, y in self._read(self.n_features, self.zero_based):
-            stop = start + X.shape[0]
-            yield X, np.asarray(y), np.arange(start, stop)
-            start = stop
-        self.n_examples = start
-
-
-class FilteredSource:
-    """A binary task cut out of a multi-class source (all-pairs / one-vs-all).
-
-    Rows whose label is in ``positive`` get +1, in ``negative`` -1, others are dropped;
-    ``index`` is the position among the kept rows.
-    """
-
-    def __init__(self, base, positive, negative, name):
-        self.base = base
-        self.positive, self.negative = tuple(positive), tuple(negative)
-        self.name = name
-        self.classes = np.array([-1, 1])
-        self.n_features = base.n_features
-        self.batch_size = base.batch_size
-        self.n_examples = None
-
-    def count(self):
-        """Number of rows of the task (one pass over the base when not yet known)."""
-        if self.n_examples is None:
-            for _ in self.chunks():
-                pass
-        return self.n_examples
-
-    def chunks(self):
-        start = 0
-        for X, y, _ in self.base.chunks():
-            mask, yb = datasets.task_rows(y, self.positive, self.negative)
-            stop = start + yb.size
-            if yb.size:
-                yield X[mask], yb, np.arange(start, stop)
-            start = stop
-        self.n_examples = start
-
-
 @dataclass
 class _StreamConfig:
     """How a run reads its source: noise, row filter, shuffling."""
@@ -169,7 +72,7 @@ class _StreamConfig:
     noise: float = 0.0
     seed: int = 0
     shuffle: bool = False
-    shuffle_window: int = 65536
+    shuffle_window: int = DEFAULT_SHUFFLE_WINDOW
     keep: object = None  # callable index -> bool mask, or None
 
 
@@ -219,13 +122,38 @@ def _emit_shuffled(buffer, rng, batch_size):
         yield (X[s], *(c[s] for c in cols))
 
 
-class _Learner:
-    """One model in a run and its counters (mistakes against the clean labels)."""
+class Learner:
+    """One model in a run and its counters, mistakes counted against the clean labels.
+
+    Parameters
+    ----------
+    spec : AlgoSpec
+        The algorithm (its ``grid`` is not used here).
+    params : dict
+        Hyper-parameters of the model (``cwkit.make(spec.name, **params)``).
+    classes : ndarray
+        Every label of the stream, given to the model's first ``partial_fit``.
+    multiclass_params : dict
+        ``multiclass`` / ``k`` for the model; ``params`` take precedence.
+
+    Attributes
+    ----------
+    model : OnlineClassifier
+        The estimator, fitted once the first chunk is learnt (``fitted``).
+    examples, mistakes, updates : int
+        Rounds, online mistakes against the clean labels, rounds that changed the model.
+    seconds : float
+        Time spent learning.
+    curve : list of (int, int)
+        ``(examples, mistakes)`` points when a run records a curve.
+    failed : ValueError or None
+        The error that dropped the learner from a tolerant run (tuning).
+    """
 
     def __init__(self, spec, params, classes, multiclass_params):
         self.spec = spec
         self.params = dict(params)
-        self.model = _cwkit().make(spec.name, **{**multiclass_params, **self.params})
+        self.model = make(spec.name, **{**multiclass_params, **self.params})
         self.classes = classes
         self.binary = classes.size == 2
         self.fitted = False
@@ -236,7 +164,7 @@ class _Learner:
 
     def hyper_parameters(self):
         """The algorithm's own hyper-parameters with their effective values."""
-        names = next(e["params"] for e in _cwkit().algorithms() if e["name"] == self.spec.name)
+        names = next(e["params"] for e in algorithms() if e["name"] == self.spec.name)
         values = self.model.get_params()
         out = {k: values[k] for k in names}
         if not self.binary:
@@ -255,7 +183,7 @@ class _Learner:
     def _clean_mistake(self, x, y_clean):
         """Whether the pre-round state errs on ``x`` against its clean label.
 
-        Binary: ``y·score <= 0`` with ``decision_function`` (FORMULAS.md Sect. 0); this is
+        Binary: ``y·score <= 0`` with ``decision_function`` ([AROW13] Sect. 2); this is
         the online rule's own score except for avg-perceptron, whose decision_function is
         the averaged vector, and for mini-batch PA inside an incomplete group (its
         provisional model). Multi-class: ``predict`` (argmax, ties to the smallest label).
@@ -265,10 +193,11 @@ class _Learner:
         if self.binary:
             s = float(np.ravel(self.model.decision_function(x))[0])
             sign = 1.0 if y_clean == self.classes[1] else -1.0
-            return sign * s <= 0  # FORMULAS.md Sect. 0: a score of 0 is a mistake
+            return sign * s <= 0  # a score of 0 is a mistake
         return bool(self.model.predict(x)[0] != y_clean)
 
     def learn(self, X, y_clean, y_train, flipped):
+        """One online round per row: ``y_train`` is learnt, ``y_clean`` scores mistakes."""
         t0 = time.perf_counter()
         if not flipped.any():
             self.mistakes += self._partial_fit(X, y_train)
@@ -288,32 +217,38 @@ class _Learner:
         self.seconds += time.perf_counter() - t0
 
     def test_errors(self, X, y):
+        """Number of rows of ``X`` the model mislabels."""
         return int(np.count_nonzero(self.model.predict(X) != y))
 
 
 class Progress:
     """Progress on stderr: rewritten in place on a terminal, else lines at 1k, 2k, 4k, ..."""
 
+    FIRST_LINE = 1000  # examples at the first line when not on a terminal; then doubling
+    REDRAW_SECONDS = 0.2  # least time between two redraws on a terminal
+
     def __init__(self, stream=None, enabled=True):
         self.stream = sys.stderr if stream is None else stream
         self.enabled = enabled
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.next_line = 1000
+        self.next_line = self.FIRST_LINE
         self.last_draw = 0.0
         self.start = time.perf_counter()
         self.dirty = False
 
     def start_run(self, label):
+        """A new run named ``label`` starts: rate and line schedule restart."""
         self.label = label
         self.start = time.perf_counter()
-        self.next_line = 1000
+        self.next_line = self.FIRST_LINE
 
     def update(self, examples, learners):
+        """Show ``examples`` seen so far and each learner's online error, when due."""
         if not self.enabled:
             return
         now = time.perf_counter()
         if self.tty:
-            if now - self.last_draw < 0.2:
+            if now - self.last_draw < self.REDRAW_SECONDS:
                 return
         elif examples < self.next_line:
             return
@@ -332,6 +267,7 @@ class Progress:
         self.stream.flush()
 
     def end_run(self):
+        """Clear the line drawn in place on a terminal."""
         if self.enabled and self.tty and self.dirty:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
@@ -375,6 +311,59 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
         progress.end_run()
 
 
+
+def train(source, spec, *, passes=1, shuffle=False, seed=0,
+          shuffle_window=DEFAULT_SHUFFLE_WINDOW, multiclass_params=None, progress=None,
+          label=None):
+    """Fit one learner on a source, online, as :func:`evaluate` trains (``cwkit train``).
+
+    Parameters
+    ----------
+    source : ArraySource, SvmlightSource or FilteredSource
+        Its ``classes`` must be known (scan an :class:`~cwkit.sources.SvmlightSource`
+        first, or give its label set).
+    spec : AlgoSpec
+        The algorithm and its hyper-parameters (``spec.params``; ``grid`` is ignored).
+    passes : int
+        Passes over the rows.
+    shuffle : bool
+        Shuffle each pass within windows of ``shuffle_window`` rows; pass ``p`` uses
+        ``numpy.random.default_rng([seed, p])``. Else the stored order.
+    seed : int
+    shuffle_window : int
+    multiclass_params : dict, optional
+        ``multiclass`` / ``k`` for the estimator.
+    progress : Progress, optional
+    label : str, optional
+        The run's name in the progress lines (default: the source's name).
+
+    Returns
+    -------
+    Learner
+        ``model`` is the fitted estimator; ``examples``, ``mistakes`` (online) and
+        ``updates`` count every pass.
+
+    Notes
+    -----
+    Chunk after chunk, the model's ``partial_fit`` sees the rows in the order of the pass
+    (the first call with ``classes=source.classes``), so the model equals the one a
+    sequence of ``partial_fit`` calls on those rows gives, bit for bit.
+
+    Examples
+    --------
+    >>> from cwkit import datasets
+    >>> from cwkit.sources import ArraySource
+    >>> X, y = datasets.load_breast_cancer()
+    >>> learner = train(ArraySource(X, y, "breast-cancer"), AlgoSpec("arow"))
+    >>> learner.examples, learner.model.classes_.tolist()
+    (683, [-1.0, 1.0])
+    """
+    learner = Learner(spec, spec.params, source.classes, dict(multiclass_params or {}))
+    stream = _StreamConfig(seed=seed, shuffle=shuffle, shuffle_window=shuffle_window)
+    _run(source, stream, [learner], passes, progress=progress,
+         label=source.name if label is None else label)
+    return learner
+
 def _pieces(n, seen, every):
     """Slices of a chunk of ``n`` rows that end on multiples of ``every`` examples."""
     if not every:
@@ -409,9 +398,9 @@ def _test(learners, test_source, keep=None):
 def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
     """Choose each spec's grid values by online mistakes on a held-out run.
 
-    ``tune_on="shuffled"``: a separate shuffled run of the training rows (seed 000 Sect.
+    ``tune_on="shuffled"``: a separate shuffled run of the training rows ([AROW13] Sect.
     5.3: "optimized using a single randomized run"); ``"first-half"``: the first half of
-    the rows in stored order (seed 004 Sect. 4.2). Ties go to the earlier grid value; a
+    the rows in stored order ([LMC09] Sect. 4.2). Ties go to the earlier grid value; a
     value whose model fails numerically (ValueError) is not chosen.
     """
     chosen = {}
@@ -440,7 +429,7 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
     learners = []
     for spec in todo:
         for combo in spec.combinations():
-            learners.append(_Learner(spec, {**spec.params, **combo}, source.classes,
+            learners.append(Learner(spec, {**spec.params, **combo}, source.classes,
                                      multiclass_params))
             learners[-1].combo = combo
     _run(source, tcfg, learners, passes, progress=progress, label=f"{source.name} (tuning)",
@@ -458,7 +447,7 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
 
 def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise=0.0,
              cv=0, repeats=1, tune_on="shuffled", multiclass_params=None, curve_every=0,
-             shuffle_window=65536, progress=None):
+             shuffle_window=DEFAULT_SHUFFLE_WINDOW, progress=None):
     """Compare online learners on one task, the papers' way.
 
     Parameters
@@ -476,7 +465,7 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
         Seeds shuffling, label noise, folds and the tuning run.
     noise : float
         Training labels are replaced with probability ``noise`` (another class);
-        mistakes and test error are counted against the clean labels (seed 000 Sect. 5).
+        mistakes and test error are counted against the clean labels ([AROW13] Sect. 5).
     cv : int
         If >= 2, K-fold cross-validation: row ``i`` is in fold ``floor(K u_i)`` with
         ``u_i`` = :func:`datasets.row_uniform` ``(seed, i)``; each fold is the test set of
@@ -519,7 +508,7 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
                 return _fold(seed, index, cv) == k
         cfg = _StreamConfig(noise, tseed, shuffle, shuffle_window, keep_train)
         chosen = _tune(src, cfg, specs, passes, multiclass_params, tune_on, progress)
-        learners = [_Learner(s, {**s.params, **chosen.get(s.label, {})}, src.classes,
+        learners = [Learner(s, {**s.params, **chosen.get(s.label, {})}, src.classes,
                              multiclass_params) for s in specs]
         _run(src, cfg, learners, passes, curve_every=curve_every, progress=progress,
              label=src.name)
@@ -588,7 +577,7 @@ def _summarize(source, specs, trials, passes):
 
 
 def mean_ranks(tasks):
-    """Mean rank of each algorithm across tasks (seed 000 Table 1).
+    """Mean rank of each algorithm across tasks ([AROW13] Table 1).
 
     On each task algorithms are ranked by test error when every one has a test error,
     else by online error; rank 1 is best and ties share the mean of their ranks

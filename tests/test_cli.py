@@ -488,7 +488,8 @@ def test_eval_multiclass_one_vs_rest(capsys, tmp_path):
 
 
 def test_python_api_evaluate_tasks():
-    from cwkit.evaluate import AlgoSpec, ArraySource, evaluate_tasks
+    from cwkit.evaluate import AlgoSpec, evaluate_tasks
+    from cwkit.sources import ArraySource
 
     (X1, y1), (X2, y2) = make_data(n=150, seed=20), make_data(n=150, seed=21)
     report = evaluate_tasks([ArraySource(X1, y1, "one", batch_size=32),

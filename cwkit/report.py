@@ -1,0 +1,261 @@
+"""Reports of ``cwkit eval``: text table, JSON, CSV, learning curves and plots.
+
+Every function takes the result of :func:`cwkit.evaluate.evaluate_tasks` (``{"tasks":
+[...], "mean_rank": ...}``, the JSON schema of docs/cli.md) and returns text, except
+:func:`plot`, which draws into a file. Files are written with :func:`atomic_write`: to a
+temporary file moved into place on success, so an error leaves no partial file.
+"""
+import contextlib
+import csv
+import io
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .evaluate import task_ranks
+
+__all__ = [
+    "CSV_FIELDS",
+    "PlotUnavailable",
+    "algorithms_text",
+    "atomic_write",
+    "curves_csv",
+    "format_label",
+    "json_text",
+    "jsonable",
+    "matplotlib_pyplot",
+    "plot",
+    "results_csv",
+    "table",
+    "write_text",
+    "without_curves",
+]
+
+
+class PlotUnavailable(ImportError):
+    """matplotlib, an optional extra, is not installed."""
+
+
+def _format_number(x, digits=4):
+    """A number for the table: ``-`` for None, ``digits`` significant digits, integers bare."""
+    if x is None:
+        return "-"
+    if isinstance(x, float) and not x.is_integer():
+        return f"{x:.{digits}g}"
+    return str(int(x)) if isinstance(x, float) else str(x)
+
+
+def _format_error(mean, sd):
+    """An error rate in percent, with ``± sd`` when there is one (``-`` for None)."""
+    if mean is None:
+        return "-"
+    text = f"{100.0 * mean:.2f}%"
+    return text + (f" ± {100.0 * sd:.2f}" if sd is not None else "")
+
+
+def table(report, specs, notes=None):
+    """The results as text tables, one per task, then the mean rank over tasks.
+
+    Parameters
+    ----------
+    report : dict
+        ``{"tasks": [...], "mean_rank": ...}`` as :func:`cwkit.evaluate.evaluate_tasks`
+        returns it.
+    specs : list of AlgoSpec
+        The compared algorithms (their explicit parameters are shown).
+    notes : dict, optional
+        Task name -> lines printed under the task's title.
+
+    Returns
+    -------
+    str
+    """
+    notes = notes or {}
+    out = io.StringIO()
+    shown = {s.label: s for s in specs}
+    for task in report["tasks"]:
+        ranks = task_ranks(task)
+        out.write(f"data: {task['data']}  ({task['n_examples']} examples, "
+                  f"{task['n_features']} features, {task['n_classes']} classes)\n")
+        for note in notes.get(task["data"], []):
+            out.write(f"  {note}\n")
+        header = ["algo", "rank", "examples", "mistakes", "online err", "updates",
+                  "test err", "passes", "seconds", "examples/s", "params"]
+        rows = []
+        for rank, res in zip(ranks, task["results"]):
+            spec = shown[res["algo"]]
+            explicit = {**spec.params, **(res["tuned"] if isinstance(res["tuned"], dict)
+                                          else {})}
+            params = " ".join(f"{k}={_format_number(v)}" for k, v in explicit.items()) or "defaults"
+            if res["tuned"] is not None and not isinstance(res["tuned"], dict):
+                params += " (tuned per trial)"
+            elif res["tuned"]:
+                params += " (tuned)"
+            rate = res["examples"] * res["trials"] / res["seconds"] if res["seconds"] else 0
+            rows.append([
+                res["algo"] + (" *" if rank == min(ranks) else ""), _format_number(float(rank), 3),
+                _format_number(res["examples"]), _format_number(res["mistakes"], 6),
+                _format_error(res["online_error"], res["online_error_sd"]),
+                _format_number(res["updates"], 6),
+                _format_error(res["test_error"], res["test_error_sd"]), str(res["passes"]),
+                f"{res['seconds']:.3f}", f"{rate:,.0f}", params])
+        widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+        left = {0, len(header) - 1}
+        for row in [header] + rows:
+            cells = [c.ljust(w) if i in left else c.rjust(w)
+                     for i, (c, w) in enumerate(zip(row, widths))]
+            out.write("  ".join(cells).rstrip() + "\n")
+        by = "test error" if all(r["test_error"] is not None for r in task["results"]) \
+            else "online error"
+        trials = task["results"][0]["trials"] if task["results"] else 1
+        extra = f"; means over {trials} trials, ± one standard deviation" if trials > 1 else ""
+        out.write(f"(* best by {by}{extra}; {task['seconds']:.2f} s in total)\n\n")
+    if report["mean_rank"] is not None:
+        ranked = sorted(report["mean_rank"].items(), key=lambda kv: kv[1])
+        out.write(f"mean rank over {len(report['tasks'])} tasks: "
+                  + ", ".join(f"{a} {r:.2f}" for a, r in ranked) + "\n")
+    return out.getvalue()
+
+
+CSV_FIELDS = ["data", "algo", "params", "examples", "mistakes", "online_error",
+              "online_error_sd", "updates", "test_error", "test_error_sd", "passes",
+              "seconds", "trials", "mean_rank"]
+
+
+def results_csv(report):
+    """The results as CSV, one row per task and algorithm (columns ``CSV_FIELDS``)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    mean_rank = report["mean_rank"] or {}
+    for task in report["tasks"]:
+        for res in task["results"]:
+            row = {**res, "data": task["data"], "mean_rank": mean_rank.get(res["algo"]),
+                   "params": ";".join(f"{k}={v}" for k, v in res["params"].items())}
+            writer.writerow(["" if row[f] is None else row[f] for f in CSV_FIELDS])
+    return out.getvalue()
+
+
+def jsonable(obj):
+    """``obj`` with numpy scalars as Python ones and non-finite floats as None."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def atomic_write(path, write):
+    """Call ``write(tmp_path)`` then move the file into place; no partial file on error."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
+                               dir=path.parent if str(path.parent) else ".")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path, text):
+    """Write ``text`` to ``path`` atomically (:func:`atomic_write`)."""
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+    atomic_write(path, write)
+
+
+def curves_csv(report):
+    """The learning curves as CSV: ``data, algo, trial, examples, mistakes``."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["data", "algo", "trial", "examples", "mistakes"])
+    for task in report["tasks"]:
+        for trial, rows in enumerate(task.get("curves", [])):
+            for algo, examples, mistakes in rows:
+                writer.writerow([task["data"], algo, trial, examples, mistakes])
+    return out.getvalue()
+
+
+def matplotlib_pyplot():
+    """matplotlib.pyplot on the Agg backend, or :class:`PlotUnavailable` saying how to
+    install it."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise PlotUnavailable("--plot needs matplotlib, an optional extra: "
+                         "pip install matplotlib (or pip install 'cwkit[plot]')") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot(report, path):
+    """Draw each task's cumulative mistakes (mean over trials) into ``path`` (atomic)."""
+    plt = matplotlib_pyplot()
+
+    tasks = report["tasks"]
+    fig, axes = plt.subplots(len(tasks), 1, figsize=(7, 4 * len(tasks)), squeeze=False)
+    for ax, task in zip(axes[:, 0], tasks):
+        curves = {}
+        for rows in task.get("curves", []):
+            per_trial = {}
+            for algo, examples, mistakes in rows:
+                per_trial.setdefault(algo, []).append((examples, mistakes))
+            for algo, pts in per_trial.items():
+                curves.setdefault(algo, []).append(pts)
+        for algo, trials in curves.items():
+            n = min(len(t) for t in trials)
+            x = [p[0] for p in trials[0][:n]]
+            y = np.mean([[p[1] for p in t[:n]] for t in trials], axis=0)
+            ax.plot(x, y, label=algo)
+        ax.set_title(task["data"])
+        ax.set_xlabel("examples")
+        ax.set_ylabel("cumulative mistakes" + (" (mean over trials)"
+                                               if len(task.get("curves", [])) > 1 else ""))
+        ax.legend()
+    fig.tight_layout()
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix[1:] or "png"))
+    plt.close(fig)
+
+
+
+def format_label(v):
+    """A predicted value as ``cwkit predict`` prints it: integral floats without '.0'."""
+    if isinstance(v, (float, np.floating)):
+        return str(int(v)) if float(v).is_integer() else repr(float(v))
+    return str(v)
+
+
+def without_curves(report):
+    """The report without the per-task ``curves`` (what the table, JSON and CSV show)."""
+    return {"tasks": [{k: v for k, v in t.items() if k != "curves"} for t in report["tasks"]],
+            "mean_rank": report["mean_rank"]}
+
+
+def json_text(obj):
+    """``obj`` as indented JSON text ending with a newline (see :func:`jsonable`)."""
+    return json.dumps(jsonable(obj), indent=2) + "\n"
+
+
+def algorithms_text(registry):
+    """The registry as ``cwkit algos`` prints it: name and description, then one line per
+    hyper-parameter with its default and valid values."""
+    lines = []
+    for name, info in registry.items():
+        lines.append(f"{name:<16}{info['description']}")
+        lines.extend(f"{'':<16}  {pname}={p['default']!r}  ({p['valid']})"
+                     for pname, p in info["params"].items())
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,194 @@
+"""Sources: the rows of an evaluation task, streamed as chunks in their stored order.
+
+A source has ``name``, ``classes``, ``n_features``, ``batch_size``, ``n_examples`` (``None``
+until known) and :meth:`chunks`, which yields ``(X, y, index)`` with ``index`` each row's
+position in the task. :mod:`cwkit.evaluate` reads a source once per pass; nothing here
+learns. :func:`synthetic` builds the papers' synthetic tasks as fresh sources per trial.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from . import datasets
+from .svmlight import iter_svmlight, scan_svmlight
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "SYNTHETIC",
+    "ArraySource",
+    "FilteredSource",
+    "SvmlightSource",
+    "synthetic",
+]
+
+DEFAULT_BATCH_SIZE = 4096
+"""Rows per chunk unless told otherwise (:func:`cwkit.iter_svmlight`'s default too)."""
+
+SYNTHETIC = ("crammer", "twonorm", "drift")
+"""The synthetic tasks of :func:`synthetic`."""
+
+CRAMMER_TRAIN_SIZE = 1000
+"""Training rows of ``crammer`` by default: [ECCW08] Sect. 5."""
+
+TWONORM_TRAIN_SIZE = 5550
+"""Training rows of ``twonorm`` by default: the 75% training part of [GPA13]'s 7,400."""
+
+
+class ArraySource:
+    """A task held in memory: ``X`` (ndarray or CSR) and labels ``y``."""
+
+    def __init__(self, X, y, name, *, batch_size=DEFAULT_BATCH_SIZE):
+        self.X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        self.y = np.asarray(y)
+        if self.X.shape[0] != self.y.shape[0]:
+            raise ValueError(f"{name}: X has {self.X.shape[0]} rows but y has {self.y.size}")
+        self.name = name
+        self.batch_size = int(batch_size)
+        self.n_examples = self.y.size
+        self.n_features = self.X.shape[1]
+        self.classes = np.unique(self.y)
+
+    def chunks(self):
+        """Chunks ``(X, y, index)`` of ``batch_size`` rows."""
+        for start in range(0, self.n_examples, self.batch_size):
+            stop = min(start + self.batch_size, self.n_examples)
+            yield self.X[start:stop], self.y[start:stop], np.arange(start, stop)
+
+
+class SvmlightSource:
+    """A task streamed from an svmlight/libsvm file, never loaded whole.
+
+    :meth:`scan` reads the file once (bounded memory) to learn what a stream cannot know
+    in advance and every model needs from its first round: the label set, the number of
+    features and whether indices are zero-based (and the number of rows). When all three
+    are given, the scan is skipped and the rows are counted on the first pass.
+    """
+
+    def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, n_features=None,
+                 zero_based="auto", classes=None):
+        self.path = path
+        self.name = str(path) if name is None else name
+        self.batch_size = int(batch_size)
+        self.n_features = n_features
+        self.zero_based = zero_based
+        self.classes = None if classes is None else np.asarray(classes)
+        self.n_examples = None
+
+    @property
+    def needs_scan(self):
+        """Whether the label set, the width or the index base is still unknown."""
+        return self.n_features is None or self.classes is None or self.zero_based == "auto"
+
+    def scan(self):
+        """Read the file once (:func:`cwkit.scan_svmlight`): rows, width, base, labels."""
+        info = scan_svmlight(self.path, zero_based=self.zero_based)
+        self.zero_based = bool(info.zero_based)
+        self.n_examples = int(info.n_samples)
+        if self.n_features is None:
+            self.n_features = int(info.n_features)
+        if self.classes is None:
+            self.classes = np.asarray(info.classes)
+        return self
+
+    def chunks(self):
+        """Chunks ``(X, y, index)`` as :func:`cwkit.iter_svmlight` reads them."""
+        if self.needs_scan:
+            self.scan()
+        start = 0
+        for X, y in iter_svmlight(self.path, batch_size=self.batch_size,
+                                  n_features=self.n_features, zero_based=self.zero_based):
+            stop = start + X.shape[0]
+            yield X, np.asarray(y), np.arange(start, stop)
+            start = stop
+        self.n_examples = start
+
+
+class FilteredSource:
+    """A binary task cut out of a multi-class source (all-pairs / one-vs-all).
+
+    Rows whose label is in ``positive`` get +1, in ``negative`` -1, others are dropped;
+    ``index`` is the position among the kept rows.
+    """
+
+    def __init__(self, base, positive, negative, name):
+        self.base = base
+        self.positive, self.negative = tuple(positive), tuple(negative)
+        self.name = name
+        self.classes = np.array([-1, 1])
+        self.n_features = base.n_features
+        self.batch_size = base.batch_size
+        self.n_examples = None
+
+    def count(self):
+        """Number of rows of the task (one pass over the base when not yet known)."""
+        if self.n_examples is None:
+            for _ in self.chunks():
+                pass
+        return self.n_examples
+
+    def chunks(self):
+        """The base's chunks, restricted to the task's rows and relabelled +-1."""
+        start = 0
+        for X, y, _ in self.base.chunks():
+            mask, yb = datasets.task_rows(y, self.positive, self.negative)
+            stop = start + yb.size
+            if yb.size:
+                yield X[mask], yb, np.arange(start, stop)
+            start = stop
+        self.n_examples = start
+
+
+def synthetic(kind, *, seed=0, n_samples=None, test_size=10000, s_long=10.0, s_short=1.0,
+              n_per_phase=800, n_features=1000, batch_size=DEFAULT_BATCH_SIZE):
+    """A synthetic task as a callable ``trial -> (source, test_source)``.
+
+    Parameters
+    ----------
+    kind : {"crammer", "twonorm", "drift"}
+        :func:`cwkit.datasets.make_crammer`, :func:`~cwkit.datasets.make_twonorm` or
+        :func:`~cwkit.datasets.make_drift`.
+    seed : int
+        Trial ``r`` draws its training rows with ``numpy.random.default_rng([seed, r, 0])``
+        and its test rows with ``default_rng([seed, r, 1])``.
+    n_samples : int, optional
+        Training rows of crammer (default ``CRAMMER_TRAIN_SIZE``) and twonorm (default
+        ``TWONORM_TRAIN_SIZE``).
+    test_size : int
+        Test rows of crammer and twonorm (0: no test set); drift has none.
+    s_long, s_short : float
+        crammer's axis standard deviations.
+    n_per_phase, n_features : int
+        drift's rows per phase and vocabulary size.
+    batch_size : int
+
+    Returns
+    -------
+    callable
+        ``trial -> (ArraySource, ArraySource or None)``, with attribute ``name``
+        (``"synthetic:KIND"``); :func:`cwkit.evaluate.evaluate` accepts it as its source.
+    """
+    if kind not in SYNTHETIC:
+        raise ValueError(f"kind must be one of {SYNTHETIC}, got {kind!r}")
+    name = f"synthetic:{kind}"
+
+    def draw(n, rng):
+        if kind == "crammer":
+            return datasets.make_crammer(n, s_long=s_long, s_short=s_short, random_state=rng)
+        return datasets.make_twonorm(n, random_state=rng)
+
+    def make(trial):
+        train_rng = np.random.default_rng([seed, trial, 0])
+        test_rng = np.random.default_rng([seed, trial, 1])
+        test = None
+        if kind == "drift":
+            X, y = datasets.make_drift(n_per_phase, n_features=n_features,
+                                       random_state=train_rng)
+        else:
+            default = CRAMMER_TRAIN_SIZE if kind == "crammer" else TWONORM_TRAIN_SIZE
+            X, y = draw(n_samples or default, train_rng)
+            if test_size:
+                test = ArraySource(*draw(test_size, test_rng), name + ":test",
+                                   batch_size=batch_size)
+        return ArraySource(X, y, name, batch_size=batch_size), test
+
+    make.name = name
+    return make
