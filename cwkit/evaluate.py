@@ -19,7 +19,6 @@ import scipy.sparse as sp
 
 from . import datasets
 from .registry import algorithms, make
-from .sources import FilteredSource
 
 __all__ = [
     "DEFAULT_SHUFFLE_WINDOW",
@@ -320,8 +319,8 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
     Parameters
     ----------
     source : ArraySource, SvmlightSource or FilteredSource
-        Its ``classes`` must be known (scan an :class:`~cwkit.sources.SvmlightSource`
-        first, or give its label set).
+        An :class:`~cwkit.sources.SvmlightSource` without a given label set is scanned
+        first: every model needs the label set from its first round.
     spec : AlgoSpec
         The algorithm and its hyper-parameters (``spec.params``; ``grid`` is ignored).
     passes : int
@@ -358,6 +357,8 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
     >>> learner.examples, learner.model.classes_.tolist()
     (683, [-1.0, 1.0])
     """
+    if source.classes is None:
+        source.scan()
     learner = Learner(spec, spec.params, source.classes, dict(multiclass_params or {}))
     stream = _StreamConfig(seed=seed, shuffle=shuffle, shuffle_window=shuffle_window)
     _run(source, stream, [learner], passes, progress=progress,
@@ -411,12 +412,7 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
         tcfg = _StreamConfig(cfg.noise, cfg.seed + _TUNE_SEED_OFFSET, True,
                              cfg.shuffle_window, cfg.keep)
     elif tune_on == "first-half":
-        if source.n_examples is None:
-            if isinstance(source, FilteredSource):
-                source.count()
-            else:
-                source.scan()
-        half = source.n_examples // 2
+        half = source.count() // 2
         outer = cfg.keep
 
         def keep(index):

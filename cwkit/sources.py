@@ -1,8 +1,9 @@
 """Sources: the rows of an evaluation task, streamed as chunks in their stored order.
 
 A source has ``name``, ``classes``, ``n_features``, ``batch_size``, ``n_examples`` (``None``
-until known) and :meth:`chunks`, which yields ``(X, y, index)`` with ``index`` each row's
-position in the task. :mod:`cwkit.evaluate` reads a source once per pass; nothing here
+until known), :meth:`count` (the number of rows, reading the data if need be) and
+:meth:`chunks`, which yields ``(X, y, index)`` with ``index`` each row's position in the
+task. :mod:`cwkit.evaluate` reads a source once per pass; nothing here
 learns. :func:`synthetic` builds the papers' synthetic tasks as fresh sources per trial.
 """
 import numpy as np
@@ -47,6 +48,10 @@ class ArraySource:
         self.n_features = self.X.shape[1]
         self.classes = np.unique(self.y)
 
+    def count(self):
+        """Number of rows of the task."""
+        return self.n_examples
+
     def chunks(self):
         """Chunks ``(X, y, index)`` of ``batch_size`` rows."""
         for start in range(0, self.n_examples, self.batch_size):
@@ -88,6 +93,12 @@ class SvmlightSource:
         if self.classes is None:
             self.classes = np.asarray(info.classes)
         return self
+
+    def count(self):
+        """Number of rows of the file (a :meth:`scan` when not yet known)."""
+        if self.n_examples is None:
+            self.scan()
+        return self.n_examples
 
     def chunks(self):
         """Chunks ``(X, y, index)`` as :func:`cwkit.iter_svmlight` reads them."""

@@ -1,0 +1,113 @@
+"""cwkit.report on its own: the formats of `cwkit eval` from a Python result, and
+atomic writes."""
+import csv
+import io
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from cwkit import datasets, report
+from cwkit.evaluate import AlgoSpec, evaluate_tasks
+from cwkit.registry import algorithms
+from cwkit.sources import ArraySource
+
+
+SPECS = [AlgoSpec("perceptron"), AlgoSpec("pa1", params={"C": 0.5})]
+
+
+@pytest.fixture(scope="module")
+def outcome():
+    X1, y1 = datasets.make_twonorm(200, random_state=0)
+    X2, y2 = datasets.make_twonorm(150, random_state=1)
+    return evaluate_tasks([ArraySource(X1, y1, "one", batch_size=32),
+                           ArraySource(X2, y2, "two")],
+                          SPECS, curve_every=50)
+
+
+def test_table(outcome):
+    text = report.table(report.without_curves(outcome), SPECS,
+                        {"one": ["a note on task one"]})
+    lines = text.splitlines()
+    assert lines[0] == "data: one  (200 examples, 20 features, 2 classes)"
+    assert lines[1] == "  a note on task one"
+    assert lines[2].split()[:3] == ["algo", "rank", "examples"]
+    rows = {line.split()[0]: line for line in lines[3:5]}
+    assert set(rows) == {"perceptron", "pa1"} and rows["pa1"].endswith("C=0.5")
+    assert rows["perceptron"].endswith("defaults")
+    assert text.count("(* best by online error;") == 2
+    assert lines[-1].startswith("mean rank over 2 tasks: ")
+
+
+def test_json_and_csv_agree(outcome):
+    public = report.without_curves(outcome)
+    assert all("curves" in t for t in outcome["tasks"])
+    assert all("curves" not in t for t in public["tasks"])
+    parsed = json.loads(report.json_text(public))
+    rows = list(csv.DictReader(io.StringIO(report.results_csv(public))))
+    assert list(rows[0]) == report.CSV_FIELDS
+    assert len(rows) == 4
+    for row, (task, res) in zip(rows, [(t, r) for t in parsed["tasks"] for r in t["results"]]):
+        assert (row["data"], row["algo"]) == (task["data"], res["algo"])
+        assert int(row["mistakes"]) == res["mistakes"]
+        assert float(row["mean_rank"]) == parsed["mean_rank"][res["algo"]]
+        assert row["test_error"] == ""  # null
+
+
+def test_curves_csv(outcome):
+    rows = list(csv.DictReader(io.StringIO(report.curves_csv(outcome))))
+    one = [(int(r["examples"]), int(r["mistakes"])) for r in rows
+           if r["data"] == "one" and r["algo"] == "perceptron"]
+    assert [e for e, _ in one] == [50, 100, 150, 200]
+    final = outcome["tasks"][0]["results"][0]["mistakes"]
+    assert one[-1][1] == final and [m for _, m in one] == sorted(m for _, m in one)
+
+
+def test_jsonable():
+    obj = {1: np.float64(0.5), "b": (np.int64(3), float("inf")), "c": [float("nan")]}
+    assert report.jsonable(obj) == {"1": 0.5, "b": [3, None], "c": [None]}
+    assert report.json_text({"a": np.int32(2)}) == '{\n  "a": 2\n}\n'
+
+
+def test_format_label():
+    assert [report.format_label(v) for v in (np.float64(2.0), 0.25, np.int64(3), "x")] == \
+        ["2", "0.25", "3", "x"]
+
+
+def test_algorithms_text():
+    registry = {e["name"]: e for e in algorithms()}
+    text = report.algorithms_text(registry)
+    names = [line.split()[0] for line in text.splitlines() if not line.startswith(" ")]
+    assert names == list(registry)
+    for pname, p in registry["pa1"]["params"].items():
+        assert f"\n{'':16}  {pname}={p['default']!r}  ({p['valid']})\n" in text
+
+
+def test_atomic_write(tmp_path):
+    path = tmp_path / "out.txt"
+    report.write_text(path, "first\n")
+    assert path.read_text() == "first\n"
+
+    def fail(tmp):
+        with open(tmp, "w") as f:
+            f.write("partial")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        report.atomic_write(path, fail)
+    assert path.read_text() == "first\n"  # the old file, untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]  # no .part left
+
+
+def test_plot_without_matplotlib(outcome, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(report.PlotUnavailable, match="pip install matplotlib"):
+        report.plot(outcome, tmp_path / "c.png")
+    assert not (tmp_path / "c.png").exists()
+
+
+def test_plot(outcome, tmp_path):
+    pytest.importorskip("matplotlib")
+    report.plot(outcome, tmp_path / "c.png")
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
