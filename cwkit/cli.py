@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import __version__, datasets, report, sources
-from .evaluate import DEFAULT_SHUFFLE_WINDOW, AlgoSpec, Progress, evaluate, mean_ranks, train
+from .evaluate import DEFAULT_SHUFFLE_WINDOW, AlgoSpec, evaluate, mean_ranks, train
 from .persist import load, save
 from .registry import algorithms, make
 from .svmlight import iter_svmlight, scan_svmlight
@@ -184,8 +184,38 @@ def _file_source(path, name, args):
 # ---------------------------------------------------------------------------- commands
 
 def _eval(args, spool):
-    registry = _registry()
-    specs = _parse_specs(args.algos, args.param, args.grid, registry)
+    specs = _parse_specs(args.algos, args.param, args.grid, _registry())
+    _check_eval_options(args)
+    notes = {}
+    tasks, tests = _synthetic_task(args) if args.synthetic else _file_tasks(args, spool, notes)
+    for src in tasks:
+        if not callable(src):
+            _check_two_classes(src)
+    options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed,
+               "noise": args.noise, "cv": args.cv, "repeats": args.repeats,
+               "tune_on": args.tune_on, "multiclass_params": _multiclass_params(args),
+               "curve_every": args.curve_every if (args.curve or args.plot) else 0,
+               "shuffle_window": args.shuffle_window,
+               "progress": report.Progress(enabled=not args.quiet)}
+    results = [evaluate(s, specs, test=t, **options) for s, t in zip(tasks, tests)]
+    outcome = {"tasks": results, "mean_rank": mean_ranks(results)}
+    if args.curve:
+        report.write_text(args.curve, report.curves_csv(outcome))
+    if args.plot:
+        report.plot(outcome, args.plot)
+    public = report.without_curves(outcome)
+    if args.format == "json":
+        text = report.json_text(public)
+    elif args.format == "csv":
+        text = report.results_csv(public)
+    else:
+        text = report.table(public, specs, notes)
+    sys.stdout.write(text)
+    return 0
+
+
+def _check_eval_options(args):
+    """Usage errors of ``eval`` that the parser cannot see, before any data is read."""
     if args.noise < 0 or args.noise > 1:
         raise UsageError(f"--noise: must be in [0, 1], got {args.noise}")
     if args.cv == 1 or args.cv < 0:
@@ -211,78 +241,67 @@ def _eval(args, spool):
             report.matplotlib_pyplot()  # fail before a long run, not after it
         except report.PlotUnavailable as exc:
             raise UsageError(str(exc)) from None
-    mc = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k)) if v is not None}
-    notes = {}
+    if args.synthetic and args.tasks:
+        raise UsageError("--tasks needs multi-class data; the synthetic tasks are binary")
+
+
+def _synthetic_task(args):
+    """``--synthetic``: one task, fresh data per trial, its own test set."""
+    task = sources.synthetic(args.synthetic, seed=args.seed, n_samples=args.n_samples,
+                             test_size=args.test_size, s_long=args.s_long,
+                             s_short=args.s_short, n_per_phase=args.n_per_phase,
+                             n_features=args.drift_features, batch_size=args.batch_size)
+    return [task], [None]
+
+
+def _file_tasks(args, spool, notes):
+    """The tasks of the data files (or the shipped data set) and their test sources;
+    ``notes`` gets the lines the table prints under a task."""
+    names = args.data
+    if not names:
+        names = [str(datasets.shipped_data_path())]
+        label = f"{datasets.SHIPPED_FILE} (shipped)"
+        if not args.quiet:
+            print(f"cwkit: no data file given; using the data set shipped with cwkit: "
+                  f"{datasets.SHIPPED_DESCRIPTION}", file=sys.stderr)
+        notes[label] = ["no data file given: " + datasets.SHIPPED_DESCRIPTION]
+        labels = [label]
+        args.n_features = args.n_features or datasets.SHIPPED_N_FEATURES
+    else:
+        labels = ["stdin" if n == "-" else n for n in names]
     tasks, tests = [], []
-    if args.synthetic:
+    for i, (name, label) in enumerate(zip(names, labels)):
+        src = _file_source(spool.path(name), label, args)
+        tst = None
+        if args.test:
+            tname = args.test[i]
+            tst = sources.SvmlightSource(
+                spool.path(tname), name=tname, batch_size=args.batch_size,
+                zero_based=src.zero_based, n_features=args.n_features, classes=src.classes)
+            if args.n_features is None:
+                # train and test share one index space: the wider of the two
+                tst.scan()
+                src.n_features = tst.n_features = max(src.n_features, tst.n_features)
         if args.tasks:
-            raise UsageError("--tasks needs multi-class data; the synthetic tasks are binary")
-        tasks.append(sources.synthetic(
-            args.synthetic, seed=args.seed, n_samples=args.n_samples,
-            test_size=args.test_size, s_long=args.s_long, s_short=args.s_short,
-            n_per_phase=args.n_per_phase, n_features=args.drift_features,
-            batch_size=args.batch_size))
-        tests.append(None)
-    else:
-        names = args.data
-        if not names:
-            names = [str(datasets.shipped_data_path())]
-            label = f"{datasets.SHIPPED_FILE} (shipped)"
-            if not args.quiet:
-                print(f"cwkit: no data file given; using the data set shipped with cwkit: "
-                      f"{datasets.SHIPPED_DESCRIPTION}", file=sys.stderr)
-            notes[label] = ["no data file given: " + datasets.SHIPPED_DESCRIPTION]
-            labels = [label]
-            args.n_features = args.n_features or datasets.SHIPPED_N_FEATURES
+            for tname_, pos, neg in datasets.binary_tasks(src.classes, args.tasks):
+                tasks.append(sources.FilteredSource(src, pos, neg, f"{label}:{tname_}"))
+                tests.append(sources.FilteredSource(tst, pos, neg, f"{tst.name}:{tname_}")
+                             if tst is not None else None)
         else:
-            labels = ["stdin" if n == "-" else n for n in names]
-        test_names = args.test or []
-        for i, (name, label) in enumerate(zip(names, labels)):
-            src = _file_source(spool.path(name), label, args)
-            tst = None
-            if test_names:
-                tname = test_names[i]
-                tst = sources.SvmlightSource(
-                    spool.path(tname), name=tname, batch_size=args.batch_size,
-                    zero_based=src.zero_based, n_features=args.n_features,
-                    classes=src.classes)
-                if args.n_features is None:
-                    # train and test share one index space: the wider of the two
-                    tst.scan()
-                    src.n_features = tst.n_features = max(src.n_features, tst.n_features)
-            if args.tasks:
-                for tname_, pos, neg in datasets.binary_tasks(src.classes, args.tasks):
-                    tasks.append(sources.FilteredSource(src, pos, neg, f"{label}:{tname_}"))
-                    tests.append(sources.FilteredSource(tst, pos, neg, f"{tst.name}:{tname_}")
-                                 if tst is not None else None)
-            else:
-                tasks.append(src)
-                tests.append(tst)
-    for src in tasks:
-        if not callable(src) and src.classes.size < 2:
-            raise DataError(f"{src.name}: needs at least two classes, found "
-                            f"{src.classes.tolist()}")
-    progress = Progress(enabled=not args.quiet)
-    curve_every = args.curve_every if (args.curve or args.plot) else 0
-    options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed,
-               "noise": args.noise, "cv": args.cv, "repeats": args.repeats,
-               "tune_on": args.tune_on, "multiclass_params": mc, "curve_every": curve_every,
-               "shuffle_window": args.shuffle_window, "progress": progress}
-    results = [evaluate(s, specs, test=t, **options) for s, t in zip(tasks, tests)]
-    outcome = {"tasks": results, "mean_rank": mean_ranks(results)}
-    if args.curve:
-        report.write_text(args.curve, report.curves_csv(outcome))
-    if args.plot:
-        report.plot(outcome, args.plot)
-    public = report.without_curves(outcome)
-    if args.format == "json":
-        text = report.json_text(public)
-    elif args.format == "csv":
-        text = report.results_csv(public)
-    else:
-        text = report.table(public, specs, notes)
-    sys.stdout.write(text)
-    return 0
+            tasks.append(src)
+            tests.append(tst)
+    return tasks, tests
+
+
+def _multiclass_params(args):
+    """``--multiclass`` and ``--k`` as estimator parameters (only those given)."""
+    return {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k)) if v is not None}
+
+
+def _check_two_classes(src):
+    if src.classes.size < 2:
+        raise DataError(f"{src.name}: needs at least two classes, found "
+                        f"{src.classes.tolist()}")
 
 
 def _train(args, spool):
@@ -295,14 +314,12 @@ def _train(args, spool):
         key = p.split("=", 1)[0]
         params.append(p if "." in key else f"{args.algo}.{p}")
     (spec,) = _parse_specs(args.algo, params, [], registry)
-    mc = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k)) if v is not None}
     src = _file_source(spool.path(args.data), args.data, args)
-    if src.classes.size < 2:
-        raise DataError(f"{args.data}: needs at least two classes, found "
-                        f"{src.classes.tolist()}")
+    _check_two_classes(src)
     learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
-                    shuffle_window=args.shuffle_window, multiclass_params=mc,
-                    progress=Progress(enabled=not args.quiet))
+                    shuffle_window=args.shuffle_window,
+                    multiclass_params=_multiclass_params(args),
+                    progress=report.Progress(enabled=not args.quiet))
     report.atomic_write(args.output, lambda tmp: save(learner.model, tmp))
     if not args.quiet:
         print(f"cwkit: trained {args.algo} on {learner.examples} examples "

@@ -10,7 +10,6 @@ by the chunk size (and the shuffle window when shuffling). :func:`train` fits on
 learner on a source the same way, for ``cwkit train``.
 """
 import itertools
-import sys
 import time
 from dataclasses import dataclass, field
 
@@ -24,7 +23,6 @@ __all__ = [
     "DEFAULT_SHUFFLE_WINDOW",
     "AlgoSpec",
     "Learner",
-    "Progress",
     "average_ranks",
     "evaluate",
     "evaluate_tasks",
@@ -220,59 +218,6 @@ class Learner:
         return int(np.count_nonzero(self.model.predict(X) != y))
 
 
-class Progress:
-    """Progress on stderr: rewritten in place on a terminal, else lines at 1k, 2k, 4k, ..."""
-
-    FIRST_LINE = 1000  # examples at the first line when not on a terminal; then doubling
-    REDRAW_SECONDS = 0.2  # least time between two redraws on a terminal
-
-    def __init__(self, stream=None, enabled=True):
-        self.stream = sys.stderr if stream is None else stream
-        self.enabled = enabled
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.next_line = self.FIRST_LINE
-        self.last_draw = 0.0
-        self.start = time.perf_counter()
-        self.dirty = False
-
-    def start_run(self, label):
-        """A new run named ``label`` starts: rate and line schedule restart."""
-        self.label = label
-        self.start = time.perf_counter()
-        self.next_line = self.FIRST_LINE
-
-    def update(self, examples, learners):
-        """Show ``examples`` seen so far and each learner's online error, when due."""
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if self.tty:
-            if now - self.last_draw < self.REDRAW_SECONDS:
-                return
-        elif examples < self.next_line:
-            return
-        while self.next_line <= examples:
-            self.next_line *= 2
-        self.last_draw = now
-        rate = examples / max(now - self.start, 1e-9)
-        errs = " ".join(f"{lr.spec.label} {100.0 * lr.mistakes / max(lr.examples, 1):.2f}%"
-                        for lr in learners)
-        text = f"cwkit: {self.label}: {examples} examples, {rate:,.0f}/s, online error {errs}"
-        if self.tty:
-            self.stream.write("\r\x1b[K" + text)
-            self.dirty = True
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def end_run(self):
-        """Clear the line drawn in place on a terminal."""
-        if self.enabled and self.tty and self.dirty:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self.dirty = False
-
-
 def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="",
          tolerate=False):
     """Progressive run of ``learners`` over ``passes`` passes of ``source``.
@@ -332,7 +277,7 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
     shuffle_window : int
     multiclass_params : dict, optional
         ``multiclass`` / ``k`` for the estimator.
-    progress : Progress, optional
+    progress : cwkit.report.Progress, optional
     label : str, optional
         The run's name in the progress lines (default: the source's name).
 
@@ -469,11 +414,16 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
     repeats : int
         Independent trials (fresh synthetic data, or reshuffles with ``seed + r``).
     tune_on : {"shuffled", "first-half"}
-        Held-out run for the specs' grids (see :func:`_tune`).
+        Held-out run for the specs' grids: a separate shuffled run of the training rows
+        (seed ``seed + 7919``), or the first half of the rows in stored order; ties go to
+        the earlier grid value.
     multiclass_params : dict, optional
         ``multiclass`` / ``k`` passed to every estimator.
     curve_every : int
         Record cumulative mistakes every this many examples (0: no curve).
+    shuffle_window : int
+    progress : cwkit.report.Progress, optional
+        Told of every run (tuning runs included) and of each chunk learnt.
 
     Returns
     -------

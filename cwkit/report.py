@@ -1,9 +1,11 @@
-"""Reports of ``cwkit eval``: text table, JSON, CSV, learning curves and plots.
+"""What ``cwkit`` shows: progress on stderr, then text table, JSON, CSV, curves, plots.
 
-Every function takes the result of :func:`cwkit.evaluate.evaluate_tasks` (``{"tasks":
-[...], "mean_rank": ...}``, the JSON schema of docs/cli.md) and returns text, except
-:func:`plot`, which draws into a file. Files are written with :func:`atomic_write`: to a
-temporary file moved into place on success, so an error leaves no partial file.
+:class:`Progress` is handed to :func:`cwkit.evaluate.evaluate` or
+:func:`~cwkit.evaluate.train`, which tell it of each chunk learnt. The other functions take
+the result of :func:`cwkit.evaluate.evaluate_tasks` (``{"tasks": [...], "mean_rank":
+...}``, the JSON schema of docs/cli.md) and return text, except :func:`plot`, which draws
+into a file. Files are written with :func:`atomic_write`: to a temporary file moved into
+place on success, so an error leaves no partial file.
 """
 import contextlib
 import csv
@@ -11,7 +13,9 @@ import io
 import json
 import math
 import os
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +25,7 @@ from .evaluate import task_ranks
 __all__ = [
     "CSV_FIELDS",
     "PlotUnavailable",
+    "Progress",
     "algorithms_text",
     "atomic_write",
     "curves_csv",
@@ -38,6 +43,59 @@ __all__ = [
 
 class PlotUnavailable(ImportError):
     """matplotlib, an optional extra, is not installed."""
+
+
+class Progress:
+    """Progress on stderr: rewritten in place on a terminal, else lines at 1k, 2k, 4k, ..."""
+
+    FIRST_LINE = 1000  # examples at the first line when not on a terminal; then doubling
+    REDRAW_SECONDS = 0.2  # least time between two redraws on a terminal
+
+    def __init__(self, stream=None, enabled=True):
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = enabled
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.next_line = self.FIRST_LINE
+        self.last_draw = 0.0
+        self.start = time.perf_counter()
+        self.dirty = False
+
+    def start_run(self, label):
+        """A new run named ``label`` starts: rate and line schedule restart."""
+        self.label = label
+        self.start = time.perf_counter()
+        self.next_line = self.FIRST_LINE
+
+    def update(self, examples, learners):
+        """Show ``examples`` seen so far and each learner's online error, when due."""
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if self.tty:
+            if now - self.last_draw < self.REDRAW_SECONDS:
+                return
+        elif examples < self.next_line:
+            return
+        while self.next_line <= examples:
+            self.next_line *= 2
+        self.last_draw = now
+        rate = examples / max(now - self.start, 1e-9)
+        errs = " ".join(f"{lr.spec.label} {100.0 * lr.mistakes / max(lr.examples, 1):.2f}%"
+                        for lr in learners)
+        text = f"cwkit: {self.label}: {examples} examples, {rate:,.0f}/s, online error {errs}"
+        if self.tty:
+            self.stream.write("\r\x1b[K" + text)
+            self.dirty = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def end_run(self):
+        """Clear the line drawn in place on a terminal."""
+        if self.enabled and self.tty and self.dirty:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.dirty = False
 
 
 def _format_number(x, digits=4):

@@ -341,7 +341,7 @@ def test_progress_rewrites_in_place_on_a_terminal():
         def isatty(self):
             return True
 
-    from cwkit.evaluate import Progress
+    from cwkit.report import Progress
     stream = Tty()
     p = Progress(stream)
     p.start_run("x")
