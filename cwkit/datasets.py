@@ -1,12 +1,12 @@
 """Data for experiments: the papers' synthetic tasks, label noise, binary tasks, shipped data.
 
-* :func:`make_crammer` -- the rotated-Gaussian task of seeds 000 (Sect. 5.2) and 001 (Sect. 5);
-* :func:`make_twonorm` -- Breiman's twonorm (seed 002, data set 7);
-* :func:`make_drift` -- the four-phase non-stationary stream of seed 004 (Sect. 4.1);
+* :func:`make_crammer` -- the rotated-Gaussian task of [AROW13] Sect. 5.2 and [ECCW08] Sect. 5;
+* :func:`make_twonorm` -- Breiman's twonorm ([GPA13], data set 7);
+* :func:`make_drift` -- the four-phase non-stationary stream of [LMC09] Sect. 4.1;
 * :func:`flip_labels` -- label noise that is a pure function of (seed, row index), so a
   streamed file gets the same noisy labels whatever its chunking and on every pass;
 * :func:`binary_tasks` / :func:`task_rows` -- all-pairs and one-vs-all binary tasks
-  built from multi-class labels (seed 000 Sect. 5.3, the 45 MNIST pairs);
+  built from multi-class labels ([AROW13] Sect. 5.3, the 45 MNIST pairs);
 * :func:`load_breast_cancer` -- the small real data set shipped inside the package.
 """
 from itertools import combinations
@@ -40,7 +40,7 @@ SHIPPED_DESCRIPTION = (
     "(LIBSVM's breast-cancer_scale; labels -1 benign, +1 malignant), shipped with cwkit"
 )
 
-# The phase schedule of seed 004 Sect. 4.1 (Fig. 2): for each phase, the probability of
+# The phase schedule of [LMC09] Sect. 4.1 (Fig. 2): for each phase, the probability of
 # each class (P1, P2, N1, N2) at the start and at the end of the phase; linear in between.
 DRIFT_CLASSES = ("P1", "P2", "N1", "N2")
 _DRIFT_PHASES = (
@@ -66,12 +66,12 @@ def _check_positive(name, value):
 
 def make_crammer(n_samples=1000, *, n_features=20, s_long=10.0, s_short=1.0,
                  noise_variance=2.0, random_state=None):
-    """The rotated-Gaussian synthetic task of seeds 000 and 001.
+    """The rotated-Gaussian synthetic task of [AROW13] and [ECCW08].
 
     Parameters
     ----------
     n_samples : int
-        Number of examples (seed 001: 1,000; seed 000: 5,000 training, 10,000 test).
+        Number of examples ([ECCW08]: 1,000; [AROW13]: 5,000 training, 10,000 test).
     n_features : int, default 20
         Dimension; coordinates beyond the first two are noise.
     s_long, s_short : float, default (10, 1)
@@ -87,12 +87,12 @@ def make_crammer(n_samples=1000, *, n_features=20, s_long=10.0, s_short=1.0,
 
     Notes
     -----
-    FORMULAS.md Sect. 6 (seed 001 Sect. 5, seed 000 Sect. 5.2): coordinates 1-2 are
-    ``z_L e_L + z_S e_S`` with ``e_L = (1, 1)/sqrt 2``, ``e_S = (-1, 1)/sqrt 2``,
-    ``z_L ~ N(0, s_L^2)``, ``z_S ~ N(0, s_S^2)``; the label is ``sign(z_S)`` (the separator
-    is parallel to the long axis, so the set is linearly separable); the other coordinates
-    are ``N(0, noise_variance)``. The papers do not state the axis scales; (10, 1)
-    reproduces seed 001's headline numbers best. ``z_S = 0`` (probability 0) is labelled +1.
+    [ECCW08] Sect. 5, [AROW13] Sect. 5.2: coordinates 1-2 are ``z_L e_L + z_S e_S`` with
+    ``e_L = (1, 1)/sqrt 2``, ``e_S = (-1, 1)/sqrt 2``, ``z_L ~ N(0, s_L^2)``,
+    ``z_S ~ N(0, s_S^2)``; the label is ``sign(z_S)`` (the separator is parallel to the long
+    axis, so the set is linearly separable); the other coordinates are
+    ``N(0, noise_variance)``. The papers do not state the axis scales; (10, 1)
+    reproduces [ECCW08]'s headline numbers best. ``z_S = 0`` (probability 0) is labelled +1.
 
     Examples
     --------
@@ -122,7 +122,7 @@ def make_twonorm(n_samples=7400, *, n_features=20, random_state=None):
 
     Parameters
     ----------
-    n_samples : int, default 7400 (the size of the data set in seed 002, Table 1)
+    n_samples : int, default 7400 (the size of the data set in [GPA13] Table 1)
     n_features : int, default 20
     random_state : int, numpy.random.Generator or None
 
@@ -134,7 +134,7 @@ def make_twonorm(n_samples=7400, *, n_features=20, random_state=None):
     Notes
     -----
     L. Breiman, *Bias, variance and arcing classifiers*, TR 460, Berkeley 1996: class +1
-    is ``N(a 1, I)``, class -1 is ``N(-a 1, I)``, ``a = 2/sqrt(20)`` (FORMULAS.md Sect. 6).
+    is ``N(a 1, I)``, class -1 is ``N(-a 1, I)``, ``a = 2/sqrt(20)``.
     The Bayes error is ``Phi(-a sqrt(d)) = Phi(-2) = 2.3%`` for d = 20.
     """
     n_samples = _check_int("n_samples", n_samples, 1)
@@ -147,7 +147,7 @@ def make_twonorm(n_samples=7400, *, n_features=20, random_state=None):
 
 
 def drift_probabilities(n_per_phase):
-    """Class probabilities (P1, P2, N1, N2) of every example of the seed-004 stream.
+    """Class probabilities (P1, P2, N1, N2) of every example of the [LMC09] stream.
 
     Returns an array of shape ``(4 * n_per_phase, 4)``: within each phase the
     probabilities move linearly from the phase's start to its end values, evaluated at
@@ -164,12 +164,12 @@ def drift_probabilities(n_per_phase):
 
 def make_drift(n_per_phase=800, *, n_features=1000, topic_size=20, p_topic=0.3,
                p_background=0.01, random_state=None, return_classes=False):
-    """The four-phase non-stationary stream of seed 004 with sparse 0/1 features.
+    """The four-phase non-stationary stream of [LMC09] with sparse 0/1 features.
 
     Parameters
     ----------
     n_per_phase : int, default 800
-        Examples per phase (seed 004: 800 for the text sets, 500 for USPS).
+        Examples per phase ([LMC09]: 800 for the text sets, 500 for USPS).
     n_features : int, default 1000
         Vocabulary size; must be at least ``3 * topic_size``.
     topic_size : int, default 20 (even)
@@ -188,7 +188,7 @@ def make_drift(n_per_phase=800, *, n_features=1000, topic_size=20, p_topic=0.3,
 
     Notes
     -----
-    The class schedule is seed 004 Sect. 4.1 (Fig. 2): phase 1, P(P1) 0.7 -> 0.5 and
+    The class schedule is [LMC09] Sect. 4.1 (Fig. 2): phase 1, P(P1) 0.7 -> 0.5 and
     P(N1) 0.3 -> 0.5; phase 2, P1 0.5 -> 0.3, P2 0 -> 0.2, N1 0.5; phase 3, P2 0.5,
     N1 0.2 -> 0, N2 0.3 -> 0.5; phase 4, P2 0.5 -> 0.3, N2 0.5 -> 0.7; the classes are
     drawn independently per example (:func:`drift_probabilities`). Phase 3 starts with a
@@ -284,7 +284,7 @@ def flip_labels(y, rate, *, classes=None, seed=0, index=None):
 
     Notes
     -----
-    Seed 000 Sect. 5.3: "randomly and independently flipping each binary label with a
+    [AROW13] Sect. 5.3: "randomly and independently flipping each binary label with a
     fixed probability"; multi-class (Sect. 5.4): "randomly select another label to replace
     the correct label".
     """
@@ -314,7 +314,7 @@ def binary_tasks(classes, mode):
 
     ``mode="all-pairs"`` gives one task per pair ``a < b`` (positive ``a``, negative
     ``b``; other rows dropped), K(K-1)/2 tasks; ``mode="one-vs-all"`` gives one task per
-    class (positive the class, negative all others), K tasks. Seed 000 Sect. 5.3 builds the
+    class (positive the class, negative all others), K tasks. [AROW13] Sect. 5.3 builds the
     45 MNIST pairs and 10 one-vs-all tasks this way.
     """
     classes = [c for c in np.unique(np.asarray(classes)).tolist()]

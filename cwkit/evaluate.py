@@ -302,13 +302,18 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
     >>> learner.examples, learner.model.classes_.tolist()
     (683, [-1.0, 1.0])
     """
-    if source.classes is None:
-        source.scan()
+    _learn_classes(source)
     learner = Learner(spec, spec.params, source.classes, dict(multiclass_params or {}))
     stream = _StreamConfig(seed=seed, shuffle=shuffle, shuffle_window=shuffle_window)
     _run(source, stream, [learner], passes, progress=progress,
          label=source.name if label is None else label)
     return learner
+
+def _learn_classes(source):
+    """Scan a file source whose label set was not given: models need it from round one."""
+    if source.classes is None:
+        source.scan()
+
 
 def _pieces(n, seen, every):
     """Slices of a chunk of ``n`` rows that end on multiples of ``every`` examples."""
@@ -393,7 +398,7 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
 
     Parameters
     ----------
-    source : ArraySource, SvmlightSource (scanned) or FilteredSource, or a callable
+    source : ArraySource, SvmlightSource or FilteredSource, or a callable
         ``trial -> (source, test_source)`` that generates fresh data for each repeat
         (the synthetic tasks).
     specs : list of AlgoSpec
@@ -444,6 +449,7 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
         else:
             src, tst = source, test
         first = first or src
+        _learn_classes(src)
         tseed = seed + (0 if cv else trial)
         keep_train = keep_test = None
         if cv:

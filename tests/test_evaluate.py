@@ -1,5 +1,7 @@
 """cwkit.evaluate.train, the entry point of `cwkit train`: the model it fits is the one
 an estimator's own fit / partial_fit gives on the rows in the same order, bit for bit."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -78,3 +80,16 @@ def test_train_uses_the_spec_params():
     learner = train(ArraySource(X, y, "shipped"), AlgoSpec("pa1", params={"C": 0.05}))
     assert learner.model.get_params()["C"] == 0.05
     assert_same_model(learner.model, make("pa1", C=0.05, shuffle=False).fit(X, y), X, y)
+
+
+def test_the_python_example_of_docs_cli_runs(capsys):
+    """The example of docs/cli.md, section "From Python", as written."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    section = doc[doc.index("## From Python"):]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start:section.index("\n```", start)]
+    namespace = {}
+    exec(code, namespace)
+    out = capsys.readouterr().out
+    assert "breast-cancer_scale.svm" in out and "arow *" in out
+    assert namespace["model"].classes_.tolist() == [-1, 1]
