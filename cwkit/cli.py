@@ -16,13 +16,11 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import __version__, datasets, report, sources
 from .evaluate import DEFAULT_SHUFFLE_WINDOW, AlgoSpec, evaluate, mean_ranks, train
 from .persist import load, save
 from .registry import algorithms, make
-from .svmlight import iter_svmlight, scan_svmlight
 
 __all__ = ["main"]
 
@@ -347,15 +345,11 @@ def _predict(args, spool):
     if args.proba and not hasattr(model, "predict_proba"):
         raise UsageError(f"--proba: {type(model).__name__} gives no probabilities "
                          f"(cw and arow do); use --scores")
-    path = spool.path(args.data)
-    width = _n_features(model)
-    zero_based = _zero_based(args)
-    if zero_based == "auto":
-        zero_based = bool(scan_svmlight(path).zero_based)
+    rows = sources.rows_for_model(spool.path(args.data), _n_features(model),
+                                  batch_size=args.batch_size, zero_based=_zero_based(args))
 
     def write(f):
-        for X, _ in iter_svmlight(path, batch_size=args.batch_size, zero_based=zero_based):
-            X = _to_width(X, width)
+        for X in rows:
             if args.scores:
                 values = np.asarray(model.decision_function(X))
             elif args.proba:
@@ -373,16 +367,6 @@ def _predict(args, spool):
     else:
         write(sys.stdout)
     return 0
-
-
-def _to_width(X, width):
-    """``X`` with exactly ``width`` columns: features the model never saw (beyond its
-    width) are dropped, as their weights are 0; a narrower chunk is widened."""
-    if X.shape[1] > width:
-        return X[:, :width]
-    if X.shape[1] < width:
-        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
-    return X
 
 
 def _algos(args, spool):

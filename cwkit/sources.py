@@ -4,7 +4,8 @@ A source has ``name``, ``classes``, ``n_features``, ``batch_size``, ``n_examples
 until known), :meth:`count` (the number of rows, reading the data if need be) and
 :meth:`chunks`, which yields ``(X, y, index)`` with ``index`` each row's position in the
 task. :mod:`cwkit.evaluate` reads a source once per pass; nothing here
-learns. :func:`synthetic` builds the papers' synthetic tasks as fresh sources per trial.
+learns. :func:`synthetic` builds the papers' synthetic tasks as fresh sources per trial;
+:func:`rows_for_model` reads a file's rows for a fitted model (``cwkit predict``).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -18,6 +19,7 @@ __all__ = [
     "ArraySource",
     "FilteredSource",
     "SvmlightSource",
+    "rows_for_model",
     "synthetic",
 ]
 
@@ -203,3 +205,32 @@ def synthetic(kind, *, seed=0, n_samples=None, test_size=10000, s_long=10.0, s_s
 
     make.name = name
     return make
+
+
+def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="auto"):
+    """The rows of an svmlight file as CSR chunks of exactly ``width`` columns.
+
+    Features beyond ``width`` (never seen by a model of that width, so of weight 0) are
+    dropped; a narrower chunk is widened. The labels are not returned.
+
+    Parameters
+    ----------
+    path : str or path-like
+    width : int
+        The model's number of features.
+    batch_size : int
+    zero_based : bool or "auto"
+        Index base; ``"auto"`` scans the file first (zero-based if any index 0 occurs).
+
+    Yields
+    ------
+    scipy.sparse.csr_matrix of shape (rows, width)
+    """
+    if zero_based == "auto":
+        zero_based = bool(scan_svmlight(path).zero_based)
+    for X, _ in iter_svmlight(path, batch_size=batch_size, zero_based=zero_based):
+        if X.shape[1] > width:
+            X = X[:, :width]
+        elif X.shape[1] < width:
+            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+        yield X

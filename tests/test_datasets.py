@@ -181,3 +181,5 @@ def test_shipped_data_set():
     assert X.shape == (683, 9)
     assert np.array_equal(np.asarray(y), y_ref)
     assert np.allclose(X.toarray() if sp.issparse(X) else X, X_ref)
+    assert datasets.SHIPPED_N_FEATURES == X_ref.shape[1] == 9
+    assert datasets.SHIPPED_FILE == path.name
