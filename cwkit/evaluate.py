@@ -180,7 +180,7 @@ class Learner:
     def _clean_mistake(self, x, y_clean):
         """Whether the pre-round state errs on ``x`` against its clean label.
 
-        Binary: ``y·score <= 0`` with ``decision_function`` ([AROW13] Sect. 2); this is
+        Binary: ``y·score <= 0`` with ``decision_function`` (a score of 0 errs); this is
         the online rule's own score except for avg-perceptron, whose decision_function is
         the averaged vector, and for mini-batch PA inside an incomplete group (its
         provisional model). Multi-class: ``predict`` (argmax, ties to the smallest label).
@@ -255,7 +255,6 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
         progress.end_run()
 
 
-
 def train(source, spec, *, passes=1, shuffle=False, seed=0,
           shuffle_window=DEFAULT_SHUFFLE_WINDOW, multiclass_params=None, progress=None,
           label=None):
@@ -308,6 +307,7 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
     _run(source, stream, [learner], passes, progress=progress,
          label=source.name if label is None else label)
     return learner
+
 
 def _learn_classes(source):
     """Scan a file source whose label set was not given: models need it from round one."""

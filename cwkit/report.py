@@ -46,7 +46,16 @@ class PlotUnavailable(ImportError):
 
 
 class Progress:
-    """Progress on stderr: rewritten in place on a terminal, else lines at 1k, 2k, 4k, ..."""
+    """Progress of runs: one line rewritten in place on a terminal, else lines at 1k, 2k,
+    4k, ... examples; each shows the examples seen, their rate and every learner's online
+    error.
+
+    Parameters
+    ----------
+    stream : file-like, default sys.stderr
+    enabled : bool, default True
+        False: show nothing (``--quiet``).
+    """
 
     FIRST_LINE = 1000  # examples at the first line when not on a terminal; then doubling
     REDRAW_SECONDS = 0.2  # least time between two redraws on a terminal
@@ -54,6 +63,7 @@ class Progress:
     def __init__(self, stream=None, enabled=True):
         self.stream = sys.stderr if stream is None else stream
         self.enabled = enabled
+        self.label = ""
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.next_line = self.FIRST_LINE
         self.last_draw = 0.0
