@@ -276,9 +276,9 @@ def _empty(n, dtype):
 
     numpy asks for transparent huge pages on large arrays; under Linux's
     default policy (defrag=madvise) each new 2 MiB page then waits for
-    memory compaction, which tripled the kernel time of filling a 240 MB
-    CSR matrix here.  An anonymous mmap gets ordinary pages, zeroed on first
-    write; capacity never written is never resident.
+    memory compaction (benchmarks/README.md has the cost).  An anonymous
+    mmap gets ordinary pages, zeroed on first write; capacity never written
+    is never resident.
     """
     dtype = np.dtype(dtype)
     if n == 0 or n * dtype.itemsize < _MMAP_MIN:
