@@ -2,7 +2,7 @@
 
 Prints one machine-readable row per learner (tab-separated: learner, seconds,
 rows/s, nonzeros/s, ratio to scikit-learn's PA-I nonzeros/s, online error) and
-then the single-example ``partial_fit`` call rate.  Targets (issue 2):
+then the single-example ``partial_fit`` call rate.  Targets:
 first-order rules >= 1.0x scikit-learn's PA-I, diagonal CW, CW-Stdev and AROW
 >= 0.7x, single-example partial_fit >= 20,000 calls/s with 2**20 features.
 
@@ -10,7 +10,7 @@ first-order rules >= 1.0x scikit-learn's PA-I, diagonal CW, CW-Stdev and AROW
     python benchmarks/bench_core.py --rows 20000     # quicker
     python benchmarks/bench_core.py --suite multiclass --repeat 7   # news20 only
 
-The multi-class suite (issue 5, ``bench_multiclass.py``) follows the binary one: top-1,
+The multi-class suite (``bench_multiclass.py``) follows the binary one: top-1,
 one-vs-rest, top-k and all-constraint reductions on 20 Newsgroups against scikit-learn's
 one-vs-rest PA-I, with test accuracy next to the speed; it needs ``../shared/data``
 and says so when that is absent.

@@ -7,7 +7,7 @@ file order; scikit-learn's reference is ``SGDClassifier(loss="hinge",
 penalty=None, learning_rate="pa1", eta0=1.0)`` (PA-I, one-vs-rest).  Prints one
 tab-separated row per learner: learner, seconds, examples/s, ratio to
 scikit-learn's examples/s, online error (progressive mistakes / rows; not
-available for scikit-learn), test accuracy.  Targets (issue 5): top-1 >= 2x and
+available for scikit-learn), test accuracy.  Targets: top-1 >= 2x and
 ovr >= 1x scikit-learn's examples/s; top-k with K = 20, k = 5 >= 5,000 examples/s.
 
     python benchmarks/bench_multiclass.py              # best of 7 runs per learner

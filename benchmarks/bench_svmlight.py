@@ -1,4 +1,4 @@
-"""Throughput and memory of svmlight readers (issue 3).
+"""Throughput and memory of svmlight readers.
 
 Readers: ``cwkit.load_svmlight``, ``cwkit.iter_svmlight`` (default batch
 size, prefetch on), scikit-learn's ``load_svmlight_file`` and

@@ -13,19 +13,19 @@ steps=("$@")
 
 for step in "${steps[@]}"; do
   case "$step" in
-  r1)  # seed 001 Sect. 5: 1,000 examples, cumulative mistakes, 7 algorithms
+  r1)  # [ECCW08] Sect. 5: 1,000 examples, cumulative mistakes, 7 algorithms
     $CWKIT eval -q --synthetic crammer --n-samples 1000 --test-size 10000 --repeats 100 \
       --algos perceptron,pa,sop:covariance=full,cw,cw:covariance=full,cw-stdev,cw-stdev:covariance=full \
       --grid cw.eta=0.55,0.6,0.7,0.8,0.9,0.95 --grid cw.a=0.1,1,10 \
       --grid cw-stdev.eta=0.55,0.6,0.7,0.8,0.9,0.95 --grid cw-stdev.a=0.1,1,10 \
       --grid sop.a=0.1,1,10 | tee "$OUT/r1.txt" ;;
-  r2)  # seed 000 Sect. 5.2: 5,000 examples, 10% label noise, 10,000 clean test examples
+  r2)  # [AROW13] Sect. 5.2: 5,000 examples, 10% label noise, 10,000 clean test examples
     $CWKIT eval -q --synthetic crammer --n-samples 5000 --test-size 10000 --noise 0.1 \
       --repeats 100 \
       --algos perceptron,pa,sop,sop:covariance=full,cw,cw:covariance=full,arow,arow:covariance=full \
       --grid arow.r=0.01,0.1,1,10,100 --grid cw.eta=0.55,0.6,0.7,0.8,0.9,0.95 \
       --grid sop.a=0.1,1,10 | tee "$OUT/r2.txt" ;;
-  r3)  # seed 002 Table 2, row 7 (twonorm): 25 trials of 5,550 training / 1,850 test
+  r3)  # [GPA13] Table 2, row 7 (twonorm): 25 trials of 5,550 training / 1,850 test
     G=1e-5,1e-4,1e-3,1e-2,1e-1,1,10
     $CWKIT eval -q --synthetic twonorm --n-samples 5550 --test-size 1850 --repeats 25 \
       --algos pa1,bpa1:batch_size=4,bpa1:batch_size=8,pa2,bpa2:batch_size=4,bpa2:batch_size=8,pa-ls,bpa-ls:batch_size=4,bpa-ls:batch_size=8 \
@@ -36,7 +36,7 @@ for step in "${steps[@]}"; do
       --algos pa1,bpa1:batch_size=4,bpa1:batch_size=8,pa2,bpa2:batch_size=4,bpa2:batch_size=8,pa-ls,bpa-ls:batch_size=4,bpa-ls:batch_size=8 \
       --grid pa1.C=$G --grid pa2.C=$G --grid pa-ls.C=$G \
       --grid bpa1.C=$G --grid bpa2.C=$G --grid bpa-ls.C=$G "$DATA/uci/twonorm" | tee "$OUT/r3-file.txt" ;;
-  r4)  # seed 004 Sect. 4.1: four phases of 800, mistakes after the phase-3 shift
+  r4)  # [LMC09] Sect. 4.1: four phases of 800, mistakes after the phase-3 shift
     $CWKIT eval -q --synthetic drift --n-per-phase 800 --repeats 40 --algos pa,reg-pa,l2-pa \
       --grid reg-pa.alpha=0.001,0.003,0.01,0.03,0.1 --grid l2-pa.beta=1.5,2,3,5,10,30 \
       --tune-on first-half --curve "$OUT/r4-curve.csv" --curve-every 100 | tee "$OUT/r4.txt"
@@ -52,7 +52,7 @@ for algo in ("pa", "reg-pa", "l2-pa"):
     print(f"{algo:8s}" + "".join(f"{m:9.2f}" for m in means))
 EOF
     ;;
-  r5)  # seed 000 Table 1: mean rank of pa, cw, arow on 20 Newsgroups pairs and Amazon
+  r5)  # [AROW13] Table 1: mean rank of pa, cw, arow on 20 Newsgroups pairs and Amazon
     T="$(cd "$DATA/text" && pwd)"
     for noise in 0 0.1 0.3; do
       $CWKIT eval -q --algos pa,cw,arow --cv 10 --noise "$noise" \
