@@ -29,7 +29,7 @@ from .svmlight import (
     scan_svmlight,
 )
 from .base import NotFittedError  # noqa: E402
-from ._engines import ModelError  # noqa: E402
+from .models.interface import ModelError  # noqa: E402
 from .l1pa import L1ConstrainedPA  # noqa: E402
 from .linear import (  # noqa: E402
     AROW,

@@ -7,17 +7,9 @@ formulas are in each class's Notes; FORMULAS.md gives the derivations.
 import numpy as np
 from scipy.special import ndtri
 
-from . import _core
-from . import _engines as E
-from . import _params as P
-from .base import GaussianMixin, OnlineClassifier, VarianceMixin
-
-
-def _hyper(**kw):
-    h = {"C": 1.0, "alpha": 0.0, "beta": 0.0, "phi": 0.0, "r": 1.0, "a": 1.0,
-         "direct": False, "eta": 0.0, "lam": 0.0, "delta": 0.0}
-    h.update(kw)
-    return h
+from . import _core, _params
+from .base import GaussianMixin, OnlineClassifier, Registration, VarianceMixin
+from .models.scoring import row_scores
 
 
 class Perceptron(OnlineClassifier):
@@ -69,7 +61,11 @@ class Perceptron(OnlineClassifier):
     [1, -1, 1, -1]
     """
 
-    _constraints = {"average": P.Bool()}
+    _constraints = {"average": _params.Bool()}
+    _names = {
+        "perceptron": Registration({"average": False}, "Perceptron [Ros58]"),
+        "avg-perceptron": Registration({"average": True}, "averaged Perceptron [FS99]"),
+    }
 
     def __init__(self, average=False, *, fit_intercept=True, n_passes=1, shuffle=True,
                  random_state=None, multiclass="top1", k=1):
@@ -81,9 +77,9 @@ class Perceptron(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
+    def _model_options(self):
         rule = _core.Rule.AVG_PERCEPTRON if self.average else _core.Rule.PERCEPTRON
-        return E.FirstOrder, rule, _hyper()
+        return {"shape": "first_order", "rule": rule}
 
 
 class PassiveAggressive(OnlineClassifier):
@@ -124,8 +120,18 @@ class PassiveAggressive(OnlineClassifier):
     (:class:`cwkit.MiniBatchPA`, S002 eq. 19), and k = 1 is PA-LS top1.
     """
 
-    _constraints = {"variant": P.Choice("pa", "pa1", "pa2", "pa-ls"), "C": P.POSITIVE,
-                    "slack": P.Choice("per-constraint", "shared")}
+    _constraints = {"variant": _params.Choice("pa", "pa1", "pa2", "pa-ls"),
+                    "C": _params.POSITIVE, "slack": _params.Choice("per-constraint", "shared")}
+    _names = {
+        "pa": Registration({"variant": "pa"}, "Passive-Aggressive, hard margin [PA06]"),
+        "pa1": Registration({"variant": "pa1"}, "PA-I, hinge slack [PA06]; [GPA13] with bias",
+                            ("C",)),
+        "pa2": Registration({"variant": "pa2"},
+                            "PA-II, squared slack [PA06]; [GPA13] with bias", ("C", "slack")),
+        "pa-ls": Registration({"variant": "pa-ls"},
+                              "PA least squares, updates every round ([GPA13] eqs 7-9)",
+                              ("C", "slack")),
+    }
     _rules = {"pa": _core.Rule.PA, "pa1": _core.Rule.PA1, "pa2": _core.Rule.PA2,
               "pa-ls": _core.Rule.PA_LS}
 
@@ -141,8 +147,9 @@ class PassiveAggressive(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
-        return E.FirstOrder, self._rules[self.variant], _hyper(C=float(self.C))
+    def _model_options(self):
+        return {"shape": "first_order", "rule": self._rules[self.variant], "C": float(self.C),
+                "slack": self.slack}
 
     def _poor_score(self):
         # PA-LS regresses onto every label (tau may be negative), so one pass over
@@ -183,9 +190,19 @@ class RegularizedPA(OnlineClassifier):
     The shrinking is O(1): w is stored as s * v and only s is divided.
     """
 
-    _constraints = {"variant": P.Choice("reg", "l2", "soft"), "alpha": P.POSITIVE,
-                    "beta": P.POSITIVE, "C": P.POSITIVE, "prune_sigma": P.NONNEGATIVE,
-                    "prune_mode": P.Choice("squared", "absolute")}
+    _constraints = {"variant": _params.Choice("reg", "l2", "soft"), "alpha": _params.POSITIVE,
+                    "beta": _params.POSITIVE, "C": _params.POSITIVE,
+                    "prune_sigma": _params.NONNEGATIVE,
+                    "prune_mode": _params.Choice("squared", "absolute")}
+    _names = {
+        "reg-pa": Registration({"variant": "reg"}, "objective-regularized PA ([LMC09] Lemma 3.1)",
+                               ("alpha", "prune_sigma", "prune_mode")),
+        "l2-pa": Registration({"variant": "l2"}, "L2-norm-constrained PA ([LMC09] Lemma 3.2)",
+                              ("beta", "prune_sigma", "prune_mode")),
+        "soft-reg-pa": Registration({"variant": "soft"},
+                                    "soft-margin objective-regularized PA ([LMC09] Lemma 5.1)",
+                                    ("C", "alpha", "prune_sigma", "prune_mode")),
+    }
     _rules = {"reg": _core.Rule.REG_PA, "l2": _core.Rule.L2_PA, "soft": _core.Rule.SOFT_REG_PA}
 
     def __init__(self, variant="reg", alpha=0.01, beta=10.0, C=1.0, prune_sigma=0.0,
@@ -204,20 +221,9 @@ class RegularizedPA(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
-        return E.FirstOrder, self._rules[self.variant], _hyper(
-            alpha=float(self.alpha), beta=float(self.beta), C=float(self.C))
-
-    def _status_detail(self, rows, pos):
-        if len(self.classes_) > 2 and self.multiclass == "top1":
-            # the top-1 step is on Delta = f(x, y) - f(x, c), ||Delta||^2 = 2 ||x||^2
-            return (f"beta^2 ||x||^2 <= 1 for x = Delta = f(x, y) - f(x, c) (beta = "
-                    f"{self.beta:g}): the constraint ||W|| <= beta cannot be met with margin 1 "
-                    "on this example; increase beta above 1/(sqrt(2) ||x||) (||x|| includes "
-                    "the intercept feature)")
-        return (f"beta^2 ||x||^2 <= 1 (beta = {self.beta:g}): the constraint ||w|| <= beta "
-                "cannot be met with margin 1 on this example; increase beta above "
-                "1/||x|| (||x|| includes the intercept feature)")
+    def _model_options(self):
+        return {"shape": "first_order", "rule": self._rules[self.variant],
+                "alpha": float(self.alpha), "beta": float(self.beta), "C": float(self.C)}
 
     def decision_function(self, X):
         rows = self._rows(X)
@@ -226,7 +232,7 @@ class RegularizedPA(OnlineClassifier):
             d = self.n_features_in_
             for w in W:
                 w[:d] = prune_weights(w[:d], self.prune_sigma, self.prune_mode)
-        scores = np.column_stack([E.row_scores(rows, w, self._bias)[0] for w in W])
+        scores = np.column_stack([row_scores(rows, w, self._bias)[0] for w in W])
         return scores.ravel() if len(W) == 1 else scores
 
 
@@ -244,6 +250,10 @@ def prune_weights(w, sigma, mode="squared"):
     out = w.copy()
     out[order[:n_drop]] = 0.0
     return out
+
+
+#: The model shape of each ``covariance`` of the Gaussian-weight rules.
+_COVARIANCE_SHAPES = {"diag": "diagonal", "full": "full"}
 
 
 def _phi(eta):
@@ -288,10 +298,19 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
     stacked blocks); the covariance update acts on blocks y and c.
     """
 
-    _constraints = {"variant": P.Choice("var", "stdev"),
-                    "eta": P.Optional(P.Real(0.5, 1.0, open_lo=True, open_hi=True),
-                                      "0.9 for cw, 0.7 for cw-stdev"), "a": P.POSITIVE,
-                    "covariance": P.Choice("diag", "full")}
+    _constraints = {"variant": _params.Choice("var", "stdev"),
+                    "eta": _params.Optional(_params.Real(0.5, 1.0, open_lo=True, open_hi=True),
+                                            "0.9 for cw, 0.7 for cw-stdev"),
+                    "a": _params.POSITIVE, "covariance": _params.Choice("diag", "full")}
+    _names = {
+        "cw": Registration({"variant": "var"}, "Confidence-Weighted, variance form CW-Var [CW08]",
+                           ("eta", "a", "covariance")),
+        "cw-stdev": Registration({"variant": "stdev"},
+                                 "Confidence-Weighted, exact convex stdev form ([ECCW08] Fig. 1)",
+                                 ("eta", "a", "covariance")),
+    }
+    #: eta when None: CW-Var and CW-Stdev (see ``eta``).
+    _default_eta = {"var": 0.9, "stdev": 0.7}
 
     def __init__(self, variant="var", eta=None, a=1.0, covariance="diag", *,
                  fit_intercept=True, n_passes=1, shuffle=True, random_state=None,
@@ -307,11 +326,11 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
+    def _model_options(self):
         rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
-        engine = E.Diagonal if self.covariance == "diag" else E.Full
-        eta = self.eta if self.eta is not None else (0.9 if self.variant == "var" else 0.7)
-        return engine, rule, _hyper(phi=_phi(eta), a=float(self.a))
+        eta = self.eta if self.eta is not None else self._default_eta[self.variant]
+        return {"shape": _COVARIANCE_SHAPES[self.covariance], "rule": rule, "phi": _phi(eta),
+                "a": float(self.a)}
 
 
 class AROW(GaussianMixin, OnlineClassifier):
@@ -365,11 +384,17 @@ class AROW(GaussianMixin, OnlineClassifier):
     with g = f or Delta_1 (``sigma_update``; diagonal: 1/sigma_i += g_i^2 / r).
     """
 
-    _constraints = {"r": P.POSITIVE, "a": P.POSITIVE,
-                    "loss": P.Choice("squared_hinge", "hinge"),
-                    "covariance": P.Choice("diag", "full"),
-                    "diag_update": P.Choice("inverse", "direct"),
-                    "sigma_update": P.Choice("auto", "delta", "sum")}
+    _constraints = {"r": _params.POSITIVE, "a": _params.POSITIVE,
+                    "loss": _params.Choice("squared_hinge", "hinge"),
+                    "covariance": _params.Choice("diag", "full"),
+                    "diag_update": _params.Choice("inverse", "direct"),
+                    "sigma_update": _params.Choice("auto", "delta", "sum")}
+    _names = {
+        "arow": Registration({"loss": "squared_hinge"}, "AROW, squared hinge ([AROW13] Fig. 1)",
+                             ("r", "a", "covariance", "diag_update", "sigma_update")),
+        "arow-h": Registration({"loss": "hinge"}, "AROW with the hinge loss ([AROW13] Sect. 3.2)",
+                               ("r", "a", "covariance", "diag_update", "sigma_update")),
+    }
 
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="diag",
                  diag_update="inverse", sigma_update="auto", *, fit_intercept=True,
@@ -387,11 +412,11 @@ class AROW(GaussianMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
+    def _model_options(self):
         rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
-        engine = E.Diagonal if self.covariance == "diag" else E.Full
-        return engine, rule, _hyper(r=float(self.r), a=float(self.a),
-                                    direct=self.diag_update == "direct")
+        return {"shape": _COVARIANCE_SHAPES[self.covariance], "rule": rule, "r": float(self.r),
+                "a": float(self.a), "direct": self.diag_update == "direct",
+                "sigma_update": self.sigma_update}
 
 
 class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
@@ -421,7 +446,8 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
     A += Delta Delta^T (diagonal: A_y += x^2, A_c += x^2).
     """
 
-    _constraints = {"a": P.POSITIVE, "covariance": P.Choice("diag", "full")}
+    _constraints = {"a": _params.POSITIVE, "covariance": _params.Choice("diag", "full")}
+    _names = {"sop": Registration({}, "second-order Perceptron [SOP05]", ("a", "covariance"))}
 
     def __init__(self, a=1.0, covariance="diag", *, fit_intercept=True, n_passes=1,
                  shuffle=True, random_state=None, multiclass="top1", k=1):
@@ -434,9 +460,9 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
-        engine = E.SOPDiagonal if self.covariance == "diag" else E.Full
-        return engine, _core.Rule.SOP, _hyper(a=float(self.a))
+    def _model_options(self):
+        shape = "sop_diagonal" if self.covariance == "diag" else "full"
+        return {"shape": shape, "rule": _core.Rule.SOP, "a": float(self.a)}
 
 
 class AdaGrad(OnlineClassifier):
@@ -466,7 +492,11 @@ class AdaGrad(OnlineClassifier):
     -Delta, so when w_y.x - w_c.x < 1: u_y -= x, u_c += x, G_y += x^2, G_c += x^2.
     """
 
-    _constraints = {"eta": P.POSITIVE, "lam": P.NONNEGATIVE, "delta": P.POSITIVE}
+    _constraints = {"eta": _params.POSITIVE, "lam": _params.NONNEGATIVE,
+                    "delta": _params.POSITIVE}
+    _names = {"adagrad": Registration(
+        {}, "diagonal AdaGrad-RDA with L1, hinge loss ([DHS11]; [AROW13] Sect. 5.4)",
+        ("eta", "lam", "delta"))}
 
     def __init__(self, eta=1.0, lam=0.0, delta=1e-8, *, fit_intercept=True, n_passes=1,
                  shuffle=True, random_state=None, multiclass="top1", k=1):
@@ -480,6 +510,6 @@ class AdaGrad(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
-        return E.AdaGrad, _core.Rule.ADAGRAD, _hyper(eta=float(self.eta), lam=float(self.lam),
-                                                delta=float(self.delta))
+    def _model_options(self):
+        return {"shape": "adagrad", "rule": _core.Rule.ADAGRAD, "eta": float(self.eta),
+                "lam": float(self.lam), "delta": float(self.delta)}

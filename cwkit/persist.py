@@ -12,6 +12,8 @@ import zipfile
 
 import numpy as np
 
+from . import registry
+
 FORMAT = "cwkit-model"
 VERSION = 1
 
@@ -21,7 +23,6 @@ class ModelFileError(ValueError):
 
 
 def _classes():
-    from . import registry
     return {e.cls.__name__: e.cls for e in registry._REGISTRY.values()}
 
 

@@ -4,9 +4,9 @@ import pytest
 import scipy.sparse as sp
 from conftest import make_binary
 
+from reference_steps import bpa_step, l1pa_step
+
 import cwkit
-from cwkit.l1pa import l1pa_step
-from cwkit.minibatch import bpa_step
 
 PA_OF = {"bpa1": "pa1", "bpa2": "pa2", "bpa-ls": "pa-ls"}
 

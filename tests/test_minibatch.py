@@ -6,8 +6,8 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-import cwkit.minibatch
-from cwkit.minibatch import bpa_step
+import reference_steps
+from reference_steps import bpa_step
 
 VARIANTS = ["bpa1", "bpa2", "bpa-ls"]
 
@@ -205,4 +205,4 @@ def test_bad_shapes_and_labels():
 
 
 def test_docstring_examples():
-    assert doctest.testmod(cwkit.minibatch).failed == 0
+    assert doctest.testmod(reference_steps).failed == 0
