@@ -36,13 +36,13 @@ class BinaryBPA(BinaryModel):
     updated provisionally with the pending rows of an incomplete group (block
     mode; equal to ``w0`` in sliding mode).  ``pend``/``pend_y`` hold the rows
     carried over (block: the incomplete group; sliding: the last B - 1 rows),
-    ``aux[0]`` their number.
+    ``n_pend[0]`` their number.
     """
 
     def initial_state(self, D):
         B = self.spec.batch_size
         return {"w": np.zeros(D), "w0": np.zeros(D), "pend": np.zeros((B, D - 1)),
-                "pend_y": np.zeros(B), "aux": np.zeros(1)}
+                "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
 
     def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
         spec = self.spec
@@ -53,7 +53,7 @@ class BinaryBPA(BinaryModel):
     def run(self, rows, y, order, bias, scores_out=None):
         """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
         st = self.state
-        n_pend = int(st["aux"][0])
+        n_pend = int(st["n_pend"][0])
         if n_pend:  # the stream goes on: prepend the rows carried over
             X = sp.vstack([sp.csr_matrix(st["pend"][:n_pend]), sp.csr_matrix(rows.X)],
                           format="csr")
@@ -68,7 +68,7 @@ class BinaryBPA(BinaryModel):
             Xt = rows.X[tail]
             st["pend"][:n_left] = Xt.toarray() if sp.issparse(Xt) else Xt
             st["pend_y"][:n_left] = y[tail]
-            st["aux"][0] = n_left
+            st["n_pend"][0] = n_left
             st["w"][:] = st["w0"]
             if n_left and not self.spec.sliding:
                 # the incomplete group, applied provisionally as the stream's last group
@@ -108,7 +108,7 @@ class MulticlassBPA(BinaryBPA):
     def initial_state(self, D):
         B, K = self.spec.batch_size, self.K
         return {"w": np.zeros((D, K)), "w0": np.zeros((D, K)), "pend": np.zeros((B, D - 1)),
-                "pend_y": np.zeros(B), "aux": np.zeros(1)}
+                "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
 
     def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
         # the class scores of a row are not reported: mistakes are counted in the driver
