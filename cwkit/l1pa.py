@@ -10,7 +10,7 @@ __all__ = ["L1ConstrainedPA"]
 
 
 class L1ConstrainedPA(OnlineClassifier):
-    """L1-norm-constrained Passive-Aggressive (Shen & Dietterich, S004 eq. 3.9).
+    """L1-norm-constrained Passive-Aggressive ([LMC09] eq. 3.9).
 
     Parameters
     ----------
@@ -36,16 +36,24 @@ class L1ConstrainedPA(OnlineClassifier):
 
     Notes
     -----
-    When ``ℓ = max(0, 1 − y w·x) > 0`` (S004 Sect. 2), ``w`` becomes
+    When ``ℓ = max(0, 1 − y w·x) > 0`` ([LMC09] Sect. 2), ``w`` becomes
     ``argmin ½||w' − w||²`` s.t. ``y w'·x ≥ 1`` and ``||w'||_1 ≤ β``, solved
-    exactly by :func:`l1pa_step` (FORMULAS.md §3, L1 bullet).  A round costs
+    exactly through its dual: with ``z = y x`` the Lagrangian is minimised by
+    soft-thresholding, ``w(τ, λ) = S_λ(w_t + τ z)``,
+    ``S_λ(u)_i = sign(u_i) max(|u_i| − λ, 0)``.  For a fixed λ, ``τ(λ)`` is 0
+    if ``z·S_λ(w_t) ≥ 1``, else the exact root of the nondecreasing
+    piecewise-linear margin ``z·w(τ, λ) = 1``; ``g(λ) = ||w(τ(λ), λ)||_1 − β``
+    is nonincreasing, and λ is 0 if ``g(0) ≤ 0``, else bracketed and found by a
+    safeguarded Newton iteration on the exact 2×2 KKT system of the current
+    support and signs.  Every update needs ``β ||x||_∞ > 1`` (the largest
+    attainable margin).  A round costs
     O(D log D) when it updates (soft-thresholding of the whole vector) and
     O(nnz) otherwise.  Unlike the L2 and objective-regularised updates it is
-    not rotation invariant (S004 Sect. 3.3).
+    not rotation invariant ([LMC09] Sect. 3.3).
 
-    Multi-class top-1 (FORMULAS.md §4; the max-loss reduction of [PA06] Sect. 7
-    and S000 eqs. 31–32 applied to S004 Problem 3.9): with the 1-of-k feature
-    function ``f(x, y) = e_y ⊗ x̃`` (S000 Sect. 5.4), scores ``s_j = W_j·x̃``, the
+    Multi-class top-1 (the max-loss reduction of [PA06] Sect. 7
+    and [AROW13] eqs. 31–32 applied to [LMC09] Problem 3.9): with the 1-of-k feature
+    function ``f(x, y) = e_y ⊗ x̃`` ([AROW13] Sect. 5.4), scores ``s_j = W_j·x̃``, the
     prediction ``argmax_j s_j`` (ties to the first class; a mistake when it
     is not ``y``) and the closest competitor ``c = argmax_{j ≠ y} s_j`` (ties
     to the smaller label), the update when ``ℓ = 1 − (s_y − s_c) > 0`` and
@@ -63,7 +71,7 @@ class L1ConstrainedPA(OnlineClassifier):
     (USPS, K = 10: top-1 test error 0.124 at β = 100, one-vs-rest 0.139 at
     β = 30 and 0.129 at β = 100; top-1 0.335 at β = 30).
 
-    Top-k (k-best MIRA of FORMULAS.md §4 with the L1 ball of S004 Problem 3.9):
+    Top-k (k-best MIRA [CS03] with the L1 ball of [LMC09] Problem 3.9):
     with ``c_1..c_k`` the k highest-scoring labels ≠ y (ties to the smaller
     label), ``Δ_j = f(x, y) − f(x, c_j)``, the update when ``ℓ_1 > 0`` and
     ``x̃ ≠ 0`` is ``argmin ½||W − W_t||_F²`` s.t. ``W·Δ_j ≥ 1`` (j = 1..k) and
@@ -72,8 +80,8 @@ class L1ConstrainedPA(OnlineClassifier):
     block y moves by ``A x̃`` with ``A = Σ_j a_j`` and block ``c_j`` by
     ``−a_j x̃``, so for a fixed λ the constraints decouple.  Given A,
     ``a_j(A)`` is the smallest ``a_j ≥ 0`` with ``x̃·w_{c_j} ≤ x̃·w_y − 1``, the
-    exact root of a nondecreasing piecewise-linear function (as τ(λ) of
-    :func:`l1pa_step`), nonincreasing in A; A is the root of the increasing
+    exact root of a nondecreasing piecewise-linear function (as τ(λ) of the
+    binary update), nonincreasing in A; A is the root of the increasing
     ``A − Σ_j a_j(A)`` and λ that of the nonincreasing ``||W||_1 − β``.  Both
     monotone roots are bisected to adjacent doubles, so the update is the
     optimum up to rounding.  The breakpoints of the piecewise-linear functions
@@ -83,9 +91,7 @@ class L1ConstrainedPA(OnlineClassifier):
     the driver keeps the list of nonzero weights, by magnitude, through a pass)
     plus about 60 trial λ.  Verified: KKT residual ≤ 1e-14 and
     scipy's optimum on random instances, k = 1 equals the top-1 solver, and
-    with an inactive ball the PA k-best update.  Measured (USPS, first 1000
-    rows, β = 30): 0.50 ms per update for top-1, 1.2 / 2.5 / 5.5 ms for top-k
-    with k = 1 / 3 / 9.
+    with an inactive ball the PA k-best update.
 
     Examples
     --------

@@ -16,7 +16,7 @@ __all__ = ["BPA_VARIANTS", "MiniBatchPA", "bpa_rho"]
 
 
 class MiniBatchPA(OnlineClassifier):
-    r"""Mini-batch Passive-Aggressive: BPA-I, BPA-II, BPA-LS (S002 Sect. 3.2).
+    r"""Mini-batch Passive-Aggressive: BPA-I, BPA-II, BPA-LS ([GPA13] Sect. 3.2).
 
     Parameters
     ----------
@@ -26,10 +26,10 @@ class MiniBatchPA(OnlineClassifier):
     C : float, 0 < C < inf, default=1.0
         Aggressiveness.
     batch_size : int >= 1, default=4
-        Group size B (S002 finds B = 4 to 8 best).
+        Group size B ([GPA13] finds B = 4 to 8 best).
     rho : {"half", "inverse"}, default="half"
         Ridge of BPA-II / BPA-LS: ``1/(2C)`` (the squared-slack primal; B = 1
-        gives PA-II / PA-LS) or ``1/C`` as printed in S002 eqs. (17), (19).
+        gives PA-II / PA-LS) or ``1/C`` as printed in [GPA13] eqs. (17), (19).
     window : {"block", "sliding"}, default="block"
         "block": consecutive disjoint groups of B rows; every row of a group is
         predicted with the model from before the group, then one joint update.
@@ -54,11 +54,11 @@ class MiniBatchPA(OnlineClassifier):
     Notes
     -----
     With ``f_k = w·x_k``, ``ℓ̄_k = 1 − y_k f_k`` and ``A_jk = y_j y_k x_j·x_k``
-    (the intercept being an augmented feature of value 1, S002's ``x·x + 1``,
+    (the intercept being an augmented feature of value 1, [GPA13]'s ``x·x + 1``,
     eq. 16), the update is ``w ← w + Σ_k τ_k y_k x_k`` (12)–(13) with τ the
     solution of BPA-I (14)–(15) ``max −½τᵀAτ + τᵀℓ̄, 0 ≤ τ ≤ C``, BPA-II
     (17)–(18) ``max −½τᵀ(A + ρI)τ + τᵀℓ̄, τ ≥ 0`` or BPA-LS (19)
-    ``τ = (A + ρI)⁻¹ℓ̄``, see :func:`bpa_step` and FORMULAS.md §1.  The duals are
+    ``τ = (A + ρI)⁻¹ℓ̄`` ([GPA13] Sect. 3.2).  The duals are
     solved exactly by Hildreth's method with an active-set polish
     (:func:`cwkit.qp.hildreth`); rows with ``x = 0`` and no intercept get
     ``τ_k = 0``.  BPA-LS updates on every group, BPA-I/II only when some
@@ -74,9 +74,9 @@ class MiniBatchPA(OnlineClassifier):
     from before its group's update; ``n_updates_`` counts joint updates that
     changed the model (provisional ones excluded).
 
-    Multi-class top-1 / top-k (FORMULAS.md Sect. 4 applied to the groups of
-    Sect. 1; competitors as in S000 eqs. 31-32 and Sect. 3.3, the group dual
-    of S002 eqs. 10-19): at the group's update, every row ``i`` gets its ``k``
+    Multi-class top-1 / top-k (the 1-of-k reduction of [CS03] applied to the
+    groups; competitors as in [AROW13] eqs. 31-32 and Sect. 3.3, the group dual
+    of [GPA13] eqs. 10-19): at the group's update, every row ``i`` gets its ``k``
     competitors ``c_ij`` (labels ≠ ``y_i`` by decreasing current score, ties to
     the smaller label; ``k = 1`` for top-1) and constraints ``W·Δ_ij ≥ 1 − ξ``
     with ``Δ_ij = f(x_i, y_i) − f(x_i, c_ij)`` (1-of-k map ``f(x, y) = e_y ⊗ x``),

@@ -1,4 +1,4 @@
-"""One-vs-rest over K independent binary models ([AROW13] Sect. 5.4).
+"""One-vs-rest over K independent binary models.
 
 ``multiclass="ovr"`` of mini-batch PA and L1-PA, the rules without a compiled
 one-vs-rest driver.  Class c's model learns ``y = +1`` for class c and ``-1``
