@@ -18,7 +18,7 @@ from scipy.optimize import linprog, minimize
 import cwkit
 from cwkit import _core
 from cwkit._rowdata import as_rows
-from cwkit.models.interface import TOP1, TOPK, ModelSpec
+from cwkit.models.interface import TOP1, TOPK, ModelSpec, PassResult
 from cwkit.models.l1 import MulticlassL1PA
 
 LABELS = np.array(["ant", "bee", "cat", "dog", "eel"])
@@ -162,7 +162,7 @@ def _compiled_update(W0, x, label, beta, kk):
     model = _multiclass_model(beta, K, D - 1, kk)
     model.state["W"][...] = W0.T
     out = model.run(as_rows(x[None]), np.array([label]), np.array([0]), 1.0)
-    assert out[2] == 1 and out[4] == 0
+    assert out.updates == 1 and out.status == _core.Status.OK
     return model.weights().ravel()
 
 
@@ -235,10 +235,11 @@ def test_two_classes_equal_the_flattened_binary_problem(fit_intercept):
     order = np.arange(len(X))
     mc = model.run(as_rows(X), y.astype(np.intp), order, bias)
     w = np.zeros(2 * D + 1)
-    binary = _core.l1pa_pass(*as_rows(sp.csr_matrix(Z)).args, np.ones(len(X)), order, 0.0, w,
-                             2.5, np.empty(0))
-    assert mc[2] == binary[2] > 10 and mc[4] == binary[4] == 0
-    assert mc[3] == pytest.approx(binary[3], rel=1e-12)
+    binary = PassResult(*_core.l1pa_pass(*as_rows(sp.csr_matrix(Z)).args, np.ones(len(X)),
+                                         order, 0.0, w, 2.5, np.empty(0)))
+    assert mc.updates == binary.updates > 10
+    assert mc.status == binary.status == _core.Status.OK
+    assert mc.loss_sum == pytest.approx(binary.loss_sum, rel=1e-12)
     np.testing.assert_array_equal(model.state["W"].ravel(), w[:-1])
 
 

@@ -15,6 +15,9 @@ MAX_FULL_DIM = 4096
 #: length of the `aux` array of the first-order and AdaGrad state (its named slots).
 AUX_SIZE = max(_core.AUX_S, _core.AUX_VN2, _core.AUX_T) + 1
 
+#: The columns of the diagonal model's `mu_sigma` state: mean and variance of a weight.
+MU, SIGMA = 0, 1
+
 #: Rules whose state is a Gaussian over weights (CW, AROW).
 GAUSSIAN_RULES = frozenset({_core.Rule.CW_VAR, _core.Rule.CW_STDEV, _core.Rule.AROW,
                             _core.Rule.AROW_H})
@@ -101,8 +104,8 @@ class Diagonal(BinaryModel):
     def initial_state(self, D):
         # (mu_i, sigma_i) interleaved: one cache line per feature in the kernel
         ms = np.empty((D, 2))
-        ms[:, 0] = 0.0
-        ms[:, 1] = float(self.spec.a)
+        ms[:, MU] = 0.0
+        ms[:, SIGMA] = float(self.spec.a)
         return {"mu_sigma": ms}
 
     def run(self, rows, y, order, bias):
@@ -112,10 +115,10 @@ class Diagonal(BinaryModel):
             spec.direct))
 
     def weights(self):
-        return self.state["mu_sigma"][:, 0]
+        return self.state["mu_sigma"][:, MU]
 
     def variances(self):
-        return self.state["mu_sigma"][:, 1]
+        return self.state["mu_sigma"][:, SIGMA]
 
     def status_detail(self, status):
         return collapsed_variance_detail(self, status)

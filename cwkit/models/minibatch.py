@@ -45,10 +45,12 @@ class BinaryBPA(BinaryModel):
                 "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
 
     def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
+        """One driver pass: its PassResult and the number of rows left pending."""
         spec = self.spec
-        return _core.bpa_pass(*rows.args, y, order, n_seen, bias, w,
-                              BPA_VARIANTS.index(spec.bpa_variant), spec.sliding,
-                              spec.batch_size, spec.C, spec.rho, flush, scores_out)
+        *result, n_left = _core.bpa_pass(*rows.args, y, order, n_seen, bias, w,
+                                         BPA_VARIANTS.index(spec.bpa_variant), spec.sliding,
+                                         spec.batch_size, spec.C, spec.rho, flush, scores_out)
+        return PassResult(*result), n_left
 
     def run(self, rows, y, order, bias, scores_out=None):
         """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
@@ -60,9 +62,9 @@ class BinaryBPA(BinaryModel):
             rows = as_rows(X)
             y = np.concatenate([st["pend_y"][:n_pend], y])
             order = np.concatenate([np.arange(n_pend), np.asarray(order) + n_pend])
-        rounds, mistakes, updates, loss_sum, status, pos, n_left = self._pass(
-            rows, y, order, n_pend, bias, st["w0"], False,
-            _NO_SCORES if scores_out is None else scores_out)
+        result, n_left = self._pass(rows, y, order, n_pend, bias, st["w0"], False,
+                                    _NO_SCORES if scores_out is None else scores_out)
+        status, pos = result.status, result.pos
         tail = order[len(order) - n_left:]
         if status == _core.Status.OK:
             Xt = rows.X[tail]
@@ -72,11 +74,14 @@ class BinaryBPA(BinaryModel):
             st["w"][:] = st["w0"]
             if n_left and not self.spec.sliding:
                 # the incomplete group, applied provisionally as the stream's last group
-                status, pos = self._pass(as_rows(st["pend"][:n_left]), st["pend_y"][:n_left],
-                                         np.arange(n_left), n_left, bias, st["w"], True)[4:6]
-                pos = tail[pos] if status != _core.Status.OK else pos
+                provisional, _ = self._pass(as_rows(st["pend"][:n_left]),
+                                            st["pend_y"][:n_left], np.arange(n_left), n_left,
+                                            bias, st["w"], True)
+                status = provisional.status
+                if status != _core.Status.OK:
+                    pos = tail[provisional.pos]
         pos = max(int(pos) - n_pend, 0)  # a row of this call
-        return PassResult(rounds, mistakes, updates, loss_sum, status, pos)
+        return result._replace(status=status, pos=pos)
 
     def weights(self):
         return self.state["w"]
@@ -113,10 +118,12 @@ class MulticlassBPA(BinaryBPA):
     def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
         # the class scores of a row are not reported: mistakes are counted in the driver
         spec = self.spec
-        return _core.mc_bpa_pass(*rows.args, np.ascontiguousarray(y, dtype=np.intp),
-                                 np.ascontiguousarray(order, dtype=np.intp), n_seen, bias, w,
-                                 BPA_VARIANTS.index(spec.bpa_variant), spec.sliding,
-                                 spec.batch_size, self.kk, spec.C, spec.rho, self.shared, flush)
+        *result, n_left = _core.mc_bpa_pass(*rows.args, np.ascontiguousarray(y, dtype=np.intp),
+                                            np.ascontiguousarray(order, dtype=np.intp), n_seen,
+                                            bias, w, BPA_VARIANTS.index(spec.bpa_variant),
+                                            spec.sliding, spec.batch_size, self.kk, spec.C,
+                                            spec.rho, self.shared, flush)
+        return PassResult(*result), n_left
 
     def weights(self):
         return self.state["w"].T
