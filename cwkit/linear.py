@@ -1,8 +1,9 @@
 """The binary update rules as estimator families, with the papers' hyper-parameters.
 
 Each family maps its parameters to a rule of the compiled core
-(``cwkit._core.Rule``) and an engine (the shape of its state).  The update
-formulas are in each class's Notes, with their sources (docs/references.md).
+(``cwkit._core.Rule``) and the shape of its model's state (``cwkit.models``).
+The update formulas are in each class's Notes, with their sources
+(docs/references.md).
 """
 import numpy as np
 from scipy.special import ndtri

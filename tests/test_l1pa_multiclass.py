@@ -76,7 +76,7 @@ def test_matches_reference_every_round(beta, sparse, fit_intercept):
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_inactive_ball_is_hard_margin_pa_top1(fit_intercept):
-    """A ball too large to bind: the update is PA top-1 (FORMULAS §4), tau = l / ||Delta||^2."""
+    """A ball too large to bind: the update is PA top-1 ([PA06] Sect. 7), tau = l / ||Delta||^2."""
     X, y = make_data(np.random.default_rng(3), n=60)
     a = cwkit.make("l1-pa", beta=1e6, fit_intercept=fit_intercept).partial_fit(X, y)
     b = cwkit.make("pa", fit_intercept=fit_intercept, multiclass="top1").partial_fit(X, y)
@@ -375,7 +375,7 @@ def test_topk_with_one_competitor_is_top1(fit_intercept):
 
 @pytest.mark.parametrize("k", [2, 3])
 def test_topk_inactive_ball_is_pa_topk(k):
-    """A ball too large to bind: the update is k-best MIRA with hard margins (FORMULAS §4,
+    """A ball too large to bind: the update is k-best MIRA with hard margins ([CS03],
     PA k-best; cwkit's Hildreth path)."""
     X, y = make_data(np.random.default_rng(13), n=60)
     a = cwkit.make("l1-pa", beta=1e6, multiclass="topk", k=k).partial_fit(X, y)

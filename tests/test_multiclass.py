@@ -364,7 +364,7 @@ def _primal_optimum(name, params, W0, S0, x, label, comps, K):
 
     PA: min |W - W0|^2 / 2 s.t. W.Delta_j >= 1; PA-I: + C sum xi_j, xi >= 0;
     PA-II: + C sum xi_j^2 (per constraint) or + C xi^2 (shared);
-    AROW (S000 eq. 27): min (mu - mu0)^T Sigma^-1 (mu - mu0) / 2 + xi^2 / (2r)."""
+    AROW ([AROW13] eq. 27): min (mu - mu0)^T Sigma^-1 (mu - mu0) / 2 + xi^2 / (2r)."""
     from scipy.optimize import minimize
     n = W0.size
     D = n // K

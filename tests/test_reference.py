@@ -146,7 +146,7 @@ def test_l2_pa_infeasible_raises():
 @pytest.mark.parametrize("rule,params", [c for c in FIRST_ORDER_CASES if c[0] != "pa-ls"]
                          + [("l2-pa", {"beta": 50.0})])
 def test_first_order_no_update_when_margin_satisfied(rule, params):
-    """PA-LS is excluded: it updates on every round by definition (S002 eqs. 7-9)."""
+    """PA-LS is excluded: it updates on every round by definition ([GPA13] eqs. 7-9)."""
     x = np.array([1.0, -2.0, 0.5])
     w0 = 2.0 * x / (x @ x)
     w_ref, _ = R.binary_step(rule, w0, x, 1.0, **params)
@@ -229,7 +229,7 @@ def test_cw_full_step_is_kl_projection(rule, eta, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_cw_stdev_full_constraint_is_tight_after_update(seed):
-    """S001: after an update (alpha > 0) the constraint (4) holds with equality, and
+    """[ECCW08]: after an update (alpha > 0) the constraint (4) holds with equality, and
     u = x' Sigma_{i+1} x (eq. 11)."""
     rng = np.random.default_rng(seed)
     eta = 0.9
@@ -273,8 +273,8 @@ def test_cw_no_update_when_constraint_holds(rule):
                                          ("arow", {"r": 0.5, "diag_update": "direct"})])
 def test_diag_step_is_diagonal_projection_of_full_step(rule, params, seed):
     """From a diagonal Sigma, the diagonal rule has the full rule's mean step, and its Sigma is
-    the projection of the full update onto the diagonal: of Sigma^{-1} (default, S001 eq. 15,
-    FORMULAS §0) or of Sigma (AROW option)."""
+    the projection of the full update onto the diagonal: of Sigma^{-1} (default, [ECCW08]
+    eq. 15) or of Sigma (AROW option)."""
     rng = np.random.default_rng(seed)
     d = 5
     s0 = rng.uniform(0.3, 2.0, size=d)
@@ -291,7 +291,7 @@ def test_diag_step_is_diagonal_projection_of_full_step(rule, params, seed):
 
 # --------------------------------------------------------------------------- AROW
 def arow_c1(mu0, S0, x, y, r, hinge):
-    """Generic solver for C1 (S000 eq. 5): squared hinge or hinge loss over 2r, via a slack."""
+    """Generic solver for C1 ([AROW13] eq. 5): squared hinge or hinge loss over 2r, via a slack."""
     d = mu0.size
     P = np.linalg.inv(S0)
 
@@ -310,7 +310,7 @@ def arow_c1(mu0, S0, x, y, r, hinge):
 
 
 def arow_c2(S0, x, r):
-    """Generic solver for C2 (S000 eq. 6) over a Cholesky factor of Sigma."""
+    """Generic solver for C2 ([AROW13] eq. 6) over a Cholesky factor of Sigma."""
     d = x.size
     il = _tril_index(d)
     M = np.linalg.inv(S0) + np.outer(x, x) / r
@@ -372,8 +372,8 @@ def test_arow_no_update_when_margin_at_least_one():
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_arow_full_inverse_covariance_identities(seed):
-    """Over a run (a = 1): Sigma_t^{-1} = I + sum_upd x x' / r (S000 eq. 14) and, for the squared
-    hinge, Sigma_t^{-1} mu_t = sum_upd y x / r (from eqs. 12, 14, 16)."""
+    """Over a run (a = 1): Sigma_t^{-1} = I + sum_upd x x' / r ([AROW13] eq. 14) and, for the
+    squared hinge, Sigma_t^{-1} mu_t = sum_upd y x / r (from eqs. 12, 14, 16)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(30, 4))
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
@@ -396,7 +396,7 @@ def test_arow_full_inverse_covariance_identities(seed):
 @pytest.mark.parametrize("covariance", ["diag", "full"])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_cw_stdev_invariant_to_a(covariance, fit_intercept):
-    """S001 Lemma 3: with Sigma_1 = a I, mu~ = sqrt(a) mu, Sigma~ = a Sigma, same mistakes."""
+    """[ECCW08] Lemma 3: with Sigma_1 = a I, mu~ = sqrt(a) mu, Sigma~ = a Sigma, same mistakes."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(40, 5))
     y = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
@@ -421,7 +421,7 @@ def random_rotation(rng, d):
                                          ("reg-pa", {"alpha": 0.05}), ("l2-pa", {"beta": 1.5}),
                                          ("soft-reg-pa", {"C": 0.5, "alpha": 0.05})])
 def test_rotation_invariance(rule, params):
-    """S004 Lemma 3.3: rotating the inputs by R rotates every weight vector by R."""
+    """[LMC09] Lemma 3.3: rotating the inputs by R rotates every weight vector by R."""
     rng = np.random.default_rng(11)
     d = 6
     X = rng.normal(size=(40, d))
@@ -580,7 +580,7 @@ def cw_var_alpha_textbook(m, v, phi, dec):
 
 
 def cw_stdev_textbook(m, v, phi, dec):
-    """The printed CW-Stdev (alpha, sqrt(u)) (S001 eqs. 14, 12)."""
+    """The printed CW-Stdev (alpha, sqrt(u)) ([ECCW08] eqs. 14, 12)."""
     if dec:
         m, v, phi = _dec(m), _dec(v), _dec(phi)
         two, four, zero = Decimal(2), Decimal(4), Decimal(0)
@@ -597,7 +597,7 @@ def cw_stdev_textbook(m, v, phi, dec):
 @pytest.mark.parametrize("m,v", [(1e8, 1.5e8 / 0.8416212335729143),
                                  (1e16, 1.5e16 / 0.8416212335729143), (1e3, 1.5e3)])
 def test_cw_var_rationalised_root_is_accurate(m, v):
-    """FORMULAS §2: with q = 1 + 2 phi m > 0 the printed root cancels; the rationalised one keeps
+    """With q = 1 + 2 phi m > 0 the printed root cancels; the rationalised one keeps
     full precision (compared with the printed root in 60-digit arithmetic)."""
     phi = 0.8416212335729143  # Phi^{-1}(0.8)
     exact = float(cw_var_alpha_textbook(m, v, phi, dec=True))
@@ -609,7 +609,7 @@ def test_cw_var_rationalised_root_is_accurate(m, v):
 
 @pytest.mark.parametrize("m,v", [(-1e6, 1e-10), (-3e8, 2e-6), (0.5, 1e8), (1e-3, 4.0)])
 def test_cw_stdev_rationalised_forms_are_accurate(m, v):
-    """FORMULAS §2: the printed sqrt(u) underflows to 0 when alpha v phi >> sqrt(v); the
+    """The printed sqrt(u) underflows to 0 when alpha v phi >> sqrt(v); the
     rationalised forms match the printed ones in 60-digit arithmetic and stay finite."""
     phi = 1.2815515655446004  # Phi^{-1}(0.9)
     alpha_d, sqrt_u_d = cw_stdev_textbook(m, v, phi, dec=True)
@@ -705,7 +705,7 @@ TOPK_CASES = [("pa", {}, "per-constraint"), ("pa1", {"C": 0.1}, "per-constraint"
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("rule,params,slack", TOPK_CASES)
 def test_pa_topk_step_is_primal_optimum(rule, params, slack, k, seed):
-    """k-best MIRA (FORMULAS §4): min 1/2 ||W - W_t||^2 (+ slack) s.t. W.Delta_j >= 1 - xi."""
+    """k-best MIRA ([CS03]): min 1/2 ||W - W_t||^2 (+ slack) s.t. W.Delta_j >= 1 - xi."""
     rng = np.random.default_rng(seed)
     K = 4
     W0, xa, label, _ = topk_instance(rng, K, 3)
@@ -718,7 +718,7 @@ def test_pa_topk_step_is_primal_optimum(rule, params, slack, k, seed):
 @pytest.mark.parametrize("k", [1, 3])
 @pytest.mark.parametrize("covariance", ["diag", "full"])
 def test_arow_topk_step_is_primal_optimum(covariance, k, seed):
-    """S000 eq. 27: min 1/2 (mu - mu0)' Sigma^{-1} (mu - mu0) + xi^2 / (2r) s.t. mu.Delta_j >=
+    """[AROW13] eq. 27: min 1/2 (mu - mu0)' Sigma^{-1} (mu - mu0) + xi^2 / (2r) s.t. mu.Delta_j >=
     1 - xi; Sigma update (29)-(30) with f = sum_y f(x, y)."""
     rng = np.random.default_rng(seed)
     K, r = 4, 0.6
@@ -787,7 +787,7 @@ def _assert_runs_equal(a, b, rtol=1e-10):
 
 @pytest.mark.parametrize("rule,params,slack", TOPK_CASES)
 def test_topk_with_k1_is_top1(rule, params, slack):
-    """FORMULAS §4: k = 1 reproduces the top-1 formulas (the QP vs the binary closed form on
+    """[CS03]: k = 1 reproduces the top-1 formulas (the QP vs the binary closed form on
     Delta); the shared and per-constraint slacks coincide for one constraint."""
     X, y = _mc_data(0)
     top1 = R.multiclass_run(rule, X, y, 4, strategy="top1", **params)
@@ -892,7 +892,7 @@ def test_multiclass_bad_options_raise():
 @pytest.mark.parametrize("rule,params", [("pa", {}), ("pa1", {"C": 0.2}), ("pa2", {"C": 0.2}),
                                          ("pa-ls", {"C": 0.2})])
 def test_pa_with_intercept_is_s002_explicit_bias_form(rule, params):
-    """S002 eqs. (1)-(9): f = w.x - b, denominators 1 + ||x||^2, b <- b - tau y; the reference's
+    """[GPA13] eqs. (1)-(9): f = w.x - b, denominators 1 + ||x||^2, b <- b - tau y; the reference's
     intercept is -b."""
     X, y = _data(6)
     run = R.binary_run(rule, X, y, **params)
