@@ -6,6 +6,7 @@ and reports weights and scores.  All weight vectors have length
 D = n_features + 1: the last coordinate is the intercept, whose feature value
 is ``bias`` (1, or 0 without an intercept).
 """
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -96,7 +97,7 @@ class PassResult(NamedTuple):
     pos: int             #: the row (of this call) the pass stopped at, or NO_ROW
 
 
-class Model:
+class Model(ABC):
     """The interface of every model (binary or multi-class).
 
     Subclasses set ``state`` (a dict of named float64 arrays, saved as is) in
@@ -116,14 +117,17 @@ class Model:
 
     state = None
 
+    @abstractmethod
     def run(self, rows, target, order, bias):
-        raise NotImplementedError
+        """One pass over ``rows`` in ``order``: a :class:`PassResult`."""
 
+    @abstractmethod
     def weights(self):
-        raise NotImplementedError
+        """The weights, intercept last: (D,) binary, (K, D) multi-class."""
 
+    @abstractmethod
     def scores(self, rows, bias):
-        raise NotImplementedError
+        """The scores of the rows: (n,) binary, (n, K) multi-class."""
 
     def variances(self):
         return None
