@@ -2,7 +2,7 @@
 
 Perceptron and Passive-Aggressive families, Confidence-Weighted learning
 (CW-Var, CW-Stdev), AROW, the second-order Perceptron, the regularized PA
-family of Shen & Dietterich, mini-batch PA, multi-class reductions and
+family [LMC09], mini-batch PA, multi-class reductions and
 streaming svmlight/libsvm input, with one compiled Cython core.
 """
 __version__ = "0.1.0"
@@ -29,7 +29,7 @@ from .svmlight import (
     scan_svmlight,
 )
 from .base import NotFittedError  # noqa: E402
-from ._engines import ModelError  # noqa: E402
+from .models.interface import ModelError  # noqa: E402
 from .l1pa import L1ConstrainedPA  # noqa: E402
 from .linear import (  # noqa: E402
     AROW,

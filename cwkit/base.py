@@ -7,22 +7,42 @@ stores its arguments, ``get_params``/``set_params`` read the signature,
 import inspect
 import sys
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _params as P
-from ._engines import raise_status
+from . import _core, _params
 from ._rowdata import as_rows
+from .models.factory import build_model
+from .models.interface import ModelSpec, raise_status
 
 #: Constraints of the parameters every estimator has.
 COMMON = {
-    "fit_intercept": P.Bool(),
-    "n_passes": P.Int(1),
-    "shuffle": P.Bool(),
-    "random_state": P.Seed(),
-    "multiclass": P.Choice("top1", "topk", "ovr"),
-    "k": P.Int(1),
+    "fit_intercept": _params.Bool(),
+    "n_passes": _params.Int(1),
+    "shuffle": _params.Bool(),
+    "random_state": _params.Seed(),
+    "multiclass": _params.Choice("top1", "topk", "ovr"),
+    "k": _params.Int(1),
 }
+
+
+@dataclass(frozen=True)
+class Registration:
+    """How an estimator family offers one algorithm name (see ``cwkit.registry``).
+
+    Attributes
+    ----------
+    fixed : dict
+        The parameters the name fixes (e.g. ``{"variant": "pa1"}``).
+    description : str
+    params : tuple of str
+        The tunable hyper-parameters of this name.
+    """
+
+    fixed: dict
+    description: str
+    params: tuple = field(default=())
 
 
 def _labels_1d(y, n_rows):
@@ -56,13 +76,16 @@ def check_labels(y, n_rows):
 
 
 class OnlineClassifier:
-    """Base class: labels, passes, counters and the binary engine.
+    """Base class: labels, passes, counters and the model.
 
-    Subclasses set ``_constraints`` (their own parameters) and implement
-    ``_engine()`` returning (EngineClass, rule, hyper).
+    Subclasses set ``_constraints`` (their own parameters) and ``_names`` (the
+    algorithm names they register: name -> :class:`Registration`), and
+    implement ``_model_options()``, the fields of their
+    :class:`~cwkit.models.interface.ModelSpec` (shape, rule, hyper-parameters).
     """
 
     _constraints = {}
+    _names = {}
     _estimator_type = "classifier"
 
     # -- parameters ---------------------------------------------------------
@@ -99,7 +122,7 @@ class OnlineClassifier:
         return False
 
     def _validate_params(self):
-        P.validate(type(self).__name__, {**COMMON, **self._constraints}, self.get_params())
+        _params.validate(type(self).__name__, {**COMMON, **self._constraints}, self.get_params())
 
     # -- fitting ------------------------------------------------------------
     def fit(self, X, y):
@@ -179,14 +202,17 @@ class OnlineClassifier:
         self.classes_ = classes
         self.n_features_in_ = n_features
         self.t_ = 0
-        self._model = self._make_model(len(classes), n_features)
+        self._model = build_model(self._spec(len(classes), n_features))
 
-    def _make_model(self, n_classes, n_features):
-        engine, rule, hyper = self._engine()
-        if n_classes == 2:
-            return engine(rule, hyper, n_features)
-        from .multiclass import make_multiclass_model
-        return make_multiclass_model(self, engine, rule, hyper, n_classes, n_features)
+    def _spec(self, n_classes, n_features):
+        """The spec of this estimator's model, from its own parameters."""
+        return ModelSpec(n_classes=n_classes, n_features=n_features, strategy=self.multiclass,
+                         k=self.k, name=self._name(), owner=type(self).__name__,
+                         **self._model_options())
+
+    def _model_options(self):
+        """The fields of the model's spec that the family sets (shape, rule, ...)."""
+        raise NotImplementedError
 
     def _encode(self, y):
         """Class indices of y (a boolean "is classes_[1]" array for two classes)."""
@@ -214,18 +240,21 @@ class OnlineClassifier:
         """One pass; returns (rounds, mistakes, updates) and advances ``t_``."""
         model = self._model
         target = np.where(codes, 1.0, -1.0) if len(self.classes_) == 2 else codes
-        rounds, mistakes, updates, _, status, pos = model.run(rows, target, order, self._bias)
-        self.t_ += rounds
-        if status:
-            raise_status(status, pos, self._name(), self._status_detail(rows, pos))
-        return rounds, mistakes, updates
+        result = model.run(rows, target, order, self._bias)
+        self.t_ += result.rounds
+        if result.status != _core.Status.OK:
+            raise_status(result.status, result.pos, self._name(),
+                         model.status_detail(result.status))
+        return result.rounds, result.mistakes, result.updates
 
     def _name(self):
-        from .registry import name_of
-        return name_of(self)
-
-    def _status_detail(self, rows, pos):
-        return ""
+        """The registered name of this estimator (its class name if none matches)."""
+        params = self.get_params()
+        # the names a class declares itself: a subclass registers none of its parent's
+        for name, registration in vars(type(self)).get("_names", {}).items():
+            if all(params.get(k) == v for k, v in registration.fixed.items()):
+                return name
+        return type(self).__name__
 
     # -- prediction ---------------------------------------------------------
     def _check_fitted(self):
@@ -329,16 +358,8 @@ class VarianceMixin:
         return S if self.fit_intercept else _drop_intercept(S, d)
 
 
-
 class GaussianMixin(VarianceMixin):
     """Probabilities of rules whose state is a Gaussian over weights (CW, AROW)."""
-
-    def _status_detail(self, rows, pos):
-        s = self._model.variances()
-        s = np.diag(self._model.covariance()) if s is None else s
-        return (f"The smallest variance has collapsed to {np.min(s):.3g}: confidence-weighted "
-                "updates on contradictory labels shrink the variances geometrically (FORMULAS.md "
-                "Sect. 2, CW-Stdev diagonal). Use a smaller eta, AROW, or scale the features")
 
     def predict_proba(self, X):
         """Probabilities from the Gaussian over weights.
@@ -346,17 +367,17 @@ class GaussianMixin(VarianceMixin):
         Notes
         -----
         Binary: P(sign(w.x) = +1) for w ~ N(mu, Sigma) is Phi(mu.x / sqrt(x^T Sigma x))
-        (S001 Sect. 2, S000 Sect. 3); columns are [P(classes_[0]), P(classes_[1])].
+        ([ECCW08] Sect. 2, [AROW13] Sect. 3); columns are [P(classes_[0]), P(classes_[1])].
 
         Multi-class: the probability that class c has the largest score under the
         Gaussian over weights, P(argmax_k w_k.x = c), the generalisation of the binary
-        P(sign(w.x) = +1) to the prediction rule argmax_k w_k.x (S000 eq. 24).  The
+        P(sign(w.x) = +1) to the prediction rule argmax_k w_k.x ([AROW13] eq. 24).  The
         class scores s_k = w_k.x are Gaussian with means mu_k.x and variances
         x^T Sigma_kk x; they are independent for diagonal Sigma (the blocks share no
         coordinate) and for one-vs-rest, and for a full Sigma over the stacked blocks
         the cross-class covariances are left out (an approximation).  Then
         P_c = E_z[prod_{k != c} Phi((mu_c.x + sqrt(v_c) z - mu_k.x) / sqrt(v_k))],
-        z ~ N(0, 1), computed by Gauss-Hermite quadrature (``cwkit.multiclass.argmax_proba``);
+        z ~ N(0, 1), computed by Gauss-Hermite quadrature (``cwkit.models.scoring.argmax_proba``);
         rows sum to 1.
         """
         rows = self._rows(X)

@@ -1,27 +1,20 @@
 """The binary update rules as estimator families, with the papers' hyper-parameters.
 
 Each family maps its parameters to a rule of the compiled core
-(``cwkit._core.Rule``) and an engine (the shape of its state).  The update
-formulas are in each class's Notes; FORMULAS.md gives the derivations.
+(``cwkit._core.Rule``) and the shape of its model's state (``cwkit.models``).
+The update formulas are in each class's Notes, with their sources
+(docs/references.md).
 """
 import numpy as np
 from scipy.special import ndtri
 
-from . import _core
-from . import _engines as E
-from . import _params as P
-from .base import GaussianMixin, OnlineClassifier, VarianceMixin
-
-
-def _hyper(**kw):
-    h = {"C": 1.0, "alpha": 0.0, "beta": 0.0, "phi": 0.0, "r": 1.0, "a": 1.0,
-         "direct": False, "eta": 0.0, "lam": 0.0, "delta": 0.0}
-    h.update(kw)
-    return h
+from . import _core, _params
+from .base import GaussianMixin, OnlineClassifier, Registration, VarianceMixin
+from .models.scoring import row_scores
 
 
 class Perceptron(OnlineClassifier):
-    """Perceptron (Rosenblatt) and the averaged perceptron [FS99].
+    """Perceptron [Ros58] and the averaged perceptron [FS99].
 
     Parameters
     ----------
@@ -37,7 +30,7 @@ class Perceptron(OnlineClassifier):
     random_state : int, Generator or None
         Seed of the shuffling.
     multiclass : {"top1", "topk", "ovr"}, default="top1"
-        Reduction used when there are more than two classes (``cwkit.multiclass``):
+        Reduction used when there are more than two classes (``cwkit.models``):
         the binary rule on f(x, y) - f(x, c) against the closest competitor c
         (1-of-k feature function, one weight block per class), the k-best
         update (PA family, mini-batch PA and AROW only), or one-vs-rest (K binary
@@ -50,11 +43,11 @@ class Perceptron(OnlineClassifier):
 
     Notes
     -----
-    If y w.x <= 0: w <- w + y x (S000 Sect. 1).  The average is
+    If y w.x <= 0: w <- w + y x ([Ros58]; [AROW13] Sect. 1).  The average is
     w_bar_t = (1/t) sum_{s=1..t} w_{s+1}, kept in O(nnz) per update as
-    ((t+1) w - sum_s s Delta_s) / t (FORMULAS.md Sect. 1).
+    ((t+1) w - sum_s s Delta_s) / t.
 
-    Multi-class (FORMULAS.md Sect. 4): on an argmax mistake y_hat != y (ties to the
+    Multi-class ([CS03]; [AROW13] Sect. 3.3): on an argmax mistake y_hat != y (ties to the
     first class), W <- W + f(x, y) - f(x, y_hat); one-vs-rest runs K binary
     perceptrons.  Every binary rule's top-1 form is its step on
     Delta = f(x, y) - f(x, c) with label +1, c the closest competitor, so
@@ -69,7 +62,11 @@ class Perceptron(OnlineClassifier):
     [1, -1, 1, -1]
     """
 
-    _constraints = {"average": P.Bool()}
+    _constraints = {"average": _params.Bool()}
+    _names = {
+        "perceptron": Registration({"average": False}, "Perceptron [Ros58]"),
+        "avg-perceptron": Registration({"average": True}, "averaged Perceptron [FS99]"),
+    }
 
     def __init__(self, average=False, *, fit_intercept=True, n_passes=1, shuffle=True,
                  random_state=None, multiclass="top1", k=1):
@@ -81,13 +78,13 @@ class Perceptron(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
+    def _model_options(self):
         rule = _core.Rule.AVG_PERCEPTRON if self.average else _core.Rule.PERCEPTRON
-        return E.FirstOrder, rule, _hyper()
+        return {"shape": "first_order", "rule": rule}
 
 
 class PassiveAggressive(OnlineClassifier):
-    """Passive-Aggressive classifiers: PA, PA-I, PA-II [PA06] and PA-LS (S002).
+    """Passive-Aggressive classifiers: PA, PA-I, PA-II [PA06] and PA-LS ([GPA13]).
 
     Parameters
     ----------
@@ -108,24 +105,34 @@ class PassiveAggressive(OnlineClassifier):
     -----
     With loss l = max(0, 1 - y w.x) and n = ||x||^2 (the intercept feature
     included): PA tau = l / n; PA-I tau = min(C, l / n); PA-II
-    tau = l / (n + 1/(2C)) ([PA06] Fig. 1; S003); w <- w + tau y x.  With an
-    intercept these are S002's PA with bias, eqs. (3)-(6), denominators 1 + ||x||^2.
-    PA-LS (S002 eqs. 7-9) applies tau = (1 - y w.x) / (n + 1/(2C)) on every
+    tau = l / (n + 1/(2C)) ([PA06] Fig. 1; [AROW09]); w <- w + tau y x.  With an
+    intercept these are [GPA13]'s PA with bias, eqs. (3)-(6), denominators 1 + ||x||^2.
+    PA-LS ([GPA13] eqs. 7-9) applies tau = (1 - y w.x) / (n + 1/(2C)) on every
     round (tau may be negative).  A zero row makes no update.
 
-    Multi-class top-k (k-best MIRA, FORMULAS.md Sect. 4): with Delta_j = f(x, y) -
+    Multi-class top-k (k-best MIRA, [CS03], [PA06] Sect. 7): with Delta_j = f(x, y) -
     f(x, c_j) for the k highest-scoring competitors c_j and l_j = 1 - w.Delta_j,
     maximise l^T a - a^T Q a / 2 with Q = G (PA, a >= 0), G with 0 <= a <= C
     (PA-I, one slack per constraint), G + I/(2C) or G + 11^T/(2C) (PA-II,
     ``slack``), G_jl = Delta_j.Delta_l, a >= 0; then w <- w + sum_j a_j Delta_j.
     PA-LS top-k (equality constraints W.Delta_j = 1 - xi, the top-k analogue of
-    S002 eqs. 7-9, updating on every round): a = (G + I/(2C))^+ l (or with
+    [GPA13] eqs. 7-9, updating on every round): a = (G + I/(2C))^+ l (or with
     11^T/(2C)), a unbounded; it is mini-batch PA-LS with groups of one row
-    (:class:`cwkit.MiniBatchPA`, S002 eq. 19), and k = 1 is PA-LS top1.
+    (:class:`cwkit.MiniBatchPA`, [GPA13] eq. 19), and k = 1 is PA-LS top1.
     """
 
-    _constraints = {"variant": P.Choice("pa", "pa1", "pa2", "pa-ls"), "C": P.POSITIVE,
-                    "slack": P.Choice("per-constraint", "shared")}
+    _constraints = {"variant": _params.Choice("pa", "pa1", "pa2", "pa-ls"),
+                    "C": _params.POSITIVE, "slack": _params.Choice("per-constraint", "shared")}
+    _names = {
+        "pa": Registration({"variant": "pa"}, "Passive-Aggressive, hard margin [PA06]"),
+        "pa1": Registration({"variant": "pa1"}, "PA-I, hinge slack [PA06]; [GPA13] with bias",
+                            ("C",)),
+        "pa2": Registration({"variant": "pa2"},
+                            "PA-II, squared slack [PA06]; [GPA13] with bias", ("C", "slack")),
+        "pa-ls": Registration({"variant": "pa-ls"},
+                              "PA least squares, updates every round ([GPA13] eqs 7-9)",
+                              ("C", "slack")),
+    }
     _rules = {"pa": _core.Rule.PA, "pa1": _core.Rule.PA1, "pa2": _core.Rule.PA2,
               "pa-ls": _core.Rule.PA_LS}
 
@@ -141,8 +148,9 @@ class PassiveAggressive(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
-        return E.FirstOrder, self._rules[self.variant], _hyper(C=float(self.C))
+    def _model_options(self):
+        return {"shape": "first_order", "rule": self._rules[self.variant], "C": float(self.C),
+                "slack": self.slack}
 
     def _poor_score(self):
         # PA-LS regresses onto every label (tau may be negative), so one pass over
@@ -151,7 +159,7 @@ class PassiveAggressive(OnlineClassifier):
 
 
 class RegularizedPA(OnlineClassifier):
-    """Shen & Dietterich's regularized PA family (S004).
+    """The regularized PA family of [LMC09].
 
     Parameters
     ----------
@@ -165,7 +173,7 @@ class RegularizedPA(OnlineClassifier):
     C : float > 0, default=1.0
         Slack penalty of "soft".
     prune_sigma : float >= 0, default=0.0
-        Prediction with small weights removed (S004 Sect. 3.4): sort |w_i|
+        Prediction with small weights removed ([LMC09] Sect. 3.4): sort |w_i|
         ascending and zero the longest prefix whose cumulative sum is < prune_sigma
         (features only, not the intercept).  Online updates use the full w.
     prune_mode : {"squared", "absolute"}, default="squared"
@@ -183,9 +191,19 @@ class RegularizedPA(OnlineClassifier):
     The shrinking is O(1): w is stored as s * v and only s is divided.
     """
 
-    _constraints = {"variant": P.Choice("reg", "l2", "soft"), "alpha": P.POSITIVE,
-                    "beta": P.POSITIVE, "C": P.POSITIVE, "prune_sigma": P.NONNEGATIVE,
-                    "prune_mode": P.Choice("squared", "absolute")}
+    _constraints = {"variant": _params.Choice("reg", "l2", "soft"), "alpha": _params.POSITIVE,
+                    "beta": _params.POSITIVE, "C": _params.POSITIVE,
+                    "prune_sigma": _params.NONNEGATIVE,
+                    "prune_mode": _params.Choice("squared", "absolute")}
+    _names = {
+        "reg-pa": Registration({"variant": "reg"}, "objective-regularized PA ([LMC09] Lemma 3.1)",
+                               ("alpha", "prune_sigma", "prune_mode")),
+        "l2-pa": Registration({"variant": "l2"}, "L2-norm-constrained PA ([LMC09] Lemma 3.2)",
+                              ("beta", "prune_sigma", "prune_mode")),
+        "soft-reg-pa": Registration({"variant": "soft"},
+                                    "soft-margin objective-regularized PA ([LMC09] Lemma 5.1)",
+                                    ("C", "alpha", "prune_sigma", "prune_mode")),
+    }
     _rules = {"reg": _core.Rule.REG_PA, "l2": _core.Rule.L2_PA, "soft": _core.Rule.SOFT_REG_PA}
 
     def __init__(self, variant="reg", alpha=0.01, beta=10.0, C=1.0, prune_sigma=0.0,
@@ -204,20 +222,9 @@ class RegularizedPA(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
-        return E.FirstOrder, self._rules[self.variant], _hyper(
-            alpha=float(self.alpha), beta=float(self.beta), C=float(self.C))
-
-    def _status_detail(self, rows, pos):
-        if len(self.classes_) > 2 and self.multiclass == "top1":
-            # the top-1 step is on Delta = f(x, y) - f(x, c), ||Delta||^2 = 2 ||x||^2
-            return (f"beta^2 ||x||^2 <= 1 for x = Delta = f(x, y) - f(x, c) (beta = "
-                    f"{self.beta:g}): the constraint ||W|| <= beta cannot be met with margin 1 "
-                    "on this example; increase beta above 1/(sqrt(2) ||x||) (||x|| includes "
-                    "the intercept feature)")
-        return (f"beta^2 ||x||^2 <= 1 (beta = {self.beta:g}): the constraint ||w|| <= beta "
-                "cannot be met with margin 1 on this example; increase beta above "
-                "1/||x|| (||x|| includes the intercept feature)")
+    def _model_options(self):
+        return {"shape": "first_order", "rule": self._rules[self.variant],
+                "alpha": float(self.alpha), "beta": float(self.beta), "C": float(self.C)}
 
     def decision_function(self, X):
         rows = self._rows(X)
@@ -226,14 +233,14 @@ class RegularizedPA(OnlineClassifier):
             d = self.n_features_in_
             for w in W:
                 w[:d] = prune_weights(w[:d], self.prune_sigma, self.prune_mode)
-        scores = np.column_stack([E.row_scores(rows, w, self._bias)[0] for w in W])
+        scores = np.column_stack([row_scores(rows, w, self._bias)[0] for w in W])
         return scores.ravel() if len(W) == 1 else scores
 
 
 def prune_weights(w, sigma, mode="squared"):
     """Zero the smallest weights whose cumulative (squared or absolute) sum is < sigma.
 
-    S004 Sect. 3.4: sort |w_i| ascending (stable) and remove the longest prefix
+    [LMC09] Sect. 3.4: sort |w_i| ascending (stable) and remove the longest prefix
     whose cumulative sum of w_i^2 (mode "squared") or |w_i| ("absolute") stays
     below sigma.
     """
@@ -246,52 +253,65 @@ def prune_weights(w, sigma, mode="squared"):
     return out
 
 
+#: The model shape of each ``covariance`` of the Gaussian-weight rules.
+_COVARIANCE_SHAPES = {"diag": "diagonal", "full": "full"}
+
+
 def _phi(eta):
     return float(ndtri(eta))
 
 
 class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
-    """Confidence-Weighted learning: CW-Var [CW08] and CW-Stdev (S001).
+    """Confidence-Weighted learning: CW-Var [CW08] and CW-Stdev ([ECCW08]).
 
     Parameters
     ----------
     variant : {"var", "stdev"}, default="var"
     eta : float in (0.5, 1) or None, default=None
         Confidence; phi = Phi^-1(eta) > 0.  None means 0.9 for CW-Var and 0.7 for
-        CW-Stdev: the diagonal CW-Stdev update (S001 eq. 15 with u from eq. 12)
+        CW-Stdev: the diagonal CW-Stdev update ([ECCW08] eq. 15 with u from eq. 12)
         shrinks the variances of features seen on every round geometrically for
         eta >= 0.8 on dense low-dimensional data, down to 0, after which those
-        weights stop learning (FORMULAS.md Sect. 2).
+        weights stop learning.
     a : float > 0, default=1.0
         Initial variance: Sigma_1 = a I.
     covariance : {"diag", "full"}, default="diag"
         Diagonal (Sigma^-1 updates projected on the diagonal) or full matrix
-        (dense, low-dimensional data; at most ``cwkit._engines.MAX_FULL_DIM`` - 1 features).
+        (dense, low-dimensional data; at most ``cwkit.models.binary.MAX_FULL_DIM`` - 1 features).
     fit_intercept, n_passes, shuffle, random_state, multiclass, k
         As in :class:`Perceptron`.
 
     Notes
     -----
-    m = y mu.x, v = x^T Sigma x.  CW-Var ([CW08] Alg. 1; S003):
+    m = y mu.x, v = x^T Sigma x.  CW-Var ([CW08] Alg. 1; [AROW09]):
     alpha = max(0, (-(1+2 phi m) + sqrt((1+2 phi m)^2 - 8 phi (m - phi v))) / (4 phi v)),
     mu <- mu + alpha y Sigma x, Sigma^-1 <- Sigma^-1 + 2 alpha phi x x^T (diag: x^2).
-    CW-Stdev (S001 Fig. 1, eqs. 10-15, 22): psi = 1 + phi^2/2, xi = 1 + phi^2,
+    CW-Stdev ([ECCW08] Fig. 1, eqs. 10-15, 22): psi = 1 + phi^2/2, xi = 1 + phi^2,
     alpha = max(0, (-m psi + sqrt(m^2 phi^4/4 + v phi^2 xi)) / (v xi)),
     sqrt(u) = (-alpha v phi + sqrt(alpha^2 v^2 phi^2 + 4v)) / 2,
     full: Sigma <- Sigma - beta Sigma x x^T Sigma with beta = alpha phi / (sqrt(u) + v alpha phi);
     diag: Sigma^-1 <- Sigma^-1 + alpha phi u^-1/2 diag(x^2).  Both roots are
-    evaluated in rationalised forms free of cancellation (FORMULAS.md Sect. 2).
+    evaluated in rationalised forms free of cancellation.
 
-    Multi-class top-1 (S000 Sect. 5.4, "a single constraint"): the binary step on
+    Multi-class top-1 ([AROW13] Sect. 5.4, "a single constraint"): the binary step on
     Delta = f(x, y) - f(x, c) with label +1, m = mu_y.x - mu_c.x and
     v = x^T Sigma_yy x + x^T Sigma_cc x (diagonal; full: Delta^T Sigma Delta over the
     stacked blocks); the covariance update acts on blocks y and c.
     """
 
-    _constraints = {"variant": P.Choice("var", "stdev"),
-                    "eta": P.Optional(P.Real(0.5, 1.0, open_lo=True, open_hi=True),
-                                      "0.9 for cw, 0.7 for cw-stdev"), "a": P.POSITIVE,
-                    "covariance": P.Choice("diag", "full")}
+    _constraints = {"variant": _params.Choice("var", "stdev"),
+                    "eta": _params.Optional(_params.Real(0.5, 1.0, open_lo=True, open_hi=True),
+                                            "0.9 for cw, 0.7 for cw-stdev"),
+                    "a": _params.POSITIVE, "covariance": _params.Choice("diag", "full")}
+    _names = {
+        "cw": Registration({"variant": "var"}, "Confidence-Weighted, variance form CW-Var [CW08]",
+                           ("eta", "a", "covariance")),
+        "cw-stdev": Registration({"variant": "stdev"},
+                                 "Confidence-Weighted, exact convex stdev form ([ECCW08] Fig. 1)",
+                                 ("eta", "a", "covariance")),
+    }
+    #: eta when None: CW-Var and CW-Stdev (see ``eta``).
+    _default_eta = {"var": 0.9, "stdev": 0.7}
 
     def __init__(self, variant="var", eta=None, a=1.0, covariance="diag", *,
                  fit_intercept=True, n_passes=1, shuffle=True, random_state=None,
@@ -307,15 +327,15 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
+    def _model_options(self):
         rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
-        engine = E.Diagonal if self.covariance == "diag" else E.Full
-        eta = self.eta if self.eta is not None else (0.9 if self.variant == "var" else 0.7)
-        return engine, rule, _hyper(phi=_phi(eta), a=float(self.a))
+        eta = self.eta if self.eta is not None else self._default_eta[self.variant]
+        return {"shape": _COVARIANCE_SHAPES[self.covariance], "rule": rule, "phi": _phi(eta),
+                "a": float(self.a)}
 
 
 class AROW(GaussianMixin, OnlineClassifier):
-    """Adaptive Regularization of Weight vectors (S000), squared hinge or hinge.
+    """Adaptive Regularization of Weight vectors ([AROW13]), squared hinge or hinge.
 
     Parameters
     ----------
@@ -324,16 +344,16 @@ class AROW(GaussianMixin, OnlineClassifier):
     a : float > 0, default=1.0
         Initial variance: Sigma_1 = a I.
     loss : {"squared_hinge", "hinge"}, default="squared_hinge"
-        AROW (S000 Fig. 1) or AROW-H (S000 Sect. 3.2).
+        AROW ([AROW13] Fig. 1) or AROW-H ([AROW13] Sect. 3.2).
     covariance : {"diag", "full"}, default="diag"
     diag_update : {"inverse", "direct"}, default="inverse"
         Diagonal projection of the update of Sigma^-1 (eq. 14, the projection of
-        Dredze et al.) or of Sigma itself (eq. 15).
+        [CW08]) or of Sigma itself (eq. 15).
     sigma_update : {"auto", "delta", "sum"}, default="auto"
         Multi-class (``multiclass="top1"`` or ``"topk"``): the direction of the
         covariance update, Delta = f(x, y) - f(x, c) of the closest competitor
-        (S000 Fig. 3, eq. 56) or f = sum_y f(x, y), x~ tiled over all blocks
-        (S000 Fig. 2, eqs. 29-30).  "auto" is "delta" for top1 and "sum" for topk.
+        ([AROW13] Fig. 3, eq. 56) or f = sum_y f(x, y), x~ tiled over all blocks
+        ([AROW13] Fig. 2, eqs. 29-30).  "auto" is "delta" for top1 and "sum" for topk.
         Not used by ``multiclass="ovr"`` or with two classes (the update is with x).
     fit_intercept, n_passes, shuffle, random_state, multiclass, k
         As in :class:`Perceptron`; ``multiclass="topk"`` is available for the
@@ -341,7 +361,7 @@ class AROW(GaussianMixin, OnlineClassifier):
 
     Notes
     -----
-    If l = max(0, 1 - y mu.x) > 0 (S000 Sect. 3, Fig. 1; S003): beta = 1/(v + r),
+    If l = max(0, 1 - y mu.x) > 0 ([AROW13] Sect. 3, Fig. 1; [AROW09]): beta = 1/(v + r),
     alpha = l beta (squared hinge, eq. 16) or alpha = min(1/(2r), l / v) (hinge,
     eq. 23); mu <- mu + alpha y Sigma x (eq. 12); Sigma <- Sigma - beta Sigma x x^T Sigma
     (eq. 15), i.e. Sigma^-1 <- Sigma^-1 + x x^T / r (eq. 14).  Diagonal:
@@ -357,7 +377,7 @@ class AROW(GaussianMixin, OnlineClassifier):
     >>> clf.predict_proba(X).shape, bool(np.all(clf.coef_var_ < 1.0))
     ((4, 2), True)
 
-    Multi-class top-k (S000 Fig. 2, eqs. 25-30): with Delta_j = f(x, y) - f(x, c_j)
+    Multi-class top-k ([AROW13] Fig. 2, eqs. 25-30): with Delta_j = f(x, y) - f(x, c_j)
     for the k highest-scoring competitors and l_j = 1 - mu.Delta_j, if max_j l_j > 0
     maximise l^T a - a^T Q a / 2 over a >= 0 with Q = G + r 11^T,
     G_jl = Delta_j^T Sigma Delta_l (eq. 27, one squared slack); mu <- mu +
@@ -365,11 +385,17 @@ class AROW(GaussianMixin, OnlineClassifier):
     with g = f or Delta_1 (``sigma_update``; diagonal: 1/sigma_i += g_i^2 / r).
     """
 
-    _constraints = {"r": P.POSITIVE, "a": P.POSITIVE,
-                    "loss": P.Choice("squared_hinge", "hinge"),
-                    "covariance": P.Choice("diag", "full"),
-                    "diag_update": P.Choice("inverse", "direct"),
-                    "sigma_update": P.Choice("auto", "delta", "sum")}
+    _constraints = {"r": _params.POSITIVE, "a": _params.POSITIVE,
+                    "loss": _params.Choice("squared_hinge", "hinge"),
+                    "covariance": _params.Choice("diag", "full"),
+                    "diag_update": _params.Choice("inverse", "direct"),
+                    "sigma_update": _params.Choice("auto", "delta", "sum")}
+    _names = {
+        "arow": Registration({"loss": "squared_hinge"}, "AROW, squared hinge ([AROW13] Fig. 1)",
+                             ("r", "a", "covariance", "diag_update", "sigma_update")),
+        "arow-h": Registration({"loss": "hinge"}, "AROW with the hinge loss ([AROW13] Sect. 3.2)",
+                               ("r", "a", "covariance", "diag_update", "sigma_update")),
+    }
 
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="diag",
                  diag_update="inverse", sigma_update="auto", *, fit_intercept=True,
@@ -387,11 +413,11 @@ class AROW(GaussianMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
+    def _model_options(self):
         rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
-        engine = E.Diagonal if self.covariance == "diag" else E.Full
-        return engine, rule, _hyper(r=float(self.r), a=float(self.a),
-                                    direct=self.diag_update == "direct")
+        return {"shape": _COVARIANCE_SHAPES[self.covariance], "rule": rule, "r": float(self.r),
+                "a": float(self.a), "direct": self.diag_update == "direct",
+                "sigma_update": self.sigma_update}
 
 
 class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
@@ -407,10 +433,10 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
 
     Notes
     -----
-    [SOP05] Fig. 3.1 (S003): A = a I + sum_{mistakes} x x^T, v = sum_{mistakes} y x;
+    [SOP05] Fig. 3.1 ([AROW09]): A = a I + sum_{mistakes} x x^T, v = sum_{mistakes} y x;
     predict with w_t = (A + x_t x_t^T)^-1 v; on a mistake v += y x, A += x x^T.
-    ``coef_`` is A^-1 v and ``covariance_`` (full) is A^-1.  Diagonal (FORMULAS.md
-    Sect. 2, dropping cross-feature terms): w_t = v / (A + x_t^2), A += x^2, and
+    ``coef_`` is A^-1 v and ``covariance_`` (full) is A^-1.  Diagonal (dropping
+    cross-feature terms): w_t = v / (A + x_t^2), A += x^2, and
     ``coef_var_`` reports 1/A.  Test-time scores use the same per-point rule.
 
     Multi-class top-1 (the Delta-form of [SOP05], our choice): class scores are the
@@ -421,7 +447,8 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
     A += Delta Delta^T (diagonal: A_y += x^2, A_c += x^2).
     """
 
-    _constraints = {"a": P.POSITIVE, "covariance": P.Choice("diag", "full")}
+    _constraints = {"a": _params.POSITIVE, "covariance": _params.Choice("diag", "full")}
+    _names = {"sop": Registration({}, "second-order Perceptron [SOP05]", ("a", "covariance"))}
 
     def __init__(self, a=1.0, covariance="diag", *, fit_intercept=True, n_passes=1,
                  shuffle=True, random_state=None, multiclass="top1", k=1):
@@ -434,15 +461,15 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
-        engine = E.SOPDiagonal if self.covariance == "diag" else E.Full
-        return engine, _core.Rule.SOP, _hyper(a=float(self.a))
+    def _model_options(self):
+        shape = "sop_diagonal" if self.covariance == "diag" else "full"
+        return {"shape": shape, "rule": _core.Rule.SOP, "a": float(self.a)}
 
 
 class AdaGrad(OnlineClassifier):
     """Diagonal AdaGrad in regularized-dual-averaging form with L1, hinge loss.
 
-    The baseline of S000 Sect. 5.4 (Duchi, Hazan, Singer 2011).
+    [DHS11], the baseline of [AROW13] Sect. 5.4.
 
     Parameters
     ----------
@@ -459,14 +486,18 @@ class AdaGrad(OnlineClassifier):
     -----
     Subgradient g_t = -y x when y w.x < 1, else 0; u = sum_s g_s, G = sum_s g_s^2;
     w_{t+1,i} = -sign(u_i) eta t / (delta + sqrt(G_i)) max(0, |u_i|/t - lam)
-    (FORMULAS.md Sect. 3b), computed on demand so a round costs O(nnz).
+    ([DHS11]), computed on demand so a round costs O(nnz).
 
     Multi-class top-1 (our choice): the multi-class hinge max(0, 1 - W.Delta) with
     Delta = f(x, y) - f(x, c) against the closest competitor c has the subgradient
     -Delta, so when w_y.x - w_c.x < 1: u_y -= x, u_c += x, G_y += x^2, G_c += x^2.
     """
 
-    _constraints = {"eta": P.POSITIVE, "lam": P.NONNEGATIVE, "delta": P.POSITIVE}
+    _constraints = {"eta": _params.POSITIVE, "lam": _params.NONNEGATIVE,
+                    "delta": _params.POSITIVE}
+    _names = {"adagrad": Registration(
+        {}, "diagonal AdaGrad-RDA with L1, hinge loss ([DHS11]; [AROW13] Sect. 5.4)",
+        ("eta", "lam", "delta"))}
 
     def __init__(self, eta=1.0, lam=0.0, delta=1e-8, *, fit_intercept=True, n_passes=1,
                  shuffle=True, random_state=None, multiclass="top1", k=1):
@@ -480,6 +511,6 @@ class AdaGrad(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
-    def _engine(self):
-        return E.AdaGrad, _core.Rule.ADAGRAD, _hyper(eta=float(self.eta), lam=float(self.lam),
-                                                delta=float(self.delta))
+    def _model_options(self):
+        return {"shape": "adagrad", "rule": _core.Rule.ADAGRAD, "eta": float(self.eta),
+                "lam": float(self.lam), "delta": float(self.delta)}

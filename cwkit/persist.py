@@ -12,6 +12,8 @@ import zipfile
 
 import numpy as np
 
+from . import registry
+
 FORMAT = "cwkit-model"
 VERSION = 1
 
@@ -21,8 +23,19 @@ class ModelFileError(ValueError):
 
 
 def _classes():
-    from . import registry
     return {e.cls.__name__: e.cls for e in registry._REGISTRY.values()}
+
+
+#: State arrays renamed since version-1 files were first written: name -> former name
+#: (the number of pending rows of mini-batch PA was the unnamed ``aux``).
+RENAMED_STATE = {"n_pend": "aux"}
+
+
+def _former_name(key):
+    """The name a version-1 file written before the rename gave state array `key`
+    (``"n_pend"``, or ``"<class>/n_pend"`` of a one-vs-rest model)."""
+    prefix, _, name = key.rpartition("/")
+    return prefix + "/" * bool(prefix) + RENAMED_STATE.get(name, name)
 
 
 def _jsonable(v):
@@ -103,7 +116,9 @@ def load(path):
         est._reset(classes, int(meta["n_features_in_"]))
         state = est._model.state
         for key in list(state):
-            arr = files.pop("state/" + key)
+            arr = files.pop("state/" + key, None)
+            if arr is None:
+                arr = files.pop("state/" + _former_name(key))
             if arr.shape != np.shape(state[key]) or arr.dtype != np.float64:
                 raise ModelFileError(f"{path}: state array {key!r} has shape {arr.shape} and "
                                      f"dtype {arr.dtype}, expected {np.shape(state[key])} "

@@ -75,7 +75,7 @@ def hildreth(Q, b, lo=0.0, hi=np.inf, *, tol=1e-15, max_iter=10_000):
 
     Notes
     -----
-    Hildreth's method [CZ97]_ in its dual form (FORMULAS.md §5): cyclic exact
+    Hildreth's method [CZ97]_ in its dual form: cyclic exact
     coordinate ascent
 
     .. math:: a_j \\leftarrow \\mathrm{clip}\\big(a_j + (b_j - (Qa)_j)/Q_{jj},

@@ -1,11 +1,19 @@
-"""One registry: user-facing algorithm names (CLI and API) -> estimator and fixed parameters."""
+"""One registry: user-facing algorithm names (CLI and API) -> estimator and fixed parameters.
+
+Each estimator family declares its own names (its ``_names``, name ->
+:class:`cwkit.base.Registration`); this module collects them, in the order of
+``FAMILIES``.
+"""
 import inspect
 from dataclasses import dataclass, field
 
-from . import l1pa as L1
-from . import linear as L
-from . import minibatch as MB
+from . import l1pa, linear, minibatch
 from .base import COMMON
+
+#: The estimator families whose names are registered, in the order of `algorithms`.
+FAMILIES = (linear.Perceptron, linear.PassiveAggressive, linear.ConfidenceWeighted, linear.AROW,
+            linear.SecondOrderPerceptron, linear.RegularizedPA, linear.AdaGrad,
+            minibatch.MiniBatchPA, l1pa.L1ConstrainedPA)
 
 
 @dataclass(frozen=True)
@@ -17,12 +25,8 @@ class Entry:
     params: tuple = field(default=())      # the tunable hyper-parameters of this name
 
 
-_REGISTRY = {}
-
-
-def register(name, cls, fixed, description, params=()):
-    """Add an algorithm under `name` (used by cwkit's own modules)."""
-    _REGISTRY[name] = Entry(name, cls, dict(fixed), description, tuple(params))
+_REGISTRY = {name: Entry(name, cls, dict(reg.fixed), reg.description, tuple(reg.params))
+             for cls in FAMILIES for name, reg in cls._names.items()}
 
 
 def _defaults(cls):
@@ -82,51 +86,4 @@ def algorithms():
 
 def name_of(est):
     """The registered name of an estimator (its class name if none matches)."""
-    params = est.get_params()
-    for e in _REGISTRY.values():
-        if type(est) is e.cls and all(params.get(k) == v for k, v in e.fixed.items()):
-            return e.name
-    return type(est).__name__
-
-
-register("perceptron", L.Perceptron, {"average": False}, "Perceptron (Rosenblatt)")
-register("avg-perceptron", L.Perceptron, {"average": True},
-         "averaged Perceptron (Freund & Schapire 1999)")
-register("pa", L.PassiveAggressive, {"variant": "pa"}, "Passive-Aggressive, hard margin [PA06]")
-register("pa1", L.PassiveAggressive, {"variant": "pa1"}, "PA-I, hinge slack [PA06]; S002 with bias",
-         ["C"])
-register("pa2", L.PassiveAggressive, {"variant": "pa2"},
-         "PA-II, squared slack [PA06]; S002 with bias", ["C", "slack"])
-register("pa-ls", L.PassiveAggressive, {"variant": "pa-ls"},
-         "PA least squares, updates every round (S002 eqs 7-9)", ["C", "slack"])
-register("cw", L.ConfidenceWeighted, {"variant": "var"},
-         "Confidence-Weighted, variance form CW-Var [CW08]", ["eta", "a", "covariance"])
-register("cw-stdev", L.ConfidenceWeighted, {"variant": "stdev"},
-         "Confidence-Weighted, exact convex stdev form (S001 Fig. 1)", ["eta", "a", "covariance"])
-register("arow", L.AROW, {"loss": "squared_hinge"},
-         "AROW, squared hinge (S000 Fig. 1)",
-         ["r", "a", "covariance", "diag_update", "sigma_update"])
-register("arow-h", L.AROW, {"loss": "hinge"}, "AROW with the hinge loss (S000 Sect. 3.2)",
-         ["r", "a", "covariance", "diag_update", "sigma_update"])
-register("sop", L.SecondOrderPerceptron, {}, "second-order Perceptron [SOP05]",
-         ["a", "covariance"])
-register("reg-pa", L.RegularizedPA, {"variant": "reg"},
-         "objective-regularized PA (S004 Lemma 3.1)", ["alpha", "prune_sigma", "prune_mode"])
-register("l2-pa", L.RegularizedPA, {"variant": "l2"},
-         "L2-norm-constrained PA (S004 Lemma 3.2)", ["beta", "prune_sigma", "prune_mode"])
-register("soft-reg-pa", L.RegularizedPA, {"variant": "soft"},
-         "soft-margin objective-regularized PA (S004 Lemma 5.1)",
-         ["C", "alpha", "prune_sigma", "prune_mode"])
-register("adagrad", L.AdaGrad, {}, "diagonal AdaGrad-RDA with L1, hinge loss (S000 Sect. 5.4)",
-         ["eta", "lam", "delta"])
-register("bpa1", MB.MiniBatchPA, {"variant": "bpa1"},
-         "mini-batch PA-I, box-constrained dual (S002 Sect. 3.2)",
-         ["C", "batch_size", "window"])
-register("bpa2", MB.MiniBatchPA, {"variant": "bpa2"},
-         "mini-batch PA-II, nonnegative dual with ridge rho (S002 Sect. 3.2)",
-         ["C", "batch_size", "rho", "window", "slack"])
-register("bpa-ls", MB.MiniBatchPA, {"variant": "bpa-ls"},
-         "mini-batch PA least squares, closed form (S002 Sect. 3.2)",
-         ["C", "batch_size", "rho", "window", "slack"])
-register("l1-pa", L1.L1ConstrainedPA, {}, "L1-norm-constrained PA, exact update (S004 eq. 3.9)",
-         ["beta"])
+    return est._name()

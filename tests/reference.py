@@ -1,12 +1,12 @@
 """Independent, plain-numpy reference implementations of cwkit's update rules.
 
-Written straight from ``docs/FORMULAS.md`` (shared), one example at a time, with dense explicit
+Written straight from the papers (docs/references.md), one example at a time, with dense explicit
 vectors and matrices and no cleverness; it never imports cwkit. The compiled kernels and the
 estimators are tested against these functions, and the functions themselves are tested against
 generic convex solvers in ``test_reference.py``.
 
-Conventions (FORMULAS §0) and the choices made here where FORMULAS.md is silent
--------------------------------------------------------------------------------
+Conventions and the choices made here where the papers are silent
+------------------------------------------------------------------
 * Intercept: an augmented constant feature with value 1, appended last (``x~ = [x, 1]``); it takes
   part in every norm ``n = ||x~||^2``, quadratic form ``v = x~' Sigma x~`` and margin. Without
   intercept the state simply has length d.
@@ -26,7 +26,7 @@ Conventions (FORMULAS §0) and the choices made here where FORMULAS.md is silent
   round to a tiny negative); ``ValueError`` if an update is needed and ``beta^2 n <= 1``.
 * Diagonal "inverse" updates ``Sigma^{-1} += c diag(x^2)`` are evaluated as
   ``s_i <- s_i / (1 + c s_i x_i^2)`` (no reciprocal of a tiny s_i; s_i = 0 stays 0).
-* CW-Var: ``disc = (1 - 2 phi m)^2 + 8 phi^2 v`` (the nonnegative form, FORMULAS §2); root
+* CW-Var: ``disc = (1 - 2 phi m)^2 + 8 phi^2 v`` (the nonnegative form); root
   rationalised for ``q = 1 + 2 phi m > 0``. CW-Stdev: rationalised alpha for ``m > 0`` and
   ``sqrt(u) = 2v / (alpha v phi + sqrt(alpha^2 v^2 phi^2 + 4v))`` always. Both require
   ``0.5 < eta < 1`` (phi > 0).
@@ -34,16 +34,16 @@ Conventions (FORMULAS §0) and the choices made here where FORMULAS.md is silent
   and ``covariance`` is ``A^{-1}``. SOP (diag): ``A`` is a vector, ``coef = v / A``,
   ``coef_var = 1 / A`` (and ``intercept_var`` likewise, ``1/a`` without intercept). The score
   of an example (training and test) is ``x~' (A + x~ x~')^{-1} v``; see :func:`binary_scores`.
-* AdaGrad (FORMULAS §3b): keeps ``u``, ``G`` and the round counter ``t``; ``coef`` is
+* AdaGrad ([DHS11]): keeps ``u``, ``G`` and the round counter ``t``; ``coef`` is
   ``w_{t+1}`` computed on demand; ``w_1 = 0``. The intercept coordinate is treated like every other
   coordinate (same step size and the same L1 threshold lambda).
 * avg-perceptron: ``coef``/``intercept`` are the average of the post-update vectors of rounds
-  1..t (FORMULAS §1); mistakes are those of the non-averaged w.
+  1..t ([FS99]); mistakes are those of the non-averaged w.
 * Variance keys when there is no intercept: ``intercept_var`` is the initial variance (``a``;
   ``1/a`` for diag SOP).
 
-Multi-class (FORMULAS §4): weights are one stacked vector of length ``K*D`` (class-major blocks
-``[weights, intercept]``), ``f(x, y) = e_y (x) x~``. Choices:
+Multi-class ([CS03]; [AROW13] Sect. 3.3): weights are one stacked vector of length ``K*D``
+(class-major blocks ``[weights, intercept]``), ``f(x, y) = e_y (x) x~``. Choices:
 
 * top1: ``Delta = f(x, y) - f(x, c)`` with c the highest-scoring label != y (ties -> smaller label),
   then the binary step on ``(Delta, +1)``. Perceptron / avg-perceptron instead update iff the argmax
@@ -151,7 +151,7 @@ def init_state(rule, D, *, covariance="diag", **params):
 
 
 def _adagrad_w(st, p):
-    """w_{t+1} from (u, G, t), FORMULAS §3b; w = 0 before the first round."""
+    """w_{t+1} from (u, G, t), [DHS11]; w = 0 before the first round."""
     t = st["t"]
     if t == 0:
         return np.zeros_like(st["u"])
@@ -431,8 +431,8 @@ def binary_scores(rule, state, X, *, fit_intercept=True, covariance="diag"):
     """Test-time scores of public ``state`` on the rows of ``X``.
 
     ``coef . x + intercept`` for every rule but SOP, whose score includes the test point
-    (FORMULAS §2): ``x~' (A + x~ x~')^{-1} v``. With ``coef = A^{-1} v`` and ``P = A^{-1}`` this is
-    ``x~' coef / (1 + x~' P x~)`` (Sherman-Morrison) for full A, and
+    ([SOP05] Fig. 3.1): ``x~' (A + x~ x~')^{-1} v``. With ``coef = A^{-1} v`` and
+    ``P = A^{-1}`` this is ``x~' coef / (1 + x~' P x~)`` (Sherman-Morrison) for full A, and
     ``sum_i x~_i coef_i / (1 + P_ii x~_i^2)`` for diagonal A (``v_i = coef_i / P_ii``).
     """
     Xa = _augment(X, fit_intercept)
@@ -448,7 +448,7 @@ def binary_scores(rule, state, X, *, fit_intercept=True, covariance="diag"):
 
 # --------------------------------------------------------------------------- multi-class
 def feature(xa, label, K):
-    """1-of-k feature map ``f(x, y) = e_y (x) x~`` (FORMULAS §4)."""
+    """1-of-k feature map ``f(x, y) = e_y (x) x~`` ([AROW13] Sect. 5.4)."""
     D = xa.size
     f = np.zeros(K * D)
     f[label * D:(label + 1) * D] = xa
@@ -456,7 +456,7 @@ def feature(xa, label, K):
 
 
 def competitors(scores, label):
-    """Labels != ``label`` by decreasing score, ties -> smaller label (FORMULAS §0)."""
+    """Labels != ``label`` by decreasing score, ties -> smaller label (the conventions above)."""
     others = [c for c in range(len(scores)) if c != label]
     return sorted(others, key=lambda c: (-scores[c], c))
 
@@ -582,7 +582,7 @@ def public_multiclass_state(rule, st, K, *, fit_intercept=True, covariance="diag
 
 def multiclass_run(rule, X, y, n_classes, *, strategy="top1", k=1, fit_intercept=True,
                    covariance="diag", sigma_update=None, slack="per-constraint", **params):
-    """Online multi-class pass (FORMULAS §4); one ``(mistake, state)`` per round.
+    """Online multi-class pass ([CS03]; [AROW13] Sect. 3.3); one ``(mistake, state)`` per round.
 
     Parameters
     ----------
@@ -689,7 +689,7 @@ def topk_step(rule, w, xa, label, K, k, *, sigma=None, covariance="diag", sigma_
 
 
 # --------------------------------------------------------------------------- multi-class BPA
-# Multi-class mini-batch PA (FORMULAS §1 "BPA" on the groups, §4 for the 1-of-k constraints).
+# Multi-class mini-batch PA ([GPA13] Sect. 3.2 on the groups, [CS03] for the 1-of-k constraints).
 # Choices: competitors of each row from the scores at the group's update (ties -> smaller label);
 # constraints of a row with x~ = 0 are dropped (tau = 0); BPA-I/II update only when some kept
 # l_ij > 0, BPA-LS on every group; rho = 1/(2C) ("half") or 1/C ("inverse"); "shared" slack:
@@ -775,7 +775,7 @@ def mc_bpa_run(X, y, K, *, variant="bpa1", C=1.0, B=4, k=1, window="block", fit_
 
 
 # --------------------------------------------------------------------------- l1-pa multi-class
-# L1-norm-constrained PA (FORMULAS §3, L1 bullet) and its multi-class top-1 reduction (§4).
+# L1-norm-constrained PA ([LMC09] eq. 3.9) and its multi-class top-1 reduction ([PA06] Sect. 7).
 # The projection is solved by plain bisection on the dual variable lambda (not cwkit's
 # safeguarded Newton): w(tau, lam) = S_lam(v + tau z); tau(lam) is the exact root of the
 # piecewise-linear margin (interpolated between its breakpoints); g(lam) = ||w||_1 - beta is
@@ -914,7 +914,7 @@ def l1pa_topk_run(X, y, n_classes, beta, k, *, fit_intercept=True):
         # first update, moved by equal multipliers) keep equal scores in the kernel, whose
         # per-competitor roots are bit-identical for identical blocks, but not here (the
         # generic solver's multipliers differ in the last bits): scores equal to 12
-        # significant digits are ties, broken to the smaller label (FORMULAS §0), for the
+        # significant digits are ties, broken to the smaller label (the conventions above), for the
         # competitors and for the prediction.
         comp = competitors(_round_sig(s, 12), label)[:min(k, K - 1)]
         if 1.0 - (s[label] - s[comp[0]]) > 0.0 and np.any(x):

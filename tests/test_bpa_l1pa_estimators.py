@@ -4,15 +4,15 @@ import pytest
 import scipy.sparse as sp
 from conftest import make_binary
 
+from reference_steps import bpa_step, l1pa_step
+
 import cwkit
-from cwkit.l1pa import l1pa_step
-from cwkit.minibatch import bpa_step
 
 PA_OF = {"bpa1": "pa1", "bpa2": "pa2", "bpa-ls": "pa-ls"}
 
 
 def bpa_reference(X, y, variant, C, B, rho, window, bias):
-    """FORMULAS §1 'BPA' protocol with `bpa_step`: per row, (mistake, reported w, c).
+    """[GPA13] Sect. 3.2 mini-batch PA with `bpa_step`: per row, (mistake, reported w, c).
 
     Block: rows of a group are predicted with the model from before the group;
     the reported model after a row includes the incomplete group provisionally.
@@ -208,7 +208,7 @@ def test_bad_parameters(name, kwargs, match):
 @pytest.mark.parametrize("window", ["block", "sliding"])
 def test_one_vs_rest_matches_reference(window):
     """K independent binary problems; a row's prediction is the argmax of the K
-    pre-update scores (FORMULAS §4 one-vs-rest, ties to the smallest class)."""
+    pre-update scores (one-vs-rest, ties to the smallest class)."""
     rng = np.random.default_rng(8)
     X = rng.normal(size=(45, 4))
     y = np.argmax(X[:, :3] + 0.5 * rng.normal(size=(45, 3)), axis=1)

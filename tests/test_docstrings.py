@@ -7,7 +7,7 @@ import pytest
 
 import cwkit
 
-MODULES = sorted(m.name for m in pkgutil.iter_modules(cwkit.__path__, "cwkit.")
+MODULES = sorted(m.name for m in pkgutil.walk_packages(cwkit.__path__, "cwkit.")
                  if m.name != "cwkit._core")
 
 

@@ -251,7 +251,7 @@ def test_algorithms_lists_every_name_with_defaults():
 
 
 def test_cw_stdev_invariant_to_initial_variance_a():
-    """S001 Lemma 3: CW-Stdev's predictions do not depend on a (full and diagonal)."""
+    """[ECCW08] Lemma 3: CW-Stdev's predictions do not depend on a (full and diagonal)."""
     X, y = make_binary(np.random.default_rng(9), n=150, d=6)
     for cov in ("diag", "full"):
         base = cwkit.make("cw-stdev", covariance=cov, a=1.0, fit_intercept=False).partial_fit(X, y)
@@ -268,7 +268,7 @@ def test_cw_stdev_invariant_to_initial_variance_a():
 @pytest.mark.parametrize("name,params", [("reg-pa", {"alpha": 0.05}), ("l2-pa", {"beta": 3.0}),
                                          ("soft-reg-pa", {"alpha": 0.05}), ("pa", {})])
 def test_rotation_invariance(name, params):
-    """S004 Lemma 3.3: rotating the inputs rotates the weights (no intercept)."""
+    """[LMC09] Lemma 3.3: rotating the inputs rotates the weights (no intercept)."""
     rng = np.random.default_rng(4)
     X, y = make_binary(rng, n=80, d=5)
     R, _ = np.linalg.qr(rng.normal(size=(5, 5)))

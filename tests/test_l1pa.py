@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-import cwkit.l1pa
-from cwkit.l1pa import l1pa_step
+import reference_steps
+from reference_steps import l1pa_step
 
 
 def assert_kkt(v, x, y, beta, w, tau, lam, tol=1e-10):
@@ -155,4 +155,4 @@ def test_bad_input(args, match):
 
 
 def test_docstring_examples():
-    assert doctest.testmod(cwkit.l1pa).failed == 0
+    assert doctest.testmod(reference_steps).failed == 0

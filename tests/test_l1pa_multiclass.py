@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import shared_file
+from reference_steps import l1pa_step
 from reference import (feature, l1_projection, l1_projection_multi, l1pa_top1_run,
                        l1pa_topk_run)
 from scipy.optimize import linprog, minimize
@@ -17,7 +18,8 @@ from scipy.optimize import linprog, minimize
 import cwkit
 from cwkit import _core
 from cwkit._rowdata import as_rows
-from cwkit.l1pa import _L1PAMulticlass, l1pa_step
+from cwkit.models.interface import TOP1, TOPK, ModelSpec, PassResult
+from cwkit.models.l1 import MulticlassL1PA
 
 LABELS = np.array(["ant", "bee", "cat", "dog", "eel"])
 # Reference and kernel solve the dual by different exact algorithms (bisection to adjacent
@@ -74,7 +76,7 @@ def test_matches_reference_every_round(beta, sparse, fit_intercept):
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_inactive_ball_is_hard_margin_pa_top1(fit_intercept):
-    """A ball too large to bind: the update is PA top-1 (FORMULAS §4), tau = l / ||Delta||^2."""
+    """A ball too large to bind: the update is PA top-1 ([PA06] Sect. 7), tau = l / ||Delta||^2."""
     X, y = make_data(np.random.default_rng(3), n=60)
     a = cwkit.make("l1-pa", beta=1e6, fit_intercept=fit_intercept).partial_fit(X, y)
     b = cwkit.make("pa", fit_intercept=fit_intercept, multiclass="top1").partial_fit(X, y)
@@ -146,12 +148,21 @@ def _random_update(rng, K, d, kk):
             return W0, x, label, Z, beta
 
 
+def _multiclass_model(beta, K, d, kk):
+    """The compiled multi-class L1-PA model: top-1 (kk = 0) or kk competitors."""
+    spec = ModelSpec(shape="l1", n_classes=K, n_features=d, beta=beta,
+                     strategy=TOP1 if kk == 0 else TOPK, k=max(kk, 1))
+    model = MulticlassL1PA(spec)
+    assert model.kk == kk
+    return model
+
+
 def _compiled_update(W0, x, label, beta, kk):
     K, D = W0.shape
-    model = _L1PAMulticlass({"beta": beta}, K, D - 1, kk)
+    model = _multiclass_model(beta, K, D - 1, kk)
     model.state["W"][...] = W0.T
     out = model.run(as_rows(x[None]), np.array([label]), np.array([0]), 1.0)
-    assert out[2] == 1 and out[4] == 0
+    assert out.updates == 1 and out.status == _core.Status.OK
     return model.weights().ravel()
 
 
@@ -220,14 +231,15 @@ def test_two_classes_equal_the_flattened_binary_problem(fit_intercept):
     for t, (x, label) in enumerate(zip(Xa, y)):
         Z[t, label::2] = x
         Z[t, 1 - label::2] = -x
-    model = _L1PAMulticlass({"beta": 2.5}, 2, X.shape[1], 0)
+    model = _multiclass_model(2.5, 2, X.shape[1], 0)
     order = np.arange(len(X))
     mc = model.run(as_rows(X), y.astype(np.intp), order, bias)
     w = np.zeros(2 * D + 1)
-    binary = _core.l1pa_pass(*as_rows(sp.csr_matrix(Z)).args, np.ones(len(X)), order, 0.0, w,
-                             2.5, np.empty(0))
-    assert mc[2] == binary[2] > 10 and mc[4] == binary[4] == 0
-    assert mc[3] == pytest.approx(binary[3], rel=1e-12)
+    binary = PassResult(*_core.l1pa_pass(*as_rows(sp.csr_matrix(Z)).args, np.ones(len(X)),
+                                         order, 0.0, w, 2.5, np.empty(0)))
+    assert mc.updates == binary.updates > 10
+    assert mc.status == binary.status == _core.Status.OK
+    assert mc.loss_sum == pytest.approx(binary.loss_sum, rel=1e-12)
     np.testing.assert_array_equal(model.state["W"].ravel(), w[:-1])
 
 
@@ -315,13 +327,13 @@ def test_strategies():
     X, y = make_data(np.random.default_rng(8), n=30)
     est = cwkit.make("l1-pa")
     assert est.multiclass == "top1"
-    assert isinstance(est.fit(X, y)._model, _L1PAMulticlass)
+    assert isinstance(est.fit(X, y)._model, MulticlassL1PA)
     assert est.coef_.shape == (4, 5) and est.decision_function(X).shape == (30, 4)
     ovr = cwkit.make("l1-pa", multiclass="ovr").fit(X, y)
-    assert not isinstance(ovr._model, _L1PAMulticlass) and ovr.coef_.shape == (4, 5)
+    assert not isinstance(ovr._model, MulticlassL1PA) and ovr.coef_.shape == (4, 5)
     for k, kk in [(1, 1), (2, 2), (3, 3), (10, 3)]:  # k is capped at K - 1
         topk = cwkit.make("l1-pa", multiclass="topk", k=k).fit(X, y)
-        assert isinstance(topk._model, _L1PAMulticlass) and topk._model.kk == kk
+        assert isinstance(topk._model, MulticlassL1PA) and topk._model.kk == kk
     assert est._model.kk == 0
 
 
@@ -363,7 +375,7 @@ def test_topk_with_one_competitor_is_top1(fit_intercept):
 
 @pytest.mark.parametrize("k", [2, 3])
 def test_topk_inactive_ball_is_pa_topk(k):
-    """A ball too large to bind: the update is k-best MIRA with hard margins (FORMULAS §4,
+    """A ball too large to bind: the update is k-best MIRA with hard margins ([CS03],
     PA k-best; cwkit's Hildreth path)."""
     X, y = make_data(np.random.default_rng(13), n=60)
     a = cwkit.make("l1-pa", beta=1e6, multiclass="topk", k=k).partial_fit(X, y)

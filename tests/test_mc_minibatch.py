@@ -7,6 +7,7 @@ from reference import mc_bpa_run
 import cwkit
 from cwkit import _core
 from cwkit._rowdata import as_rows
+from cwkit.models.interface import PassResult
 
 VARIANTS = ["bpa1", "bpa2", "bpa-ls"]
 PA_OF = {"bpa1": "pa1", "bpa2": "pa2", "bpa-ls": "pa-ls"}
@@ -175,10 +176,11 @@ def group_update(X, codes, W0, variant, C, rho, kk, shared, fit_intercept):
     W = np.ascontiguousarray(W0)
     rows = as_rows(X)
     B = X.shape[0]
-    out = _core.mc_bpa_pass(*rows.args, codes.astype(np.intp), np.arange(B), B,
-                            1.0 if fit_intercept else 0.0, W, VARIANTS.index(variant), False, B,
-                            kk, C, bpa_rho(C, rho), shared, True)
-    assert out[4] == 0 and out[:2] == (0, 0)
+    *out, _ = _core.mc_bpa_pass(*rows.args, codes.astype(np.intp), np.arange(B), B,
+                                1.0 if fit_intercept else 0.0, W, VARIANTS.index(variant), False,
+                                B, kk, C, bpa_rho(C, rho), shared, True)
+    out = PassResult(*out)
+    assert out.status == _core.Status.OK and (out.rounds, out.mistakes) == (0, 0)
     return W
 
 
@@ -322,7 +324,7 @@ def test_mistakes_and_loss_are_those_of_the_prediction_scores():
                                                                   np.arange(len(y)), 1.0)
         scores = np.array([r[2] for r in ref])
         margin = np.array([s[c] - max(np.delete(s, c)) for s, c in zip(scores, y)])
-        assert (rounds, status) == (len(y), 0)
+        assert (rounds, status) == (len(y), _core.Status.OK)
         assert mistakes == np.count_nonzero(np.argmax(scores, axis=1) != y) > 0
         assert loss_sum == pytest.approx(np.maximum(0, 1 - margin).sum(), rel=1e-9)
 

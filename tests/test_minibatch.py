@@ -6,8 +6,8 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-import cwkit.minibatch
-from cwkit.minibatch import bpa_step
+import reference_steps
+from reference_steps import bpa_step
 
 VARIANTS = ["bpa1", "bpa2", "bpa-ls"]
 
@@ -18,7 +18,7 @@ def penalty_weight(C, rho):
 
 
 def primal_reference(X, y, w0, c0, variant, C, rho):
-    """Minimise the primal of S002 (10)-(11) and its squared-slack variants with SLSQP.
+    """Minimise the primal of [GPA13] (10)-(11) and its squared-slack variants with SLSQP.
 
     Variables u = (w, c) (c only with an intercept), plus slacks ξ for bpa1/bpa2.
     bpa-ls eliminates ξ_k = 1 - y_k f_k and is solved as a stacked least-squares problem.
@@ -65,7 +65,7 @@ def primal_reference(X, y, w0, c0, variant, C, rho):
 
 
 def primal_value(X, y, w0, c0, w, c, variant, C, rho):
-    """Objective of S002 (10) (bpa1) or its squared-slack forms at (w, c), optimal slacks."""
+    """Objective of [GPA13] (10) (bpa1) or its squared-slack forms at (w, c), optimal slacks."""
     f = X @ w + (c if c is not None else 0.0)
     obj = 0.5 * (w - w0) @ (w - w0) + (0.5 * (c - c0) ** 2 if c is not None else 0.0)
     margin = 1.0 - y * f
@@ -76,7 +76,7 @@ def primal_value(X, y, w0, c0, w, c, variant, C, rho):
 
 
 def dual_value(X, y, w0, c0, tau, variant, C, rho):
-    """S002 (14)/(17): l'tau - tau'(A + rho I)tau/2 with the pre-update scores."""
+    """[GPA13] (14)/(17): l'tau - tau'(A + rho I)tau/2 with the pre-update scores."""
     K = X @ X.T + (1.0 if c0 is not None else 0.0)
     A = np.outer(y, y) * K
     if variant != "bpa1":
@@ -86,7 +86,7 @@ def dual_value(X, y, w0, c0, tau, variant, C, rho):
 
 
 def pa_closed_form(x, y, w, c, variant, C):
-    """FORMULAS §1 'PA family with explicit bias' on one example (cwkit's c = -b)."""
+    """[GPA13]'s PA family with explicit bias on one example (cwkit's c = -b)."""
     f = w @ x + (c if c is not None else 0.0)
     n = x @ x + (1.0 if c is not None else 0.0)
     if variant == "bpa1":
@@ -205,4 +205,4 @@ def test_bad_shapes_and_labels():
 
 
 def test_docstring_examples():
-    assert doctest.testmod(cwkit.minibatch).failed == 0
+    assert doctest.testmod(reference_steps).failed == 0

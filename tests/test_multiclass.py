@@ -6,7 +6,7 @@ from conftest import BINARY_CASES, case_id
 from reference import multiclass_run, multiclass_scores
 
 import cwkit
-from cwkit.multiclass import argmax_proba
+from cwkit.models.scoring import argmax_proba
 
 RTOL = 1e-12
 LABELS = np.array(["ant", "bee", "cat", "dog"])
@@ -364,7 +364,7 @@ def _primal_optimum(name, params, W0, S0, x, label, comps, K):
 
     PA: min |W - W0|^2 / 2 s.t. W.Delta_j >= 1; PA-I: + C sum xi_j, xi >= 0;
     PA-II: + C sum xi_j^2 (per constraint) or + C xi^2 (shared);
-    AROW (S000 eq. 27): min (mu - mu0)^T Sigma^-1 (mu - mu0) / 2 + xi^2 / (2r)."""
+    AROW ([AROW13] eq. 27): min (mu - mu0)^T Sigma^-1 (mu - mu0) / 2 + xi^2 / (2r)."""
     from scipy.optimize import minimize
     n = W0.size
     D = n // K
@@ -465,15 +465,15 @@ def test_topk_with_k1_is_top1(case):
 def test_arow_two_classes_all_constraints_is_top1(diag_update):
     """K = 2: the one constraint is Delta = (x, -x), and diag(f^2) = diag(Delta^2), so
     the all-constraints AROW (Sigma updated with f) is the top-1 AROW (with Delta)."""
-    from cwkit.multiclass import make_multiclass_model
     from cwkit._rowdata import as_rows
+    from cwkit.models.factory import TABLE
     X, y = make_multiclass(np.random.default_rng(17), n=60, K=2)
     rows = as_rows(X)
     models = []
     for strategy in ("topk", "top1"):
         est = cwkit.make("arow", r=0.5, multiclass=strategy, k=1, diag_update=diag_update)
-        engine, rule, hyper = est._engine()
-        m = make_multiclass_model(est, engine, rule, hyper, 2, X.shape[1])
+        spec = est._spec(2, X.shape[1])
+        m = TABLE[(spec.shape, strategy)](spec)   # the multi-class model, for two classes
         m.run(rows, y, np.arange(len(y)), 1.0)
         models.append(m)
     assert models[0].sum_update and not models[1].sum_update

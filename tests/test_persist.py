@@ -41,6 +41,32 @@ def test_round_trip_is_exact_and_training_continues(any_case, tmp_path, labels):
     np.testing.assert_array_equal(est.coef_, back.coef_)
 
 
+@pytest.mark.parametrize("params", [{}, {"window": "sliding"}, {"multiclass": "topk", "k": 2},
+                                    {"multiclass": "ovr"}], ids=["block", "sliding", "topk", "ovr"])
+def test_file_with_the_former_bpa_state_names_loads(tmp_path, params):
+    """A file written when the pending-row count of mini-batch PA was the array ``aux``
+    loads and predicts (and continues) exactly as the model it was saved from."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(23, 5))
+    y = rng.integers(0, 3 if params else 2, size=23)
+    est = cwkit.make("bpa2", batch_size=4, shuffle=False, **params).fit(X, y)
+    path, old = tmp_path / "model.cwk", tmp_path / "old.cwk"
+    cwkit.save(est, path)
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    renamed = {k.replace("n_pend", "aux"): v for k, v in arrays.items()}
+    assert sum(k.endswith("/aux") for k in renamed) == (3 if "ovr" in params.values() else 1)
+    assert any(v.ravel()[0] > 0 for k, v in renamed.items() if k.endswith("/aux"))
+    with open(old, "wb") as f:
+        np.savez_compressed(f, **renamed)
+    back = cwkit.load(old)
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    for key, arr in est._model.state.items():
+        np.testing.assert_array_equal(back._model.state[key], arr, err_msg=key)
+    np.testing.assert_array_equal(back.partial_fit(X[:7], y[:7]).coef_,
+                                  est.partial_fit(X[:7], y[:7]).coef_)
+
+
 def test_load_never_unpickles(tmp_path, monkeypatch):
     X, y = make_binary(np.random.default_rng(1), n=20, d=3)
     path = tmp_path / "m.cwk"

@@ -9,7 +9,7 @@ from decimal import Decimal, getcontext
 
 import numpy as np
 import pytest
-import reference as R
+import reference
 from scipy.optimize import minimize
 
 SEEDS = range(6)
@@ -110,7 +110,7 @@ FIRST_ORDER_CASES = [("pa", {}), ("pa1", {"C": 0.05}), ("pa1", {"C": 10.0}), ("p
 def test_first_order_step_is_primal_optimum(rule, params, seed):
     rng = np.random.default_rng(seed)
     w0, x, y = violating_instance(rng, 5)
-    w_ref, _ = R.binary_step(rule, w0, x, y, **params)
+    w_ref, _ = reference.binary_step(rule, w0, x, y, **params)
     close(w_ref, pa_primal(rule, w0, x, y, **params))
 
 
@@ -121,7 +121,7 @@ def test_pa_ls_step_is_primal_optimum_with_positive_margin(seed):
     x = rng.normal(size=4)
     y = 1.0
     w0 = 3.0 * x / (x @ x)  # margin 3
-    w_ref, _ = R.binary_step("pa-ls", w0, x, y, C=0.7)
+    w_ref, _ = reference.binary_step("pa-ls", w0, x, y, C=0.7)
     assert y * (w_ref @ x) < 3.0
     close(w_ref, pa_primal("pa-ls", w0, x, y, C=0.7))
 
@@ -133,23 +133,23 @@ def test_l2_pa_step_is_primal_optimum(seed, factor):
     rng = np.random.default_rng(seed)
     w0, x, y = violating_instance(rng, 5, scale=1.0)
     beta = factor * max(np.linalg.norm(w0), 1.5 / np.linalg.norm(x))
-    w_ref, _ = R.binary_step("l2-pa", w0, x, y, beta=beta)
+    w_ref, _ = reference.binary_step("l2-pa", w0, x, y, beta=beta)
     close(w_ref, pa_primal("l2-pa", w0, x, y, beta=beta))
     assert np.linalg.norm(w_ref) <= beta * (1 + 1e-12)
 
 
 def test_l2_pa_infeasible_raises():
     with pytest.raises(ValueError, match="infeasible"):
-        R.binary_step("l2-pa", np.zeros(2), np.array([0.1, 0.0]), 1.0, beta=1.0)
+        reference.binary_step("l2-pa", np.zeros(2), np.array([0.1, 0.0]), 1.0, beta=1.0)
 
 
 @pytest.mark.parametrize("rule,params", [c for c in FIRST_ORDER_CASES if c[0] != "pa-ls"]
                          + [("l2-pa", {"beta": 50.0})])
 def test_first_order_no_update_when_margin_satisfied(rule, params):
-    """PA-LS is excluded: it updates on every round by definition (S002 eqs. 7-9)."""
+    """PA-LS is excluded: it updates on every round by definition ([GPA13] eqs. 7-9)."""
     x = np.array([1.0, -2.0, 0.5])
     w0 = 2.0 * x / (x @ x)
-    w_ref, _ = R.binary_step(rule, w0, x, 1.0, **params)
+    w_ref, _ = reference.binary_step(rule, w0, x, 1.0, **params)
     np.testing.assert_array_equal(w_ref, w0)
 
 
@@ -219,9 +219,9 @@ def cw_instance(rule, rng, d, phi, positive_margin):
 @pytest.mark.parametrize("eta", [0.7, 0.95])
 def test_cw_full_step_is_kl_projection(rule, eta, seed):
     rng = np.random.default_rng(seed)
-    phi = float(R.ndtri(eta))
+    phi = float(reference.ndtri(eta))
     mu0, S0, x, y = cw_instance(rule, rng, 4, phi, positive_margin=seed % 2 == 1)
-    mu_ref, S_ref = R.binary_step(rule, mu0, x, y, sigma=S0, covariance="full", eta=eta)
+    mu_ref, S_ref = reference.binary_step(rule, mu0, x, y, sigma=S0, covariance="full", eta=eta)
     mu_opt, S_opt = cw_kl_projection(rule, mu0, S0, x, y, phi)
     close(mu_ref, mu_opt)
     close(S_ref, S_opt)
@@ -229,17 +229,18 @@ def test_cw_full_step_is_kl_projection(rule, eta, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_cw_stdev_full_constraint_is_tight_after_update(seed):
-    """S001: after an update (alpha > 0) the constraint (4) holds with equality, and
+    """[ECCW08]: after an update (alpha > 0) the constraint (4) holds with equality, and
     u = x' Sigma_{i+1} x (eq. 11)."""
     rng = np.random.default_rng(seed)
     eta = 0.9
-    phi = float(R.ndtri(eta))
+    phi = float(reference.ndtri(eta))
     mu0, S0, x, y = cw_instance("cw-stdev", rng, 5, phi, positive_margin=seed % 2 == 0)
-    mu, S = R.binary_step("cw-stdev", mu0, x, y, sigma=S0, covariance="full", eta=eta)
+    mu, S = reference.binary_step("cw-stdev", mu0, x, y, sigma=S0, covariance="full", eta=eta)
     np.testing.assert_allclose(y * (mu @ x), phi * np.sqrt(x @ S @ x), rtol=1e-12)
     m, v = y * (mu0 @ x), x @ S0 @ x
-    alpha = R._cw_stdev_alpha(m, v, phi)
-    np.testing.assert_allclose(R._cw_stdev_sqrt_u(alpha, v, phi) ** 2, x @ S @ x, rtol=1e-12)
+    alpha = reference._cw_stdev_alpha(m, v, phi)
+    np.testing.assert_allclose(reference._cw_stdev_sqrt_u(alpha, v, phi) ** 2,
+                               x @ S @ x, rtol=1e-12)
     # eq. (9) <=> eq. (10): the inverse covariance gained alpha phi x x' / sqrt(u)
     np.testing.assert_allclose(np.linalg.inv(S), np.linalg.inv(S0) + alpha * phi
                                * np.outer(x, x) / np.sqrt(x @ S @ x), rtol=1e-9, atol=1e-12)
@@ -249,9 +250,9 @@ def test_cw_stdev_full_constraint_is_tight_after_update(seed):
 def test_cw_var_full_constraint_is_tight_after_update(seed):
     rng = np.random.default_rng(seed)
     eta = 0.8
-    phi = float(R.ndtri(eta))
+    phi = float(reference.ndtri(eta))
     mu0, S0, x, y = cw_instance("cw", rng, 5, phi, positive_margin=seed % 2 == 0)
-    mu, S = R.binary_step("cw", mu0, x, y, sigma=S0, covariance="full", eta=eta)
+    mu, S = reference.binary_step("cw", mu0, x, y, sigma=S0, covariance="full", eta=eta)
     np.testing.assert_allclose(y * (mu @ x), phi * (x @ S @ x), rtol=1e-12)
 
 
@@ -261,7 +262,7 @@ def test_cw_no_update_when_constraint_holds(rule):
     S = np.eye(3)
     mu = 5.0 * x
     for cov, sig in (("full", S), ("diag", np.ones(3))):
-        mu_new, S_new = R.binary_step(rule, mu, x, 1.0, sigma=sig, covariance=cov, eta=0.9)
+        mu_new, S_new = reference.binary_step(rule, mu, x, 1.0, sigma=sig, covariance=cov, eta=0.9)
         np.testing.assert_array_equal(mu_new, mu)
         np.testing.assert_array_equal(S_new, sig)
 
@@ -273,14 +274,14 @@ def test_cw_no_update_when_constraint_holds(rule):
                                          ("arow", {"r": 0.5, "diag_update": "direct"})])
 def test_diag_step_is_diagonal_projection_of_full_step(rule, params, seed):
     """From a diagonal Sigma, the diagonal rule has the full rule's mean step, and its Sigma is
-    the projection of the full update onto the diagonal: of Sigma^{-1} (default, S001 eq. 15,
-    FORMULAS §0) or of Sigma (AROW option)."""
+    the projection of the full update onto the diagonal: of Sigma^{-1} (default, [ECCW08]
+    eq. 15) or of Sigma (AROW option)."""
     rng = np.random.default_rng(seed)
     d = 5
     s0 = rng.uniform(0.3, 2.0, size=d)
     mu0, x, y = violating_instance(rng, d)
-    mu_d, s_d = R.binary_step(rule, mu0, x, y, sigma=s0, covariance="diag", **params)
-    mu_f, S_f = R.binary_step(rule, mu0, x, y, sigma=np.diag(s0), covariance="full",
+    mu_d, s_d = reference.binary_step(rule, mu0, x, y, sigma=s0, covariance="diag", **params)
+    mu_f, S_f = reference.binary_step(rule, mu0, x, y, sigma=np.diag(s0), covariance="full",
                               **{k: v for k, v in params.items() if k != "diag_update"})
     np.testing.assert_allclose(mu_d, mu_f, rtol=1e-12, atol=1e-14)
     if params.get("diag_update") == "direct":
@@ -291,7 +292,7 @@ def test_diag_step_is_diagonal_projection_of_full_step(rule, params, seed):
 
 # --------------------------------------------------------------------------- AROW
 def arow_c1(mu0, S0, x, y, r, hinge):
-    """Generic solver for C1 (S000 eq. 5): squared hinge or hinge loss over 2r, via a slack."""
+    """Generic solver for C1 ([AROW13] eq. 5): squared hinge or hinge loss over 2r, via a slack."""
     d = mu0.size
     P = np.linalg.inv(S0)
 
@@ -310,7 +311,7 @@ def arow_c1(mu0, S0, x, y, r, hinge):
 
 
 def arow_c2(S0, x, r):
-    """Generic solver for C2 (S000 eq. 6) over a Cholesky factor of Sigma."""
+    """Generic solver for C2 ([AROW13] eq. 6) over a Cholesky factor of Sigma."""
     d = x.size
     il = _tril_index(d)
     M = np.linalg.inv(S0) + np.outer(x, x) / r
@@ -342,7 +343,7 @@ def test_arow_full_step_minimises_c1_and_c2(rule, r, seed):
     d = 4
     S0 = spd(rng, d)
     mu0, x, y = violating_instance(rng, d)
-    mu, S = R.binary_step(rule, mu0, x, y, sigma=S0, covariance="full", r=r)
+    mu, S = reference.binary_step(rule, mu0, x, y, sigma=S0, covariance="full", r=r)
     hinge = rule == "arow-h"
     ref = arow_c1(mu0, S0, x, y, r, hinge=hinge)
     if hinge:
@@ -365,20 +366,20 @@ def test_arow_no_update_when_margin_at_least_one():
     x = np.array([1.0, 0.5])
     mu0 = 1.5 * x / (x @ x)
     for rule in ("arow", "arow-h"):
-        mu, S = R.binary_step(rule, mu0, x, 1.0, sigma=np.eye(2), covariance="full", r=1.0)
+        mu, S = reference.binary_step(rule, mu0, x, 1.0, sigma=np.eye(2), covariance="full", r=1.0)
         np.testing.assert_array_equal(mu, mu0)
         np.testing.assert_array_equal(S, np.eye(2))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_arow_full_inverse_covariance_identities(seed):
-    """Over a run (a = 1): Sigma_t^{-1} = I + sum_upd x x' / r (S000 eq. 14) and, for the squared
-    hinge, Sigma_t^{-1} mu_t = sum_upd y x / r (from eqs. 12, 14, 16)."""
+    """Over a run (a = 1): Sigma_t^{-1} = I + sum_upd x x' / r ([AROW13] eq. 14) and, for the
+    squared hinge, Sigma_t^{-1} mu_t = sum_upd y x / r (from eqs. 12, 14, 16)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(30, 4))
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
     r = 0.7
-    run = R.binary_run("arow", X, y, covariance="full", fit_intercept=False, r=r)
+    run = reference.binary_run("arow", X, y, covariance="full", fit_intercept=False, r=r)
     Pinv, b, n_upd = np.eye(4), np.zeros(4), 0
     prev = np.zeros(4)
     for (_, st), x, yt in zip(run, X, y):
@@ -396,14 +397,14 @@ def test_arow_full_inverse_covariance_identities(seed):
 @pytest.mark.parametrize("covariance", ["diag", "full"])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_cw_stdev_invariant_to_a(covariance, fit_intercept):
-    """S001 Lemma 3: with Sigma_1 = a I, mu~ = sqrt(a) mu, Sigma~ = a Sigma, same mistakes."""
+    """[ECCW08] Lemma 3: with Sigma_1 = a I, mu~ = sqrt(a) mu, Sigma~ = a Sigma, same mistakes."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(40, 5))
     y = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
     kw = {"covariance": covariance, "fit_intercept": fit_intercept, "eta": 0.85}
-    base = R.binary_run("cw-stdev", X, y, a=1.0, **kw)
+    base = reference.binary_run("cw-stdev", X, y, a=1.0, **kw)
     for a in (0.01, 7.0):
-        other = R.binary_run("cw-stdev", X, y, a=a, **kw)
+        other = reference.binary_run("cw-stdev", X, y, a=a, **kw)
         assert [m for m, _ in other] == [m for m, _ in base]
         for (_, s1), (_, sa) in zip(base, other):
             np.testing.assert_allclose(sa["coef"], np.sqrt(a) * s1["coef"], rtol=1e-9, atol=1e-12)
@@ -421,15 +422,15 @@ def random_rotation(rng, d):
                                          ("reg-pa", {"alpha": 0.05}), ("l2-pa", {"beta": 1.5}),
                                          ("soft-reg-pa", {"C": 0.5, "alpha": 0.05})])
 def test_rotation_invariance(rule, params):
-    """S004 Lemma 3.3: rotating the inputs by R rotates every weight vector by R."""
+    """[LMC09] Lemma 3.3: rotating the inputs by R rotates every weight vector by R."""
     rng = np.random.default_rng(11)
     d = 6
     X = rng.normal(size=(40, d))
     y = np.where(X @ rng.normal(size=d) > 0, 1.0, -1.0)
     y[::7] *= -1
     Rot = random_rotation(rng, d)
-    base = R.binary_run(rule, X, y, fit_intercept=False, **params)
-    rot = R.binary_run(rule, X @ Rot.T, y, fit_intercept=False, **params)
+    base = reference.binary_run(rule, X, y, fit_intercept=False, **params)
+    rot = reference.binary_run(rule, X @ Rot.T, y, fit_intercept=False, **params)
     assert [m for m, _ in rot] == [m for m, _ in base]
     for (_, s), (_, sr) in zip(base, rot):
         np.testing.assert_allclose(sr["coef"], Rot @ s["coef"], rtol=1e-9, atol=1e-12)
@@ -445,7 +446,7 @@ RUN_CASES = [("perceptron", {}), ("avg-perceptron", {}), ("pa", {}), ("pa1", {"C
 
 
 def _covs(rule):
-    return ("diag", "full") if rule in R.SECOND_ORDER else ("diag",)
+    return ("diag", "full") if rule in reference.SECOND_ORDER else ("diag",)
 
 
 def _data(seed, n=40, d=5):
@@ -463,18 +464,19 @@ def test_recorded_mistakes_match_public_state_scores(rule, params, fit_intercept
     avg-perceptron is excluded: its public weights are the average, its mistakes use the raw w."""
     X, y = _data(1)
     for cov in _covs(rule):
-        run = R.binary_run(rule, X, y, fit_intercept=fit_intercept, covariance=cov, **params)
+        run = reference.binary_run(rule, X, y, fit_intercept=fit_intercept,
+                                   covariance=cov, **params)
         for t in range(1, len(run)):
-            s = R.binary_scores(rule, run[t - 1][1], X[t:t + 1], fit_intercept=fit_intercept,
-                                covariance=cov)[0]
+            s = reference.binary_scores(rule, run[t - 1][1], X[t:t + 1],
+                                        fit_intercept=fit_intercept, covariance=cov)[0]
             assert run[t][0] == (y[t] * s <= 0), (rule, cov, t, s)
         assert 0 < sum(m for m, _ in run) < len(run)
 
 
 def test_avg_perceptron_is_mean_of_perceptron_states():
     X, y = _data(2)
-    per = R.binary_run("perceptron", X, y)
-    avg = R.binary_run("avg-perceptron", X, y)
+    per = reference.binary_run("perceptron", X, y)
+    avg = reference.binary_run("avg-perceptron", X, y)
     assert [m for m, _ in per] == [m for m, _ in avg]
     for t in range(len(X)):
         np.testing.assert_allclose(avg[t][1]["coef"],
@@ -490,7 +492,7 @@ def test_sop_state_against_definition(covariance):
     """[SOP05] Fig. 3.1: A = aI + sum_mistakes x x', v = sum_mistakes y x, coef = A^{-1} v."""
     X, y = _data(4, d=4)
     a = 1.5
-    run = R.binary_run("sop", X, y, covariance=covariance, fit_intercept=False, a=a)
+    run = reference.binary_run("sop", X, y, covariance=covariance, fit_intercept=False, a=a)
     A, v = a * np.eye(4), np.zeros(4)
     for (mistake, st), x, yt in zip(run, X, y):
         Ad = A if covariance == "full" else np.diag(np.diag(A))
@@ -517,7 +519,7 @@ def test_adagrad_coef_minimises_rda_objective(seed):
     + eta lam ||w||_1 + <w, (delta I + diag(sqrt G)) w> / (2t), solved by a generic method."""
     X, y = _data(seed, n=15, d=4)
     p = {"eta": 0.7, "lam": 0.05, "delta": 0.5}
-    run = R.binary_run("adagrad", X, y, fit_intercept=False, **p)
+    run = reference.binary_run("adagrad", X, y, fit_intercept=False, **p)
     u, G = np.zeros(4), np.zeros(4)
     w = np.zeros(4)
     for t, ((_, st), x, yt) in enumerate(zip(run, X, y), start=1):
@@ -540,7 +542,7 @@ def test_zero_rows_without_intercept_make_no_update(rule, params):
     X[4] = 0.0
     X[9] = 0.0
     for cov in _covs(rule):
-        run = R.binary_run(rule, X, y, fit_intercept=False, covariance=cov, **params)
+        run = reference.binary_run(rule, X, y, fit_intercept=False, covariance=cov, **params)
         for t in (4, 9):
             before, after = run[t - 1][1], run[t][1]
             for key in before:
@@ -554,11 +556,11 @@ def test_zero_rows_without_intercept_make_no_update(rule, params):
 def test_unknown_rule_and_missing_parameter():
     X, y = _data(0, n=3)
     with pytest.raises(ValueError, match="unknown rule"):
-        R.binary_run("nope", X, y)
+        reference.binary_run("nope", X, y)
     with pytest.raises(TypeError, match="needs parameters"):
-        R.binary_run("pa1", X, y)
+        reference.binary_run("pa1", X, y)
     with pytest.raises(ValueError, match="eta"):
-        R.binary_run("cw", X, y, eta=0.4)
+        reference.binary_run("cw", X, y, eta=0.4)
 
 
 # --------------------------------------------------------------------------- numerics
@@ -580,7 +582,7 @@ def cw_var_alpha_textbook(m, v, phi, dec):
 
 
 def cw_stdev_textbook(m, v, phi, dec):
-    """The printed CW-Stdev (alpha, sqrt(u)) (S001 eqs. 14, 12)."""
+    """The printed CW-Stdev (alpha, sqrt(u)) ([ECCW08] eqs. 14, 12)."""
     if dec:
         m, v, phi = _dec(m), _dec(v), _dec(phi)
         two, four, zero = Decimal(2), Decimal(4), Decimal(0)
@@ -597,24 +599,24 @@ def cw_stdev_textbook(m, v, phi, dec):
 @pytest.mark.parametrize("m,v", [(1e8, 1.5e8 / 0.8416212335729143),
                                  (1e16, 1.5e16 / 0.8416212335729143), (1e3, 1.5e3)])
 def test_cw_var_rationalised_root_is_accurate(m, v):
-    """FORMULAS §2: with q = 1 + 2 phi m > 0 the printed root cancels; the rationalised one keeps
+    """With q = 1 + 2 phi m > 0 the printed root cancels; the rationalised one keeps
     full precision (compared with the printed root in 60-digit arithmetic)."""
     phi = 0.8416212335729143  # Phi^{-1}(0.8)
     exact = float(cw_var_alpha_textbook(m, v, phi, dec=True))
     assert exact > 0
-    np.testing.assert_allclose(R._cw_var_alpha(m, v, phi), exact, rtol=1e-12)
+    np.testing.assert_allclose(reference._cw_var_alpha(m, v, phi), exact, rtol=1e-12)
     if m >= 1e8:  # the printed form in float64 loses digits there (m = 1e16: returns 0)
         assert abs(cw_var_alpha_textbook(m, v, phi, dec=False) - exact) > 1e-9 * exact
 
 
 @pytest.mark.parametrize("m,v", [(-1e6, 1e-10), (-3e8, 2e-6), (0.5, 1e8), (1e-3, 4.0)])
 def test_cw_stdev_rationalised_forms_are_accurate(m, v):
-    """FORMULAS §2: the printed sqrt(u) underflows to 0 when alpha v phi >> sqrt(v); the
+    """The printed sqrt(u) underflows to 0 when alpha v phi >> sqrt(v); the
     rationalised forms match the printed ones in 60-digit arithmetic and stay finite."""
     phi = 1.2815515655446004  # Phi^{-1}(0.9)
     alpha_d, sqrt_u_d = cw_stdev_textbook(m, v, phi, dec=True)
-    alpha = R._cw_stdev_alpha(m, v, phi)
-    sqrt_u = R._cw_stdev_sqrt_u(alpha, v, phi)
+    alpha = reference._cw_stdev_alpha(m, v, phi)
+    sqrt_u = reference._cw_stdev_sqrt_u(alpha, v, phi)
     np.testing.assert_allclose(alpha, float(alpha_d), rtol=1e-12)
     np.testing.assert_allclose(sqrt_u, float(sqrt_u_d), rtol=1e-12)
     if m < -1e5:
@@ -622,7 +624,8 @@ def test_cw_stdev_rationalised_forms_are_accurate(m, v):
     x = np.array([np.sqrt(v), 0.0])
     mu = np.array([m / np.sqrt(v), 0.0])
     for cov, sig in (("diag", np.ones(2)), ("full", np.eye(2))):
-        mu_new, s_new = R.binary_step("cw-stdev", mu, x, 1.0, sigma=sig, covariance=cov, eta=0.9)
+        mu_new, s_new = reference.binary_step("cw-stdev", mu, x, 1.0, sigma=sig,
+                                              covariance=cov, eta=0.9)
         assert np.all(np.isfinite(mu_new)) and np.all(np.isfinite(s_new))
         if cov == "diag":  # the full Woodbury form Sigma - beta Sigma x x' Sigma can round to 0
             assert np.all(s_new > 0)
@@ -692,8 +695,8 @@ def _argmax_unambiguous(s):
 
 def _deltas(W, xa, label, K, k):
     s = W.reshape(K, -1) @ xa
-    comp = R.competitors(s, label)[:k]
-    return [R.feature(xa, label, K) - R.feature(xa, c, K) for c in comp]
+    comp = reference.competitors(s, label)[:k]
+    return [reference.feature(xa, label, K) - reference.feature(xa, c, K) for c in comp]
 
 
 TOPK_CASES = [("pa", {}, "per-constraint"), ("pa1", {"C": 0.1}, "per-constraint"),
@@ -705,11 +708,11 @@ TOPK_CASES = [("pa", {}, "per-constraint"), ("pa1", {"C": 0.1}, "per-constraint"
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("rule,params,slack", TOPK_CASES)
 def test_pa_topk_step_is_primal_optimum(rule, params, slack, k, seed):
-    """k-best MIRA (FORMULAS §4): min 1/2 ||W - W_t||^2 (+ slack) s.t. W.Delta_j >= 1 - xi."""
+    """k-best MIRA ([CS03]): min 1/2 ||W - W_t||^2 (+ slack) s.t. W.Delta_j >= 1 - xi."""
     rng = np.random.default_rng(seed)
     K = 4
     W0, xa, label, _ = topk_instance(rng, K, 3)
-    W_ref, _ = R.topk_step(rule, W0, xa, label, K, k, slack=slack, **params)
+    W_ref, _ = reference.topk_step(rule, W0, xa, label, K, k, slack=slack, **params)
     W_opt = topk_primal(rule, W0, _deltas(W0, xa, label, K, k), slack=slack, **params)
     close(W_ref, W_opt)
 
@@ -718,7 +721,7 @@ def test_pa_topk_step_is_primal_optimum(rule, params, slack, k, seed):
 @pytest.mark.parametrize("k", [1, 3])
 @pytest.mark.parametrize("covariance", ["diag", "full"])
 def test_arow_topk_step_is_primal_optimum(covariance, k, seed):
-    """S000 eq. 27: min 1/2 (mu - mu0)' Sigma^{-1} (mu - mu0) + xi^2 / (2r) s.t. mu.Delta_j >=
+    """[AROW13] eq. 27: min 1/2 (mu - mu0)' Sigma^{-1} (mu - mu0) + xi^2 / (2r) s.t. mu.Delta_j >=
     1 - xi; Sigma update (29)-(30) with f = sum_y f(x, y)."""
     rng = np.random.default_rng(seed)
     K, r = 4, 0.6
@@ -726,8 +729,8 @@ def test_arow_topk_step_is_primal_optimum(covariance, k, seed):
     if covariance == "diag":
         S = np.diag(rng.uniform(0.3, 2.0, size=W0.size))
     sig = S if covariance == "full" else np.diag(S).copy()
-    W_ref, S_ref = R.topk_step("arow", W0, xa, label, K, k, sigma=sig, covariance=covariance,
-                               sigma_update="sum", r=r)
+    W_ref, S_ref = reference.topk_step("arow", W0, xa, label, K, k, sigma=sig,
+                                       covariance=covariance, sigma_update="sum", r=r)
     close(W_ref, topk_primal("arow", W0, _deltas(W0, xa, label, K, k), r=r, Sigma=S))
     f = np.tile(xa, K)
     S_new = np.linalg.inv(np.linalg.inv(S) + np.outer(f, f) / r)
@@ -765,7 +768,7 @@ def test_solve_dual_matches_exhaustive_active_sets(seed, upper):
     B = rng.normal(size=(k, k + 1))
     Q = B @ B.T + 0.1 * np.eye(k)
     ell = rng.normal(size=k)
-    a = R.solve_dual(Q, ell, upper)
+    a = reference.solve_dual(Q, ell, upper)
     np.testing.assert_allclose(a, _enumerate_dual(Q, ell, upper), rtol=1e-10, atol=1e-12)
 
 
@@ -787,11 +790,11 @@ def _assert_runs_equal(a, b, rtol=1e-10):
 
 @pytest.mark.parametrize("rule,params,slack", TOPK_CASES)
 def test_topk_with_k1_is_top1(rule, params, slack):
-    """FORMULAS §4: k = 1 reproduces the top-1 formulas (the QP vs the binary closed form on
+    """[CS03]: k = 1 reproduces the top-1 formulas (the QP vs the binary closed form on
     Delta); the shared and per-constraint slacks coincide for one constraint."""
     X, y = _mc_data(0)
-    top1 = R.multiclass_run(rule, X, y, 4, strategy="top1", **params)
-    topk = R.multiclass_run(rule, X, y, 4, strategy="topk", k=1, slack=slack, **params)
+    top1 = reference.multiclass_run(rule, X, y, 4, strategy="top1", **params)
+    topk = reference.multiclass_run(rule, X, y, 4, strategy="topk", k=1, slack=slack, **params)
     _assert_runs_equal(top1, topk)
 
 
@@ -800,8 +803,8 @@ def test_topk_with_k1_is_top1(rule, params, slack):
 def test_arow_two_classes_all_constraints_is_top1(covariance, sigma_update):
     X, y = _mc_data(1, K=2)
     kw = {"covariance": covariance, "sigma_update": sigma_update, "r": 0.5}
-    top1 = R.multiclass_run("arow", X, y, 2, strategy="top1", **kw)
-    topk = R.multiclass_run("arow", X, y, 2, strategy="topk", k=5, **kw)
+    top1 = reference.multiclass_run("arow", X, y, 2, strategy="top1", **kw)
+    topk = reference.multiclass_run("arow", X, y, 2, strategy="topk", k=5, **kw)
     _assert_runs_equal(top1, topk)
 
 
@@ -812,8 +815,8 @@ def test_ovr_is_independent_binary_problems(rule, params):
     X, y = _mc_data(2, K=3, n=25)
     K, D = 3, X.shape[1] + 1
     for cov in _covs(rule):
-        mc = R.multiclass_run(rule, X, y, K, strategy="ovr", covariance=cov, **params)
-        bins = [R.binary_run(rule, X, np.where(y == c, 1.0, -1.0), covariance=cov, **params)
+        mc = reference.multiclass_run(rule, X, y, K, strategy="ovr", covariance=cov, **params)
+        bins = [reference.binary_run(rule, X, np.where(y == c, 1.0, -1.0), covariance=cov, **params)
                 for c in range(K)]
         for t, (_, st) in enumerate(mc):
             for c in range(K):
@@ -827,7 +830,7 @@ def test_ovr_is_independent_binary_problems(rule, params):
                 elif "coef_var" in b:
                     np.testing.assert_allclose(st["coef_var"][c], b["coef_var"], rtol=1e-12)
             if rule != "avg-perceptron" and t > 0:
-                s = R.multiclass_scores(rule, mc[t - 1][1], X[t:t + 1], covariance=cov)[0]
+                s = reference.multiclass_scores(rule, mc[t - 1][1], X[t:t + 1], covariance=cov)[0]
                 if _argmax_unambiguous(s) is not None:
                     assert mc[t][0] == (_argmax_unambiguous(s) != y[t])
 
@@ -839,11 +842,11 @@ def test_top1_mistakes_match_public_state_scores(rule, params, fit_intercept):
     its public weights are the average)."""
     X, y = _mc_data(3)
     for cov in _covs(rule):
-        run = R.multiclass_run(rule, X, y, 4, strategy="top1", fit_intercept=fit_intercept,
+        run = reference.multiclass_run(rule, X, y, 4, strategy="top1", fit_intercept=fit_intercept,
                                covariance=cov, **params)
         for t in range(1, len(run)):
-            s = R.multiclass_scores(rule, run[t - 1][1], X[t:t + 1], fit_intercept=fit_intercept,
-                                    covariance=cov)[0]
+            s = reference.multiclass_scores(rule, run[t - 1][1], X[t:t + 1],
+                                            fit_intercept=fit_intercept, covariance=cov)[0]
             if _argmax_unambiguous(s) is not None:
                 assert run[t][0] == (_argmax_unambiguous(s) != y[t])
         assert 0 < sum(m for m, _ in run) < len(run)
@@ -853,14 +856,14 @@ def test_top1_first_round_tie_rules():
     """All scores 0 on round 1: the prediction is label 0 (smallest); the perceptron updates with
     f(x, y) - f(x, 0); PA's closest competitor of y = 0 is label 1 (ties -> smaller label)."""
     x = np.array([[2.0, -1.0]])
-    run = R.multiclass_run("perceptron", x, np.array([2]), 3)
+    run = reference.multiclass_run("perceptron", x, np.array([2]), 3)
     assert run[0][0]
     np.testing.assert_array_equal(run[0][1]["coef"], [[-2.0, 1.0], [0.0, 0.0], [2.0, -1.0]])
     np.testing.assert_array_equal(run[0][1]["intercept"], [-1.0, 0.0, 1.0])
-    run = R.multiclass_run("perceptron", x, np.array([0]), 3)
+    run = reference.multiclass_run("perceptron", x, np.array([0]), 3)
     assert not run[0][0]
     np.testing.assert_array_equal(run[0][1]["coef"], np.zeros((3, 2)))
-    run = R.multiclass_run("pa", x, np.array([0]), 3)
+    run = reference.multiclass_run("pa", x, np.array([0]), 3)
     tau = 1.0 / (2 * 6.0)  # loss 1 over ||Delta||^2 = 2 ||[x, 1]||^2
     np.testing.assert_allclose(run[0][1]["coef"], [[2 * tau, -tau], [-2 * tau, tau], [0, 0]])
     np.testing.assert_allclose(run[0][1]["intercept"], [tau, -tau, 0.0])
@@ -868,8 +871,8 @@ def test_top1_first_round_tie_rules():
 
 def test_multiclass_avg_perceptron_is_mean_of_perceptron_states():
     X, y = _mc_data(4)
-    per = R.multiclass_run("perceptron", X, y, 4)
-    avg = R.multiclass_run("avg-perceptron", X, y, 4)
+    per = reference.multiclass_run("perceptron", X, y, 4)
+    avg = reference.multiclass_run("avg-perceptron", X, y, 4)
     assert [m for m, _ in per] == [m for m, _ in avg]
     for t in range(len(X)):
         np.testing.assert_allclose(avg[t][1]["coef"],
@@ -880,22 +883,22 @@ def test_multiclass_avg_perceptron_is_mean_of_perceptron_states():
 def test_multiclass_bad_options_raise():
     X, y = _mc_data(0, n=3)
     with pytest.raises(ValueError, match="topk"):
-        R.multiclass_run("cw", X, y, 4, strategy="topk", eta=0.9)
+        reference.multiclass_run("cw", X, y, 4, strategy="topk", eta=0.9)
     with pytest.raises(ValueError, match="slack"):
-        R.multiclass_run("pa1", X, y, 4, strategy="topk", slack="shared", C=1.0)
+        reference.multiclass_run("pa1", X, y, 4, strategy="topk", slack="shared", C=1.0)
     with pytest.raises(ValueError, match="sigma_update"):
-        R.multiclass_run("pa", X, y, 4, sigma_update="sum")
+        reference.multiclass_run("pa", X, y, 4, sigma_update="sum")
     with pytest.raises(ValueError, match="labels"):
-        R.multiclass_run("pa", X, y + 4, 4)
+        reference.multiclass_run("pa", X, y + 4, 4)
 
 
 @pytest.mark.parametrize("rule,params", [("pa", {}), ("pa1", {"C": 0.2}), ("pa2", {"C": 0.2}),
                                          ("pa-ls", {"C": 0.2})])
 def test_pa_with_intercept_is_s002_explicit_bias_form(rule, params):
-    """S002 eqs. (1)-(9): f = w.x - b, denominators 1 + ||x||^2, b <- b - tau y; the reference's
+    """[GPA13] eqs. (1)-(9): f = w.x - b, denominators 1 + ||x||^2, b <- b - tau y; the reference's
     intercept is -b."""
     X, y = _data(6)
-    run = R.binary_run(rule, X, y, **params)
+    run = reference.binary_run(rule, X, y, **params)
     w, b = np.zeros(X.shape[1]), 0.0
     for (mistake, st), x, yt in zip(run, X, y):
         f = w @ x - b

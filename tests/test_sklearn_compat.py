@@ -11,7 +11,7 @@ NAMES = [a["name"] for a in cwkit.algorithms()]
 
 
 #: The one documented deviation: CW and AROW's predict_proba is the Gaussian-weight
-#: probability Phi(mu.x / sqrt(x^T Sigma x)) (S001 Sect. 2), which ranks examples by the
+#: probability Phi(mu.x / sqrt(x^T Sigma x)) ([ECCW08] Sect. 2), which ranks examples by the
 #: variance-normalised margin, while decision_function is the margin mu.x itself.
 GAUSSIAN_PROBA = {"check_decision_proba_consistency":
                   "predict_proba ranks by mu.x / sqrt(x^T Sigma x), decision_function by mu.x"}

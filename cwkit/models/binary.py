@@ -1,0 +1,222 @@
+"""Binary models: one per shape of state (first-order, diagonal, full, diagonal SOP, AdaGrad).
+
+Each owns named float64 arrays of length D = n_features + 1 (``state``) and
+runs its compiled driver; see :class:`cwkit.models.interface.Model`.
+"""
+import numpy as np
+
+from .. import _core
+from .interface import Model, PassResult
+from .scoring import row_scores, sign_proba
+
+#: largest dimension D (features + 1) of a full covariance matrix (D*D*8 bytes).
+MAX_FULL_DIM = 4096
+
+#: length of the `aux` array of the first-order and AdaGrad state (its named slots).
+AUX_SIZE = max(_core.AUX_S, _core.AUX_VN2, _core.AUX_T) + 1
+
+#: The columns of the diagonal model's `mu_sigma` state: mean and variance of a weight.
+MU, SIGMA = 0, 1
+
+#: Rules whose state is a Gaussian over weights (CW, AROW).
+GAUSSIAN_RULES = frozenset({_core.Rule.CW_VAR, _core.Rule.CW_STDEV, _core.Rule.AROW,
+                            _core.Rule.AROW_H})
+
+
+def collapsed_variance_detail(model, status):
+    """The explanation of an overflow of a Gaussian-weight model: collapsed variances."""
+    if status != _core.Status.NONFINITE_STATE or model.spec.rule not in GAUSSIAN_RULES:
+        return ""
+    s = model.variances()
+    s = np.diag(model.covariance()) if s is None else s
+    return (f"The smallest variance has collapsed to {np.min(s):.3g}: confidence-weighted "
+            "updates on contradictory labels shrink the variances geometrically ([ECCW08] "
+            "eq. 15, diagonal CW-Stdev). Use a smaller eta, AROW, or scale the features")
+
+
+def l2_infeasible_detail(spec, status, delta=False):
+    """The explanation of an infeasible L2-constrained update ([LMC09] Lemma 3.2)."""
+    if status != _core.Status.INFEASIBLE:
+        return ""
+    if delta:
+        # the top-1 step is on Delta = f(x, y) - f(x, c), ||Delta||^2 = 2 ||x||^2
+        return (f"beta^2 ||x||^2 <= 1 for x = Delta = f(x, y) - f(x, c) (beta = "
+                f"{spec.beta:g}): the constraint ||W|| <= beta cannot be met with margin 1 "
+                "on this example; increase beta above 1/(sqrt(2) ||x||) (||x|| includes "
+                "the intercept feature)")
+    return (f"beta^2 ||x||^2 <= 1 (beta = {spec.beta:g}): the constraint ||w|| <= beta "
+            "cannot be met with margin 1 on this example; increase beta above "
+            "1/||x|| (||x|| includes the intercept feature)")
+
+
+class BinaryModel(Model):
+    """A binary model: `state` from ``initial_state(D)``, scores w.x."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.rule = spec.rule
+        self.n_features = spec.n_features
+        self.state = self.initial_state(spec.n_features + 1)
+
+    def scores(self, rows, bias):
+        return row_scores(rows, self.weights(), bias)[0]
+
+    def proba_args(self, rows, bias):
+        """(mu.x, x^T Sigma x) per row, for Gaussian-weight probabilities."""
+        return row_scores(rows, self.weights(), bias, self.variances())
+
+    def proba(self, rows, bias):
+        """P(sign(w.x) = +1) for w ~ N(mu, Sigma): Phi(mu.x / sqrt(x^T Sigma x))."""
+        return sign_proba(*self.proba_args(rows, bias))
+
+
+class FirstOrder(BinaryModel):
+    """w = s * v (scale factor for O(1) shrinking); u for averaging."""
+
+    def initial_state(self, D):
+        aux = np.zeros(AUX_SIZE)
+        aux[_core.AUX_S] = 1.0
+        return {"v": np.zeros(D), "aux": aux,
+                "u": np.zeros(D if self.rule == _core.Rule.AVG_PERCEPTRON else 0)}
+
+    def run(self, rows, y, order, bias):
+        st, spec = self.state, self.spec
+        return PassResult(*_core.first_order_pass(
+            *rows.args, y, order, bias, st["v"], st["aux"], st["u"], self.rule, spec.C,
+            spec.alpha, spec.beta))
+
+    def weights(self):
+        st = self.state
+        w = st["aux"][_core.AUX_S] * st["v"]
+        if self.rule == _core.Rule.AVG_PERCEPTRON:
+            t = st["aux"][_core.AUX_T]
+            if t > 0:
+                w = ((t + 1.0) * w - st["u"]) / t
+        return w
+
+    def status_detail(self, status):
+        return l2_infeasible_detail(self.spec, status)
+
+
+class Diagonal(BinaryModel):
+    """mu and sigma = diag(Sigma) (initially a), interleaved as rows of `mu_sigma`."""
+
+    def initial_state(self, D):
+        # (mu_i, sigma_i) interleaved: one cache line per feature in the kernel
+        ms = np.empty((D, 2))
+        ms[:, MU] = 0.0
+        ms[:, SIGMA] = float(self.spec.a)
+        return {"mu_sigma": ms}
+
+    def run(self, rows, y, order, bias):
+        spec = self.spec
+        return PassResult(*_core.diag_pass(
+            *rows.args, y, order, bias, self.state["mu_sigma"], self.rule, spec.phi, spec.r,
+            spec.direct))
+
+    def weights(self):
+        return self.state["mu_sigma"][:, MU]
+
+    def variances(self):
+        return self.state["mu_sigma"][:, SIGMA]
+
+    def status_detail(self, status):
+        return collapsed_variance_detail(self, status)
+
+
+def initial_variance(spec):
+    """Sigma_1 = a I, but SOP keeps Sigma = A^-1 with A_0 = a I ([SOP05] Fig. 3.1)."""
+    a = float(spec.a)
+    return 1.0 / a if spec.rule == _core.Rule.SOP else a
+
+
+class Full(BinaryModel):
+    """mu and a full Sigma (only the lower triangle is kept up to date)."""
+
+    def initial_state(self, D):
+        if D > MAX_FULL_DIM:
+            raise ValueError(
+                f"covariance='full' needs a {D} x {D} matrix ({D * D * 8 / 2**20:.0f} MiB); "
+                f"it is supported up to {MAX_FULL_DIM - 1} features. Use covariance='diag' "
+                "for high-dimensional data")
+        return {"mu": np.zeros(D), "Sigma": np.eye(D) * initial_variance(self.spec)}
+
+    def run(self, rows, y, order, bias):
+        st, spec = self.state, self.spec
+        work = np.empty(2 * len(st["mu"]))
+        return PassResult(*_core.full_pass(
+            *rows.args, y, order, bias, st["mu"], st["Sigma"], work, self.rule, spec.phi, spec.r))
+
+    def weights(self):
+        return self.state["mu"]
+
+    def covariance(self):
+        return symmetric(self.state["Sigma"])
+
+    def proba_args(self, rows, bias):
+        mu = self.state["mu"]
+        m = np.empty(rows.n_rows)
+        v = np.empty(rows.n_rows)
+        _core.full_scores(*rows.args, bias, mu, self.state["Sigma"], np.empty(2 * len(mu)),
+                          m, v)
+        return m, v
+
+    def scores(self, rows, bias):
+        m, v = self.proba_args(rows, bias)
+        if self.rule == _core.Rule.SOP:
+            # x (A + x x^T)^-1 v = x^T A^-1 v / (1 + x^T A^-1 x)  ([SOP05], Sherman-Morrison)
+            return m / (1.0 + v)
+        return m
+
+    def status_detail(self, status):
+        return collapsed_variance_detail(self, status)
+
+
+def symmetric(L):
+    """The symmetric matrix whose lower triangle (C order) is that of L."""
+    L = np.tril(L)
+    return L + np.tril(L, -1).T
+
+
+class SOPDiagonal(BinaryModel):
+    """Diagonal second-order perceptron: vv = sum y x over mistakes, A = a + sum x^2."""
+
+    def initial_state(self, D):
+        return {"vv": np.zeros(D), "A": np.full(D, float(self.spec.a))}
+
+    def run(self, rows, y, order, bias):
+        st = self.state
+        return PassResult(*_core.sop_diag_pass(
+            *rows.args, y, order, bias, st["vv"], st["A"]))
+
+    def weights(self):
+        return self.state["vv"] / self.state["A"]
+
+    def variances(self):
+        return 1.0 / self.state["A"]
+
+    def scores(self, rows, bias):
+        # per test point: w = vv / (A + x^2)  ([SOP05] Fig. 3.1, diagonal projection)
+        out = np.empty(rows.n_rows)
+        _core.sop_diag_scores(*rows.args, bias, self.state["vv"], self.state["A"], out)
+        return out
+
+
+class AdaGrad(BinaryModel):
+    """Diagonal AdaGrad-RDA with L1 ([DHS11]): u = sum of subgradients, G = sum of squares."""
+
+    def initial_state(self, D):
+        return {"u": np.zeros(D), "G": np.zeros(D), "aux": np.zeros(AUX_SIZE)}
+
+    def run(self, rows, y, order, bias):
+        st, spec = self.state, self.spec
+        return PassResult(*_core.adagrad_pass(
+            *rows.args, y, order, bias, st["u"], st["G"], st["aux"], spec.eta, spec.lam,
+            spec.delta))
+
+    def weights(self):
+        st, spec = self.state, self.spec
+        w = np.empty(len(st["u"]))
+        _core.rda_weights(st["u"], st["G"], st["aux"][_core.AUX_T], spec.eta, spec.lam,
+                          spec.delta, w)
+        return w

@@ -1,0 +1,62 @@
+"""The one model factory: a ModelSpec in, the model of its shape and case out.
+
+The choice "shape of state x (binary | top1 | topk | ovr)" is made here, in
+one table, from the spec alone.  A new shape of state or a new way of
+training is a module of ``cwkit.models`` whose classes implement
+:class:`cwkit.models.interface.Model`, plus its rows in ``TABLE``.
+"""
+from functools import partial
+
+from . import binary, l1, minibatch, multiclass, topk
+from .interface import BINARY, OVR, TOP1, TOPK
+from .ovr import OneVsRest
+
+#: (shape, case) -> the callable building the model from its spec.
+TABLE = {
+    ("first_order", BINARY): binary.FirstOrder,
+    ("first_order", TOP1): multiclass.FirstOrder,
+    ("first_order", OVR): multiclass.FirstOrder,
+    ("first_order", TOPK): topk.pa_family,
+    ("diagonal", BINARY): binary.Diagonal,
+    ("diagonal", TOP1): multiclass.Diagonal,
+    ("diagonal", OVR): multiclass.Diagonal,
+    ("diagonal", TOPK): topk.TopKAROWDiagonal,
+    ("full", BINARY): binary.Full,
+    ("full", TOP1): multiclass.Full,
+    ("full", OVR): multiclass.Full,
+    ("full", TOPK): topk.TopKAROWFull,
+    ("sop_diagonal", BINARY): binary.SOPDiagonal,
+    ("sop_diagonal", TOP1): multiclass.SOPDiagonal,
+    ("sop_diagonal", OVR): multiclass.SOPDiagonal,
+    ("adagrad", BINARY): binary.AdaGrad,
+    ("adagrad", TOP1): multiclass.AdaGrad,
+    ("adagrad", OVR): multiclass.AdaGrad,
+    ("minibatch", BINARY): minibatch.BinaryBPA,
+    ("minibatch", TOP1): minibatch.MulticlassBPA,
+    ("minibatch", TOPK): minibatch.MulticlassBPA,
+    ("minibatch", OVR): partial(OneVsRest, binary=minibatch.BinaryBPA),
+    ("l1", BINARY): l1.BinaryL1PA,
+    ("l1", TOP1): l1.MulticlassL1PA,
+    ("l1", TOPK): l1.MulticlassL1PA,
+    ("l1", OVR): partial(OneVsRest, binary=l1.BinaryL1PA),
+}
+
+
+def build_model(spec):
+    """The model of `spec` (a :class:`cwkit.models.interface.ModelSpec`).
+
+    Raises
+    ------
+    ValueError
+        If the rule has no form for the requested strategy (top-k of a rule
+        outside the PA family and AROW) or the spec combines options that do
+        not go together.
+    """
+    build = TABLE.get((spec.shape, spec.kind))
+    if spec.kind == TOPK and (build is None or (spec.rule is not None
+                                                 and spec.rule not in topk.TOPK_RULES)):
+        raise ValueError(
+            f"{spec.owner}: multiclass='topk' is defined for the PA family (variant "
+            "'pa', 'pa1', 'pa2', 'pa-ls') and AROW with the squared hinge; use "
+            "multiclass='top1' or 'ovr' for this rule")
+    return build(spec)

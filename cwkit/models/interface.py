@@ -1,0 +1,163 @@
+"""What every model is: its spec, its interface, the result of a pass and its errors.
+
+A model owns the state of one classifier, named float64 arrays in ``state``
+(saved and loaded as they are), runs one pass of a compiled driver over rows
+and reports weights and scores.  All weight vectors have length
+D = n_features + 1: the last coordinate is the intercept, whose feature value
+is ``bias`` (1, or 0 without an intercept).
+"""
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .. import _core
+
+#: `PassResult.pos` of a pass that stopped at no row.
+NO_ROW = -1
+
+#: Multi-class strategies (the estimators' ``multiclass``) and the two-class case.
+BINARY, TOP1, TOPK, OVR = "binary", "top1", "topk", "ovr"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Everything a model is built from, explicitly (never read off an estimator).
+
+    Attributes
+    ----------
+    shape : str
+        The shape of the state, a key of the table of ``cwkit.models.factory``:
+        "first_order", "diagonal", "full", "sop_diagonal", "adagrad",
+        "minibatch" or "l1".
+    n_classes, n_features : int
+    rule : cwkit._core.Rule or None
+        The update rule of the compiled driver (None for mini-batch PA and L1-PA,
+        whose drivers have one rule each).
+    strategy : {"top1", "topk", "ovr"}
+        Reduction used when ``n_classes > 2``.
+    k : int
+        Competitors per update for ``strategy="topk"`` (capped at K - 1).
+    sigma_update : {"auto", "delta", "sum"}
+        Direction of the multi-class covariance update (AROW).
+    slack : {"per-constraint", "shared"}
+        Squared slacks of the multi-class PA-II / PA-LS / BPA-II / BPA-LS duals.
+    C, alpha, beta, phi, r, a, direct, eta, lam, delta : float or bool
+        Hyper-parameters of the rules (see the estimators).
+    bpa_variant, rho, batch_size, sliding
+        Mini-batch PA: "bpa1", "bpa2" or "bpa-ls", the ridge, the group size B
+        and the sliding window.
+    name, owner : str
+        The registered name and the estimator class, for error messages.
+    """
+
+    shape: str
+    n_classes: int
+    n_features: int
+    rule: object = None
+    strategy: str = TOP1
+    k: int = 1
+    sigma_update: str = "auto"
+    slack: str = "per-constraint"
+    C: float = 1.0
+    alpha: float = 0.0
+    beta: float = 0.0
+    phi: float = 0.0
+    r: float = 1.0
+    a: float = 1.0
+    direct: bool = False
+    eta: float = 0.0
+    lam: float = 0.0
+    delta: float = 0.0
+    bpa_variant: str = "bpa1"
+    rho: float = 0.0
+    batch_size: int = 1
+    sliding: bool = False
+    name: str = ""
+    owner: str = ""
+
+    @property
+    def kind(self):
+        """The case to build: BINARY for two classes, else the multi-class strategy."""
+        return BINARY if self.n_classes == 2 else self.strategy
+
+    @property
+    def kk(self):
+        """Competitors per update of a top-k model: k capped at K - 1."""
+        return min(int(self.k), self.n_classes - 1)
+
+
+class PassResult(NamedTuple):
+    """What one pass of a model reports."""
+
+    rounds: int          #: rows processed (up to the one that stopped the pass)
+    mistakes: int        #: progressive prediction mistakes
+    updates: int         #: updates that changed the state
+    loss_sum: float      #: sum of the losses before each update
+    status: int          #: a ``cwkit._core.Status``
+    pos: int             #: the row (of this call) the pass stopped at, or NO_ROW
+
+
+class Model(ABC):
+    """The interface of every model (binary or multi-class).
+
+    Subclasses set ``state`` (a dict of named float64 arrays, saved as is) in
+    ``__init__(spec)`` and define ``run``, ``weights`` and ``scores``; the
+    others have defaults.
+
+    * ``run(rows, target, order, bias) -> PassResult``: one pass over
+      ``rows`` in ``order``; ``target`` is +-1 (binary) or class codes.  A
+      failing row stops the pass with its status and position and leaves the
+      state as it was before that row; a model never raises for a row.
+    * ``weights()``: (D,) binary, (K, D) multi-class, the intercept last.
+    * ``scores(rows, bias)``: (n,) binary, (n, K) multi-class.
+    * ``variances()``, ``covariance()``: of Gaussian-weight models, else None.
+    * ``proba(rows, bias)``: where the weights are Gaussian.
+    * ``status_detail(status)``: the model's explanation of a status (or "").
+    """
+
+    state = None
+
+    @abstractmethod
+    def run(self, rows, target, order, bias):
+        """One pass over ``rows`` in ``order``: a :class:`PassResult`."""
+
+    @abstractmethod
+    def weights(self):
+        """The weights, intercept last: (D,) binary, (K, D) multi-class."""
+
+    @abstractmethod
+    def scores(self, rows, bias):
+        """The scores of the rows: (n,) binary, (n, K) multi-class."""
+
+    def variances(self):
+        return None
+
+    def covariance(self):
+        return None
+
+    def status_detail(self, status):
+        return ""
+
+
+class ModelError(ValueError):
+    """An online update could not be made (overflow, infeasible constraint)."""
+
+
+def raise_status(status, pos, algo, detail=""):
+    """Turn a driver status into an exception naming the row (the one error path)."""
+    if status == _core.Status.NONFINITE_INPUT:
+        raise ModelError(
+            f"{algo}: row {pos}: the score or squared norm of this example is not finite "
+            "(feature values too large for float64 arithmetic); scale the features")
+    if status == _core.Status.NONFINITE_STATE:
+        raise ModelError(
+            f"{algo}: row {pos}: this update would overflow the model state to inf; the "
+            "state is left as it was before this example. " + (detail or
+            "Scale the features or use stronger regularisation"))
+    if status == _core.Status.INFEASIBLE:
+        raise ModelError(f"{algo}: row {pos}: {detail}")
+    if status == _core.Status.QP_NOT_CONVERGED:
+        raise ModelError(f"{algo}: row {pos}: " + (detail or
+            "the top-k update's QP (Hildreth) did not converge; the state is left as it was "
+            "before this example. Scale the features or use a smaller k"))
+    raise ModelError(f"{algo}: row {pos}: driver status {status}")

@@ -1,0 +1,64 @@
+"""The L1-norm-constrained PA ([LMC09] eq. 3.9): binary and multi-class top-1 / top-k.
+
+The update is solved exactly inside the compiled drivers ``l1pa_pass``
+(``_l1pa.pxi``) and ``mc_l1pa_pass`` (``_mc_l1pa.pxi``); see
+:class:`cwkit.L1ConstrainedPA`.
+"""
+import numpy as np
+
+from .. import _core
+from .binary import BinaryModel
+from .interface import TOP1, PassResult
+from .multiclass import MulticlassModel
+
+_NO_SCORES = np.empty(0)
+
+
+def infeasible_detail(spec, status):
+    """The explanation of an update that no w in the L1 ball can make."""
+    if status != _core.Status.INFEASIBLE:
+        return ""
+    return (f"beta * ||x||_inf <= 1 (beta = {spec.beta:g}): no w with ||w||_1 <= beta "
+            "has margin 1 on this example; increase beta above 1/||x||_inf (x includes "
+            "the intercept feature 1 when fit_intercept=True)")
+
+
+class BinaryL1PA(BinaryModel):
+    """The weight vector w (length D, intercept last)."""
+
+    def initial_state(self, D):
+        return {"w": np.zeros(D)}
+
+    def run(self, rows, y, order, bias, scores_out=None):
+        """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
+        return PassResult(*_core.l1pa_pass(
+            *rows.args, y, order, bias, self.state["w"], self.spec.beta,
+            _NO_SCORES if scores_out is None else scores_out))
+
+    def weights(self):
+        return self.state["w"]
+
+    def status_detail(self, status):
+        return infeasible_detail(self.spec, status)
+
+
+class MulticlassL1PA(MulticlassModel):
+    """Multi-class top-1 (``kk = 0``) or top-k (``kk`` competitors): W (D, K),
+    intercept last row."""
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.kk = 0 if spec.strategy == TOP1 else spec.kk
+
+    def initial_state(self, K, D):
+        return {"W": np.zeros((D, K))}
+
+    def run(self, rows, codes, order, bias):
+        return PassResult(*_core.mc_l1pa_pass(
+            *self._args(rows, codes, order), bias, self.state["W"], self.spec.beta, self.kk))
+
+    def weights_dk(self):
+        return self.state["W"]
+
+    def status_detail(self, status):
+        return infeasible_detail(self.spec, status)

@@ -1,0 +1,132 @@
+"""Mini-batch Passive-Aggressive ([GPA13] Sect. 3.2): the binary and multi-class models.
+
+Both run a compiled driver (``cwkit._core.bpa_pass``, ``mc_bpa_pass``) that
+solves each group's dual with Hildreth's method; groups span calls, so the
+state carries the rows of an incomplete group (see :class:`cwkit.MiniBatchPA`).
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _core
+from .._rowdata import as_rows
+from .binary import BinaryModel
+from .interface import TOP1, PassResult
+from .scoring import mc_row_scores
+
+#: The rules, in the order of the drivers' `variant` argument.
+BPA_VARIANTS = ("bpa1", "bpa2", "bpa-ls")
+_RHO = {"half": 0.5, "inverse": 1.0}
+
+_NO_SCORES = np.empty(0)
+
+
+def bpa_rho(C, rho="half"):
+    """Ridge ρ of BPA-II / BPA-LS: ``1/(2C)`` (``"half"``) or ``1/C`` (``"inverse"``)."""
+    if not (np.isfinite(C) and C > 0):
+        raise ValueError(f"C must be a finite number > 0, got {C!r}")
+    if rho not in _RHO:
+        raise ValueError(f"rho must be 'half' (1/(2C)) or 'inverse' (1/C), got {rho!r}")
+    return _RHO[rho] / C
+
+
+class BinaryBPA(BinaryModel):
+    """State of mini-batch PA: the model and the rows carried to the next call.
+
+    ``w0`` is the model after the last joint update; ``w`` (reported) is ``w0``
+    updated provisionally with the pending rows of an incomplete group (block
+    mode; equal to ``w0`` in sliding mode).  ``pend``/``pend_y`` hold the rows
+    carried over (block: the incomplete group; sliding: the last B - 1 rows),
+    ``n_pend[0]`` their number.
+    """
+
+    def initial_state(self, D):
+        B = self.spec.batch_size
+        return {"w": np.zeros(D), "w0": np.zeros(D), "pend": np.zeros((B, D - 1)),
+                "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
+
+    def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
+        """One driver pass: its PassResult and the number of rows left pending."""
+        spec = self.spec
+        *result, n_left = _core.bpa_pass(*rows.args, y, order, n_seen, bias, w,
+                                         BPA_VARIANTS.index(spec.bpa_variant), spec.sliding,
+                                         spec.batch_size, spec.C, spec.rho, flush, scores_out)
+        return PassResult(*result), n_left
+
+    def run(self, rows, y, order, bias, scores_out=None):
+        """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
+        st = self.state
+        n_pend = int(st["n_pend"][0])
+        if n_pend:  # the stream goes on: prepend the rows carried over
+            X = sp.vstack([sp.csr_matrix(st["pend"][:n_pend]), sp.csr_matrix(rows.X)],
+                          format="csr")
+            rows = as_rows(X)
+            y = np.concatenate([st["pend_y"][:n_pend], y])
+            order = np.concatenate([np.arange(n_pend), np.asarray(order) + n_pend])
+        result, n_left = self._pass(rows, y, order, n_pend, bias, st["w0"], False,
+                                    _NO_SCORES if scores_out is None else scores_out)
+        status, pos = result.status, result.pos
+        tail = order[len(order) - n_left:]
+        if status == _core.Status.OK:
+            Xt = rows.X[tail]
+            st["pend"][:n_left] = Xt.toarray() if sp.issparse(Xt) else Xt
+            st["pend_y"][:n_left] = y[tail]
+            st["n_pend"][0] = n_left
+            st["w"][:] = st["w0"]
+            if n_left and not self.spec.sliding:
+                # the incomplete group, applied provisionally as the stream's last group
+                provisional, _ = self._pass(as_rows(st["pend"][:n_left]),
+                                            st["pend_y"][:n_left], np.arange(n_left), n_left,
+                                            bias, st["w"], True)
+                status = provisional.status
+                if status != _core.Status.OK:
+                    pos = tail[provisional.pos]
+        pos = max(int(pos) - n_pend, 0)  # a row of this call
+        return result._replace(status=status, pos=pos)
+
+    def weights(self):
+        return self.state["w"]
+
+    def status_detail(self, status):
+        if status != _core.Status.QP_NOT_CONVERGED:
+            return ""
+        return ("the dual of the group ending at this row was not solved to its KKT "
+                "tolerance: it is numerically singular, the ridge "
+                f"rho = {self.spec.rho:.3g} being below the rounding level of the "
+                "products x_j.x_k; scale the features (or use a smaller C)")
+
+
+class MulticlassBPA(BinaryBPA):
+    """Multi-class mini-batch PA on the 1-of-k feature map, `kk` competitors per row.
+
+    The state of :class:`BinaryBPA` with (D, K) weights (class c's block is
+    column c, the intercept the last row), run by ``cwkit._core.mc_bpa_pass``;
+    ``pend_y`` holds the class codes of the rows carried over.  ``weights`` is
+    (K, D) and ``scores`` (n, K).
+    """
+
+    def __init__(self, spec):
+        self.K = spec.n_classes
+        self.kk = 1 if spec.strategy == TOP1 else spec.kk
+        self.shared = spec.slack == "shared"
+        super().__init__(spec)
+
+    def initial_state(self, D):
+        B, K = self.spec.batch_size, self.K
+        return {"w": np.zeros((D, K)), "w0": np.zeros((D, K)), "pend": np.zeros((B, D - 1)),
+                "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
+
+    def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
+        # the class scores of a row are not reported: mistakes are counted in the driver
+        spec = self.spec
+        *result, n_left = _core.mc_bpa_pass(*rows.args, np.ascontiguousarray(y, dtype=np.intp),
+                                            np.ascontiguousarray(order, dtype=np.intp), n_seen,
+                                            bias, w, BPA_VARIANTS.index(spec.bpa_variant),
+                                            spec.sliding, spec.batch_size, self.kk, spec.C,
+                                            spec.rho, self.shared, flush)
+        return PassResult(*result), n_left
+
+    def weights(self):
+        return self.state["w"].T
+
+    def scores(self, rows, bias):
+        return mc_row_scores(rows, self.state["w"], bias)[0]

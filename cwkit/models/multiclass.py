@@ -1,0 +1,231 @@
+"""Multi-class models on the 1-of-k feature function: top-1 and one-vs-rest.
+
+A model holds one weight block per class, D = n_features + 1 weights each (the
+intercept last), and the calls into the multi-class drivers of ``cwkit._core``.
+The state arrays are (D, K): the K class weights of a feature are adjacent, so
+scoring a sparse row reads nnz + 1 short contiguous runs instead of K (nnz + 1)
+scattered values.  Full covariance keeps mu (K, D) and Sigma over the
+class-major stacked blocks.  ``weights`` is (K, D), ``scores`` and ``proba``
+(n, K).
+
+Strategies (the estimators' ``multiclass`` parameter):
+
+* ``"top1"``: the binary rule applied to Delta = f(x, y) - f(x, c) against the
+  closest competitor c ([AROW13] Sect. 3.3, eqs. 31-32; [PA06] Sect. 7).
+* ``"topk"``: the k highest-scoring competitors (``cwkit.models.topk``,
+  ``cwkit.models.minibatch``, ``cwkit.models.l1``).
+* ``"ovr"``: K binary problems, every class scored before any is updated.
+"""
+import numpy as np
+
+from .. import _core
+from .binary import (
+    AUX_SIZE,
+    MAX_FULL_DIM,
+    collapsed_variance_detail,
+    initial_variance,
+    l2_infeasible_detail,
+    symmetric,
+)
+from .interface import OVR, TOP1, Model, PassResult
+from .scoring import argmax_proba, mc_row_scores
+
+
+class MulticlassModel(Model):
+    """Base: K weight blocks; strategy "ovr" selects one-vs-rest, otherwise top-1."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.rule = spec.rule
+        self.K = spec.n_classes
+        self.n_features = spec.n_features
+        self.ovr = spec.strategy == OVR
+        self.sum_update = self.sigma_sum(spec)
+        self.state = self.initial_state(spec.n_classes, spec.n_features + 1)
+
+    @staticmethod
+    def sigma_sum(spec):
+        """Whether Sigma is updated with f = sum_y f(x, y) rather than Delta."""
+        return spec.strategy == TOP1 and spec.sigma_update == "sum"
+
+    def _args(self, rows, codes, order):
+        return (*rows.args, np.ascontiguousarray(codes, dtype=np.intp),
+                np.ascontiguousarray(order, dtype=np.intp))
+
+    def weights(self):
+        """(K, D) weights, the intercept last."""
+        return self.weights_dk().T
+
+    def variances(self):
+        """(K, D) variances of the weights (diagonal rules), else None."""
+        s2 = self.variances_dk()
+        return None if s2 is None else s2.T
+
+    def variances_dk(self):
+        return None
+
+    def scores(self, rows, bias):
+        return mc_row_scores(rows, self.weights_dk(), bias)[0]
+
+    def score_moments(self, rows, bias):
+        """Mean and variance (n, K) of every class score w_c.x~ under the Gaussian
+        over weights, cross-class covariances left out."""
+        return mc_row_scores(rows, self.weights_dk(), bias, self.variances_dk())
+
+    def proba(self, rows, bias):
+        M, V = self.score_moments(rows, bias)
+        return argmax_proba(M, V)
+
+
+class FirstOrder(MulticlassModel):
+    """W = s V: one scale s for the whole W (top1) or one per class (ovr)."""
+
+    def initial_state(self, K, D):
+        n_aux = K if self.ovr else 1
+        aux = np.zeros((n_aux, AUX_SIZE))
+        aux[:, _core.AUX_S] = 1.0
+        return {"v": np.zeros((D, K)), "aux": aux,
+                "u": np.zeros((D, K) if self.rule == _core.Rule.AVG_PERCEPTRON else (0, K))}
+
+    def run(self, rows, codes, order, bias):
+        st, spec = self.state, self.spec
+        return PassResult(*_core.mc_first_order_pass(
+            *self._args(rows, codes, order), bias, self.ovr, st["v"], st["aux"], st["u"],
+            self.rule, spec.C, spec.alpha, spec.beta))
+
+    def weights_dk(self):
+        st = self.state
+        W = st["aux"][:, _core.AUX_S] * st["v"]
+        if self.rule == _core.Rule.AVG_PERCEPTRON:
+            t = st["aux"][:, _core.AUX_T]
+            W = np.where(t > 0, ((t + 1.0) * W - st["u"]) / np.where(t > 0, t, 1.0), W)
+        return W
+
+    def status_detail(self, status):
+        return l2_infeasible_detail(self.spec, status, delta=not self.ovr)
+
+
+class Diagonal(MulticlassModel):
+    """mu, sigma = diag(Sigma) per block; initial sigma = a."""
+
+    def initial_state(self, K, D):
+        return {"mu": np.zeros((D, K)), "sigma": np.full((D, K), float(self.spec.a))}
+
+    def run(self, rows, codes, order, bias):
+        st, spec = self.state, self.spec
+        return PassResult(*_core.mc_diag_pass(
+            *self._args(rows, codes, order), bias, self.ovr, st["mu"], st["sigma"], self.rule,
+            spec.phi, spec.r, spec.direct, self.sum_update))
+
+    def weights_dk(self):
+        return self.state["mu"]
+
+    def variances_dk(self):
+        return self.state["sigma"]
+
+    def status_detail(self, status):
+        return collapsed_variance_detail(self, status)
+
+
+class Full(MulticlassModel):
+    """mu (K, D) and Sigma over the stacked blocks (top1: (K D, K D)) or one
+    D x D block per class (ovr: stored as (K D, D)); one triangle is kept."""
+
+    def initial_state(self, K, D):
+        n = K * D
+        if self.ovr and K * D * D > MAX_FULL_DIM ** 2:
+            raise ValueError(
+                f"covariance='full' with multiclass='ovr' needs {K} matrices of {D} x {D} "
+                f"({K * D * D * 8 / 2**20:.0f} MiB); it is supported up to "
+                f"{MAX_FULL_DIM ** 2 * 8 / 2**20:.0f} MiB. Use covariance='diag'")
+        if not self.ovr and n > MAX_FULL_DIM:
+            raise ValueError(
+                f"covariance='full' with {K} classes needs a covariance over the stacked class "
+                f"blocks, {K} x {D} = {n} rows ({n * n * 8 / 2**20:.0f} MiB); it is supported "
+                f"up to classes x (features + 1) = {MAX_FULL_DIM}. Use covariance='diag' "
+                "or multiclass='ovr'")
+        s0 = initial_variance(self.spec)
+        Sigma = np.tile(np.eye(D) * s0, (K, 1)) if self.ovr else np.eye(n) * s0
+        return {"mu": np.zeros((K, D)), "Sigma": Sigma}
+
+    def run(self, rows, codes, order, bias):
+        st, spec = self.state, self.spec
+        return PassResult(*_core.mc_full_pass(
+            *self._args(rows, codes, order), bias, self.ovr, st["mu"], st["Sigma"], self.rule,
+            spec.phi, spec.r, self.sum_update))
+
+    def weights_dk(self):
+        return self.state["mu"].T
+
+    def _block(self, c):
+        D = self.n_features + 1
+        S = self.state["Sigma"]
+        return S[c * D:(c + 1) * D, :] if self.ovr else S[c * D:(c + 1) * D, c * D:(c + 1) * D]
+
+    def covariance(self):
+        if self.ovr:
+            from scipy.linalg import block_diag   # scipy.linalg is slow to import
+            return block_diag(*[symmetric(self._block(c)) for c in range(self.K)])
+        return symmetric(self.state["Sigma"])
+
+    def score_moments(self, rows, bias):
+        mu = self.state["mu"]
+        D = mu.shape[1]
+        M = np.empty((self.K, rows.n_rows))
+        V = np.empty((self.K, rows.n_rows))
+        for c in range(self.K):
+            _core.full_scores(*rows.args, bias, mu[c], np.ascontiguousarray(self._block(c)),
+                              np.empty(2 * D), M[c], V[c])
+        return M.T, V.T
+
+    def scores(self, rows, bias):
+        if self.rule != _core.Rule.SOP:
+            return super().scores(rows, bias)
+        M, V = self.score_moments(rows, bias)
+        return M / (1.0 + V)           # [SOP05] test rule per class block
+
+    def status_detail(self, status):
+        return collapsed_variance_detail(self, status)
+
+
+class SOPDiagonal(MulticlassModel):
+    """Diagonal SOP per block: vv = sum of Delta over mistakes, A = a + sum Delta^2."""
+
+    def initial_state(self, K, D):
+        return {"vv": np.zeros((D, K)), "A": np.full((D, K), float(self.spec.a))}
+
+    def run(self, rows, codes, order, bias):
+        st = self.state
+        return PassResult(*_core.mc_sop_diag_pass(
+            *self._args(rows, codes, order), bias, self.ovr, st["vv"], st["A"]))
+
+    def weights_dk(self):
+        return self.state["vv"] / self.state["A"]
+
+    def variances_dk(self):
+        return 1.0 / self.state["A"]
+
+    def scores(self, rows, bias):
+        out = np.empty((rows.n_rows, self.K))
+        _core.mc_sop_scores(*rows.args, bias, self.state["vv"], self.state["A"], out)
+        return out
+
+
+class AdaGrad(MulticlassModel):
+    """AdaGrad-RDA per block: u = sum of subgradients, G = sum of their squares."""
+
+    def initial_state(self, K, D):
+        return {"u": np.zeros((D, K)), "G": np.zeros((D, K)), "aux": np.zeros(AUX_SIZE)}
+
+    def run(self, rows, codes, order, bias):
+        st, spec = self.state, self.spec
+        return PassResult(*_core.mc_adagrad_pass(
+            *self._args(rows, codes, order), bias, self.ovr, st["u"], st["G"], st["aux"],
+            spec.eta, spec.lam, spec.delta))
+
+    def weights_dk(self):
+        st, spec = self.state, self.spec
+        w = np.empty(st["u"].size)
+        _core.rda_weights(st["u"].ravel(), st["G"].ravel(), st["aux"][_core.AUX_T], spec.eta,
+                          spec.lam, spec.delta, w)
+        return w.reshape(st["u"].shape)

@@ -1,0 +1,51 @@
+"""One-vs-rest over K independent binary models.
+
+``multiclass="ovr"`` of mini-batch PA and L1-PA, the rules without a compiled
+one-vs-rest driver.  Class c's model learns ``y = +1`` for class c and ``-1``
+otherwise.  The K problems do not interact, so running them one after the other
+over a pass is the same as interleaving them; each model reports the score it
+predicted every row with (its ``run`` takes ``scores_out``), and the progressive
+multi-class prediction of a row is the argmax of its K pre-update scores (ties
+to the smallest class, as ``numpy.argmax``).
+"""
+import numpy as np
+
+from .. import _core
+from .interface import NO_ROW, Model, PassResult
+from .scoring import mc_row_scores
+
+
+class OneVsRest(Model):
+    """K binary models of class `binary`, each built from `spec`."""
+
+    def __init__(self, spec, binary):
+        self.K = spec.n_classes
+        self.models = [binary(spec) for _ in range(spec.n_classes)]
+        # one flat dict of the models' own arrays (updated in place), for save / load
+        self.state = {f"{c}/{key}": arr for c, model in enumerate(self.models)
+                      for key, arr in model.state.items()}
+
+    def run(self, rows, codes, order, bias):
+        order = np.asarray(order)
+        S = np.empty((self.K, len(order)))
+        updates, loss_sum = 0, 0.0
+        for c, model in enumerate(self.models):
+            target = np.where(codes == c, 1.0, -1.0)
+            result = model.run(rows, target, order, bias, S[c])
+            updates += result.updates
+            loss_sum += result.loss_sum
+            if result.status != _core.Status.OK:
+                return PassResult(result.rounds, 0, updates, loss_sum, result.status,
+                                  result.pos)
+        mistakes = int(np.count_nonzero(np.argmax(S, axis=0) != codes[order]))
+        return PassResult(len(order), mistakes, updates, loss_sum, _core.Status.OK, NO_ROW)
+
+    def weights(self):
+        return np.stack([model.weights() for model in self.models])
+
+    def scores(self, rows, bias):
+        return mc_row_scores(rows, self.weights().T, bias)[0]
+
+    def status_detail(self, status):
+        # the K models share one spec, so they explain a status alike
+        return self.models[0].status_detail(status)

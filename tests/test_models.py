@@ -1,0 +1,43 @@
+"""The model factory: every entry of its table builds a Model from a spec alone."""
+import numpy as np
+import pytest
+
+import cwkit
+from cwkit import _core
+from cwkit._rowdata import as_rows
+from cwkit.models.factory import TABLE, build_model
+from cwkit.models.interface import BINARY, Model, ModelSpec, PassResult
+
+#: A rule for each shape whose drivers take one.
+RULES = {"first_order": _core.Rule.PA1, "diagonal": _core.Rule.AROW, "full": _core.Rule.AROW,
+         "sop_diagonal": _core.Rule.SOP, "adagrad": _core.Rule.ADAGRAD}
+
+
+@pytest.mark.parametrize("shape, case", sorted(TABLE), ids=lambda v: str(v))
+def test_every_table_entry_builds_a_model_that_runs(shape, case):
+    K = 2 if case == BINARY else 3
+    spec = ModelSpec(shape=shape, n_classes=K, n_features=4, rule=RULES.get(shape),
+                     strategy="top1" if case == BINARY else case, k=2, eta=1.0, delta=1e-8,
+                     beta=10.0, rho=0.5, batch_size=2, name="test", owner="test")
+    model = build_model(spec)
+    assert isinstance(model, Model)
+    assert all(a.dtype == np.float64 for a in model.state.values())
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(9, 4))
+    target = np.where(rng.random(9) < 0.5, 1.0, -1.0) if K == 2 else np.arange(9) % K
+    result = model.run(as_rows(X), target, np.arange(9), 1.0)
+    assert isinstance(result, PassResult) and result.status == _core.Status.OK
+    assert result.rounds == 9
+    scores = model.scores(as_rows(X), 1.0)
+    assert scores.shape == ((9,) if K == 2 else (9, K))
+    assert np.shape(model.weights()) == ((5,) if K == 2 else (K, 5))
+
+
+def test_every_registered_name_builds_through_the_table():
+    X = np.random.default_rng(1).normal(size=(12, 3))
+    for entry in cwkit.algorithms():
+        for strategy in ("top1", "ovr"):
+            est = cwkit.make(entry["name"], multiclass=strategy)
+            spec = est._spec(3, X.shape[1])
+            assert (spec.shape, spec.kind) in TABLE
+            assert spec.name == entry["name"] and spec.owner == entry["class"]
