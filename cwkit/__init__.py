@@ -5,7 +5,7 @@ Perceptron and Passive-Aggressive families, Confidence-Weighted learning
 family [LMC09], mini-batch PA, multi-class reductions and
 streaming svmlight/libsvm input, with one compiled Cython core.
 """
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401  (cwkit.__version__)
 
 try:
     from . import _core  # noqa: F401

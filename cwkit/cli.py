@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, datasets, report, sources
+from . import datasets, report, sources
+from ._version import __version__
 from .evaluate import DEFAULT_SHUFFLE_WINDOW, AlgoSpec, evaluate, mean_ranks, train
 from .persist import load, save
 from .registry import algorithms, make
