@@ -8,6 +8,7 @@ the Python layer validates, allocates and turns status codes into exceptions.
 """
 include "_status.pxi"
 include "_rows.pxi"
+include "_driver.pxi"
 include "_qp.pxi"
 include "_binary.pxi"
 include "_full.pxi"

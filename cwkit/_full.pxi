@@ -2,6 +2,11 @@
 # matrix-vector products and rank-one updates on one triangle of Sigma
 # (Fortran 'U' = the lower triangle of the C-ordered array); Python mirrors it.
 #
+# Provides: dsymv, dsyr, scatter_row (also used by the multi-class full
+# drivers), full_pass, full_scores.
+# Uses: RowView, get_row (_rows.pxi); Counts (_driver.pxi); Hyper, so_step,
+# sherman_morrison_beta, SOP (_binary.pxi).
+#
 # dsymv / dsyr below are the reference-BLAS algorithms with BLAS's calling
 # convention (uplo 'U', unit strides) rather than scipy.linalg.cython_blas:
 # cimporting that module imports scipy.linalg whenever cwkit is imported, which
@@ -55,9 +60,8 @@ cdef inline void scatter_row(const double* x, const int* idx, Py_ssize_t nnz,
     xd[D - 1] = bias
 
 
-def full_pass(const double[::1] data, const int[::1] indices,
-              const long long[::1] indptr, const int[::1] dense_idx,
-              Py_ssize_t n_cols, const double[::1] y,
+def full_pass(RowView rows,
+              const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[::1] mu, double[:, ::1] Sigma, double[::1] work,
               int rule, double phi, double r):
@@ -70,26 +74,25 @@ def full_pass(const double[::1] data, const int[::1] indices,
     alpha y = (y - x.mu) / (1 + x^T A^-1 x) and beta = 1 / (1 + x^T A^-1 x).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Hyper h
     h.rule = rule
     h.phi = phi
     h.r = r
     h.direct = False
     cdef int D = <int>mu.shape[0], one = 1
-    cdef Py_ssize_t k, j, nnz, i, rounds = 0, mistakes = 0, updates = 0, pos = -1
-    cdef int status = OK
+    cdef Py_ssize_t k, j, nnz, i
+    cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
     cdef double* xd = &work[0]
     cdef double* z = &work[D]
     cdef double dot, v, m, yi, alpha, c, ay, beta, chk, zmax, nbeta
-    cdef double loss_sum = 0.0, done = 1.0, zero = 0.0
+    cdef double done = 1.0, zero = 0.0
     cdef char uplo = b'U'
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             scatter_row(x, idx, nnz, bias, xd, D)
             dsymv(&uplo, &D, &done, &Sigma[0, 0], &D, xd, &one, &zero, z, &one)
             dot = 0.0
@@ -100,14 +103,10 @@ def full_pass(const double[::1] data, const int[::1] indices,
             yi = y[i]
             m = yi * dot
             if not (isfinite(m) and isfinite(v)):
-                status = NONFINITE_INPUT
-                pos = i
+                fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            rounds += 1
-            if m <= 0.0:
-                mistakes += 1
-            if m < 1.0:
-                loss_sum += 1.0 - m
+            count_round(&cnt, m <= 0.0)
+            count_hinge(&cnt, m)
             if rule == SOP:
                 if m > 0.0:
                     continue
@@ -125,25 +124,21 @@ def full_pass(const double[::1] data, const int[::1] indices,
                 chk += mu[j] + ay * z[j]
                 zmax = max(zmax, fabs(z[j]))
             if not (isfinite(chk) and isfinite(beta * zmax * zmax)):
-                status = NONFINITE_STATE
-                pos = i
-                rounds -= 1
+                fail_round(&cnt, NONFINITE_STATE, i)
                 break
             for j in range(D):
                 mu[j] += ay * z[j]
             nbeta = -beta
             dsyr(&uplo, &D, &nbeta, z, &one, &Sigma[0, 0], &D)
-            updates += 1
-    return rounds, mistakes, updates, loss_sum, status, pos
+            cnt.updates += 1
+    return counts_result(&cnt)
 
 
-def full_scores(const double[::1] data, const int[::1] indices,
-                const long long[::1] indptr, const int[::1] dense_idx,
-                Py_ssize_t n_cols, double bias, const double[::1] mu,
+def full_scores(RowView rows,
+                double bias, const double[::1] mu,
                 double[:, ::1] Sigma, double[::1] work, double[::1] out_m,
                 double[::1] out_v):
     """mu.x and x^T Sigma x for every row (test-time scores of full rules)."""
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef int D = <int>mu.shape[0], one = 1
     cdef Py_ssize_t i, j, nnz
     cdef const double* x
@@ -154,7 +149,7 @@ def full_scores(const double[::1] data, const int[::1] indices,
     cdef char uplo = b'U'
     with nogil:
         for i in range(out_m.shape[0]):
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             scatter_row(x, idx, nnz, bias, xd, D)
             dsymv(&uplo, &D, &done, &Sigma[0, 0], &D, xd, &one, &zero, z, &one)
             dot = 0.0

@@ -287,9 +287,8 @@ cdef double _l1_update(const double* w, const L1Supp* S, const Py_ssize_t* on,
     return lam
 
 
-def l1pa_pass(const double[::1] data, const int[::1] indices,
-              const long long[::1] indptr, const int[::1] dense_idx,
-              Py_ssize_t n_cols, const double[::1] y, const Py_ssize_t[::1] order,
+def l1pa_pass(RowView rows,
+              const double[::1] y, const Py_ssize_t[::1] order,
               double bias, double[::1] w, double beta, double[::1] scores_out):
     """One pass of the L1-norm-constrained PA; w (length D, intercept last) in place.
 
@@ -298,8 +297,7 @@ def l1pa_pass(const double[::1] data, const int[::1] indices,
     receives the score each row was predicted with.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Py_ssize_t D = w.shape[0], smax = max_row_nnz(&R, order) + 1
+    cdef Py_ssize_t D = w.shape[0], smax = max_row_nnz(&rows.R, order) + 1
     cdef Py_ssize_t k, i, j, nnz, s, rounds = 0, mistakes = 0, updates = 0, pos = -1
     cdef const double* x
     cdef const int* idx
@@ -330,7 +328,7 @@ def l1pa_pass(const double[::1] data, const int[::1] indices,
         _supp_init(&S, &w[0], D)
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             f = w[D - 1] * bias
             for j in range(nnz):
                 f += w[idx[j]] * x[j]

@@ -283,9 +283,8 @@ cdef double _l1k_update(const double* w, const L1Supp* S, Py_ssize_t K,
     return lam
 
 
-def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
-                 const long long[::1] indptr, const int[::1] dense_idx,
-                 Py_ssize_t n_cols, const Py_ssize_t[::1] y,
+def mc_l1pa_pass(RowView rows,
+                 const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, double[:, ::1] W,
                  double beta, Py_ssize_t kk):
     """One multi-class pass of the L1-norm-constrained PA; W (D, K) in place.
@@ -296,9 +295,8 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
     closest competitor c and x~ is not zero; INFEASIBLE when beta ||x~||_inf <= 1.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t D = W.shape[0], K = W.shape[1], DK = D * K
-    cdef Py_ssize_t smax = 2 * (max_row_nnz(&R, order) + 1)
+    cdef Py_ssize_t smax = 2 * (max_row_nnz(&rows.R, order) + 1)
     cdef Py_ssize_t k, i, j, nnz, s, yi, c, lo, hop, rounds = 0, mistakes = 0, updates = 0, pos = -1
     cdef const double* x
     cdef const int* idx
@@ -352,7 +350,7 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
         _supp_init(&S, w, DK)
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             all_dots(w, K, x, idx, nnz, bias, D, sc)
             if not all_finite(sc, K):
                 status = NONFINITE_INPUT

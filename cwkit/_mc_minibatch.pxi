@@ -169,9 +169,8 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
     return NONFINITE_STATE
 
 
-def mc_bpa_pass(const double[::1] data, const int[::1] indices,
-                const long long[::1] indptr, const int[::1] dense_idx,
-                Py_ssize_t n_cols, const Py_ssize_t[::1] y, const Py_ssize_t[::1] order,
+def mc_bpa_pass(RowView rows,
+                const Py_ssize_t[::1] y, const Py_ssize_t[::1] order,
                 Py_ssize_t n_seen, double bias, double[:, ::1] W, int variant,
                 bint sliding, Py_ssize_t B, Py_ssize_t kk, double C, double rho,
                 bint shared, bint flush):
@@ -189,10 +188,9 @@ def mc_bpa_pass(const double[::1] data, const int[::1] indices,
     prediction time; n_left = rows at the end of `order` to carry into the
     next call.
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t n = order.shape[0], D = W.shape[0], K = W.shape[1], t, start, i, lo
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_left = 0, nnz
-    cdef Py_ssize_t m = B * kk, stride = max_row_nnz(&R, order) + 1, c, yi
+    cdef Py_ssize_t m = B * kk, stride = max_row_nnz(&rows.R, order) + 1, c, yi
     cdef double* sc
     cdef double mrg, loss_sum = 0.0
     cdef int status = OK
@@ -200,8 +198,9 @@ def mc_bpa_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef Py_ssize_t nw = B * K + B * B + m * m + 4 * m + qp_work_size(m) + B * (kk + 1) * stride
-    cdef double* work = mc_alloc(nw)
-    cdef Py_ssize_t* iwork = mc_ialloc(K + m + qp_iwork_size(m))
+    cdef Workspace ws = Workspace()
+    cdef double* work = ws.doubles(nw)
+    cdef Py_ssize_t* iwork = ws.indices(K + m + qp_iwork_size(m))
     cdef MCBPAWork S
     S.sc = work
     S.gx = S.sc + B * K
@@ -222,7 +221,7 @@ def mc_bpa_pass(const double[::1] data, const int[::1] indices,
         while t < n:
             i = order[t]
             if t >= n_seen:
-                nnz = get_row(&R, i, &x, &idx)
+                nnz = get_row(&rows.R, i, &x, &idx)
                 # block mode: kept for the group's update (W does not change before it)
                 sc = S.sc if sliding else S.sc + (t - start) * K
                 all_dots(&W[0, 0], K, x, idx, nnz, bias, D, sc)
@@ -243,10 +242,10 @@ def mc_bpa_pass(const double[::1] data, const int[::1] indices,
                 if t <= n_seen:
                     continue
                 lo = t - B if t > B else 0
-                status = _mcbpa_update(&R, &order[lo], t - lo, &y[0], bias, &W[0, 0], D, K,
+                status = _mcbpa_update(&rows.R, &order[lo], t - lo, &y[0], bias, &W[0, 0], D, K,
                                        kk, variant, C, rho, shared, t - lo, &S, &moved, &pos)
             elif t - start == B or (flush and t == n):
-                status = _mcbpa_update(&R, &order[start], t - start, &y[0], bias, &W[0, 0],
+                status = _mcbpa_update(&rows.R, &order[start], t - start, &y[0], bias, &W[0, 0],
                                        D, K, kk, variant, C, rho, shared,
                                        min(max(n_seen - start, 0), t - start), &S, &moved,
                                        &pos)
@@ -261,6 +260,4 @@ def mc_bpa_pass(const double[::1] data, const int[::1] indices,
             n_left = B - 1 if n > B - 1 else n
         else:
             n_left = n - start
-    free(work)
-    free(iwork)
     return rounds, mistakes, updates, loss_sum, status, pos, n_left

@@ -146,9 +146,8 @@ cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
     return NONFINITE_STATE
 
 
-def bpa_pass(const double[::1] data, const int[::1] indices,
-             const long long[::1] indptr, const int[::1] dense_idx,
-             Py_ssize_t n_cols, const double[::1] y, const Py_ssize_t[::1] order,
+def bpa_pass(RowView rows,
+             const double[::1] y, const Py_ssize_t[::1] order,
              Py_ssize_t n_seen, double bias, double[::1] w, int variant, bint sliding,
              Py_ssize_t B, double C, double rho, bint flush,
              double[::1] scores_out):
@@ -168,13 +167,12 @@ def bpa_pass(const double[::1] data, const int[::1] indices,
     n_left = rows at the end of `order` to carry into the next call (the
     pending group, or the last B - 1 rows of the sliding window).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t n = order.shape[0], D = w.shape[0], t, start, end, r, i, lo
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_left = 0
     cdef double f, mrg, loss_sum = 0.0
     cdef int status = OK
     cdef bint moved, keep_scores = scores_out.shape[0] > 0
-    cdef Py_ssize_t max_nnz = max_row_nnz(&R, order)
+    cdef Py_ssize_t max_nnz = max_row_nnz(&rows.R, order)
     cdef double[::1] buf = np.empty(5 * B + B * B + qp_work_size(B) + B * (max_nnz + 1))
     cdef Py_ssize_t[::1] ibuf = np.empty(qp_iwork_size(B) + 1, dtype=np.intp)
     cdef BPAWork W
@@ -192,7 +190,7 @@ def bpa_pass(const double[::1] data, const int[::1] indices,
         while t < n:
             i = order[t]
             if t >= n_seen:
-                f = _bpa_score(&R, i, &w[0], D, bias)
+                f = _bpa_score(&rows.R, i, &w[0], D, bias)
                 mrg = y[i] * f
                 if not isfinite(mrg):
                     status = NONFINITE_INPUT
@@ -210,11 +208,11 @@ def bpa_pass(const double[::1] data, const int[::1] indices,
                 if t <= n_seen:
                     continue
                 lo = t - B if t > B else 0
-                status = _bpa_update(&R, &order[lo], t - lo, &y[0], bias, &w[0], D,
+                status = _bpa_update(&rows.R, &order[lo], t - lo, &y[0], bias, &w[0], D,
                                      variant, C, rho, &W, &moved, &pos)
             elif t - start == B or (flush and t == n):
                 end = t
-                status = _bpa_update(&R, &order[start], end - start, &y[0], bias, &w[0],
+                status = _bpa_update(&rows.R, &order[start], end - start, &y[0], bias, &w[0],
                                      D, variant, C, rho, &W, &moved, &pos)
                 start = end
             else:

@@ -19,21 +19,6 @@
 from libc.math cimport INFINITY
 
 
-cdef double* mc_alloc(Py_ssize_t n) except NULL:
-    """n doubles of driver scratch (freed by the driver before it returns)."""
-    cdef double* p = <double*>malloc((n if n > 0 else 1) * sizeof(double))
-    if p == NULL:
-        raise MemoryError()
-    return p
-
-
-cdef Py_ssize_t* mc_ialloc(Py_ssize_t n) except NULL:
-    cdef Py_ssize_t* p = <Py_ssize_t*>malloc((n if n > 0 else 1) * sizeof(Py_ssize_t))
-    if p == NULL:
-        raise MemoryError()
-    return p
-
-
 cdef inline double blk_dot(const double* w, const double* x, const int* idx,
                            Py_ssize_t nnz, double bias, Py_ssize_t D,
                            Py_ssize_t ks) noexcept nogil:
@@ -293,9 +278,8 @@ cdef inline void blk_axpy(double* w, double c, const double* x, const int* idx,
     w[(D - 1) * ks] += c * bias
 
 
-def mc_first_order_pass(const double[::1] data, const int[::1] indices,
-                        const long long[::1] indptr, const int[::1] dense_idx,
-                        Py_ssize_t n_cols, const Py_ssize_t[::1] y,
+def mc_first_order_pass(RowView rows,
+                        const Py_ssize_t[::1] y,
                         const Py_ssize_t[::1] order, double bias, bint ovr,
                         double[:, ::1] V, double[:, ::1] aux, double[:, ::1] U,
                         int rule, double C, double alpha, double beta):
@@ -307,7 +291,6 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
     U (same shape as V, or empty) accumulates sum_t t Delta_t for averaging.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Hyper h
     h.rule = rule
     h.C = C
@@ -321,12 +304,9 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
     cdef const int* idx
     cdef double n, m, tau, Z, s, t, cf, chk, dn2, yc, ca, cb, loss_sum = 0.0
     # scores, ovr per-class steps, and the old values of updated coordinates
-    cdef Py_ssize_t* act = mc_ialloc(K)     # ovr: the classes updated
-    cdef double* work = <double*>malloc((5 * K + (K if ovr else 2) * (max_row_nnz(&R, order) + 1))
-                                        * sizeof(double))
-    if work == NULL:
-        free(act)
-        raise MemoryError()
+    cdef Workspace ws = Workspace()
+    cdef Py_ssize_t* act = ws.indices(K)     # ovr: the classes updated
+    cdef double* work = ws.doubles(5 * K + (K if ovr else 2) * (max_row_nnz(&rows.R, order) + 1))
     cdef double* sc = &work[0]          # scores
     cdef double* taus = &work[K]        # ovr: tau y_c per class
     cdef double* zs = &work[2 * K]      # ovr: Z per class
@@ -344,9 +324,9 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             warm = nr.nnz < MC_AHEAD
-            next_row(&R, &order[0], order.shape[0], k, &y[0], &nr)
+            next_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr)
             n = row_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc, warm, &nr)
             for c in range(K):
                 sc[c] *= aux[c if ovr else 0, AUX_S]
@@ -475,8 +455,6 @@ def mc_first_order_pass(const double[::1] data, const int[::1] indices,
                     aux[c, AUX_VN2] *= s * s
                     s = 1.0
                 aux[c, AUX_S] = s
-    free(work)
-    free(act)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -581,9 +559,8 @@ cdef inline void blk_sigma_only(double* sg, double cc, bint direct, const double
             sg[p] = inv_diag_update(sj, cc, xj * xj)
 
 
-def mc_diag_pass(const double[::1] data, const int[::1] indices,
-                 const long long[::1] indptr, const int[::1] dense_idx,
-                 Py_ssize_t n_cols, const Py_ssize_t[::1] y,
+def mc_diag_pass(RowView rows,
+                 const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
                  double[:, ::1] MU, double[:, ::1] SG, int rule, double phi, double r,
                  bint direct, bint sum_update):
@@ -596,7 +573,6 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
     ovr: the binary rule on every block with label +1 for y and -1 otherwise.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Hyper h
     h.rule = rule
     h.phi = phi
@@ -608,7 +584,9 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
     cdef const double* x
     cdef const int* idx
     cdef double m, v, vy = 0.0, alpha, cc, chk, yc, vsum, loss_sum = 0.0
-    cdef double* work = mc_alloc(4 * K + (2 * K if ovr else 4) * (max_row_nnz(&R, order) + 1))
+    cdef Workspace ws = Workspace()
+    cdef Py_ssize_t nsave = max_row_nnz(&rows.R, order) + 1
+    cdef double* work = ws.doubles(4 * K + (2 * K if ovr else 4) * nsave)
     cdef bint warm
     cdef NextRow nr
     nr.nnz = 0
@@ -622,7 +600,7 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             sv = 2 * (nnz + 1)
             if ovr or sum_update:
                 all_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, &SG[0, 0], -1)
@@ -635,7 +613,7 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             else:
                 # top1: v_y in the same walk, v_c once c is known
                 warm = nr.nnz < MC_AHEAD
-                next_row(&R, &order[0], order.shape[0], k, &y[0], &nr)
+                next_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr)
                 row_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, warm, &nr, &SG[0, 0], y[i],
                          &vy)
             if not all_finite(sc, K):
@@ -710,7 +688,6 @@ def mc_diag_pass(const double[::1] data, const int[::1] indices,
             for c in range(K):
                 if al[c] != 0.0:
                     updates += 1
-    free(work)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -738,9 +715,8 @@ cdef inline void sop_blk_update(double* vv, double* A, double yc, const double* 
     A[(D - 1) * ks] += bias * bias
 
 
-def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
-                     const long long[::1] indptr, const int[::1] dense_idx,
-                     Py_ssize_t n_cols, const Py_ssize_t[::1] y,
+def mc_sop_diag_pass(RowView rows,
+                     const Py_ssize_t[::1] y,
                      const Py_ssize_t[::1] order, double bias, bint ovr,
                      double[:, ::1] VV, double[:, ::1] A):
     """One multi-class pass of the diagonal second-order perceptron.
@@ -752,18 +728,18 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
     A_y += x^2, A_c += x^2.  ovr: the binary rule on every block.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t K = VV.shape[1], D = VV.shape[0], k, nnz, i, c, yi
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1
     cdef int status = OK
     cdef const double* x
     cdef const int* idx
     cdef double m, yc, loss_sum = 0.0
-    cdef double* sc = mc_alloc(K)
+    cdef Workspace ws = Workspace()
+    cdef double* sc = ws.doubles(K)
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             for c in range(K):
                 sc[c] = sop_blk_score(&VV[0, c], &A[0, c], x, idx, nnz, bias, D, K)
             if not all_finite(sc, K):
@@ -793,7 +769,6 @@ def mc_sop_diag_pass(const double[::1] data, const int[::1] indices,
                 if m <= 0.0:
                     sop_blk_update(&VV[0, c], &A[0, c], yc, x, idx, nnz, bias, D, K)
                     updates += 1
-    free(sc)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -810,9 +785,8 @@ cdef inline void ada_blk_update(double* u, double* G, double yc, const double* x
     G[(D - 1) * ks] += bias * bias
 
 
-def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
-                    const long long[::1] indptr, const int[::1] dense_idx,
-                    Py_ssize_t n_cols, const Py_ssize_t[::1] y,
+def mc_adagrad_pass(RowView rows,
+                    const Py_ssize_t[::1] y,
                     const Py_ssize_t[::1] order, double bias, bint ovr,
                     double[:, ::1] U, double[:, ::1] G, double[::1] aux,
                     double eta, double lam, double delta):
@@ -823,18 +797,18 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
     G_y, G_c += x^2.  ovr: the binary rule on every block.  t counts rounds.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t K = U.shape[1], D = U.shape[0], k, j, nnz, i, c, yi
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1
     cdef int status = OK
     cdef const double* x
     cdef const int* idx
     cdef double m, yc, s, t = aux[AUX_T], loss_sum = 0.0
-    cdef double* sc = mc_alloc(K)
+    cdef Workspace ws = Workspace()
+    cdef double* sc = ws.doubles(K)
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             for c in range(K):
                 s = rda_weight(U[D - 1, c], G[D - 1, c], t, eta, lam, delta) * bias
                 for j in range(nnz):
@@ -867,7 +841,6 @@ def mc_adagrad_pass(const double[::1] data, const int[::1] indices,
                     ada_blk_update(&U[0, c], &G[0, c], yc, x, idx, nnz, bias, D, K)
                     updates += 1
     aux[AUX_T] = t
-    free(sc)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
@@ -879,9 +852,8 @@ cdef inline double vdot(const double* a, const double* b, Py_ssize_t n) noexcept
     return s
 
 
-def mc_full_pass(const double[::1] data, const int[::1] indices,
-                 const long long[::1] indptr, const int[::1] dense_idx,
-                 Py_ssize_t n_cols, const Py_ssize_t[::1] y,
+def mc_full_pass(RowView rows,
+                 const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
                  double[:, ::1] MU, double[:, ::1] Sigma, int rule, double phi,
                  double r, bint sum_update):
@@ -897,7 +869,6 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
     Class scores: mu_c.x~, or for SOP mu_c.x~ / (1 + x~^T Sigma_cc x~).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Hyper h
     h.rule = rule
     h.phi = phi
@@ -914,7 +885,8 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
     cdef double done = 1.0, zero = 0.0
     cdef double* mu = &MU[0, 0]
     cdef double* S = &Sigma[0, 0]
-    cdef double* work = mc_alloc(D + 3 * KD + 5 * K)
+    cdef Workspace ws = Workspace()
+    cdef double* work = ws.doubles(D + 3 * KD + 5 * K)
     cdef double* xs = &work[0]              # x~ (D)
     cdef double* xd = &work[D]              # Delta (K D)
     cdef double* z = &work[D + KD]          # Sigma Delta (top1) or Sigma_c x~ per class (ovr)
@@ -929,7 +901,7 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             scatter_row(x, idx, nnz, bias, xs, D)
             for c in range(K):
                 dt[c] = vdot(mu + c * D, xs, D)
@@ -1044,18 +1016,15 @@ def mc_full_pass(const double[::1] data, const int[::1] indices,
             nbeta = -beta
             dsyr(&uplo, &KD, &nbeta, zf if sum_update else z, &one, S, &KD)
             updates += 1
-    free(work)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
-def mc_row_scores(const double[::1] data, const int[::1] indices,
-                  const long long[::1] indptr, const int[::1] dense_idx,
-                  Py_ssize_t n_cols, double bias, const double[:, ::1] W,
+def mc_row_scores(RowView rows,
+                  double bias, const double[:, ::1] W,
                   const double[:, ::1] S2, double[:, ::1] out_m, double[:, ::1] out_v):
     """Test-time class scores w_c.x~ (and x~^T diag(s2_c) x~ when S2 is not empty)
     of a (D, K) state, out (n, K): the row walk of the training drivers, so
     dense == CSR bit for bit."""
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t K = W.shape[1], D = W.shape[0], i, nnz
     cdef bint quad = S2.shape[0] > 0, warm
     cdef const double* x
@@ -1067,9 +1036,9 @@ def mc_row_scores(const double[::1] data, const int[::1] indices,
     nr.y = 0
     with nogil:
         for i in range(out_m.shape[0]):
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             warm = nr.nnz < MC_AHEAD
-            nr.nnz = get_row(&R, i + 1, &xn, &nr.idx) if i + 1 < out_m.shape[0] else 0
+            nr.nnz = get_row(&rows.R, i + 1, &xn, &nr.idx) if i + 1 < out_m.shape[0] else 0
             row_dots(&W[0, 0], K, x, idx, nnz, bias, D, &out_m[i, 0], warm, &nr)
             if quad:
                 all_sqdots(&S2[0, 0], K, x, idx, nnz, bias, D, &out_v[i, 0])
@@ -1110,9 +1079,8 @@ cdef inline Py_ssize_t topk_iwork_size(Py_ssize_t K, Py_ssize_t kk) noexcept nog
     return K + kk + qp_iwork_size(kk)
 
 
-def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
-                    const long long[::1] indptr, const int[::1] dense_idx,
-                    Py_ssize_t n_cols, const Py_ssize_t[::1] y,
+def mc_topk_pa_pass(RowView rows,
+                    const Py_ssize_t[::1] y,
                     const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
                     double[:, ::1] V, double[:, ::1] aux, int rule, double C,
                     bint shared):
@@ -1124,7 +1092,6 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
     block c_j gets -a_j x~.  State as in `mc_first_order_pass` (top1, W = s V).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], j, jl, nnz, i, yi, nit, where
     cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, a_row, q
     cdef int status = OK
@@ -1132,8 +1099,9 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
     cdef const int* idx
     cdef double n, s, asum, lmax, chk, dn2, kkt, loss_sum = 0.0
     cdef Py_ssize_t nw = topk_work_size(K, kk)
-    cdef double* work = mc_alloc(nw + (kk + 1) * (max_row_nnz(&R, order) + 1))
-    cdef Py_ssize_t* iwork = mc_ialloc(topk_iwork_size(K, kk))
+    cdef Workspace ws = Workspace()
+    cdef double* work = ws.doubles(nw + (kk + 1) * (max_row_nnz(&rows.R, order) + 1))
+    cdef Py_ssize_t* iwork = ws.indices(topk_iwork_size(K, kk))
     cdef double* sc = &work[0]
     cdef double* Q = &work[2 * K]
     cdef double* b = Q + kk * kk
@@ -1158,9 +1126,9 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
             hi[j] = cap
         for q in range(order.shape[0]):
             i = order[q]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             warm = nr.nnz < MC_AHEAD
-            next_row(&R, &order[0], order.shape[0], q, &y[0], &nr)
+            next_row(&rows.R, &order[0], order.shape[0], q, &y[0], &nr)
             n = row_dots(&V[0, 0], K, x, idx, nnz, bias, D, sc, warm, &nr)
             s = aux[0, AUX_S]
             for jl in range(K):
@@ -1219,14 +1187,11 @@ def mc_topk_pa_pass(const double[::1] data, const int[::1] indices,
                 break
             aux[0, AUX_VN2] += dn2
             updates += 1
-    free(work)
-    free(iwork)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
-def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
-                      const long long[::1] indptr, const int[::1] dense_idx,
-                      Py_ssize_t n_cols, const Py_ssize_t[::1] y,
+def mc_topk_arow_pass(RowView rows,
+                      const Py_ssize_t[::1] y,
                       const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
                       double[:, ::1] MU, double[:, ::1] SG, bint full, double r,
                       bint direct, bint sum_update):
@@ -1243,7 +1208,6 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
     Sigma Delta_j = P_y - P_cj.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     # diagonal: (D, K) state, block c at offset c with stride K; full: (K, D)
     cdef int K = <int>(MU.shape[0] if full else MU.shape[1])
     cdef int D = <int>(MU.shape[1] if full else MU.shape[0]), KD = K * D, one = 1
@@ -1256,9 +1220,10 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
     cdef double n, asum, lmax, chk, kkt, cc, vsum, zmax, nbeta, loss_sum = 0.0
     cdef double done = 1.0, zero = 0.0
     cdef Py_ssize_t nw = topk_work_size(K, kk)
-    cdef double* work = mc_alloc(nw + (D + (kk + 4) * KD if full else
-                                       2 * (kk + 1) * (max_row_nnz(&R, order) + 1)))
-    cdef Py_ssize_t* iwork = mc_ialloc(topk_iwork_size(K, kk))
+    cdef Workspace ws = Workspace()
+    cdef double* work = ws.doubles(nw + (D + (kk + 4) * KD if full else
+                                         2 * (kk + 1) * (max_row_nnz(&rows.R, order) + 1)))
+    cdef Py_ssize_t* iwork = ws.indices(topk_iwork_size(K, kk))
     cdef double* sc = &work[0]
     cdef double* vs = &work[K]
     cdef double* Q = &work[2 * K]
@@ -1286,7 +1251,7 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
             hi[j] = INFINITY
         for q in range(order.shape[0]):
             i = order[q]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             n = bias * bias
             for j in range(nnz):
                 n += x[j] * x[j]
@@ -1413,23 +1378,19 @@ def mc_topk_arow_pass(const double[::1] data, const int[::1] indices,
             nbeta = -cc
             dsyr(&uplo, &KD, &nbeta, g, &one, S, &KD)
             updates += 1
-    free(work)
-    free(iwork)
     return rounds, mistakes, updates, loss_sum, status, pos
 
 
-def mc_sop_scores(const double[::1] data, const int[::1] indices,
-                  const long long[::1] indptr, const int[::1] dense_idx,
-                  Py_ssize_t n_cols, double bias, const double[:, ::1] VV,
+def mc_sop_scores(RowView rows,
+                  double bias, const double[:, ::1] VV,
                   const double[:, ::1] A, double[:, ::1] out):
     """Test-time class scores of the diagonal SOP, (D, K) state, out (n, K):
     sum_i vv_ci x_i / (A_ci + x_i^2) per class ([SOP05] Fig. 3.1, per block)."""
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t K = VV.shape[1], D = VV.shape[0], i, c, nnz
     cdef const double* x
     cdef const int* idx
     with nogil:
         for i in range(out.shape[0]):
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             for c in range(K):
                 out[i, c] = sop_blk_score(&VV[0, c], &A[0, c], x, idx, nnz, bias, D, K)
