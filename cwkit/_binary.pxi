@@ -149,15 +149,16 @@ def first_order_pass(RowView rows, const double[::1] y,
     cdef Workspace ws = Workspace()
     # old values of the coordinates an update touches, to restore on overflow
     cdef double* save = ws.doubles(max_row_nnz(&rows.R, order) + 1)
+    cdef double* vp = &v[0]
     with nogil:
-        ahead_start(&ah, &rows.R, order, &v[0], 1, NULL)
+        ahead_start(&ah, &rows.R, order, vp, 1, NULL)
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&rows.R, i, &x, &idx)
             dot = v[D - 1] * bias
             n = bias * bias
             for j in range(nnz):
-                ahead_fetch(&ah)
+                ahead_fetch(&ah, vp, 1, NULL)
                 dot += v[idx[j]] * x[j]
                 n += x[j] * x[j]
             m = y[i] * s * dot
@@ -175,7 +176,7 @@ def first_order_pass(RowView rows, const double[::1] y,
                 continue
             # v <- v + (tau y / s) x  (so that w <- w + tau y x), then s <- s / Z
             c = tau * y[i] / s                 # s > 0 always (kept in [S_MIN, S_MAX])
-            if not fo_add(&v[0], c, x, idx, nnz, bias, D, save, track_norm, &vn2):
+            if not fo_add(vp, c, x, idx, nnz, bias, D, save, track_norm, &vn2):
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
             if avg:
@@ -185,7 +186,7 @@ def first_order_pass(RowView rows, const double[::1] y,
                     u[idx[j]] += t * c * x[j]
                 u[D - 1] += t * c * bias
             cnt.updates += 1
-            s = scaled_rescale(&v[0], D, 1, s / Z, &vn2)     # Z >= 1
+            s = scaled_rescale(vp, D, 1, s / Z, &vn2)     # Z >= 1
     aux[AUX_S] = s
     aux[AUX_VN2] = vn2
     aux[AUX_T] = t
@@ -301,7 +302,7 @@ def diag_pass(RowView rows, const double[::1] y,
             dot = w[2 * (D - 1)] * bias
             v = w[2 * (D - 1) + 1] * bias * bias
             for j in range(nnz):
-                ahead_fetch(&ah)
+                ahead_fetch(&ah, w, 2, NULL)
                 p = idx[j]
                 dot += w[2 * p] * x[j]
                 v += w[2 * p + 1] * x[j] * x[j]
@@ -352,7 +353,7 @@ def sop_diag_pass(RowView rows, const double[::1] y,
             score = vv[D - 1] * bias / (A[D - 1] + bias * bias)     # A > 0
             n = bias * bias
             for j in range(nnz):
-                ahead_fetch(&ah)
+                ahead_fetch(&ah, &vv[0], 1, &A[0])
                 p = idx[j]
                 xj = x[j]
                 score += vv[p] * xj / (A[p] + xj * xj)
@@ -411,7 +412,7 @@ def adagrad_pass(RowView rows, const double[::1] y,
             score = rda_weight(u[D - 1], G[D - 1], t, eta, lam, delta) * bias
             n = bias * bias
             for j in range(nnz):
-                ahead_fetch(&ah)
+                ahead_fetch(&ah, &u[0], 1, &G[0])
                 p = idx[j]
                 score += rda_weight(u[p], G[p], t, eta, lam, delta) * x[j]
                 n += x[j] * x[j]

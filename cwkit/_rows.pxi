@@ -101,18 +101,14 @@ cdef enum:
 cdef struct Ahead:
     # A cursor over the stream of nonzeros of the CSR rows named by `order`, kept
     # AHEAD_DIST nonzeros ahead of the one being scored, running on across rows:
-    # the state of the feature f it yields is prefetched now, at p1 + st1 * f and,
-    # unless p2 is NULL, at p2 + f (a 2**20-feature state is far larger than the
-    # caches; each nonzero is a miss otherwise).
+    # the state of the feature it yields is prefetched now (a 2**20-feature state
+    # is far larger than the caches; each nonzero is a miss otherwise).
     const Rows* R
     const Py_ssize_t* order
     Py_ssize_t n_order          # 0 for dense input: nothing to prefetch
     Py_ssize_t k                # position in `order` of the cursor's row
     const int* idx              # that row's indices
     Py_ssize_t nnz, j           # its length; the cursor's offset in it
-    const double* p1
-    Py_ssize_t st1
-    const double* p2
 
 
 cdef inline Py_ssize_t ahead_next(Ahead* a) noexcept nogil:
@@ -128,19 +124,23 @@ cdef inline Py_ssize_t ahead_next(Ahead* a) noexcept nogil:
     return a.idx[a.j - 1]
 
 
-cdef inline void ahead_fetch(Ahead* a) noexcept nogil:
-    """Prefetch the state of the stream's next nonzero (and advance)."""
+cdef inline void ahead_fetch(Ahead* a, const double* p1, Py_ssize_t st1,
+                             const double* p2) noexcept nogil:
+    """Advance, and prefetch the state of the stream's next nonzero f: p1 + st1 f
+    and, unless p2 is NULL, p2 + f.  The driver passes the same constants on
+    every call, so that the inlined call is specialised to its state."""
     cdef Py_ssize_t f = ahead_next(a)
     if f >= 0:
-        CWKIT_PREFETCH(a.p1 + a.st1 * f)
-        if a.p2 != NULL:
-            CWKIT_PREFETCH(a.p2 + f)
+        CWKIT_PREFETCH(p1 + st1 * f)
+        if p2 != NULL:
+            CWKIT_PREFETCH(p2 + f)
 
 
 cdef inline void ahead_start(Ahead* a, const Rows* R, const Py_ssize_t[::1] order,
                              const double* p1, Py_ssize_t st1, const double* p2) noexcept nogil:
     """A cursor at the first nonzero of `order`'s rows (none for dense input or no
-    rows), with the state of its first AHEAD_DIST nonzeros prefetched."""
+    rows), with the state of its first AHEAD_DIST nonzeros prefetched (as by
+    `ahead_fetch` with the same arguments)."""
     cdef Py_ssize_t t
     a.R = R
     a.order = &order[0] if order.shape[0] > 0 else NULL
@@ -149,8 +149,5 @@ cdef inline void ahead_start(Ahead* a, const Rows* R, const Py_ssize_t[::1] orde
     a.idx = NULL
     a.nnz = 0
     a.j = 0
-    a.p1 = p1
-    a.st1 = st1
-    a.p2 = p2
     for t in range(AHEAD_DIST):
-        ahead_fetch(a)
+        ahead_fetch(a, p1, st1, p2)
