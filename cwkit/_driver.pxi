@@ -69,7 +69,7 @@ cdef inline tuple counts_result(const Counts* n):
 
 
 cdef enum:
-    WS_BLOCKS = 8
+    WS_BLOCKS = 12
 
 
 cdef class Workspace:

@@ -1,6 +1,7 @@
-# Multi-class mini-batch PA on the 1-of-k feature map (FORMULAS.md sections 1
-# "BPA" and 4): BPA-I, BPA-II, BPA-LS with kk competitors per row (kk = 1: top-1,
-# kk = min(k, K - 1): top-k).  State W (D, K) C-contiguous, intercept = row D-1.
+# Multi-class mini-batch PA on the 1-of-k feature map ([GPA13] Sect. 3.2 with
+# the multi-class updates of [CS03]): BPA-I, BPA-II, BPA-LS with kk competitors
+# per row (kk = 1: top-1, kk = min(k, K - 1): top-k).  State W (D, K)
+# C-contiguous, intercept = row D-1.
 #
 # For a group of rows i with current scores s_i (W from before the update):
 #   c_i1..c_ikk = labels != y_i by decreasing score (ties to the smaller label),
@@ -16,6 +17,12 @@
 # gets (sum_j tau_ij) x~_i, block c_ij gets -tau_ij x~_i.  Rows with x~ = 0 (G
 # diagonal 0) cannot move W: their tau are fixed at 0.  Grouping (block / sliding
 # window) and the returned counters are those of `bpa_pass` (_minibatch.pxi).
+#
+# Provides: the driver `mc_bpa_pass`.
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
+# (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size (_qp.pxi); Groups,
+# BPA_* (_minibatch.pxi); all_dots, all_finite, argmax_first, competitor,
+# top_competitors, blk_add, blk_restore (_multiclass.pxi).
 
 
 cdef struct MCBPAWork:
@@ -188,21 +195,17 @@ def mc_bpa_pass(RowView rows,
     prediction time; n_left = rows at the end of `order` to carry into the
     next call.
     """
-    cdef Py_ssize_t n = order.shape[0], D = W.shape[0], K = W.shape[1], t, start, i, lo
-    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_left = 0, nnz
-    cdef Py_ssize_t m = B * kk, stride = max_row_nnz(&rows.R, order) + 1, c, yi
+    cdef Py_ssize_t D = W.shape[0], K = W.shape[1], t, i, lo, nb, nnz
+    cdef Py_ssize_t m = B * kk, stride = max_row_nnz(&rows.R, order) + 1, yi
+    cdef Counts cnt = counts_start()
+    cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
     cdef double* sc
-    cdef double mrg, loss_sum = 0.0
-    cdef int status = OK
     cdef bint moved
     cdef const double* x
     cdef const int* idx
-    cdef Py_ssize_t nw = B * K + B * B + m * m + 4 * m + qp_work_size(m) + B * (kk + 1) * stride
     cdef Workspace ws = Workspace()
-    cdef double* work = ws.doubles(nw)
-    cdef Py_ssize_t* iwork = ws.indices(K + m + qp_iwork_size(m))
     cdef MCBPAWork S
-    S.sc = work
+    S.sc = ws.doubles(B * K + B * B + m * m + 4 * m + qp_work_size(m) + B * (kk + 1) * stride)
     S.gx = S.sc + B * K
     S.Q = S.gx + B * B
     S.ell = S.Q + m * m
@@ -211,53 +214,35 @@ def mc_bpa_pass(RowView rows,
     S.tau = S.hi + m
     S.qwork = S.tau + m
     S.save = S.qwork + qp_work_size(m)
-    S.taken = iwork
-    S.comp = iwork + K
+    S.taken = ws.indices(K + m + qp_iwork_size(m))
+    S.comp = S.taken + K
     S.qiwork = S.comp + m
     S.stride = stride
     with nogil:
-        start = 0
-        t = 0
-        while t < n:
+        for t in range(g.n):
             i = order[t]
             if t >= n_seen:
                 nnz = get_row(&rows.R, i, &x, &idx)
                 # block mode: kept for the group's update (W does not change before it)
-                sc = S.sc if sliding else S.sc + (t - start) * K
+                sc = S.sc if sliding else S.sc + (t - g.start) * K
                 all_dots(&W[0, 0], K, x, idx, nnz, bias, D, sc)
                 if not all_finite(sc, K):
-                    status = NONFINITE_INPUT
-                    pos = i
+                    fail_row(&cnt, NONFINITE_INPUT, i)
                     break
                 yi = y[i]
-                rounds += 1
-                if argmax_first(sc, K) != yi:
-                    mistakes += 1
-                c = competitor(sc, K, yi)
-                mrg = sc[yi] - sc[c]
-                if mrg < 1.0:
-                    loss_sum += 1.0 - mrg
-            t += 1
-            if sliding:
-                if t <= n_seen:
-                    continue
-                lo = t - B if t > B else 0
-                status = _mcbpa_update(&rows.R, &order[lo], t - lo, &y[0], bias, &W[0, 0], D, K,
-                                       kk, variant, C, rho, shared, t - lo, &S, &moved, &pos)
-            elif t - start == B or (flush and t == n):
-                status = _mcbpa_update(&rows.R, &order[start], t - start, &y[0], bias, &W[0, 0],
-                                       D, K, kk, variant, C, rho, shared,
-                                       min(max(n_seen - start, 0), t - start), &S, &moved,
-                                       &pos)
-                start = t
-            else:
+                count_round(&cnt, argmax_first(sc, K) != yi)
+                count_hinge(&cnt, sc[yi] - sc[competitor(sc, K, yi)])
+            nb = group_due(&g, t + 1, &lo)
+            if nb == 0:
                 continue
-            if status != OK:
+            # the rows from `first_cached` on have their scores in S.sc: none of a
+            # sliding window (W has moved since), the new rows of a block
+            cnt.status = _mcbpa_update(&rows.R, &order[lo], nb, &y[0], bias, &W[0, 0], D, K,
+                                       kk, variant, C, rho, shared,
+                                       nb if sliding else min(max(n_seen - lo, 0), nb),
+                                       &S, &moved, &cnt.pos)
+            if cnt.status != OK:
                 break
             if moved:
-                updates += 1
-        if sliding:
-            n_left = B - 1 if n > B - 1 else n
-        else:
-            n_left = n - start
-    return rounds, mistakes, updates, loss_sum, status, pos, n_left
+                cnt.updates += 1
+    return (*counts_result(&cnt), group_left(&g))
