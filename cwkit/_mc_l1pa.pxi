@@ -14,7 +14,7 @@
 # Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
 # (_driver.pxi); _l1_update, _l1_soft, L1Supp, L1Work, l1_work, l1_support,
 # l1_feasible, l1_commit, l1_step, l1_stop (_l1pa.pxi); all_dots, all_finite,
-# argmax_first, competitor, top_competitors (_multiclass.pxi).
+# argmax_first, competitor, top_competitors (_mc_rows.pxi).
 
 
 # ---- top-k: min 1/2 ||W' - W||^2 s.t. W'.Delta_j >= 1 (j < kk), ||W'||_1 <= beta.

@@ -22,7 +22,9 @@
 # Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
 # (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size (_qp.pxi); Groups,
 # BPA_* (_minibatch.pxi); all_dots, all_finite, argmax_first, competitor,
-# top_competitors, blk_add, blk_restore (_multiclass.pxi).
+# top_competitors, blk_add, blk_restore (_mc_rows.pxi).
+
+from libc.math cimport INFINITY
 
 
 cdef struct MCBPAWork:

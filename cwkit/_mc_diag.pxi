@@ -1,0 +1,410 @@
+# Multi-class drivers with a diagonal state on the 1-of-k map: CW / AROW
+# (mu, sigma), the diagonal second-order Perceptron and AdaGrad-RDA, each (D, K).
+#
+# Provides: blk_diag_step, blk_diag_restore, blk_sigma_only (also used by the
+# top-k AROW driver), mc_diag_pass, mc_sop_diag_pass, mc_adagrad_pass,
+# mc_sop_scores.
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
+# sigma_step (_driver.pxi); Hyper, so_step, rda_weight, AUX_T (_binary.pxi); the
+# 1-of-k walks (_mc_rows.pxi).
+
+
+cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, bint direct,
+                                 const double* x, const int* idx, Py_ssize_t nnz,
+                                 double bias, Py_ssize_t D, double* save,
+                                 Py_ssize_t ks) noexcept nogil:
+    """mu += ay Sigma x~ and the diagonal covariance update with coefficient cc
+    (1/sigma_i += cc x_i^2, or sigma_i -= cc sigma_i^2 x_i^2 when `direct`) on one
+    block; old (mu, sigma) pairs go to save[0 .. 2 nnz + 1].  Returns the sum of the
+    new mu and sigma (a finiteness check)."""
+    cdef Py_ssize_t j, p
+    cdef double xj, sj, chk = 0.0
+    for j in range(nnz + 1):
+        if j < nnz:
+            p = idx[j] * ks
+            xj = x[j]
+        else:
+            p = (D - 1) * ks
+            xj = bias
+        sj = sg[p]
+        save[2 * j] = mu[p]
+        save[2 * j + 1] = sj
+        mu[p] += ay * sj * xj
+        if direct:
+            sg[p] = sj - cc * sj * sj * xj * xj
+        else:
+            sg[p] = inv_diag_update(sj, cc, xj * xj)
+        chk += mu[p] + sg[p]
+    return chk
+
+
+cdef inline double pair_diag_step(double* MU, double* SG, Py_ssize_t K, Py_ssize_t a,
+                                  Py_ssize_t b, double alpha, double cc, bint direct,
+                                  const double* x, const int* idx, Py_ssize_t nnz,
+                                  double bias, Py_ssize_t D, double* save) noexcept nogil:
+    """`blk_diag_step` with ay = alpha on block a and ay = -alpha on block b of a
+    (D, K) state in one walk of the row.  Old pairs go to save[0 .. 2 nnz + 1] (a)
+    and from save + 2 (nnz + 1) (b), as for `blk_diag_restore`; returns the two
+    blocks' check sums, each in `blk_diag_step`'s order, added."""
+    cdef Py_ssize_t j, p, q
+    cdef double xj, sj, d, ca = 0.0, cb = 0.0
+    cdef double* sb = save + 2 * (nnz + 1)
+    for j in range(nnz + 1):
+        if j < nnz:
+            p = idx[j] * K
+            xj = x[j]
+        else:
+            p = (D - 1) * K
+            xj = bias
+        q = p + a
+        sj = SG[q]
+        save[2 * j] = MU[q]
+        save[2 * j + 1] = sj
+        MU[q] += alpha * sj * xj
+        if direct:
+            SG[q] = sj - cc * sj * sj * xj * xj
+        else:
+            SG[q] = inv_diag_update(sj, cc, xj * xj)
+        ca += MU[q] + SG[q]
+        q = p + b
+        sj = SG[q]
+        sb[2 * j] = MU[q]
+        sb[2 * j + 1] = sj
+        d = alpha * sj * xj
+        MU[q] -= d                       # = mu + (-alpha) sj x_j exactly
+        if direct:
+            SG[q] = sj - cc * sj * sj * xj * xj
+        else:
+            SG[q] = inv_diag_update(sj, cc, xj * xj)
+        cb += MU[q] + SG[q]
+    return ca + cb
+
+
+cdef inline void blk_diag_restore(double* mu, double* sg, const double* save,
+                                  const int* idx, Py_ssize_t nnz,
+                                  Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    cdef Py_ssize_t j, p
+    for j in range(nnz + 1):
+        p = idx[j] * ks if j < nnz else (D - 1) * ks
+        mu[p] = save[2 * j]
+        sg[p] = save[2 * j + 1]
+
+
+cdef inline void blk_sigma_only(double* sg, double cc, bint direct, const double* x,
+                                const int* idx, Py_ssize_t nnz, double bias,
+                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    """The diagonal covariance update alone on one block (see blk_diag_step)."""
+    cdef Py_ssize_t j, p
+    cdef double xj, sj
+    for j in range(nnz + 1):
+        if j < nnz:
+            p = idx[j] * ks
+            xj = x[j]
+        else:
+            p = (D - 1) * ks
+            xj = bias
+        sj = sg[p]
+        if direct:
+            sg[p] = sj - cc * sj * sj * xj * xj
+        else:
+            sg[p] = inv_diag_update(sj, cc, xj * xj)
+
+
+def mc_diag_pass(RowView rows,
+                 const Py_ssize_t[::1] y,
+                 const Py_ssize_t[::1] order, double bias, bint ovr,
+                 double[:, ::1] MU, double[:, ::1] SG, int rule, double phi, double r,
+                 bint direct, bint sum_update):
+    """One multi-class pass of a diagonal rule: CW-Var, CW-Stdev, AROW, AROW-H.
+
+    top1: the binary step on Delta (label +1), m = mu_y.x - mu_c.x,
+    v = v_y + v_c; the covariance update acts on blocks y and c with x^2.
+    With `sum_update` (AROW, S000 eqs. 29-30) the covariance is instead updated
+    with f = sum_y f(x, y), i.e. every block with x^2 (direct: beta = 1/(r + sum_c v_c)).
+    ovr: the binary rule on every block with label +1 for y and -1 otherwise.
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Hyper h
+    h.rule = rule
+    h.phi = phi
+    h.r = r
+    h.direct = direct
+    cdef Py_ssize_t K = MU.shape[1], D = MU.shape[0], k, nnz, i, c, yi, yhat
+    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, sv
+    cdef int status = OK
+    cdef const double* x
+    cdef const int* idx
+    cdef double m, v, vy = 0.0, alpha, cc, chk, yc, vsum, loss_sum = 0.0
+    cdef Workspace ws = Workspace()
+    cdef Py_ssize_t nsave = max_row_nnz(&rows.R, order) + 1
+    cdef double* work = ws.doubles(4 * K + (2 * K if ovr else 4) * nsave)
+    cdef bint warm
+    cdef NextRow nr
+    nr.nnz = 0
+    nr.idx = NULL
+    nr.y = 0
+    cdef double* sc = &work[0]          # scores mu_c . x
+    cdef double* al = &work[K]          # ovr: alpha y_c per class
+    cdef double* cs = &work[2 * K]      # ovr: covariance coefficient per class
+    cdef double* vs = &work[3 * K]      # ovr / sum update: v_c per class
+    cdef double* save = &work[4 * K]    # old (mu, sigma) of updated coordinates
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            sv = 2 * (nnz + 1)
+            if ovr or sum_update:
+                all_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, &SG[0, 0], -1)
+                all_sqdots(&SG[0, 0], K, x, idx, nnz, bias, D, vs)
+                if not all_finite(vs, K):
+                    status = NONFINITE_INPUT
+                    pos = i
+                    break
+                vy = vs[y[i]]                  # = blk_sqdot of block y, bit for bit
+            else:
+                # top1: v_y in the same walk, v_c once c is known
+                warm = nr.nnz < MC_AHEAD
+                next_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr)
+                row_dots(&MU[0, 0], K, x, idx, nnz, bias, D, sc, warm, &nr, &SG[0, 0], y[i],
+                         &vy)
+            if not all_finite(sc, K):
+                status = NONFINITE_INPUT
+                pos = i
+                break
+            yi = y[i]
+            yhat = argmax_first(sc, K)
+            if not ovr:
+                c = competitor(sc, K, yi)
+                m = sc[yi] - sc[c]
+                v = vy + (vs[c] if sum_update else blk_sqdot(&SG[0, c], x, idx, nnz, bias, D, K))
+                if not isfinite(v):
+                    status = NONFINITE_INPUT
+                    pos = i
+                    break
+                rounds += 1
+                if yhat != yi:
+                    mistakes += 1
+                if m < 1.0:
+                    loss_sum += 1.0 - m
+                alpha = so_step(&h, m, v, &cc)
+                if alpha == 0.0:
+                    continue
+                if sum_update:
+                    cc = 0.0                   # covariance updated below, with f
+                chk = pair_diag_step(&MU[0, 0], &SG[0, 0], K, yi, c, alpha, cc, direct, x,
+                                     idx, nnz, bias, D, save)
+                if not isfinite(chk):
+                    blk_diag_restore(&MU[0, c], &SG[0, c], save + sv, idx, nnz, D, K)
+                    blk_diag_restore(&MU[0, yi], &SG[0, yi], save, idx, nnz, D, K)
+                    status = NONFINITE_STATE
+                    pos = i
+                    rounds -= 1
+                    break
+                if sum_update:
+                    # S000 eqs. 29-30 with f = x~ tiled K times: f^T Sigma f = sum_c v_c
+                    if direct:
+                        vsum = 0.0
+                        for c in range(K):
+                            vsum += vs[c]
+                        cc = 1.0 / (vsum + r)  # r > 0
+                    else:
+                        cc = 1.0 / r           # r > 0
+                    for c in range(K):
+                        blk_sigma_only(&SG[0, c], cc, direct, x, idx, nnz, bias, D, K)
+                updates += 1
+                continue
+            # -- ovr
+            rounds += 1
+            if yhat != yi:
+                mistakes += 1
+            for c in range(K):
+                yc = 1.0 if c == yi else -1.0
+                m = yc * sc[c]
+                if m < 1.0:
+                    loss_sum += 1.0 - m
+                al[c] = so_step(&h, m, vs[c], &cs[c]) * yc
+            chk = 0.0
+            for c in range(K):
+                if al[c] != 0.0:
+                    chk += blk_diag_step(&MU[0, c], &SG[0, c], al[c], cs[c], direct, x, idx,
+                                         nnz, bias, D, save + c * sv, K)
+            if not isfinite(chk):
+                for c in range(K):
+                    if al[c] != 0.0:
+                        blk_diag_restore(&MU[0, c], &SG[0, c], save + c * sv, idx, nnz, D, K)
+                status = NONFINITE_STATE
+                pos = i
+                rounds -= 1
+                break
+            for c in range(K):
+                if al[c] != 0.0:
+                    updates += 1
+    return rounds, mistakes, updates, loss_sum, status, pos
+
+
+cdef inline double sop_blk_score(const double* vv, const double* A, const double* x,
+                                 const int* idx, Py_ssize_t nnz, double bias,
+                                 Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    """Diagonal SOP score of one block: sum_i vv_i x~_i / (A_i + x~_i^2)."""
+    cdef double s = vv[(D - 1) * ks] * bias / (A[(D - 1) * ks] + bias * bias)      # A > 0
+    cdef Py_ssize_t j, p
+    for j in range(nnz):
+        p = idx[j] * ks
+        s += vv[p] * x[j] / (A[p] + x[j] * x[j])                   # A > 0
+    return s
+
+
+cdef inline void sop_blk_update(double* vv, double* A, double yc, const double* x,
+                                const int* idx, Py_ssize_t nnz, double bias,
+                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    cdef Py_ssize_t j, p
+    for j in range(nnz):
+        p = idx[j] * ks
+        vv[p] += yc * x[j]
+        A[p] += x[j] * x[j]
+    vv[(D - 1) * ks] += yc * bias
+    A[(D - 1) * ks] += bias * bias
+
+
+def mc_sop_diag_pass(RowView rows,
+                     const Py_ssize_t[::1] y,
+                     const Py_ssize_t[::1] order, double bias, bint ovr,
+                     double[:, ::1] VV, double[:, ::1] A):
+    """One multi-class pass of the diagonal second-order perceptron.
+
+    Class scores are the binary test rule on each block,
+    s_c = sum_i vv_ci x_i / (A_ci + x_i^2).  top1: the binary SOP step on
+    (Delta, +1), whose own score Delta^T (A + diag(Delta^2))^-1 vv is s_y - s_c
+    (the diagonal splits over the two blocks); on an update vv_y += x, vv_c -= x,
+    A_y += x^2, A_c += x^2.  ovr: the binary rule on every block.
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Py_ssize_t K = VV.shape[1], D = VV.shape[0], k, nnz, i, c, yi
+    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1
+    cdef int status = OK
+    cdef const double* x
+    cdef const int* idx
+    cdef double m, yc, loss_sum = 0.0
+    cdef Workspace ws = Workspace()
+    cdef double* sc = ws.doubles(K)
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            for c in range(K):
+                sc[c] = sop_blk_score(&VV[0, c], &A[0, c], x, idx, nnz, bias, D, K)
+            if not all_finite(sc, K):
+                status = NONFINITE_INPUT
+                pos = i
+                break
+            yi = y[i]
+            rounds += 1
+            if argmax_first(sc, K) != yi:
+                mistakes += 1
+            if not ovr:
+                c = competitor(sc, K, yi)
+                m = sc[yi] - sc[c]
+                if m < 1.0:
+                    loss_sum += 1.0 - m
+                if m > 0.0:
+                    continue
+                sop_blk_update(&VV[0, yi], &A[0, yi], 1.0, x, idx, nnz, bias, D, K)
+                sop_blk_update(&VV[0, c], &A[0, c], -1.0, x, idx, nnz, bias, D, K)
+                updates += 1
+                continue
+            for c in range(K):
+                yc = 1.0 if c == yi else -1.0
+                m = yc * sc[c]
+                if m < 1.0:
+                    loss_sum += 1.0 - m
+                if m <= 0.0:
+                    sop_blk_update(&VV[0, c], &A[0, c], yc, x, idx, nnz, bias, D, K)
+                    updates += 1
+    return rounds, mistakes, updates, loss_sum, status, pos
+
+
+cdef inline void ada_blk_update(double* u, double* G, double yc, const double* x,
+                                const int* idx, Py_ssize_t nnz, double bias,
+                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    """Hinge subgradient g = -yc x~ on one block: u += g, G += g^2."""
+    cdef Py_ssize_t j, p
+    for j in range(nnz):
+        p = idx[j] * ks
+        u[p] -= yc * x[j]
+        G[p] += x[j] * x[j]
+    u[(D - 1) * ks] -= yc * bias
+    G[(D - 1) * ks] += bias * bias
+
+
+def mc_adagrad_pass(RowView rows,
+                    const Py_ssize_t[::1] y,
+                    const Py_ssize_t[::1] order, double bias, bint ovr,
+                    double[:, ::1] U, double[:, ::1] G, double[::1] aux,
+                    double eta, double lam, double delta):
+    """One multi-class pass of diagonal AdaGrad-RDA with L1 on the hinge loss.
+
+    top1: the multi-class hinge max(0, 1 - W.Delta) with the closest competitor
+    c has the subgradient -Delta, so when W.Delta < 1: u_y -= x, u_c += x and
+    G_y, G_c += x^2.  ovr: the binary rule on every block.  t counts rounds.
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Py_ssize_t K = U.shape[1], D = U.shape[0], k, j, nnz, i, c, yi
+    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1
+    cdef int status = OK
+    cdef const double* x
+    cdef const int* idx
+    cdef double m, yc, s, t = aux[AUX_T], loss_sum = 0.0
+    cdef Workspace ws = Workspace()
+    cdef double* sc = ws.doubles(K)
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            for c in range(K):
+                s = rda_weight(U[D - 1, c], G[D - 1, c], t, eta, lam, delta) * bias
+                for j in range(nnz):
+                    s += rda_weight(U[idx[j], c], G[idx[j], c], t, eta, lam, delta) * x[j]
+                sc[c] = s
+            if not all_finite(sc, K):
+                status = NONFINITE_INPUT
+                pos = i
+                break
+            yi = y[i]
+            rounds += 1
+            t += 1.0
+            if argmax_first(sc, K) != yi:
+                mistakes += 1
+            if not ovr:
+                c = competitor(sc, K, yi)
+                m = sc[yi] - sc[c]
+                if m >= 1.0:
+                    continue
+                loss_sum += 1.0 - m
+                ada_blk_update(&U[0, yi], &G[0, yi], 1.0, x, idx, nnz, bias, D, K)
+                ada_blk_update(&U[0, c], &G[0, c], -1.0, x, idx, nnz, bias, D, K)
+                updates += 1
+                continue
+            for c in range(K):
+                yc = 1.0 if c == yi else -1.0
+                m = yc * sc[c]
+                if m < 1.0:
+                    loss_sum += 1.0 - m
+                    ada_blk_update(&U[0, c], &G[0, c], yc, x, idx, nnz, bias, D, K)
+                    updates += 1
+    aux[AUX_T] = t
+    return rounds, mistakes, updates, loss_sum, status, pos
+
+
+def mc_sop_scores(RowView rows,
+                  double bias, const double[:, ::1] VV,
+                  const double[:, ::1] A, double[:, ::1] out):
+    """Test-time class scores of the diagonal SOP, (D, K) state, out (n, K):
+    sum_i vv_ci x_i / (A_ci + x_i^2) per class ([SOP05] Fig. 3.1, per block)."""
+    cdef Py_ssize_t K = VV.shape[1], D = VV.shape[0], i, c, nnz
+    cdef const double* x
+    cdef const int* idx
+    with nogil:
+        for i in range(out.shape[0]):
+            nnz = get_row(&rows.R, i, &x, &idx)
+            for c in range(K):
+                out[i, c] = sop_blk_score(&VV[0, c], &A[0, c], x, idx, nnz, bias, D, K)
