@@ -22,7 +22,7 @@
 # Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
 # (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size (_qp.pxi); Groups,
 # BPA_* (_minibatch.pxi); all_dots, all_finite, argmax_first, competitor,
-# top_competitors, blk_add, blk_restore (_mc_rows.pxi).
+# top_competitors, blk_add (_mc_rows.pxi); restore_coords (_driver.pxi).
 
 from libc.math cimport INFINITY
 
@@ -170,9 +170,9 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
         base = r * (kk + 1) * stride
         for j in range(kk - 1, -1, -1):
             if S.tau[r * kk + j] != 0.0:
-                blk_restore(&W[S.comp[r * kk + j]], &S.save[base + (j + 1) * stride], ia,
-                            na, D, K)
-        blk_restore(&W[y[rows[r]]], &S.save[base], ia, na, D, K)
+                restore_coords(&W[S.comp[r * kk + j]], &S.save[base + (j + 1) * stride],
+                               ia, na, D, K, 1)
+        restore_coords(&W[y[rows[r]]], &S.save[base], ia, na, D, K, 1)
     moved[0] = False
     bad[0] = rows[nb - 1]
     return NONFINITE_STATE

@@ -17,11 +17,12 @@
 # Progressive mistakes are argmax errors (ties to the first class) for every rule.
 #
 # Provides: the 1-of-k walks over a (D, K) state shared by the multi-class
-# drivers (row_dots / all_dots with their prefetch, all_sqdots, blk_dot,
-# blk_sqdot), the choice of competitors (argmax_first, competitor,
-# top_competitors), one block's update with its undo (blk_add, pair_add,
-# blk_restore, blk_axpy) and the test-time scores `mc_row_scores`.
-# Uses: RowView, Rows, get_row, CWKIT_PREFETCH* (_rows.pxi).
+# drivers (walk_row / row_dots / all_dots with their prefetch, all_sqdots,
+# blk_dot, blk_sqdot), the choice of competitors (argmax_first, competitor,
+# top_competitors), the update of blocks (blk_add, pair_add, blk_axpy; undone by
+# restore_coords of _driver.pxi) and the test-time scores `mc_row_scores`.
+# Uses: RowView, Rows, get_row, CWKIT_PREFETCH* (_rows.pxi); restore_coords
+# (_driver.pxi).
 
 
 cdef inline double blk_dot(const double* w, const double* x, const int* idx,
@@ -68,6 +69,14 @@ cdef inline void next_row(const Rows* R, const Py_ssize_t* order, Py_ssize_t n_o
     if k + 1 < n_order:
         nr.nnz = get_row(R, order[k + 1], &x, &nr.idx)
         nr.y = y[order[k + 1]]
+
+
+cdef inline NextRow no_next_row() noexcept nogil:
+    cdef NextRow nr
+    nr.nnz = 0
+    nr.idx = NULL
+    nr.y = 0
+    return nr
 
 
 cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
@@ -158,6 +167,18 @@ cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, cons
     return n
 
 
+cdef inline double walk_row(const Rows* R, const Py_ssize_t* order, Py_ssize_t n_order,
+                            Py_ssize_t k, const Py_ssize_t* y, NextRow* nr, const double* W,
+                            Py_ssize_t K, const double* x, const int* idx, Py_ssize_t nnz,
+                            double bias, Py_ssize_t D, double* out, const double* S=NULL,
+                            Py_ssize_t ys=-1, double* vy=NULL) noexcept nogil:
+    """`row_dots` on row x (position k of `order`), prefetching on into the row
+    after it; nr: the row after the previous one on entry, after this one on exit."""
+    cdef bint warm = nr.nnz < MC_AHEAD
+    next_row(R, order, n_order, k, y, nr)
+    return row_dots(W, K, x, idx, nnz, bias, D, out, warm, nr, S, ys, vy)
+
+
 cdef inline void all_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
                           Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
                           const double* W2=NULL, Py_ssize_t y2=-1) noexcept nogil:
@@ -234,14 +255,6 @@ cdef inline double blk_add(double* w, double c, const double* x, const int* idx,
     return chk
 
 
-cdef inline void blk_restore(double* w, const double* save, const int* idx,
-                             Py_ssize_t nnz, Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
-    cdef Py_ssize_t j
-    for j in range(nnz):
-        w[idx[j] * ks] = save[j]
-    w[(D - 1) * ks] = save[nnz]
-
-
 cdef inline void pair_add(double* V, Py_ssize_t K, Py_ssize_t a, Py_ssize_t b, double cfa,
                           double cfb, const double* x, const int* idx, Py_ssize_t nnz,
                           double bias, Py_ssize_t D, double* save_a, double* save_b,
@@ -249,7 +262,7 @@ cdef inline void pair_add(double* V, Py_ssize_t K, Py_ssize_t a, Py_ssize_t b, d
     """`blk_add` of cfa x~ on block a and of cfb x~ on block b (none if b < 0) of a
     (D, K) state in one walk of the row (a coordinate's entries share its cache
     lines; two independent sums instead of one serial chain), without the change
-    of ||V||^2.  Old values go to save_a / save_b[0..nnz], as for `blk_restore`;
+    of ||V||^2.  Old values go to save_a / save_b[0..nnz], as for `restore_coords`;
     chk_a, chk_b = the sums of the new values, each in `blk_add`'s order."""
     cdef Py_ssize_t j
     cdef double* row
@@ -293,11 +306,8 @@ def mc_row_scores(RowView rows,
     cdef bint quad = S2.shape[0] > 0, warm
     cdef const double* x
     cdef const int* idx
-    cdef NextRow nr
+    cdef NextRow nr = no_next_row()
     cdef const double* xn
-    nr.nnz = 0
-    nr.idx = NULL
-    nr.y = 0
     with nogil:
         for i in range(out_m.shape[0]):
             nnz = get_row(&rows.R, i, &x, &idx)

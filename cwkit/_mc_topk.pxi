@@ -128,8 +128,9 @@ def mc_topk_pa_pass(RowView rows,
             if not (isfinite(chk) and isfinite(dn2)):
                 for j in range(kk - 1, -1, -1):
                     if a[j] != 0.0:
-                        blk_restore(&V[0, comp[j]], save + (j + 1) * (nnz + 1), idx, nnz, D, K)
-                blk_restore(&V[0, yi], save, idx, nnz, D, K)
+                        restore_coords(&V[0, comp[j]], save + (j + 1) * (nnz + 1), idx, nnz,
+                                       D, K, 1)
+                restore_coords(&V[0, yi], save, idx, nnz, D, K, 1)
                 status = NONFINITE_STATE
                 pos = i
                 rounds -= 1
