@@ -39,12 +39,11 @@ def mc_full_pass(RowView rows,
     h.direct = False
     cdef int K = <int>MU.shape[0], D = <int>MU.shape[1], KD = K * D, one = 1
     cdef int lda = D if ovr else KD
-    cdef Py_ssize_t k, j, nnz, i, c, yi, yhat, rounds = 0, mistakes = 0, updates = 0
-    cdef Py_ssize_t pos = -1
-    cdef int status = OK
+    cdef Py_ssize_t k, j, nnz, i, c, yi, yhat
+    cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double m, v, alpha, cc, ay, beta, chk, zmax, nbeta, yc, vf, loss_sum = 0.0
+    cdef double m, v, alpha, cc, ay, beta, chk, zmax, nbeta, yc, vf
     cdef double done = 1.0, zero = 0.0
     cdef double* mu = &MU[0, 0]
     cdef double* S = &Sigma[0, 0]
@@ -77,22 +76,18 @@ def mc_full_pass(RowView rows,
                     if sop:
                         sc[c] = dt[c] / (1.0 + vc[c])              # vc >= 0
             if not (all_finite(sc, K) and all_finite(dt, K)):
-                status = NONFINITE_INPUT
-                pos = i
+                fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             yi = y[i]
             yhat = argmax_first(sc, K)
             if ovr:
-                rounds += 1
-                if yhat != yi:
-                    mistakes += 1
+                count_round(&cnt, yhat != yi)
                 bad = False
                 for c in range(K):
                     yc = 1.0 if c == yi else -1.0
                     m = yc * dt[c]
                     v = vc[c]
-                    if m < 1.0:
-                        loss_sum += 1.0 - m
+                    count_hinge(&cnt, m)
                     ays[c] = 0.0
                     if sop:
                         if m > 0.0:
@@ -114,9 +109,7 @@ def mc_full_pass(RowView rows,
                         bad = True
                         break
                 if bad:
-                    status = NONFINITE_STATE
-                    pos = i
-                    rounds -= 1
+                    fail_round(&cnt, NONFINITE_STATE, i)
                     break
                 for c in range(K):
                     if ays[c] == 0.0:
@@ -125,7 +118,7 @@ def mc_full_pass(RowView rows,
                         mu[c * D + j] += ays[c] * z[c * D + j]
                     nbeta = -bs[c]
                     dsyr(&uplo, &D, &nbeta, z + c * D, &one, S + c * D * D, &D)
-                    updates += 1
+                    cnt.updates += 1
                 continue
             # -- top1
             c = competitor(sc, K, yi)
@@ -138,14 +131,10 @@ def mc_full_pass(RowView rows,
             m = dt[yi] - dt[c]
             v = vdot(xd, z, KD)
             if not isfinite(v):
-                status = NONFINITE_INPUT
-                pos = i
+                fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            rounds += 1
-            if yhat != yi:
-                mistakes += 1
-            if m < 1.0:
-                loss_sum += 1.0 - m
+            count_round(&cnt, yhat != yi)
+            count_hinge(&cnt, m)
             if sop:
                 if m > 0.0:
                     continue
@@ -170,13 +159,11 @@ def mc_full_pass(RowView rows,
                 chk += mu[j] + ay * z[j]
                 zmax = max(zmax, fabs(zf[j] if sum_update else z[j]))
             if not (isfinite(chk) and isfinite(beta * zmax * zmax)):
-                status = NONFINITE_STATE
-                pos = i
-                rounds -= 1
+                fail_round(&cnt, NONFINITE_STATE, i)
                 break
             for j in range(KD):
                 mu[j] += ay * z[j]
             nbeta = -beta
             dsyr(&uplo, &KD, &nbeta, zf if sum_update else z, &one, S, &KD)
-            updates += 1
-    return rounds, mistakes, updates, loss_sum, status, pos
+            cnt.updates += 1
+    return counts_result(&cnt)

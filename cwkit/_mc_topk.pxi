@@ -43,11 +43,11 @@ def mc_topk_pa_pass(RowView rows,
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], j, jl, nnz, i, yi, nit, where
-    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, a_row, q
-    cdef int status = OK
+    cdef Counts cnt = counts_start()
+    cdef Py_ssize_t a_row, q
     cdef const double* x
     cdef const int* idx
-    cdef double n, s, asum, lmax, chk, dn2, kkt, loss_sum = 0.0
+    cdef double n, s, asum, lmax, chk, dn2, kkt
     cdef Py_ssize_t nw = topk_work_size(K, kk)
     cdef Workspace ws = Workspace()
     cdef double* work = ws.doubles(nw + (kk + 1) * (max_row_nnz(&rows.R, order) + 1))
@@ -84,21 +84,18 @@ def mc_topk_pa_pass(RowView rows,
             for jl in range(K):
                 sc[jl] *= s
             if not (all_finite(sc, K) and isfinite(n)):
-                status = NONFINITE_INPUT
-                pos = i
+                fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             yi = y[i]
-            rounds += 1
+            count_round(&cnt, argmax_first(sc, K) != yi)
             aux[0, AUX_T] += 1.0
-            if argmax_first(sc, K) != yi:
-                mistakes += 1
             top_competitors(sc, K, yi, kk, comp, taken)
             lmax = 0.0
             for j in range(kk):
                 b[j] = 1.0 - (sc[yi] - sc[comp[j]])
                 lmax = max(lmax, b[j])
             if b[0] > 0.0:
-                loss_sum += b[0]
+                cnt.loss_sum += b[0]
             if lmax <= 0.0 or n <= 0.0:
                 continue
             for j in range(kk):
@@ -109,9 +106,7 @@ def mc_topk_pa_pass(RowView rows,
                         Q[j * kk + jl] += ridge
             if hildreth_solve(Q, b, lo, hi, a, kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER, qw, qiw,
                               &kkt, &nit, &where) != OK:
-                status = QP_NOT_CONVERGED
-                pos = i
-                rounds -= 1
+                fail_round(&cnt, QP_NOT_CONVERGED, i)
                 aux[0, AUX_T] -= 1.0
                 break
             asum = 0.0
@@ -131,14 +126,12 @@ def mc_topk_pa_pass(RowView rows,
                         restore_coords(&V[0, comp[j]], save + (j + 1) * (nnz + 1), idx, nnz,
                                        D, K, 1)
                 restore_coords(&V[0, yi], save, idx, nnz, D, K, 1)
-                status = NONFINITE_STATE
-                pos = i
-                rounds -= 1
+                fail_round(&cnt, NONFINITE_STATE, i)
                 aux[0, AUX_T] -= 1.0
                 break
             aux[0, AUX_VN2] += dn2
-            updates += 1
-    return rounds, mistakes, updates, loss_sum, status, pos
+            cnt.updates += 1
+    return counts_result(&cnt)
 
 
 def mc_topk_arow_pass(RowView rows,
@@ -164,11 +157,10 @@ def mc_topk_arow_pass(RowView rows,
     cdef int D = <int>(MU.shape[1] if full else MU.shape[0]), KD = K * D, one = 1
     cdef Py_ssize_t ks = 1 if full else K
     cdef Py_ssize_t j, jl, p, nnz, i, yi, nit, where, q, cj, sv
-    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1
-    cdef int status = OK
+    cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double n, asum, lmax, chk, kkt, cc, vsum, zmax, nbeta, loss_sum = 0.0
+    cdef double n, asum, lmax, chk, kkt, cc, vsum, zmax, nbeta
     cdef double done = 1.0, zero = 0.0
     cdef Py_ssize_t nw = topk_work_size(K, kk)
     cdef Workspace ws = Workspace()
@@ -213,20 +205,17 @@ def mc_topk_arow_pass(RowView rows,
                 all_dots(mu, K, x, idx, nnz, bias, D, sc)
                 all_sqdots(S, K, x, idx, nnz, bias, D, vs)
             if not (all_finite(sc, K) and isfinite(n) and (full or all_finite(vs, K))):
-                status = NONFINITE_INPUT
-                pos = i
+                fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             yi = y[i]
-            rounds += 1
-            if argmax_first(sc, K) != yi:
-                mistakes += 1
+            count_round(&cnt, argmax_first(sc, K) != yi)
             top_competitors(sc, K, yi, kk, comp, taken)
             lmax = 0.0
             for j in range(kk):
                 b[j] = 1.0 - (sc[yi] - sc[comp[j]])
                 lmax = max(lmax, b[j])
             if b[0] > 0.0:
-                loss_sum += b[0]
+                cnt.loss_sum += b[0]
             if lmax <= 0.0 or n <= 0.0:
                 continue
             if full:
@@ -253,15 +242,11 @@ def mc_topk_arow_pass(RowView rows,
             for j in range(kk):
                 a[j] = 0.0
             if not all_finite(Q, kk * kk):
-                status = NONFINITE_INPUT
-                pos = i
-                rounds -= 1
+                fail_round(&cnt, NONFINITE_INPUT, i)
                 break
             if hildreth_solve(Q, b, lo, hi, a, kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER, qw, qiw,
                               &kkt, &nit, &where) != OK:
-                status = QP_NOT_CONVERGED
-                pos = i
-                rounds -= 1
+                fail_round(&cnt, QP_NOT_CONVERGED, i)
                 break
             asum = 0.0
             for j in range(kk):
@@ -278,9 +263,7 @@ def mc_topk_arow_pass(RowView rows,
                         blk_diag_restore(mu + comp[j], S + comp[j],
                                          save + (j + 1) * sv, idx, nnz, D, ks)
                     blk_diag_restore(mu + yi, S + yi, save, idx, nnz, D, ks)
-                    status = NONFINITE_STATE
-                    pos = i
-                    rounds -= 1
+                    fail_round(&cnt, NONFINITE_STATE, i)
                     break
                 if sum_update:
                     if direct:
@@ -296,7 +279,7 @@ def mc_topk_arow_pass(RowView rows,
                     cc = 1.0 / (vs[yi] + vs[comp[0]] + r) if direct else 1.0 / r   # r > 0
                     blk_sigma_only(S + yi, cc, direct, x, idx, nnz, bias, D, ks)
                     blk_sigma_only(S + comp[0], cc, direct, x, idx, nnz, bias, D, ks)
-                updates += 1
+                cnt.updates += 1
                 continue
             # full: u = sum_j a_j (P_y - P_cj); g's Sigma g and beta
             for p in range(KD):
@@ -320,13 +303,11 @@ def mc_topk_arow_pass(RowView rows,
                 chk += mu[p] + u[p]
                 zmax = max(zmax, fabs(g[p]))
             if not (isfinite(chk) and isfinite(cc * zmax * zmax)):
-                status = NONFINITE_STATE
-                pos = i
-                rounds -= 1
+                fail_round(&cnt, NONFINITE_STATE, i)
                 break
             for p in range(KD):
                 mu[p] += u[p]
             nbeta = -cc
             dsyr(&uplo, &KD, &nbeta, g, &one, S, &KD)
-            updates += 1
-    return rounds, mistakes, updates, loss_sum, status, pos
+            cnt.updates += 1
+    return counts_result(&cnt)
