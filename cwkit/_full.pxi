@@ -2,8 +2,8 @@
 # matrix-vector products and rank-one updates on one triangle of Sigma
 # (Fortran 'U' = the lower triangle of the C-ordered array); Python mirrors it.
 #
-# Provides: dsymv, dsyr, scatter_row (also used by the multi-class full
-# drivers), full_pass, full_scores.
+# Provides: dsymv, dsyr, scatter_row and the step full_step / full_check /
+# full_apply (also used by the multi-class full drivers), full_pass, full_scores.
 # Uses: RowView, get_row (_rows.pxi); Counts (_driver.pxi); Hyper, so_step,
 # sherman_morrison_beta, SOP (_binary.pxi).
 #
@@ -60,19 +60,61 @@ cdef inline void scatter_row(const double* x, const int* idx, Py_ssize_t nnz,
     xd[D - 1] = bias
 
 
-def full_pass(RowView rows,
-              const double[::1] y,
+cdef inline bint full_step(const Hyper* h, double m, double v, double yc, double dot,
+                           double* ay, double* beta) noexcept nogil:
+    """The step of a full-covariance rule on label yc, score dot, margin m = yc dot
+    and v = x^T Sigma x: mu += ay Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma.
+    CW-Var, CW-Stdev, AROW: their Sigma^-1 += c x x^T gives beta = c / (1 + c v)
+    by Sherman-Morrison.  SOP keeps mu = A^-1 v and Sigma = A^-1 ([SOP05] Fig. 3.1):
+    on a mistake v += y x, A += x x^T, i.e. ay = (y - x.mu) / (1 + x^T A^-1 x) and
+    beta = 1 / (1 + x^T A^-1 x).  Returns False when the rule makes no update."""
+    cdef double alpha, c
+    if h.rule == SOP:
+        if m > 0.0:
+            return False
+        ay[0] = (yc - dot) / (1.0 + v)                     # v >= 0
+        beta[0] = 1.0 / (1.0 + v)
+        return True
+    alpha = so_step(h, m, v, &c)
+    if alpha == 0.0:
+        return False
+    ay[0] = alpha * yc
+    beta[0] = sherman_morrison_beta(c, v)
+    return True
+
+
+cdef inline bint full_check(const double* mu, const double* z, double ay, const double* g,
+                            double beta, Py_ssize_t n) noexcept nogil:
+    """Whether mu + ay z and Sigma - beta g g^T (n coordinates) stay finite."""
+    cdef Py_ssize_t j
+    cdef double chk = 0.0, zmax = 0.0
+    for j in range(n):
+        chk += mu[j] + ay * z[j]
+        zmax = max(zmax, fabs(g[j]))
+    return isfinite(chk) and isfinite(beta * zmax * zmax)
+
+
+cdef inline void full_apply(double* mu, double* S, int n, int lda, const double* z, double ay,
+                            const double* g, double beta) noexcept nogil:
+    """mu += ay z and Sigma -= beta g g^T on one triangle of the n x n Sigma at S
+    (leading dimension lda)."""
+    cdef Py_ssize_t j
+    cdef int one = 1
+    cdef double nbeta = -beta
+    cdef char uplo = b'U'
+    for j in range(n):
+        mu[j] += ay * z[j]
+    dsyr(&uplo, &n, &nbeta, g, &one, S, &lda)
+
+
+def full_pass(RowView rows, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[::1] mu, double[:, ::1] Sigma, double[::1] work,
               int rule, double phi, double r):
     """One pass of a full-covariance rule: CW-Var, CW-Stdev, AROW, AROW-H, SOP.
 
-    Every rule is mu += alpha y Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma.
-    For CW-Var, CW-Stdev and AROW the rule's Sigma^-1 += c x x^T gives
-    beta = c / (1 + c v) by Sherman-Morrison.  SOP keeps mu = A^-1 v and
-    Sigma = A^-1 ([SOP05] Fig. 3.1): on a mistake v += y x, A += x x^T, i.e.
-    alpha y = (y - x.mu) / (1 + x^T A^-1 x) and beta = 1 / (1 + x^T A^-1 x).
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Every rule is mu += alpha y Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma
+    (`full_step`).  Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Hyper h
     h.rule = rule
@@ -86,8 +128,7 @@ def full_pass(RowView rows,
     cdef const int* idx
     cdef double* xd = &work[0]
     cdef double* z = &work[D]
-    cdef double dot, v, m, yi, alpha, c, ay, beta, chk, zmax, nbeta
-    cdef double done = 1.0, zero = 0.0
+    cdef double dot, v, m, ay, beta, done = 1.0, zero = 0.0
     cdef char uplo = b'U'
     with nogil:
         for k in range(order.shape[0]):
@@ -100,36 +141,18 @@ def full_pass(RowView rows,
             for j in range(D):
                 dot += mu[j] * xd[j]
                 v += xd[j] * z[j]
-            yi = y[i]
-            m = yi * dot
+            m = y[i] * dot
             if not (isfinite(m) and isfinite(v)):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             count_round(&cnt, m <= 0.0)
             count_hinge(&cnt, m)
-            if rule == SOP:
-                if m > 0.0:
-                    continue
-                ay = (yi - dot) / (1.0 + v)                    # v >= 0
-                beta = 1.0 / (1.0 + v)
-            else:
-                alpha = so_step(&h, m, v, &c)
-                if alpha == 0.0:
-                    continue
-                ay = alpha * yi
-                beta = sherman_morrison_beta(c, v)
-            chk = 0.0
-            zmax = 0.0
-            for j in range(D):
-                chk += mu[j] + ay * z[j]
-                zmax = max(zmax, fabs(z[j]))
-            if not (isfinite(chk) and isfinite(beta * zmax * zmax)):
+            if not full_step(&h, m, v, y[i], dot, &ay, &beta):
+                continue
+            if not full_check(&mu[0], z, ay, z, beta, D):
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
-            for j in range(D):
-                mu[j] += ay * z[j]
-            nbeta = -beta
-            dsyr(&uplo, &D, &nbeta, z, &one, &Sigma[0, 0], &D)
+            full_apply(&mu[0], &Sigma[0, 0], D, D, z, ay, z, beta)
             cnt.updates += 1
     return counts_result(&cnt)
 

@@ -3,7 +3,7 @@
 #
 # Provides: vdot, mc_full_pass.
 # Uses: RowView, get_row (_rows.pxi); Counts, Workspace (_driver.pxi); Hyper,
-# so_step, sherman_morrison_beta (_binary.pxi); dsymv, dsyr, scatter_row
+# SOP (_binary.pxi); dsymv, scatter_row, full_step, full_check, full_apply
 # (_full.pxi); argmax_first, competitor, all_finite (_mc_rows.pxi).
 
 
@@ -15,8 +15,82 @@ cdef inline double vdot(const double* a, const double* b, Py_ssize_t n) noexcept
     return s
 
 
-def mc_full_pass(RowView rows,
-                 const Py_ssize_t[::1] y,
+cdef inline bint full_ovr_round(const Hyper* h, double* mu, double* S, int K, int D,
+                                const double* dt, const double* vc, const double* z,
+                                Py_ssize_t yi, double* ays, double* bs, Counts* cnt,
+                                Py_ssize_t i) noexcept nogil:
+    """ovr: the binary rule on every D x D block (z + c D = Sigma_c x~), all checked
+    before any is applied.  Returns True to stop the pass at row i."""
+    cdef Py_ssize_t c
+    cdef double yc, m
+    for c in range(K):
+        yc = 1.0 if c == yi else -1.0
+        m = yc * dt[c]
+        count_hinge(cnt, m)
+        ays[c] = 0.0
+        if not full_step(h, m, vc[c], yc, dt[c], &ays[c], &bs[c]):
+            continue
+        if not full_check(mu + c * D, z + c * D, ays[c], z + c * D, bs[c], D):
+            fail_round(cnt, NONFINITE_STATE, i)
+            return True
+    for c in range(K):
+        if ays[c] != 0.0:
+            full_apply(mu + c * D, S + c * D * D, D, D, z + c * D, ays[c], z + c * D, bs[c])
+            cnt.updates += 1
+    return False
+
+
+cdef inline bint full_top1_round(const Hyper* h, double* mu, double* S, int K, int D,
+                                 const double* xs, const double* dt, Py_ssize_t c,
+                                 Py_ssize_t yi, double* xd, double* z, double v, double* zf,
+                                 bint sum_update, Counts* cnt, Py_ssize_t i) noexcept nogil:
+    """top1: the binary step on Delta = f(x, y) - f(x, c) (label +1) over the stacked
+    blocks, z = Sigma Delta, v = Delta.z; with `sum_update` Sigma is updated with
+    f = x~ tiled K times.  The round is counted by the caller.  Returns True to stop."""
+    cdef int KD = K * D, one = 1
+    cdef Py_ssize_t j
+    cdef double m = dt[yi] - dt[c], ay, beta, done = 1.0, zero = 0.0
+    cdef char uplo = b'U'
+    count_hinge(cnt, m)
+    if not full_step(h, m, v, 1.0, m, &ay, &beta):
+        return False
+    if sum_update:
+        for c in range(K):
+            for j in range(D):
+                xd[c * D + j] = xs[j]
+        dsymv(&uplo, &KD, &done, S, &KD, xd, &one, &zero, zf, &one)
+        beta = 1.0 / (h.r + vdot(xd, zf, KD))             # r > 0, f^T Sigma f >= 0
+    if not full_check(mu, z, ay, zf if sum_update else z, beta, KD):
+        fail_round(cnt, NONFINITE_STATE, i)
+        return True
+    full_apply(mu, S, KD, KD, z, ay, zf if sum_update else z, beta)
+    cnt.updates += 1
+    return False
+
+
+cdef inline void full_scores_k(const double* mu, const double* S, int K, int D, bint ovr,
+                               bint blocks, bint sop, const double* xs, double* dt,
+                               double* sc, double* vc, double* z) noexcept nogil:
+    """Class scores dt[c] = mu_c.x~ (SOP: sc[c] = dt[c] / (1 + vc[c])), and with
+    `blocks` z + c D = Sigma_cc x~ and vc[c] = x~^T Sigma_cc x~: Sigma_cc is the
+    diagonal block of the stacked (K D, K D) Sigma, or block c of the ovr (K D, D)."""
+    cdef Py_ssize_t c
+    cdef int one = 1, lda = D if ovr else K * D
+    cdef double done = 1.0, zero = 0.0
+    cdef char uplo = b'U'
+    for c in range(K):
+        dt[c] = vdot(mu + c * D, xs, D)
+        sc[c] = dt[c]
+        if blocks:
+            # Sigma_cc x~: the diagonal block, leading dimension lda
+            dsymv(&uplo, &D, &done, S + c * D * lda + (0 if ovr else c * D), &lda,
+                  xs, &one, &zero, z + c * D, &one)
+            vc[c] = vdot(xs, z + c * D, D)
+            if sop:
+                sc[c] = dt[c] / (1.0 + vc[c])              # vc >= 0
+
+
+def mc_full_pass(RowView rows, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
                  double[:, ::1] MU, double[:, ::1] Sigma, int rule, double phi,
                  double r, bint sum_update):
@@ -27,7 +101,7 @@ def mc_full_pass(RowView rows,
     m = mu.Delta, v = Delta.z, mu += alpha z, Sigma -= beta z z^T.  SOP keeps
     mu = A^-1 vv and Sigma = A^-1: its score on Delta has the sign of m, and an
     update is alpha = (1 - m)/(1 + v), beta = 1/(1 + v).  With `sum_update`
-    (AROW, S000 eqs. 29-30) Sigma -= Sigma f f^T Sigma / (r + f^T Sigma f), f = x~
+    (AROW, [AROW13] eqs. 29-30) Sigma -= Sigma f f^T Sigma / (r + f^T Sigma f), f = x~
     tiled K times.  ovr: Sigma is (K D, D), K independent D x D blocks.
     Class scores: mu_c.x~, or for SOP mu_c.x~ / (1 + x~^T Sigma_cc x~).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
@@ -38,89 +112,40 @@ def mc_full_pass(RowView rows,
     h.r = r
     h.direct = False
     cdef int K = <int>MU.shape[0], D = <int>MU.shape[1], KD = K * D, one = 1
-    cdef int lda = D if ovr else KD
-    cdef Py_ssize_t k, j, nnz, i, c, yi, yhat
+    cdef Py_ssize_t k, j, nnz, i, c, yi
     cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double m, v, alpha, cc, ay, beta, chk, zmax, nbeta, yc, vf
-    cdef double done = 1.0, zero = 0.0
+    cdef bint stop
+    cdef double v, done = 1.0, zero = 0.0
     cdef double* mu = &MU[0, 0]
     cdef double* S = &Sigma[0, 0]
     cdef Workspace ws = Workspace()
-    cdef double* work = ws.doubles(D + 3 * KD + 5 * K)
-    cdef double* xs = &work[0]              # x~ (D)
-    cdef double* xd = &work[D]              # Delta (K D)
-    cdef double* z = &work[D + KD]          # Sigma Delta (top1) or Sigma_c x~ per class (ovr)
-    cdef double* zf = &work[D + 2 * KD]     # Sigma f (sum update)
-    cdef double* dt = &work[D + 3 * KD]     # mu_c . x~
+    cdef double* xs = ws.doubles(D + 3 * KD + 5 * K)   # x~ (D)
+    cdef double* xd = xs + D                # Delta (K D)
+    cdef double* z = xs + D + KD            # Sigma Delta (top1) or Sigma_c x~ per class (ovr)
+    cdef double* zf = xs + D + 2 * KD       # Sigma f (sum update)
+    cdef double* dt = xs + D + 3 * KD       # mu_c . x~
     cdef double* sc = dt + K                # class scores
     cdef double* vc = dt + 2 * K            # x~^T Sigma_cc x~
     cdef double* ays = dt + 3 * K           # ovr: alpha y_c
     cdef double* bs = dt + 4 * K            # ovr: beta
     cdef char uplo = b'U'
-    cdef bint sop = rule == SOP, bad
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&rows.R, i, &x, &idx)
             scatter_row(x, idx, nnz, bias, xs, D)
-            for c in range(K):
-                dt[c] = vdot(mu + c * D, xs, D)
-                sc[c] = dt[c]
-                if sop or ovr:
-                    # Sigma_cc x~: the diagonal block, leading dimension lda
-                    dsymv(&uplo, &D, &done, S + c * D * lda + (0 if ovr else c * D), &lda,
-                          xs, &one, &zero, z + c * D, &one)
-                    vc[c] = vdot(xs, z + c * D, D)
-                    if sop:
-                        sc[c] = dt[c] / (1.0 + vc[c])              # vc >= 0
+            full_scores_k(mu, S, K, D, ovr, rule == SOP or ovr, rule == SOP, xs, dt, sc, vc, z)
             if not (all_finite(sc, K) and all_finite(dt, K)):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             yi = y[i]
-            yhat = argmax_first(sc, K)
             if ovr:
-                count_round(&cnt, yhat != yi)
-                bad = False
-                for c in range(K):
-                    yc = 1.0 if c == yi else -1.0
-                    m = yc * dt[c]
-                    v = vc[c]
-                    count_hinge(&cnt, m)
-                    ays[c] = 0.0
-                    if sop:
-                        if m > 0.0:
-                            continue
-                        ays[c] = (yc - dt[c]) / (1.0 + v)        # v >= 0
-                        bs[c] = 1.0 / (1.0 + v)
-                    else:
-                        alpha = so_step(&h, m, v, &cc)
-                        if alpha == 0.0:
-                            continue
-                        ays[c] = alpha * yc
-                        bs[c] = sherman_morrison_beta(cc, v)
-                    chk = 0.0
-                    zmax = 0.0
-                    for j in range(D):
-                        chk += mu[c * D + j] + ays[c] * z[c * D + j]
-                        zmax = max(zmax, fabs(z[c * D + j]))
-                    if not (isfinite(chk) and isfinite(bs[c] * zmax * zmax)):
-                        bad = True
-                        break
-                if bad:
-                    fail_round(&cnt, NONFINITE_STATE, i)
+                count_round(&cnt, argmax_first(sc, K) != yi)
+                if full_ovr_round(&h, mu, S, K, D, dt, vc, z, yi, ays, bs, &cnt, i):
                     break
-                for c in range(K):
-                    if ays[c] == 0.0:
-                        continue
-                    for j in range(D):
-                        mu[c * D + j] += ays[c] * z[c * D + j]
-                    nbeta = -bs[c]
-                    dsyr(&uplo, &D, &nbeta, z + c * D, &one, S + c * D * D, &D)
-                    cnt.updates += 1
                 continue
-            # -- top1
             c = competitor(sc, K, yi)
             for j in range(KD):
                 xd[j] = 0.0
@@ -128,42 +153,12 @@ def mc_full_pass(RowView rows,
                 xd[yi * D + j] = xs[j]
                 xd[c * D + j] = -xs[j]
             dsymv(&uplo, &KD, &done, S, &KD, xd, &one, &zero, z, &one)
-            m = dt[yi] - dt[c]
             v = vdot(xd, z, KD)
             if not isfinite(v):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            count_round(&cnt, yhat != yi)
-            count_hinge(&cnt, m)
-            if sop:
-                if m > 0.0:
-                    continue
-                ay = (1.0 - m) / (1.0 + v)                       # v >= 0
-                beta = 1.0 / (1.0 + v)
-            else:
-                alpha = so_step(&h, m, v, &cc)
-                if alpha == 0.0:
-                    continue
-                ay = alpha
-                beta = sherman_morrison_beta(cc, v)
-            if sum_update:
-                for c in range(K):
-                    for j in range(D):
-                        xd[c * D + j] = xs[j]
-                dsymv(&uplo, &KD, &done, S, &KD, xd, &one, &zero, zf, &one)
-                vf = vdot(xd, zf, KD)
-                beta = 1.0 / (r + vf)                            # r > 0, vf >= 0
-            chk = 0.0
-            zmax = 0.0
-            for j in range(KD):
-                chk += mu[j] + ay * z[j]
-                zmax = max(zmax, fabs(zf[j] if sum_update else z[j]))
-            if not (isfinite(chk) and isfinite(beta * zmax * zmax)):
-                fail_round(&cnt, NONFINITE_STATE, i)
+            count_round(&cnt, argmax_first(sc, K) != yi)
+            if full_top1_round(&h, mu, S, K, D, xs, dt, c, yi, xd, z, v, zf, sum_update, &cnt,
+                               i):
                 break
-            for j in range(KD):
-                mu[j] += ay * z[j]
-            nbeta = -beta
-            dsyr(&uplo, &KD, &nbeta, zf if sum_update else z, &one, S, &KD)
-            cnt.updates += 1
     return counts_result(&cnt)
