@@ -10,8 +10,8 @@
 # dsymv / dsyr below are the reference-BLAS algorithms with BLAS's calling
 # convention (uplo 'U', unit strides) rather than scipy.linalg.cython_blas:
 # cimporting that module imports scipy.linalg whenever cwkit is imported, which
-# cost 0.3-0.4 s of every CLI start for a path only dense, low-dimensional
-# data takes (D <= 4096, where the loops below run at memory speed anyway).
+# slows every CLI start for a path only dense, low-dimensional data takes
+# (D <= 4096, where the loops below run at memory speed anyway).
 
 
 cdef inline void dsymv(const char* uplo, const int* n, const double* alpha,

@@ -19,10 +19,11 @@
 # window) and the returned counters are those of `bpa_pass` (_minibatch.pxi).
 #
 # Provides: the driver `mc_bpa_pass`.
-# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
-# (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size (_qp.pxi); Groups,
-# BPA_* (_minibatch.pxi); all_dots, all_finite, argmax_first, competitor,
-# top_competitors, blk_add (_mc_rows.pxi); restore_coords (_driver.pxi).
+# Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
+# restore_coords (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size
+# (_qp.pxi); Groups, BPA_* (_minibatch.pxi); all_dots, all_finite, argmax_first,
+# competitor, top_competitors, blk_add (_mc_rows.pxi); TOPK_QP_TOL,
+# TOPK_QP_MAX_ITER (_mc_topk.pxi).
 
 from libc.math cimport INFINITY
 
@@ -62,26 +63,18 @@ cdef inline double _mcbpa_gram(const double* xa, const int* ia, Py_ssize_t na,
     return s
 
 
-cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
-                       const Py_ssize_t* y, double bias, double* W, Py_ssize_t D,
-                       Py_ssize_t K, Py_ssize_t kk, int variant, double C, double rho,
-                       bint shared, Py_ssize_t first_cached, MCBPAWork* S, bint* moved,
-                       Py_ssize_t* bad) noexcept nogil:
-    """One joint update of W on the rows rows[0..nb-1]; returns a Status.
-
-    The scores of rows first_cached..nb-1 with the current W are in S.sc already
-    (block mode: computed when the rows were predicted, W unchanged since)."""
+cdef int _mcbpa_rows(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                     const Py_ssize_t* y, double bias, const double* W, Py_ssize_t D,
+                     Py_ssize_t K, Py_ssize_t kk, Py_ssize_t first_cached, MCBPAWork* S,
+                     Py_ssize_t* bad) noexcept nogil:
+    """The group's scores (rows before first_cached scored now), competitors,
+    losses S.ell and Gram matrix S.gx (lower triangle); returns a Status."""
     cdef const double* xa
     cdef const double* xb
     cdef const int* ia
     cdef const int* ib
-    cdef Py_ssize_t m = nb * kk, r, r2, j, j2, q, q2, na, nbb, yr, y2, cq, it, base
-    cdef Py_ssize_t stride = S.stride
-    cdef double val, asum, chk = 0.0, dn2 = 0.0, kkt
+    cdef Py_ssize_t r, r2, j, na, nbb, yr
     cdef double* sc
-    cdef bint any_loss = False
-    cdef int f
-    moved[0] = False
     for r in range(nb):
         na = get_row(R, rows[r], &xa, &ia)
         sc = S.sc + r * K
@@ -100,8 +93,19 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
         if not isfinite(S.gx[r * nb + r]):
             bad[0] = rows[r]
             return NONFINITE_INPUT
-    # Q's lower triangle and its mirror
-    for q in range(m):
+    return OK
+
+
+cdef bint _mcbpa_dual(const Py_ssize_t* rows, Py_ssize_t nb, const Py_ssize_t* y,
+                      Py_ssize_t kk, int variant, double C, double rho, bint shared,
+                      MCBPAWork* S) noexcept nogil:
+    """The group's dual: Q (both triangles) and the box of tau (from tau = 0);
+    returns whether a constraint that can move W has a positive loss."""
+    cdef Py_ssize_t m = nb * kk, r, r2, q, q2, yr, y2, cq, base
+    cdef double val
+    cdef bint any_loss = False
+    cdef int f
+    for q in range(m):                         # the lower triangle and its mirror
         r = q // kk                            # kk >= 1
         yr = y[rows[r]]
         cq = S.comp[q]
@@ -133,22 +137,33 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
                 S.Q[q * m + q2] += rho
         else:
             S.Q[q * m + q] += rho
-    if not any_loss and variant != BPA_LS:
-        return OK  # tau = 0 meets the KKT conditions when every l_ij <= 0
-    if hildreth_solve(S.Q, S.ell, S.lo, S.hi, S.tau, m, TOPK_QP_TOL, TOPK_QP_MAX_ITER,
-                      S.qwork, S.qiwork, &kkt, &it, bad) != OK:
-        bad[0] = rows[nb - 1]
-        return QP_NOT_CONVERGED
+    return any_loss
+
+
+cdef inline bint _mcbpa_moves(const double* tau, Py_ssize_t kk) noexcept nogil:
+    """Whether one of a row's kk multipliers is not 0."""
+    cdef Py_ssize_t j
+    for j in range(kk):
+        if tau[j] != 0.0:
+            return True
+    return False
+
+
+cdef int _mcbpa_apply(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                      const Py_ssize_t* y, double bias, double* W, Py_ssize_t D,
+                      Py_ssize_t K, Py_ssize_t kk, MCBPAWork* S, bint* moved) noexcept nogil:
+    """W += sum tau_ij Delta_ij, row by row; on overflow W is restored (in reverse
+    order of application: every value returns exactly) and NONFINITE_STATE returned."""
+    cdef const double* xa
+    cdef const int* ia
+    cdef Py_ssize_t r, j, na, base, stride = S.stride
+    cdef double asum, chk = 0.0, dn2 = 0.0
     for r in range(nb):
+        if not _mcbpa_moves(S.tau + r * kk, kk):
+            continue
         asum = 0.0
         for j in range(kk):
             asum += S.tau[r * kk + j]
-        if asum == 0.0:
-            for j in range(kk):
-                if S.tau[r * kk + j] != 0.0:
-                    break
-            else:
-                continue                       # every tau of this row is 0
         moved[0] = True
         na = get_row(R, rows[r], &xa, &ia)
         base = r * (kk + 1) * stride
@@ -159,12 +174,8 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
                                D, &S.save[base + (j + 1) * stride], &dn2, K)
     if isfinite(chk) and isfinite(dn2):
         return OK
-    # Undo in reverse order of application: every value returns exactly.
     for r in range(nb - 1, -1, -1):
-        for j in range(kk):
-            if S.tau[r * kk + j] != 0.0:
-                break
-        else:
+        if not _mcbpa_moves(S.tau + r * kk, kk):
             continue
         na = get_row(R, rows[r], &xa, &ia)
         base = r * (kk + 1) * stride
@@ -174,8 +185,35 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
                                ia, na, D, K, 1)
         restore_coords(&W[y[rows[r]]], &S.save[base], ia, na, D, K, 1)
     moved[0] = False
-    bad[0] = rows[nb - 1]
     return NONFINITE_STATE
+
+
+cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                       const Py_ssize_t* y, double bias, double* W, Py_ssize_t D,
+                       Py_ssize_t K, Py_ssize_t kk, int variant, double C, double rho,
+                       bint shared, Py_ssize_t first_cached, MCBPAWork* S, bint* moved,
+                       Py_ssize_t* bad) noexcept nogil:
+    """One joint update of W on the rows rows[0..nb-1]; returns a Status.
+
+    The scores of rows first_cached..nb-1 with the current W are in S.sc already
+    (block mode: computed when the rows were predicted, W unchanged since)."""
+    cdef Py_ssize_t it
+    cdef double kkt
+    cdef int st
+    moved[0] = False
+    st = _mcbpa_rows(R, rows, nb, y, bias, W, D, K, kk, first_cached, S, bad)
+    if st != OK:
+        return st
+    if not _mcbpa_dual(rows, nb, y, kk, variant, C, rho, shared, S) and variant != BPA_LS:
+        return OK  # tau = 0 meets the KKT conditions when every l_ij <= 0
+    if hildreth_solve(S.Q, S.ell, S.lo, S.hi, S.tau, nb * kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER,
+                      S.qwork, S.qiwork, &kkt, &it, bad) != OK:
+        bad[0] = rows[nb - 1]
+        return QP_NOT_CONVERGED
+    st = _mcbpa_apply(R, rows, nb, y, bias, W, D, K, kk, S, moved)
+    if st != OK:
+        bad[0] = rows[nb - 1]
+    return st
 
 
 def mc_bpa_pass(RowView rows,

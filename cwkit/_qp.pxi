@@ -1,4 +1,7 @@
-# Hildreth's QP (FORMULAS.md §5, [CZ97]): max b'a - a'Qa/2, lo <= a <= hi, Q PSD.
+# Hildreth's QP ([CZ97]): max b'a - a'Qa/2, lo <= a <= hi, Q PSD.
+#
+# Provides: hildreth_solve, qp_work_size, qp_iwork_size and the Python entry
+# qp_hildreth.  Uses: Status (_status.pxi).
 #
 # `hildreth_solve` is the per-example entry point for other drivers (multi-class
 # top-k, mini-batch PA): it runs without the GIL on caller-provided buffers and
@@ -16,6 +19,7 @@
 # instead of scipy.linalg.cython_lapack (dpstrf + dpotrs): blocks are tiny
 # (k <= 20), the truncated factorisation is itself the rank-revealing solve
 # singular blocks need, and a plain C loop avoids per-call Fortran overhead.
+
 from libc.math cimport fabs, sqrt, isfinite
 from libc.float cimport DBL_EPSILON
 

@@ -1,4 +1,7 @@
-# svmlight/libsvm tokenizer and writer (issue 3).
+# svmlight/libsvm tokenizer and writer.
+#
+# Provides: SvmStatus, _svm_parse, _svm_format.  Uses nothing from the other
+# includes.
 #
 # Reading: `_svm_parse` turns complete lines of a bytes buffer into CSR arrays,
 # labels and query ids, with no Python object per token and without the GIL.
