@@ -112,11 +112,10 @@ cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, cons
     if warm:
         for t in range(min(nnz, <Py_ssize_t>MC_AHEAD)):
             CWKIT_PREFETCH_SPAN(W + idx[t] * K, K)
-            if S != NULL:
-                if ys >= 0:
-                    CWKIT_PREFETCH(S + idx[t] * K + ys)
-                else:
-                    CWKIT_PREFETCH_SPAN(S + idx[t] * K, K)
+            if S != NULL and ys >= 0:
+                CWKIT_PREFETCH(S + idx[t] * K + ys)
+            elif S != NULL:
+                CWKIT_PREFETCH_SPAN(S + idx[t] * K, K)
     j = 0
     while j < nnz:
         # prefetch MC_AHEAD coordinates ahead of the (up to) four scored now
@@ -124,11 +123,10 @@ cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, cons
             if t < nnz:
                 f = idx[t]
                 CWKIT_PREFETCH_SPAN(W + f * K, K)
-                if S != NULL:
-                    if ys >= 0:
-                        CWKIT_PREFETCH(S + f * K + ys)
-                    else:
-                        CWKIT_PREFETCH_SPAN(S + f * K, K)
+                if S != NULL and ys >= 0:
+                    CWKIT_PREFETCH(S + f * K + ys)
+                elif S != NULL:
+                    CWKIT_PREFETCH_SPAN(S + f * K, K)
             elif nr != NULL and t - nnz < nr.nnz:
                 f = nr.idx[t - nnz]
                 CWKIT_PREFETCH_SPAN(W + f * K, K)
