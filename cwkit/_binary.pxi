@@ -162,11 +162,8 @@ def first_order_pass(RowView rows, const double[::1] y,
                 dot += v[idx[j]] * x[j]
                 n += x[j] * x[j]
             m = y[i] * s * dot
-            if not (isfinite(m) and isfinite(n)):
-                fail_row(&cnt, NONFINITE_INPUT, i)
+            if not count_margin(&cnt, m, n, i):
                 break
-            count_round(&cnt, m <= 0.0)
-            count_hinge(&cnt, m)
             t += 1.0
             tau = fo_step(&h, m, n, s * s * vn2, s * dot, &Z, &cnt.status)
             if cnt.status != OK:
@@ -307,11 +304,8 @@ def diag_pass(RowView rows, const double[::1] y,
                 dot += w[2 * p] * x[j]
                 v += w[2 * p + 1] * x[j] * x[j]
             m = y[i] * dot
-            if not (isfinite(m) and isfinite(v)):
-                fail_row(&cnt, NONFINITE_INPUT, i)
+            if not count_margin(&cnt, m, v, i):
                 break
-            count_round(&cnt, m <= 0.0)
-            count_hinge(&cnt, m)
             alpha = so_step(&h, m, v, &c)
             if alpha == 0.0:
                 continue
@@ -360,11 +354,8 @@ def sop_diag_pass(RowView rows, const double[::1] y,
                 n += xj * xj
             yi = y[i]
             m = yi * score
-            if not (isfinite(m) and isfinite(n)):
-                fail_row(&cnt, NONFINITE_INPUT, i)
+            if not count_margin(&cnt, m, n, i):
                 break
-            count_round(&cnt, m <= 0.0)
-            count_hinge(&cnt, m)
             if m > 0.0:
                 continue
             for j in range(nnz):
@@ -418,11 +409,8 @@ def adagrad_pass(RowView rows, const double[::1] y,
                 n += x[j] * x[j]
             yi = y[i]
             m = yi * score
-            if not (isfinite(m) and isfinite(n)):
-                fail_row(&cnt, NONFINITE_INPUT, i)
+            if not count_margin(&cnt, m, n, i):
                 break
-            count_round(&cnt, m <= 0.0)
-            count_hinge(&cnt, m)
             t += 1.0
             if m >= 1.0:
                 continue

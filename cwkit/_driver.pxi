@@ -4,9 +4,9 @@
 # the loss).
 #
 # Provides:
-#   Counts, counts_start, count_round, count_hinge, fail_row, fail_round,
-#     counts_result: the counters every pass returns, and the one way a pass
-#     stops at a row (status + position, the row's round undone if counted);
+#   Counts, counts_start, count_round, count_hinge, count_margin, fail_row,
+#     fail_round, counts_result: the counters every pass returns, and the one
+#     way a pass stops at a row (status + position, its round undone if counted);
 #   Workspace: the one allocator of driver scratch (freed in one place);
 #   S_MIN, S_MAX, scaled_rescale: the scaled weight vector w = s v;
 #   sigma_step: the diagonal covariance step of CW and AROW;
@@ -61,6 +61,18 @@ cdef inline void fail_round(Counts* n, int status, Py_ssize_t i) noexcept nogil:
     n.status = status
     n.pos = i
     n.rounds -= 1
+
+
+cdef inline bint count_margin(Counts* n, double m, double q, Py_ssize_t i) noexcept nogil:
+    """A binary round of row i with margin m (q: ||x||^2 or x^T Sigma x): count it
+    (a mistake when m <= 0) with its hinge loss, or stop (False) when m or q is
+    not finite."""
+    if not (isfinite(m) and isfinite(q)):
+        fail_row(n, NONFINITE_INPUT, i)
+        return False
+    count_round(n, m <= 0.0)
+    count_hinge(n, m)
+    return True
 
 
 cdef inline tuple counts_result(const Counts* n):

@@ -2,7 +2,7 @@
 # matrix-vector products and rank-one updates on one triangle of Sigma
 # (Fortran 'U' = the lower triangle of the C-ordered array); Python mirrors it.
 #
-# Provides: dsymv, dsyr, scatter_row and the step full_step / full_check /
+# Provides: dsymv, dsyr, scatter_row, full_quad and the step full_step / full_check /
 # full_apply (also used by the multi-class full drivers), full_pass, full_scores.
 # Uses: RowView, get_row (_rows.pxi); Counts (_driver.pxi); Hyper, so_step,
 # sherman_morrison_beta, SOP (_binary.pxi).
@@ -58,6 +58,23 @@ cdef inline void scatter_row(const double* x, const int* idx, Py_ssize_t nnz,
     for j in range(nnz):
         xd[idx[j]] = x[j]
     xd[D - 1] = bias
+
+
+cdef inline double full_quad(const double* x, const int* idx, Py_ssize_t nnz, double bias,
+                             const double* mu, const double* S, int D, double* xd, double* z,
+                             double* v) noexcept nogil:
+    """mu.x~ (returned) and v = x~^T Sigma x~, with xd = x~ and z = Sigma x~."""
+    cdef int one = 1
+    cdef Py_ssize_t j
+    cdef double dot = 0.0, q = 0.0, done = 1.0, zero = 0.0
+    cdef char uplo = b'U'
+    scatter_row(x, idx, nnz, bias, xd, D)
+    dsymv(&uplo, &D, &done, S, &D, xd, &one, &zero, z, &one)
+    for j in range(D):
+        dot += mu[j] * xd[j]
+        q += xd[j] * z[j]
+    v[0] = q
+    return dot
 
 
 cdef inline bint full_step(const Hyper* h, double m, double v, double yc, double dot,
@@ -121,32 +138,22 @@ def full_pass(RowView rows, const double[::1] y,
     h.phi = phi
     h.r = r
     h.direct = False
-    cdef int D = <int>mu.shape[0], one = 1
-    cdef Py_ssize_t k, j, nnz, i
+    cdef int D = <int>mu.shape[0]
+    cdef Py_ssize_t k, nnz, i
     cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
     cdef double* xd = &work[0]
     cdef double* z = &work[D]
-    cdef double dot, v, m, ay, beta, done = 1.0, zero = 0.0
-    cdef char uplo = b'U'
+    cdef double dot, v, m, ay, beta
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&rows.R, i, &x, &idx)
-            scatter_row(x, idx, nnz, bias, xd, D)
-            dsymv(&uplo, &D, &done, &Sigma[0, 0], &D, xd, &one, &zero, z, &one)
-            dot = 0.0
-            v = 0.0
-            for j in range(D):
-                dot += mu[j] * xd[j]
-                v += xd[j] * z[j]
+            dot = full_quad(x, idx, nnz, bias, &mu[0], &Sigma[0, 0], D, xd, z, &v)
             m = y[i] * dot
-            if not (isfinite(m) and isfinite(v)):
-                fail_row(&cnt, NONFINITE_INPUT, i)
+            if not count_margin(&cnt, m, v, i):
                 break
-            count_round(&cnt, m <= 0.0)
-            count_hinge(&cnt, m)
             if not full_step(&h, m, v, y[i], dot, &ay, &beta):
                 continue
             if not full_check(&mu[0], z, ay, z, beta, D):
@@ -162,23 +169,13 @@ def full_scores(RowView rows,
                 double[:, ::1] Sigma, double[::1] work, double[::1] out_m,
                 double[::1] out_v):
     """mu.x and x^T Sigma x for every row (test-time scores of full rules)."""
-    cdef int D = <int>mu.shape[0], one = 1
-    cdef Py_ssize_t i, j, nnz
+    cdef int D = <int>mu.shape[0]
+    cdef Py_ssize_t i, nnz
     cdef const double* x
     cdef const int* idx
     cdef double* xd = &work[0]
     cdef double* z = &work[D]
-    cdef double dot, v, done = 1.0, zero = 0.0
-    cdef char uplo = b'U'
     with nogil:
         for i in range(out_m.shape[0]):
             nnz = get_row(&rows.R, i, &x, &idx)
-            scatter_row(x, idx, nnz, bias, xd, D)
-            dsymv(&uplo, &D, &done, &Sigma[0, 0], &D, xd, &one, &zero, z, &one)
-            dot = 0.0
-            v = 0.0
-            for j in range(D):
-                dot += mu[j] * xd[j]
-                v += xd[j] * z[j]
-            out_m[i] = dot
-            out_v[i] = v
+            out_m[i] = full_quad(x, idx, nnz, bias, &mu[0], &Sigma[0, 0], D, xd, z, &out_v[i])

@@ -21,7 +21,7 @@
 # Provides: the driver `mc_bpa_pass`.
 # Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
 # restore_coords (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size
-# (_qp.pxi); Groups, BPA_* (_minibatch.pxi); all_dots, all_finite, argmax_first,
+# (_qp.pxi); Groups, BPA_*, sparse_dot (_minibatch.pxi); all_dots, all_finite, argmax_first,
 # competitor, top_competitors, blk_add (_mc_rows.pxi); TOPK_QP_TOL,
 # TOPK_QP_MAX_ITER (_mc_topk.pxi).
 
@@ -42,25 +42,6 @@ cdef struct MCBPAWork:
     Py_ssize_t* comp     # m competitors
     Py_ssize_t* qiwork   # qp_iwork_size(m)
     Py_ssize_t stride    # max_nnz + 1
-
-
-cdef inline double _mcbpa_gram(const double* xa, const int* ia, Py_ssize_t na,
-                               const double* xb, const int* ib, Py_ssize_t nb,
-                               double bias) noexcept nogil:
-    """bias^2 + x_a.x_b, terms added in increasing index order (for x_a = x_b the
-    order of ||x~||^2 in the top-k driver: bias^2 first, then x_j^2)."""
-    cdef Py_ssize_t p = 0, q = 0
-    cdef double s = bias * bias
-    while p < na and q < nb:
-        if ia[p] == ib[q]:
-            s += xa[p] * xb[q]
-            p += 1
-            q += 1
-        elif ia[p] < ib[q]:
-            p += 1
-        else:
-            q += 1
-    return s
 
 
 cdef int _mcbpa_rows(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
@@ -89,7 +70,8 @@ cdef int _mcbpa_rows(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
             S.ell[r * kk + j] = 1.0 - (sc[yr] - sc[S.comp[r * kk + j]])
         for r2 in range(r + 1):
             nbb = get_row(R, rows[r2], &xb, &ib)
-            S.gx[r * nb + r2] = _mcbpa_gram(xa, ia, na, xb, ib, nbb, bias)
+            # bias^2 + x_a.x_b: for a = b the order of ||x~||^2 in the top-k driver
+            S.gx[r * nb + r2] = sparse_dot(xa, ia, na, xb, ib, nbb, bias * bias)
         if not isfinite(S.gx[r * nb + r]):
             bad[0] = rows[r]
             return NONFINITE_INPUT

@@ -10,7 +10,7 @@
 # Dot products walk the sorted indices of both rows, so dense and CSR rows give
 # bit-identical results.
 #
-# Provides: BPA_1 / BPA_2 / BPA_LS, the grouping of a mini-batch pass (`Groups`,
+# Provides: BPA_1 / BPA_2 / BPA_LS, sparse_dot, the grouping of a mini-batch pass (`Groups`,
 # also used by _mc_minibatch.pxi) and the driver `bpa_pass`.
 # Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
 # (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size (_qp.pxi).
@@ -37,12 +37,12 @@ cdef struct BPAWork:
     double* save         # B * (max_nnz + 1): old values, to undo an overflowing update
 
 
-cdef inline double _bpa_dot(const double* xa, const int* ia, Py_ssize_t na,
-                            const double* xb, const int* ib,
-                            Py_ssize_t nb) noexcept nogil:
-    """x_a . x_b by merging sorted indices (terms in increasing index order)."""
+cdef inline double sparse_dot(const double* xa, const int* ia, Py_ssize_t na,
+                              const double* xb, const int* ib, Py_ssize_t nb,
+                              double s) noexcept nogil:
+    """s + x_a . x_b by merging sorted indices (terms added in increasing index
+    order), so that dense and CSR rows give the same sums."""
     cdef Py_ssize_t p = 0, q = 0
-    cdef double s = 0.0
     while p < na and q < nb:
         if ia[p] == ib[q]:
             s += xa[p] * xb[q]
@@ -86,7 +86,7 @@ cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
         nk = get_row(R, rows[k], &xk, &ik)
         for j in range(k + 1):
             nj = get_row(R, rows[j], &xj, &ij)
-            a = _bpa_dot(xj, ij, nj, xk, ik, nk) + bias * bias
+            a = sparse_dot(xj, ij, nj, xk, ik, nk, 0.0) + bias * bias
             a *= y[rows[j]] * y[rows[k]]
             W.Q[j * m + k] = a
             W.Q[k * m + j] = a
