@@ -5,11 +5,13 @@
 # plus a covariance update.  The intercept is an augmented constant feature:
 # coordinate D-1 of the state, with value `bias` (1.0, or 0.0 without intercept).
 #
-# Provides: Rule, Hyper, the AUX_* slots, the steps fo_step / so_step /
-# sherman_morrison_beta / rda_weight (also used by the multi-class drivers) and
-# the binary drivers and test-time scores.
-# Uses: RowView, get_row, max_row_nnz, Ahead (_rows.pxi); Counts, Workspace,
-# scaled_rescale, sigma_step, restore_coords (_driver.pxi); Status (_status.pxi).
+# Provides: Rule, Hyper, hyper_first_order, hyper_second_order, the AUX_*
+# slots, the steps fo_step / fo_add / so_step / diag_coord /
+# sherman_morrison_beta / rda_weight (also used by the multi-class drivers),
+# the binary drivers and their test-time scores.
+# Uses: RowView, get_row, max_row_nnz, Ahead (_rows.pxi); Counts, count_margin,
+# Workspace, scaled_rescale, sigma_step, restore_coords (_driver.pxi); Status
+# (_status.pxi).
 
 cpdef enum Rule:
     PERCEPTRON = 0
@@ -40,6 +42,33 @@ cdef struct Hyper:
     double lam
     double delta
     bint direct             # arow diag: project the update of Sigma, not of Sigma^-1
+
+
+cdef inline Hyper hyper_first_order(int rule, double C, double alpha,
+                                    double beta) noexcept nogil:
+    """The hyperparameters of a first-order rule (`fo_step`); the others 0."""
+    cdef Hyper h
+    h.rule = rule
+    h.C = C
+    h.alpha = alpha
+    h.beta = beta
+    h.phi = 0.0
+    h.r = 0.0
+    h.eta = 0.0
+    h.lam = 0.0
+    h.delta = 0.0
+    h.direct = False
+    return h
+
+
+cdef inline Hyper hyper_second_order(int rule, double phi, double r,
+                                     bint direct) noexcept nogil:
+    """The hyperparameters of a second-order rule (`so_step`); the others 0."""
+    cdef Hyper h = hyper_first_order(rule, 0.0, 0.0, 0.0)
+    h.phi = phi
+    h.r = r
+    h.direct = direct
+    return h
 
 
 # aux[] slots of the first-order and AdaGrad state (also `cwkit._core.AUX_*` in Python)
@@ -133,11 +162,7 @@ def first_order_pass(RowView rows, const double[::1] y,
     AHEAD_DIST nonzeros ahead of the scoring walk (`Ahead`).  Returns
     (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Hyper h
-    h.rule = rule
-    h.C = C
-    h.alpha = alpha
-    h.beta = beta
+    cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
     cdef Py_ssize_t D = v.shape[0], k, j, nnz, i
     cdef Counts cnt = counts_start()
     cdef const double* x
@@ -275,11 +300,7 @@ def diag_pass(RowView rows, const double[::1] y,
 
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Hyper h
-    h.rule = rule
-    h.phi = phi
-    h.r = r
-    h.direct = direct
+    cdef Hyper h = hyper_second_order(rule, phi, r, direct)
     cdef Py_ssize_t D = ms.shape[0], k, j, nnz, i, p
     cdef Counts cnt = counts_start()
     cdef const double* x

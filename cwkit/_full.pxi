@@ -133,11 +133,7 @@ def full_pass(RowView rows, const double[::1] y,
     Every rule is mu += alpha y Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma
     (`full_step`).  Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Hyper h
-    h.rule = rule
-    h.phi = phi
-    h.r = r
-    h.direct = False
+    cdef Hyper h = hyper_second_order(rule, phi, r, False)
     cdef int D = <int>mu.shape[0]
     cdef Py_ssize_t k, nnz, i
     cdef Counts cnt = counts_start()

@@ -161,11 +161,7 @@ def mc_diag_pass(RowView rows, const Py_ssize_t[::1] y,
     ovr: the binary rule on every block with label +1 for y and -1 otherwise.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Hyper h
-    h.rule = rule
-    h.phi = phi
-    h.r = r
-    h.direct = direct
+    cdef Hyper h = hyper_second_order(rule, phi, r, direct)
     cdef Py_ssize_t K = MU.shape[1], D = MU.shape[0], k, nnz, i
     cdef Counts cnt = counts_start()
     cdef const double* x

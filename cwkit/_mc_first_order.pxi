@@ -143,11 +143,7 @@ def mc_first_order_pass(RowView rows, const Py_ssize_t[::1] y,
     U (same shape as V, or empty) accumulates sum_t t Delta_t for averaging.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Hyper h
-    h.rule = rule
-    h.C = C
-    h.alpha = alpha
-    h.beta = beta
+    cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], na = aux.shape[1], k, nnz, i, c
     cdef Counts cnt = counts_start()
     cdef const double* x

@@ -106,11 +106,7 @@ def mc_full_pass(RowView rows, const Py_ssize_t[::1] y,
     Class scores: mu_c.x~, or for SOP mu_c.x~ / (1 + x~^T Sigma_cc x~).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Hyper h
-    h.rule = rule
-    h.phi = phi
-    h.r = r
-    h.direct = False
+    cdef Hyper h = hyper_second_order(rule, phi, r, False)
     cdef int K = <int>MU.shape[0], D = <int>MU.shape[1], KD = K * D, one = 1
     cdef Py_ssize_t k, j, nnz, i, c, yi
     cdef Counts cnt = counts_start()
