@@ -6,7 +6,7 @@
 # coordinate D-1 of the state, with value `bias` (1.0, or 0.0 without intercept).
 #
 # Provides: Rule, Hyper, hyper_first_order, hyper_second_order, the AUX_*
-# slots, the steps fo_step / fo_add / so_step / diag_coord /
+# slots, the steps fo_step / fo_add / so_step /
 # sherman_morrison_beta / rda_weight (also used by the multi-class drivers),
 # the binary drivers and their test-time scores.
 # Uses: RowView, get_row, max_row_nnz, Ahead (_rows.pxi); Counts, count_margin,
@@ -275,19 +275,6 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     return 0.0
 
 
-cdef inline bint diag_coord(double* mu, double* sg, double ay, double c, bint direct,
-                            double x, double* save) noexcept nogil:
-    """One coordinate of a diagonal second-order update with feature value x:
-    mu += ay sigma x, then `sigma_step`; the old (mu, sigma) go to save[0], save[1].
-    Returns whether both new values are finite."""
-    cdef double sj = sg[0]
-    save[0] = mu[0]
-    save[1] = sj
-    mu[0] += ay * sj * x
-    sg[0] = sigma_step(sj, c, direct, x)
-    return isfinite(mu[0]) & isfinite(sg[0])
-
-
 def diag_pass(RowView rows, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[:, ::1] ms,
@@ -305,7 +292,7 @@ def diag_pass(RowView rows, const double[::1] y,
     cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double dot, v, m, alpha, c, ay
+    cdef double dot, v, m, alpha, c, ay, xj, sj, mb, sb
     cdef bint finite
     cdef double* w = &ms[0, 0]
     cdef Ahead ah
@@ -330,13 +317,27 @@ def diag_pass(RowView rows, const double[::1] y,
             alpha = so_step(&h, m, v, &c)
             if alpha == 0.0:
                 continue
+            # mu += ay Sigma x~ and `sigma_step` per coordinate, old pairs to save
+            # (the arithmetic of _mc_diag.pxi's diag_coord, written out: here, in
+            # the hot loop of the binary pass, that helper's form costs time)
             ay = alpha * y[i]
             finite = True
             for j in range(nnz):
-                p = 2 * idx[j]
-                finite &= diag_coord(w + p, w + p + 1, ay, c, direct, x[j], save + 2 * j)
-            p = 2 * (D - 1)
-            finite &= diag_coord(w + p, w + p + 1, ay, c, direct, bias, save + 2 * nnz)
+                p = idx[j]
+                xj = x[j]
+                sj = w[2 * p + 1]
+                save[2 * j] = w[2 * p]
+                save[2 * j + 1] = sj
+                w[2 * p] += ay * sj * xj
+                w[2 * p + 1] = sigma_step(sj, c, direct, xj)
+                finite &= isfinite(w[2 * p]) & isfinite(w[2 * p + 1])
+            mb = w[2 * (D - 1)]
+            sb = w[2 * (D - 1) + 1]
+            save[2 * nnz] = mb
+            save[2 * nnz + 1] = sb
+            w[2 * (D - 1)] = mb + ay * sb * bias
+            w[2 * (D - 1) + 1] = sigma_step(sb, c, direct, bias)
+            finite &= isfinite(w[2 * (D - 1)]) & isfinite(w[2 * (D - 1) + 1])
             if not finite:
                 restore_coords(w, save, idx, nnz, D, 2, 2)
                 fail_round(&cnt, NONFINITE_STATE, i)

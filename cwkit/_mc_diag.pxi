@@ -1,12 +1,25 @@
 # Multi-class drivers with a diagonal state on the 1-of-k map: CW / AROW
 # (mu, sigma), the diagonal second-order Perceptron and AdaGrad-RDA, each (D, K).
 #
-# Provides: blk_diag_step, blk_diag_restore, sum_sigma_update (also used by the
-# top-k AROW driver), mc_diag_pass, mc_sop_diag_pass, mc_adagrad_pass,
+# Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update (also
+# used by the top-k AROW driver), mc_diag_pass, mc_sop_diag_pass, mc_adagrad_pass,
 # mc_sop_scores.
 # Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
-# sigma_step (_driver.pxi); Hyper, so_step, diag_coord, rda_weight, AUX_T
+# sigma_step, restore_coords (_driver.pxi); Hyper, so_step, rda_weight, AUX_T
 # (_binary.pxi); the 1-of-k walks (_mc_rows.pxi).
+
+
+cdef inline bint diag_coord(double* mu, double* sg, double ay, double c, bint direct,
+                            double x, double* save) noexcept nogil:
+    """One coordinate of a diagonal second-order update with feature value x:
+    mu += ay sigma x, then `sigma_step`; the old (mu, sigma) go to save[0], save[1].
+    Returns whether both new values are finite."""
+    cdef double sj = sg[0]
+    save[0] = mu[0]
+    save[1] = sj
+    mu[0] += ay * sj * x
+    sg[0] = sigma_step(sj, c, direct, x)
+    return isfinite(mu[0]) & isfinite(sg[0])
 
 
 cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, bint direct,
