@@ -287,40 +287,42 @@ def diag_pass(RowView rows, const double[::1] y,
 
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
+    cdef Rows R = rows.R
     cdef Hyper h = hyper_second_order(rule, phi, r, direct)
     cdef Py_ssize_t D = ms.shape[0], k, j, nnz, i, p
     cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double dot, v, m, alpha, c, ay, xj, sj, mb, sb
+    cdef double dot, v, m, yi, alpha, c, ay, xj, sj
     cdef bint finite
+    cdef double mb, sb
     cdef double* w = &ms[0, 0]
     cdef Ahead ah
-    cdef Workspace ws = Workspace()
     # old (mu, sigma) of the coordinates an update touches, to restore on overflow
-    cdef double* save = ws.doubles(2 * (max_row_nnz(&rows.R, order) + 1))
+    cdef Workspace ws = Workspace()
+    cdef double* save = ws.doubles(2 * (max_row_nnz(&R, order) + 1))
     with nogil:
-        ahead_start(&ah, &rows.R, order, w, 2, NULL)    # (mu, sigma) share a line
+        ahead_start(&ah, &R, order, w, 2, NULL)
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&rows.R, i, &x, &idx)
+            nnz = get_row(&R, i, &x, &idx)
             dot = w[2 * (D - 1)] * bias
             v = w[2 * (D - 1) + 1] * bias * bias
             for j in range(nnz):
-                ahead_fetch(&ah, w, 2, NULL)
+                ahead_fetch(&ah, w, 2, NULL)       # (mu, sigma) share a cache line
                 p = idx[j]
                 dot += w[2 * p] * x[j]
                 v += w[2 * p + 1] * x[j] * x[j]
-            m = y[i] * dot
+            yi = y[i]
+            m = yi * dot
             if not count_margin(&cnt, m, v, i):
                 break
             alpha = so_step(&h, m, v, &c)
             if alpha == 0.0:
                 continue
-            # mu += ay Sigma x~ and `sigma_step` per coordinate, old pairs to save
-            # (the arithmetic of _mc_diag.pxi's diag_coord, written out: here, in
-            # the hot loop of the binary pass, that helper's form costs time)
-            ay = alpha * y[i]
+            # mu += ay Sigma x~ and the covariance step (`sigma_step`'s arithmetic,
+            # written out: its call form makes this hot loop slower), old pairs to save
+            ay = alpha * yi
             finite = True
             for j in range(nnz):
                 p = idx[j]
@@ -329,14 +331,20 @@ def diag_pass(RowView rows, const double[::1] y,
                 save[2 * j] = w[2 * p]
                 save[2 * j + 1] = sj
                 w[2 * p] += ay * sj * xj
-                w[2 * p + 1] = sigma_step(sj, c, direct, xj)
+                if direct:
+                    w[2 * p + 1] = sj - c * sj * sj * xj * xj
+                else:
+                    w[2 * p + 1] = inv_diag_update(sj, c, xj * xj)
                 finite &= isfinite(w[2 * p]) & isfinite(w[2 * p + 1])
             mb = w[2 * (D - 1)]
             sb = w[2 * (D - 1) + 1]
             save[2 * nnz] = mb
             save[2 * nnz + 1] = sb
             w[2 * (D - 1)] = mb + ay * sb * bias
-            w[2 * (D - 1) + 1] = sigma_step(sb, c, direct, bias)
+            if direct:
+                w[2 * (D - 1) + 1] = sb - c * sb * sb * bias * bias
+            else:
+                w[2 * (D - 1) + 1] = inv_diag_update(sb, c, bias * bias)
             finite &= isfinite(w[2 * (D - 1)]) & isfinite(w[2 * (D - 1) + 1])
             if not finite:
                 restore_coords(w, save, idx, nnz, D, 2, 2)
