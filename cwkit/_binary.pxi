@@ -1,14 +1,17 @@
 # Binary drivers: one online pass over `order`, state updated in place.
 #
-# Every rule is written in the notation of FORMULAS.md: for a row x with label y,
-# m = y mu.x, v = x^T Sigma x (diagonal: sum sigma_i x_i^2), n = ||x||^2, and the
-# rule maps (m, v, n) to a step: mu += alpha y Sigma x, plus a covariance update.
-# The intercept is an augmented constant feature: coordinate D-1 of the state,
-# with value `bias` (1.0, or 0.0 when there is no intercept).
-
-from libc.math cimport sqrt, fabs, isfinite, isinf
-from libc.stdlib cimport malloc, free
-
+# For a row x with label y: m = y mu.x, v = x^T Sigma x (diagonal: sum sigma_i
+# x_i^2), n = ||x||^2, and a rule maps (m, v, n) to a step: mu += alpha y Sigma x,
+# plus a covariance update.  The intercept is an augmented constant feature:
+# coordinate D-1 of the state, with value `bias` (1.0, or 0.0 without intercept).
+#
+# Provides: Rule, Hyper, hyper_first_order, hyper_second_order, the AUX_*
+# slots, the steps fo_step / fo_add / so_step /
+# sherman_morrison_beta / rda_weight (also used by the multi-class drivers),
+# the binary drivers and their test-time scores.
+# Uses: RowView, get_row, max_row_nnz, Ahead (_rows.pxi); Counts, count_margin,
+# Workspace, scaled_rescale, sigma_step, restore_coords (_driver.pxi); Status
+# (_status.pxi).
 
 cpdef enum Rule:
     PERCEPTRON = 0
@@ -41,36 +44,45 @@ cdef struct Hyper:
     bint direct             # arow diag: project the update of Sigma, not of Sigma^-1
 
 
+cdef inline Hyper hyper_first_order(int rule, double C, double alpha,
+                                    double beta) noexcept nogil:
+    """The hyperparameters of a first-order rule (`fo_step`); the others 0."""
+    cdef Hyper h
+    h.rule = rule
+    h.C = C
+    h.alpha = alpha
+    h.beta = beta
+    h.phi = 0.0
+    h.r = 0.0
+    h.eta = 0.0
+    h.lam = 0.0
+    h.delta = 0.0
+    h.direct = False
+    return h
+
+
+cdef inline Hyper hyper_second_order(int rule, double phi, double r,
+                                     bint direct) noexcept nogil:
+    """The hyperparameters of a second-order rule (`so_step`); the others 0."""
+    cdef Hyper h = hyper_first_order(rule, 0.0, 0.0, 0.0)
+    h.phi = phi
+    h.r = r
+    h.direct = direct
+    return h
+
+
 # aux[] slots of the first-order and AdaGrad state (also `cwkit._core.AUX_*` in Python)
 cpdef enum:
     AUX_S = 0               # scale factor: w = s * v
     AUX_VN2 = 1             # ||v||^2 (kept for l2-pa only)
     AUX_T = 2               # rounds seen (averaging, adagrad)
 
-# Rescale w = s*v into v once s leaves this range (O(D), rare).
-cdef double S_MIN = 1e-100
-cdef double S_MAX = 1e100
-
-
-cdef Rows make_rows(const double[::1] data, const int[::1] indices,
-                    const long long[::1] indptr, const int[::1] dense_idx,
-                    Py_ssize_t n_cols):
-    """Build the row view; dense input has an empty indptr."""
-    cdef Rows R
-    R.data = &data[0] if data.shape[0] > 0 else NULL
-    R.indices = &indices[0] if indices.shape[0] > 0 else NULL
-    R.indptr = &indptr[0] if indptr.shape[0] > 0 else NULL
-    R.dense_idx = &dense_idx[0] if dense_idx.shape[0] > 0 else NULL
-    R.n_cols = n_cols
-    return R
-
-
 cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, double wx,
                            double* Z, int* status) noexcept nogil:
     """First-order step size tau (w <- (w + tau y x) / Z); 0 means no update.
 
     m = y w.x, n = ||x||^2 (with the bias term), wn2 = ||w||^2 and wx = w.x
-    (used by l2-pa only).  FORMULAS.md sections 1 and 3.
+    (used by l2-pa only).  [PA06] Sect. 3 and [LMC09].
     """
     cdef double loss = 1.0 - m
     cdef double zz, den
@@ -80,7 +92,7 @@ cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, doubl
     if h.rule == PERCEPTRON or h.rule == AVG_PERCEPTRON:
         return 1.0 if m <= 0.0 else 0.0
     if h.rule == PA_LS:
-        # S002 eqs 7-9: applied on every round, tau may be negative.
+        # [GPA13] eqs 7-9: applied on every round, tau may be negative.
         return loss / (n + 0.5 / h.C)          # n + 1/(2C) > 0
     if loss <= 0.0:
         return 0.0                             # no loss: passive
@@ -91,13 +103,13 @@ cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, doubl
     if h.rule == PA2:
         return loss / (n + 0.5 / h.C)
     if h.rule == REG_PA:
-        Z[0] = 1.0 + h.alpha                   # S004 Lemma 3.1
+        Z[0] = 1.0 + h.alpha                   # [LMC09] Lemma 3.1
         return (loss + h.alpha) / n
     if h.rule == SOFT_REG_PA:
-        Z[0] = 1.0 + h.alpha                   # S004 Lemma 5.1
+        Z[0] = 1.0 + h.alpha                   # [LMC09] Lemma 5.1
         return (loss + h.alpha) / (n + (1.0 + h.alpha) / (2.0 * h.C))
     if h.rule == L2_PA:
-        den = h.beta * h.beta * n - 1.0        # S004 Lemma 3.2
+        den = h.beta * h.beta * n - 1.0        # [LMC09] Lemma 3.2
         if den <= 0.0:
             status[0] = INFEASIBLE
             return 0.0
@@ -108,133 +120,99 @@ cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, doubl
     return 0.0
 
 
-def first_order_pass(const double[::1] data, const int[::1] indices,
-                     const long long[::1] indptr, const int[::1] dense_idx,
-                     Py_ssize_t n_cols, const double[::1] y,
+cdef inline bint fo_add(double* v, double c, const double* x, const int* idx, Py_ssize_t nnz,
+                        double bias, Py_ssize_t D, double* save, bint track_norm,
+                        double* vn2) noexcept nogil:
+    """v += c x~ (x~ = (x, bias)), old values to save[0..nnz]; vn2 += the change of
+    ||v||^2 when `track_norm`.  On overflow (or a non-finite c or ||v||^2) v is
+    restored and False returned."""
+    cdef Py_ssize_t j
+    cdef double old, new, n2 = vn2[0]
+    cdef bint finite = True    # an AND of flags: no serial floating-point chain
+    for j in range(nnz):
+        old = v[idx[j]]
+        save[j] = old
+        new = old + c * x[j]
+        v[idx[j]] = new
+        finite &= isfinite(new)
+        if track_norm:
+            n2 += new * new - old * old
+    old = v[D - 1]
+    save[nnz] = old
+    new = old + c * bias
+    v[D - 1] = new
+    finite &= isfinite(new)
+    if track_norm:
+        n2 += new * new - old * old
+    vn2[0] = n2
+    if finite and isfinite(n2) and isfinite(c):
+        return True
+    restore_coords(v, save, idx, nnz, D, 1, 1)
+    return False
+
+
+def first_order_pass(RowView rows, const double[::1] y,
                      const Py_ssize_t[::1] order, double bias,
                      double[::1] v, double[::1] aux, double[::1] u,
                      int rule, double C, double alpha, double beta):
-    """One pass of a first-order rule: perceptron, averaging, PA family, S004 family.
+    """One pass of a first-order rule: perceptron, averaging, PA family, [LMC09] family.
 
     State: w = aux[AUX_S] * v (length D, intercept last); u accumulates
     sum_t t * Delta_t for averaging (empty otherwise).  v is prefetched
     AHEAD_DIST nonzeros ahead of the scoring walk (`Ahead`).  Returns
     (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Hyper h
-    h.rule = rule
-    h.C = C
-    h.alpha = alpha
-    h.beta = beta
-    cdef Py_ssize_t D = v.shape[0], k, j, nnz, i, rounds = 0, mistakes = 0, updates = 0
-    cdef Py_ssize_t pos = -1
-    cdef int status = OK
+    cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
+    cdef Py_ssize_t D = v.shape[0], k, j, nnz, i
+    cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double dot, n, m, yi, tau, Z, c, s, vn2, t, old, new, loss_sum = 0.0
-    cdef bint finite
+    cdef double dot, n, m, tau, Z, c
+    cdef double s = aux[AUX_S], vn2 = aux[AUX_VN2], t = aux[AUX_T]
     cdef bint avg = rule == AVG_PERCEPTRON, track_norm = rule == L2_PA
     cdef Ahead ah
-    cdef Py_ssize_t f
+    cdef Workspace ws = Workspace()
     # old values of the coordinates an update touches, to restore on overflow
-    cdef double* save = <double*>malloc((max_row_nnz(&R, order) + 1) * sizeof(double))
-    if save == NULL:
-        raise MemoryError()
-    s = aux[AUX_S]
-    vn2 = aux[AUX_VN2]
-    t = aux[AUX_T]
+    cdef double* save = ws.doubles(max_row_nnz(&rows.R, order) + 1)
+    cdef double* vp = &v[0]
     with nogil:
-        ahead_init(&ah, &R, order)
-        for j in range(AHEAD_DIST):
-            f = ahead_next(&ah)
-            if f >= 0:
-                CWKIT_PREFETCH(&v[f])
+        ahead_start(&ah, &rows.R, order, vp, 1, NULL)
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             dot = v[D - 1] * bias
             n = bias * bias
             for j in range(nnz):
-                f = ahead_next(&ah)
-                if f >= 0:
-                    CWKIT_PREFETCH(&v[f])
+                ahead_fetch(&ah, vp, 1, NULL)
                 dot += v[idx[j]] * x[j]
                 n += x[j] * x[j]
-            yi = y[i]
-            m = yi * s * dot
-            if not (isfinite(m) and isfinite(n)):
-                status = NONFINITE_INPUT
-                pos = i
+            m = y[i] * s * dot
+            if not count_margin(&cnt, m, n, i):
                 break
-            rounds += 1
             t += 1.0
-            if m <= 0.0:
-                mistakes += 1
-            if m < 1.0:
-                loss_sum += 1.0 - m
-            tau = fo_step(&h, m, n, s * s * vn2, s * dot, &Z, &status)
-            if status != OK:
-                pos = i
-                rounds -= 1
+            tau = fo_step(&h, m, n, s * s * vn2, s * dot, &Z, &cnt.status)
+            if cnt.status != OK:
+                fail_round(&cnt, cnt.status, i)
                 break
             if tau == 0.0:
                 continue
             # v <- v + (tau y / s) x  (so that w <- w + tau y x), then s <- s / Z
-            c = tau * yi / s                   # s > 0 always (kept in [S_MIN, S_MAX])
-            finite = True      # an AND of flags: no serial floating-point chain
-            for j in range(nnz):
-                old = v[idx[j]]
-                save[j] = old
-                new = old + c * x[j]
-                v[idx[j]] = new
-                finite &= isfinite(new)
-                if track_norm:
-                    vn2 += new * new - old * old
-            old = v[D - 1]
-            new = old + c * bias
-            v[D - 1] = new
-            finite &= isfinite(new)
-            if track_norm:
-                vn2 += new * new - old * old
-            if not (finite and isfinite(vn2) and isfinite(c)):
-                for j in range(nnz):
-                    v[idx[j]] = save[j]
-                v[D - 1] = old
-                status = NONFINITE_STATE
-                pos = i
-                rounds -= 1
+            c = tau * y[i] / s                 # s > 0 always (kept in [S_MIN, S_MAX])
+            if not fo_add(vp, c, x, idx, nnz, bias, D, save, track_norm, &vn2):
+                fail_round(&cnt, NONFINITE_STATE, i)
                 break
             if avg:
                 # u += t * Delta_t, so that the average of w_2..w_{t+1} is
-                # ((t + 1) w - u) / t  (FORMULAS.md section 1, [FS99]).
+                # ((t + 1) w - u) / t  ([FS99])
                 for j in range(nnz):
                     u[idx[j]] += t * c * x[j]
                 u[D - 1] += t * c * bias
-            updates += 1
-            s = s / Z                          # Z >= 1
-            if s < S_MIN or s > S_MAX:
-                for j in range(D):
-                    v[j] *= s
-                vn2 *= s * s
-                s = 1.0
-    free(save)
+            cnt.updates += 1
+            s = scaled_rescale(vp, D, 1, s / Z, &vn2)     # Z >= 1
     aux[AUX_S] = s
     aux[AUX_VN2] = vn2
     aux[AUX_T] = t
-    return rounds, mistakes, updates, loss_sum, status, pos
-
-
-cdef inline double inv_diag_update(double s, double c, double x2) noexcept nogil:
-    """sigma <- 1 / (1/sigma + c x^2), evaluated as sigma / (1 + c x^2 sigma).
-
-    Literal arithmetic (FORMULAS.md Sect. 2): an overflowing increment gives 0;
-    a zero variance stays 0 and a zero feature leaves sigma as it is, also for
-    c = inf (no 0 * inf).
-    """
-    if s == 0.0 or x2 == 0.0:
-        return s
-    return s / (1.0 + c * x2 * s)
+    return counts_result(&cnt)
 
 
 cdef inline double sherman_morrison_beta(double c, double v) noexcept nogil:
@@ -247,7 +225,7 @@ cdef inline double sherman_morrison_beta(double c, double v) noexcept nogil:
 
 cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexcept nogil:
     """Second-order step: returns alpha (mu += alpha y Sigma x) and sets c, the
-    coefficient of the diagonal update 1/sigma_i += c x_i^2 (FORMULAS.md section 2).
+    coefficient of the diagonal update 1/sigma_i += c x_i^2.
 
     For arow with `direct`, c is beta of sigma_i -= beta sigma_i^2 x_i^2.
     Returns 0 when the rule makes no update.
@@ -263,12 +241,12 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
         if h.direct:
             c[0] = 1.0 / (v + h.r)             # beta; v + r > 0
         else:
-            c[0] = 1.0 / h.r                   # Sigma^-1 += x x^T / r (S000 eq 14)
+            c[0] = 1.0 / h.r                   # Sigma^-1 += x x^T / r ([AROW13] eq 14)
         if h.rule == AROW:
-            return loss / (v + h.r)            # S000 eq 16
-        return min(0.5 / h.r, loss / v)        # S000 eq 23; v > 0
+            return loss / (v + h.r)            # [AROW13] eq 16
+        return min(0.5 / h.r, loss / v)        # [AROW13] eq 23; v > 0
     if h.rule == CW_VAR:
-        # [CW08] Alg. 1, rationalised for q > 0 (FORMULAS.md section 2).
+        # [CW08] Alg. 1, rationalised for q > 0.
         q = 1.0 + 2.0 * phi * m
         disc = (1.0 - 2.0 * phi * m) * (1.0 - 2.0 * phi * m) + 8.0 * phi * phi * v
         if q > 0.0:
@@ -280,7 +258,7 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
         c[0] = 2.0 * alpha * phi
         return alpha
     if h.rule == CW_STDEV:
-        # S001 Fig. 1, eqs 14, 12, 15 with the rationalised forms.
+        # [ECCW08] Fig. 1, eqs 14, 12, 15 with the rationalised forms.
         psi = 1.0 + 0.5 * phi * phi
         xi = 1.0 + phi * phi
         D = m * m * phi * phi * phi * phi * 0.25 + v * phi * phi * xi
@@ -297,9 +275,7 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     return 0.0
 
 
-def diag_pass(const double[::1] data, const int[::1] indices,
-              const long long[::1] indptr, const int[::1] dense_idx,
-              Py_ssize_t n_cols, const double[::1] y,
+def diag_pass(RowView rows, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[:, ::1] ms,
               int rule, double phi, double r, bint direct):
@@ -311,58 +287,41 @@ def diag_pass(const double[::1] data, const int[::1] indices,
 
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Hyper h
-    h.rule = rule
-    h.phi = phi
-    h.r = r
-    h.direct = direct
-    cdef Py_ssize_t D = ms.shape[0], k, j, nnz, i, p, rounds = 0, mistakes = 0, updates = 0
-    cdef Py_ssize_t pos = -1
-    cdef int status = OK
+    cdef Rows R = rows.R
+    cdef Hyper h = hyper_second_order(rule, phi, r, direct)
+    cdef Py_ssize_t D = ms.shape[0], k, j, nnz, i, p
+    cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double dot, v, m, yi, alpha, c, ay, xj, sj, loss_sum = 0.0
+    cdef double dot, v, m, yi, alpha, c, ay, xj, sj
     cdef bint finite
     cdef double mb, sb
     cdef double* w = &ms[0, 0]
     cdef Ahead ah
     # old (mu, sigma) of the coordinates an update touches, to restore on overflow
-    cdef double* save = <double*>malloc(2 * (max_row_nnz(&R, order) + 1) * sizeof(double))
-    if save == NULL:
-        raise MemoryError()
+    cdef Workspace ws = Workspace()
+    cdef double* save = ws.doubles(2 * (max_row_nnz(&R, order) + 1))
     with nogil:
-        ahead_init(&ah, &R, order)
-        for j in range(AHEAD_DIST):
-            p = ahead_next(&ah)
-            if p >= 0:
-                CWKIT_PREFETCH(w + 2 * p)
+        ahead_start(&ah, &R, order, w, 2, NULL)
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&R, i, &x, &idx)
             dot = w[2 * (D - 1)] * bias
             v = w[2 * (D - 1) + 1] * bias * bias
             for j in range(nnz):
-                p = ahead_next(&ah)
-                if p >= 0:
-                    CWKIT_PREFETCH(w + 2 * p)     # (mu, sigma) share a cache line
+                ahead_fetch(&ah, w, 2, NULL)       # (mu, sigma) share a cache line
                 p = idx[j]
                 dot += w[2 * p] * x[j]
                 v += w[2 * p + 1] * x[j] * x[j]
             yi = y[i]
             m = yi * dot
-            if not (isfinite(m) and isfinite(v)):
-                status = NONFINITE_INPUT
-                pos = i
+            if not count_margin(&cnt, m, v, i):
                 break
-            rounds += 1
-            if m <= 0.0:
-                mistakes += 1
-            if m < 1.0:
-                loss_sum += 1.0 - m
             alpha = so_step(&h, m, v, &c)
             if alpha == 0.0:
                 continue
+            # mu += ay Sigma x~ and the covariance step (`sigma_step`'s arithmetic,
+            # written out: its call form makes this hot loop slower), old pairs to save
             ay = alpha * yi
             finite = True
             for j in range(nnz):
@@ -379,6 +338,8 @@ def diag_pass(const double[::1] data, const int[::1] indices,
                 finite &= isfinite(w[2 * p]) & isfinite(w[2 * p + 1])
             mb = w[2 * (D - 1)]
             sb = w[2 * (D - 1) + 1]
+            save[2 * nnz] = mb
+            save[2 * nnz + 1] = sb
             w[2 * (D - 1)] = mb + ay * sb * bias
             if direct:
                 w[2 * (D - 1) + 1] = sb - c * sb * sb * bias * bias
@@ -386,73 +347,47 @@ def diag_pass(const double[::1] data, const int[::1] indices,
                 w[2 * (D - 1) + 1] = inv_diag_update(sb, c, bias * bias)
             finite &= isfinite(w[2 * (D - 1)]) & isfinite(w[2 * (D - 1) + 1])
             if not finite:
-                for j in range(nnz):
-                    w[2 * idx[j]] = save[2 * j]
-                    w[2 * idx[j] + 1] = save[2 * j + 1]
-                w[2 * (D - 1)] = mb
-                w[2 * (D - 1) + 1] = sb
-                status = NONFINITE_STATE
-                pos = i
-                rounds -= 1
+                restore_coords(w, save, idx, nnz, D, 2, 2)
+                fail_round(&cnt, NONFINITE_STATE, i)
                 break
-            updates += 1
-    free(save)
-    return rounds, mistakes, updates, loss_sum, status, pos
+            cnt.updates += 1
+    return counts_result(&cnt)
 
 
-def sop_diag_pass(const double[::1] data, const int[::1] indices,
-                  const long long[::1] indptr, const int[::1] dense_idx,
-                  Py_ssize_t n_cols, const double[::1] y,
+def sop_diag_pass(RowView rows, const double[::1] y,
                   const Py_ssize_t[::1] order, double bias,
                   double[::1] vv, double[::1] A):
     """One pass of the diagonal second-order perceptron.
 
-    [SOP05] Fig. 3.1 projected on the diagonal (FORMULAS.md section 2): predict
-    with w_t = vv / (A + x_t^2); on a mistake vv += y x, A += x^2.
+    [SOP05] Fig. 3.1 projected on the diagonal: predict with
+    w_t = vv / (A + x_t^2); on a mistake vv += y x, A += x^2.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Py_ssize_t D = vv.shape[0], k, j, nnz, i, p, rounds = 0, mistakes = 0, updates = 0
-    cdef Py_ssize_t pos = -1
-    cdef int status = OK
+    cdef Py_ssize_t D = vv.shape[0], k, j, nnz, i, p
+    cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double score, m, n, yi, xj, loss_sum = 0.0
+    cdef double score, m, n, yi, xj
     cdef Ahead ah
-    cdef Py_ssize_t f
     with nogil:
-        ahead_init(&ah, &R, order)
-        for j in range(AHEAD_DIST):
-            f = ahead_next(&ah)
-            if f >= 0:
-                CWKIT_PREFETCH(&vv[f])
-                CWKIT_PREFETCH(&A[f])
+        ahead_start(&ah, &rows.R, order, &vv[0], 1, &A[0])
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             score = vv[D - 1] * bias / (A[D - 1] + bias * bias)     # A > 0
             n = bias * bias
             for j in range(nnz):
-                f = ahead_next(&ah)
-                if f >= 0:
-                    CWKIT_PREFETCH(&vv[f])
-                    CWKIT_PREFETCH(&A[f])
+                ahead_fetch(&ah, &vv[0], 1, &A[0])
                 p = idx[j]
                 xj = x[j]
                 score += vv[p] * xj / (A[p] + xj * xj)
                 n += xj * xj
             yi = y[i]
             m = yi * score
-            if not (isfinite(m) and isfinite(n)):
-                status = NONFINITE_INPUT
-                pos = i
+            if not count_margin(&cnt, m, n, i):
                 break
-            rounds += 1
-            if m < 1.0:
-                loss_sum += 1.0 - m
             if m > 0.0:
                 continue
-            mistakes += 1
             for j in range(nnz):
                 p = idx[j]
                 xj = x[j]
@@ -460,13 +395,13 @@ def sop_diag_pass(const double[::1] data, const int[::1] indices,
                 A[p] += xj * xj
             vv[D - 1] += yi * bias
             A[D - 1] += bias * bias
-            updates += 1
-    return rounds, mistakes, updates, loss_sum, status, pos
+            cnt.updates += 1
+    return counts_result(&cnt)
 
 
 cdef inline double rda_weight(double u, double G, double t, double eta, double lam,
                               double delta) noexcept nogil:
-    """AdaGrad-RDA weight from (u_i, G_i, t), FORMULAS.md section 3b:
+    """AdaGrad-RDA weight ([DHS11]) from (u_i, G_i, t):
     w_i = -sign(u_i) eta / (delta + sqrt(G_i)) max(0, |u_i| - lam t)."""
     cdef double a = fabs(u) - lam * t
     if a <= 0.0:
@@ -475,59 +410,40 @@ cdef inline double rda_weight(double u, double G, double t, double eta, double l
     return -a if u > 0.0 else a
 
 
-def adagrad_pass(const double[::1] data, const int[::1] indices,
-                 const long long[::1] indptr, const int[::1] dense_idx,
-                 Py_ssize_t n_cols, const double[::1] y,
+def adagrad_pass(RowView rows, const double[::1] y,
                  const Py_ssize_t[::1] order, double bias,
                  double[::1] u, double[::1] G, double[::1] aux,
                  double eta, double lam, double delta):
-    """One pass of diagonal AdaGrad (RDA with L1) on the hinge loss.
+    """One pass of diagonal AdaGrad (RDA with L1, [DHS11]) on the hinge loss.
 
     Weights are computed on demand from (u, G, t), so a round costs O(nnz).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Py_ssize_t D = u.shape[0], k, j, nnz, i, p, rounds = 0, mistakes = 0, updates = 0
-    cdef Py_ssize_t pos = -1
-    cdef int status = OK
+    cdef Py_ssize_t D = u.shape[0], k, j, nnz, i, p
+    cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double score, m, n, yi, xj, t = aux[AUX_T], loss_sum = 0.0
+    cdef double score, m, n, yi, xj, t = aux[AUX_T]
     cdef Ahead ah
-    cdef Py_ssize_t f
     with nogil:
-        ahead_init(&ah, &R, order)
-        for j in range(AHEAD_DIST):
-            f = ahead_next(&ah)
-            if f >= 0:
-                CWKIT_PREFETCH(&u[f])
-                CWKIT_PREFETCH(&G[f])
+        ahead_start(&ah, &rows.R, order, &u[0], 1, &G[0])
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             score = rda_weight(u[D - 1], G[D - 1], t, eta, lam, delta) * bias
             n = bias * bias
             for j in range(nnz):
-                f = ahead_next(&ah)
-                if f >= 0:
-                    CWKIT_PREFETCH(&u[f])
-                    CWKIT_PREFETCH(&G[f])
+                ahead_fetch(&ah, &u[0], 1, &G[0])
                 p = idx[j]
                 score += rda_weight(u[p], G[p], t, eta, lam, delta) * x[j]
                 n += x[j] * x[j]
             yi = y[i]
             m = yi * score
-            if not (isfinite(m) and isfinite(n)):
-                status = NONFINITE_INPUT
-                pos = i
+            if not count_margin(&cnt, m, n, i):
                 break
-            rounds += 1
             t += 1.0
-            if m <= 0.0:
-                mistakes += 1
             if m >= 1.0:
                 continue
-            loss_sum += 1.0 - m
             # subgradient of the hinge loss: g = -y x
             for j in range(nnz):
                 p = idx[j]
@@ -536,9 +452,9 @@ def adagrad_pass(const double[::1] data, const int[::1] indices,
                 G[p] += xj * xj
             u[D - 1] -= yi * bias
             G[D - 1] += bias * bias
-            updates += 1
+            cnt.updates += 1
     aux[AUX_T] = t
-    return rounds, mistakes, updates, loss_sum, status, pos
+    return counts_result(&cnt)
 
 
 def rda_weights(const double[::1] u, const double[::1] G, double t, double eta,
@@ -550,16 +466,14 @@ def rda_weights(const double[::1] u, const double[::1] G, double t, double eta,
             out[j] = rda_weight(u[j], G[j], t, eta, lam, delta)
 
 
-def row_scores(const double[::1] data, const int[::1] indices,
-               const long long[::1] indptr, const int[::1] dense_idx,
-               Py_ssize_t n_cols, double bias, const double[::1] w,
+def row_scores(RowView rows,
+               double bias, const double[::1] w,
                const double[::1] s2, double[::1] out_m, double[::1] out_v):
     """Test-time w.x (and x^T diag(s2) x when s2 is not empty) for every row.
 
     The same row walk as the training drivers, so dense and CSR inputs give
     bit-identical scores.
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t D = w.shape[0], i, j, p, nnz
     cdef bint quad = s2.shape[0] > 0
     cdef const double* x
@@ -567,7 +481,7 @@ def row_scores(const double[::1] data, const int[::1] indices,
     cdef double dot, v
     with nogil:
         for i in range(out_m.shape[0]):
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             dot = w[D - 1] * bias
             for j in range(nnz):
                 dot += w[idx[j]] * x[j]
@@ -580,19 +494,17 @@ def row_scores(const double[::1] data, const int[::1] indices,
                 out_v[i] = v
 
 
-def sop_diag_scores(const double[::1] data, const int[::1] indices,
-                    const long long[::1] indptr, const int[::1] dense_idx,
-                    Py_ssize_t n_cols, double bias, const double[::1] vv,
+def sop_diag_scores(RowView rows,
+                    double bias, const double[::1] vv,
                     const double[::1] A, double[::1] out):
     """Test-time scores of the diagonal SOP: sum_i vv_i x_i / (A_i + x_i^2)."""
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t D = vv.shape[0], i, j, p, nnz
     cdef const double* x
     cdef const int* idx
     cdef double score
     with nogil:
         for i in range(out.shape[0]):
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             score = vv[D - 1] * bias / (A[D - 1] + bias * bias)     # A > 0
             for j in range(nnz):
                 p = idx[j]

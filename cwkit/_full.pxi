@@ -2,11 +2,16 @@
 # matrix-vector products and rank-one updates on one triangle of Sigma
 # (Fortran 'U' = the lower triangle of the C-ordered array); Python mirrors it.
 #
+# Provides: dsymv, dsyr, scatter_row, full_quad and the step full_step / full_check /
+# full_apply (also used by the multi-class full drivers), full_pass, full_scores.
+# Uses: RowView, get_row (_rows.pxi); Counts (_driver.pxi); Hyper, so_step,
+# sherman_morrison_beta, SOP (_binary.pxi).
+#
 # dsymv / dsyr below are the reference-BLAS algorithms with BLAS's calling
 # convention (uplo 'U', unit strides) rather than scipy.linalg.cython_blas:
 # cimporting that module imports scipy.linalg whenever cwkit is imported, which
-# cost 0.3-0.4 s of every CLI start for a path only dense, low-dimensional
-# data takes (D <= 4096, where the loops below run at memory speed anyway).
+# slows every CLI start for a path only dense, low-dimensional data takes
+# (D <= 4096, where the loops below run at memory speed anyway).
 
 
 cdef inline void dsymv(const char* uplo, const int* n, const double* alpha,
@@ -55,112 +60,118 @@ cdef inline void scatter_row(const double* x, const int* idx, Py_ssize_t nnz,
     xd[D - 1] = bias
 
 
-def full_pass(const double[::1] data, const int[::1] indices,
-              const long long[::1] indptr, const int[::1] dense_idx,
-              Py_ssize_t n_cols, const double[::1] y,
+cdef inline double full_quad(const double* x, const int* idx, Py_ssize_t nnz, double bias,
+                             const double* mu, const double* S, int D, double* xd, double* z,
+                             double* v) noexcept nogil:
+    """mu.x~ (returned) and v = x~^T Sigma x~, with xd = x~ and z = Sigma x~."""
+    cdef int one = 1
+    cdef Py_ssize_t j
+    cdef double dot = 0.0, q = 0.0, done = 1.0, zero = 0.0
+    cdef char uplo = b'U'
+    scatter_row(x, idx, nnz, bias, xd, D)
+    dsymv(&uplo, &D, &done, S, &D, xd, &one, &zero, z, &one)
+    for j in range(D):
+        dot += mu[j] * xd[j]
+        q += xd[j] * z[j]
+    v[0] = q
+    return dot
+
+
+cdef inline bint full_step(const Hyper* h, double m, double v, double yc, double dot,
+                           double* ay, double* beta) noexcept nogil:
+    """The step of a full-covariance rule on label yc, score dot, margin m = yc dot
+    and v = x^T Sigma x: mu += ay Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma.
+    CW-Var, CW-Stdev, AROW: their Sigma^-1 += c x x^T gives beta = c / (1 + c v)
+    by Sherman-Morrison.  SOP keeps mu = A^-1 v and Sigma = A^-1 ([SOP05] Fig. 3.1):
+    on a mistake v += y x, A += x x^T, i.e. ay = (y - x.mu) / (1 + x^T A^-1 x) and
+    beta = 1 / (1 + x^T A^-1 x).  Returns False when the rule makes no update."""
+    cdef double alpha, c
+    if h.rule == SOP:
+        if m > 0.0:
+            return False
+        ay[0] = (yc - dot) / (1.0 + v)                     # v >= 0
+        beta[0] = 1.0 / (1.0 + v)
+        return True
+    alpha = so_step(h, m, v, &c)
+    if alpha == 0.0:
+        return False
+    ay[0] = alpha * yc
+    beta[0] = sherman_morrison_beta(c, v)
+    return True
+
+
+cdef inline bint full_check(const double* mu, const double* z, double ay, const double* g,
+                            double beta, Py_ssize_t n) noexcept nogil:
+    """Whether mu + ay z and Sigma - beta g g^T (n coordinates) stay finite."""
+    cdef Py_ssize_t j
+    cdef double chk = 0.0, zmax = 0.0
+    for j in range(n):
+        chk += mu[j] + ay * z[j]
+        zmax = max(zmax, fabs(g[j]))
+    return isfinite(chk) and isfinite(beta * zmax * zmax)
+
+
+cdef inline void full_apply(double* mu, double* S, int n, int lda, const double* z, double ay,
+                            const double* g, double beta) noexcept nogil:
+    """mu += ay z and Sigma -= beta g g^T on one triangle of the n x n Sigma at S
+    (leading dimension lda)."""
+    cdef Py_ssize_t j
+    cdef int one = 1
+    cdef double nbeta = -beta
+    cdef char uplo = b'U'
+    for j in range(n):
+        mu[j] += ay * z[j]
+    dsyr(&uplo, &n, &nbeta, g, &one, S, &lda)
+
+
+def full_pass(RowView rows, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[::1] mu, double[:, ::1] Sigma, double[::1] work,
               int rule, double phi, double r):
     """One pass of a full-covariance rule: CW-Var, CW-Stdev, AROW, AROW-H, SOP.
 
-    Every rule is mu += alpha y Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma.
-    For CW-Var, CW-Stdev and AROW the rule's Sigma^-1 += c x x^T gives
-    beta = c / (1 + c v) by Sherman-Morrison.  SOP keeps mu = A^-1 v and
-    Sigma = A^-1 ([SOP05] Fig. 3.1): on a mistake v += y x, A += x x^T, i.e.
-    alpha y = (y - x.mu) / (1 + x^T A^-1 x) and beta = 1 / (1 + x^T A^-1 x).
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Every rule is mu += alpha y Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma
+    (`full_step`).  Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Hyper h
-    h.rule = rule
-    h.phi = phi
-    h.r = r
-    h.direct = False
-    cdef int D = <int>mu.shape[0], one = 1
-    cdef Py_ssize_t k, j, nnz, i, rounds = 0, mistakes = 0, updates = 0, pos = -1
-    cdef int status = OK
+    cdef Hyper h = hyper_second_order(rule, phi, r, False)
+    cdef int D = <int>mu.shape[0]
+    cdef Py_ssize_t k, nnz, i
+    cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
     cdef double* xd = &work[0]
     cdef double* z = &work[D]
-    cdef double dot, v, m, yi, alpha, c, ay, beta, chk, zmax, nbeta
-    cdef double loss_sum = 0.0, done = 1.0, zero = 0.0
-    cdef char uplo = b'U'
+    cdef double dot, v, m, ay, beta
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
-            scatter_row(x, idx, nnz, bias, xd, D)
-            dsymv(&uplo, &D, &done, &Sigma[0, 0], &D, xd, &one, &zero, z, &one)
-            dot = 0.0
-            v = 0.0
-            for j in range(D):
-                dot += mu[j] * xd[j]
-                v += xd[j] * z[j]
-            yi = y[i]
-            m = yi * dot
-            if not (isfinite(m) and isfinite(v)):
-                status = NONFINITE_INPUT
-                pos = i
+            nnz = get_row(&rows.R, i, &x, &idx)
+            dot = full_quad(x, idx, nnz, bias, &mu[0], &Sigma[0, 0], D, xd, z, &v)
+            m = y[i] * dot
+            if not count_margin(&cnt, m, v, i):
                 break
-            rounds += 1
-            if m <= 0.0:
-                mistakes += 1
-            if m < 1.0:
-                loss_sum += 1.0 - m
-            if rule == SOP:
-                if m > 0.0:
-                    continue
-                ay = (yi - dot) / (1.0 + v)                    # v >= 0
-                beta = 1.0 / (1.0 + v)
-            else:
-                alpha = so_step(&h, m, v, &c)
-                if alpha == 0.0:
-                    continue
-                ay = alpha * yi
-                beta = sherman_morrison_beta(c, v)
-            chk = 0.0
-            zmax = 0.0
-            for j in range(D):
-                chk += mu[j] + ay * z[j]
-                zmax = max(zmax, fabs(z[j]))
-            if not (isfinite(chk) and isfinite(beta * zmax * zmax)):
-                status = NONFINITE_STATE
-                pos = i
-                rounds -= 1
+            if not full_step(&h, m, v, y[i], dot, &ay, &beta):
+                continue
+            if not full_check(&mu[0], z, ay, z, beta, D):
+                fail_round(&cnt, NONFINITE_STATE, i)
                 break
-            for j in range(D):
-                mu[j] += ay * z[j]
-            nbeta = -beta
-            dsyr(&uplo, &D, &nbeta, z, &one, &Sigma[0, 0], &D)
-            updates += 1
-    return rounds, mistakes, updates, loss_sum, status, pos
+            full_apply(&mu[0], &Sigma[0, 0], D, D, z, ay, z, beta)
+            cnt.updates += 1
+    return counts_result(&cnt)
 
 
-def full_scores(const double[::1] data, const int[::1] indices,
-                const long long[::1] indptr, const int[::1] dense_idx,
-                Py_ssize_t n_cols, double bias, const double[::1] mu,
+def full_scores(RowView rows,
+                double bias, const double[::1] mu,
                 double[:, ::1] Sigma, double[::1] work, double[::1] out_m,
                 double[::1] out_v):
     """mu.x and x^T Sigma x for every row (test-time scores of full rules)."""
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef int D = <int>mu.shape[0], one = 1
-    cdef Py_ssize_t i, j, nnz
+    cdef int D = <int>mu.shape[0]
+    cdef Py_ssize_t i, nnz
     cdef const double* x
     cdef const int* idx
     cdef double* xd = &work[0]
     cdef double* z = &work[D]
-    cdef double dot, v, done = 1.0, zero = 0.0
-    cdef char uplo = b'U'
     with nogil:
         for i in range(out_m.shape[0]):
-            nnz = get_row(&R, i, &x, &idx)
-            scatter_row(x, idx, nnz, bias, xd, D)
-            dsymv(&uplo, &D, &done, &Sigma[0, 0], &D, xd, &one, &zero, z, &one)
-            dot = 0.0
-            v = 0.0
-            for j in range(D):
-                dot += mu[j] * xd[j]
-                v += xd[j] * z[j]
-            out_m[i] = dot
-            out_v[i] = v
+            nnz = get_row(&rows.R, i, &x, &idx)
+            out_m[i] = full_quad(x, idx, nnz, bias, &mu[0], &Sigma[0, 0], D, xd, z, &out_v[i])

@@ -1,4 +1,4 @@
-# L1-norm-constrained PA (S004 eq. 3.9; FORMULAS.md §3, L1 bullet): the exact
+# L1-norm-constrained PA ([LMC09] eq. 3.9): the exact
 # update of cwkit.l1pa.l1pa_step (its numpy reference), compiled.  For w_t = v
 # and z = y x (support S, |S| = s):
 #   w(tau, lam) = S_lam(v + tau z)                   (soft-thresholding)
@@ -13,9 +13,16 @@
 # the sorted |v_i| are read off it (the same sequence as sorting all of w, so the
 # same arithmetic).  Shrinking keeps the order (fl(|w| - lam) is monotone in |w|),
 # so after an update only the s new entries are sorted and merged in.
+#
+# Provides: the solver `_l1_update`, the support list `L1Supp`, the scratch
+# `l1_work` / `l1_support`, the step `l1_step` (with `l1_feasible`, `l1_commit`,
+# `l1_stop`, also used by _mc_l1pa.pxi) and the driver `l1pa_pass`.
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
+# (_driver.pxi); Status (_status.pxi).  No numpy.
 
 from libc.stdlib cimport qsort
-from libc.math cimport NAN
+from libc.math cimport NAN, fabs, isfinite
+from libc.float cimport DBL_EPSILON
 
 cdef struct L1Break:
     double t          # breakpoint of the margin in tau
@@ -287,9 +294,96 @@ cdef double _l1_update(const double* w, const L1Supp* S, const Py_ssize_t* on,
     return lam
 
 
-def l1pa_pass(const double[::1] data, const int[::1] indices,
-              const long long[::1] indptr, const int[::1] dense_idx,
-              Py_ssize_t n_cols, const double[::1] y, const Py_ssize_t[::1] order,
+cdef L1Work l1_work(Workspace ws, Py_ssize_t smax, Py_ssize_t n) except *:
+    """Scratch of `_l1_update` for up to smax support entries of z and a state of
+    n coordinates."""
+    cdef L1Work W
+    W.p = ws.doubles(9 * smax + 2 * n + 1)
+    W.a = W.p + smax
+    W.vs = W.a + smax
+    W.us = W.vs + smax
+    W.br = <L1Break*>(W.us + smax)     # 2 smax structs of two doubles
+    W.won = W.us + 5 * smax
+    W.vo = W.won + smax
+    W.suffix = W.vo + n
+    return W
+
+
+cdef L1Supp l1_support(Workspace ws, const double* w, Py_ssize_t n,
+                       Py_ssize_t n_new) except *:
+    """The support list of w (n coordinates), with key scratch for its nonzeros
+    now and for the n_new entries one update sets."""
+    cdef L1Supp S
+    cdef Py_ssize_t i, nz = 0
+    for i in range(n):
+        if w[i] != 0.0:
+            nz += 1
+    S.idx = ws.indices(n)
+    S.mark = ws.flags(n)
+    S.keys = <L1Key*>ws.take((nz if nz > n_new else n_new) * sizeof(L1Key), False)
+    _supp_init(&S, w, n)
+    return S
+
+
+cdef enum:
+    L1_NO_UPDATE = -1   # `l1_feasible`: z = 0 cannot move the margin (PA's convention)
+
+
+cdef inline int l1_feasible(double n, bint zero, double zmax, double beta) noexcept nogil:
+    """Whether an update with ||z||^2 = n and ||z||_inf = zmax can be made: OK,
+    L1_NO_UPDATE (`zero`: z = 0), NONFINITE_INPUT, or INFEASIBLE (beta ||z||_inf <= 1)."""
+    if not isfinite(n):
+        return NONFINITE_INPUT
+    if zero:
+        return L1_NO_UPDATE
+    if beta * zmax <= 1.0:
+        return INFEASIBLE
+    return OK
+
+
+cdef inline bint l1_commit(L1Supp* S, double* w, const Py_ssize_t* on, const double* won,
+                           Py_ssize_t s, double lam) noexcept nogil:
+    """Apply an update (`_supp_commit`) unless lam or a new weight is not finite
+    (off `on` the new w = S_lam(w) is finite when w and lam are: O(s), not O(D))."""
+    cdef Py_ssize_t j
+    cdef double chk = lam
+    for j in range(s):
+        chk += won[j]
+    if not isfinite(chk):
+        return False
+    _supp_commit(S, w, on, won, s, lam)
+    return True
+
+
+cdef inline int l1_step(double* w, L1Supp* S, const Py_ssize_t* on, const double* zs,
+                        Py_ssize_t s, double beta, L1Work* W) noexcept nogil:
+    """The update of w with z = zs on the coordinates `on`: OK (made), or
+    L1_NO_UPDATE, or the Status that stops the pass."""
+    cdef Py_ssize_t j
+    cdef double n = 0.0, zmax = 0.0, lam
+    cdef int st
+    for j in range(s):
+        n += zs[j] * zs[j]
+        if fabs(zs[j]) > zmax:
+            zmax = fabs(zs[j])
+    st = l1_feasible(n, n == 0.0, zmax, beta)
+    if st != OK:
+        return st
+    lam = _l1_update(w, S, on, zs, s, beta, zmax, W)
+    return OK if l1_commit(S, w, on, W.won, s, lam) else NONFINITE_STATE
+
+
+cdef inline bint l1_stop(Counts* cnt, int st, Py_ssize_t i) noexcept nogil:
+    """Count an `l1_step`: an update, nothing, or (True) the pass stops at row i."""
+    if st == OK:
+        cnt.updates += 1
+    elif st != L1_NO_UPDATE:
+        fail_round(cnt, st, i)
+        return True
+    return False
+
+
+def l1pa_pass(RowView rows, const double[::1] y, const Py_ssize_t[::1] order,
               double bias, double[::1] w, double beta, double[::1] scores_out):
     """One pass of the L1-norm-constrained PA; w (length D, intercept last) in place.
 
@@ -298,58 +392,36 @@ def l1pa_pass(const double[::1] data, const int[::1] indices,
     receives the score each row was predicted with.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Py_ssize_t D = w.shape[0], smax = max_row_nnz(&R, order) + 1
-    cdef Py_ssize_t k, i, j, nnz, s, rounds = 0, mistakes = 0, updates = 0, pos = -1
+    cdef Py_ssize_t D = w.shape[0], smax = max_row_nnz(&rows.R, order) + 1
+    cdef Py_ssize_t k, i, j, nnz, s
+    cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double f, m, n, zmax, chk, lam, loss_sum = 0.0
-    cdef int status = OK
+    cdef double f, m
     cdef bint keep_scores = scores_out.shape[0] > 0
-    cdef double[::1] buf = np.empty(10 * smax + 2 * D + 1)
-    cdef Py_ssize_t[::1] on = np.empty(smax, dtype=np.intp)
-    cdef Py_ssize_t[::1] supp = np.empty(D, dtype=np.intp)
-    cdef unsigned char[::1] mark = np.zeros(D, dtype=np.uint8)
-    # L1Key scratch (two doubles each): w's nonzeros now, or one update's entries
-    cdef double[::1] keybuf = np.empty(2 * max(np.count_nonzero(w), smax))
-    cdef double* zs = &buf[0]
-    cdef L1Work W
-    cdef L1Supp S
-    S.keys = <L1Key*>&keybuf[0]
-    W.p = zs + smax
-    W.a = W.p + smax
-    W.vs = W.a + smax
-    W.us = W.vs + smax
-    W.br = <L1Break*>(W.us + smax)     # 2 smax structs of two doubles
-    W.won = W.us + 5 * smax
-    W.vo = W.won + smax
-    W.suffix = W.vo + D
-    S.idx = &supp[0]
-    S.mark = &mark[0]
+    cdef Workspace ws = Workspace()
+    cdef double* zs = ws.doubles(smax)
+    cdef Py_ssize_t* on = ws.indices(smax)
+    cdef L1Work W = l1_work(ws, smax, D)
+    cdef L1Supp S = l1_support(ws, &w[0], D, smax)
     with nogil:
-        _supp_init(&S, &w[0], D)
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             f = w[D - 1] * bias
             for j in range(nnz):
                 f += w[idx[j]] * x[j]
             m = y[i] * f
             if not isfinite(m):
-                status = NONFINITE_INPUT
-                pos = i
+                fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             if keep_scores:
                 scores_out[k] = f
-            rounds += 1
-            if m <= 0.0:
-                mistakes += 1
+            count_round(&cnt, m <= 0.0)
+            count_hinge(&cnt, m)
             if m >= 1.0:
                 continue
-            loss_sum += 1.0 - m
             s = 0
-            n = 0.0
-            zmax = 0.0
             for j in range(nnz):
                 if x[j] != 0.0:
                     on[s] = idx[j]
@@ -359,32 +431,6 @@ def l1pa_pass(const double[::1] data, const int[::1] indices,
                 on[s] = D - 1
                 zs[s] = y[i] * bias
                 s += 1
-            for j in range(s):
-                n += zs[j] * zs[j]
-                if fabs(zs[j]) > zmax:
-                    zmax = fabs(zs[j])
-            if not isfinite(n):
-                status = NONFINITE_INPUT
-                pos = i
-                rounds -= 1
+            if l1_stop(&cnt, l1_step(&w[0], &S, on, zs, s, beta, &W), i):
                 break
-            if n == 0.0:
-                continue  # x = 0 cannot move the margin: no update (PA's convention)
-            if beta * zmax <= 1.0:
-                status = INFEASIBLE
-                pos = i
-                rounds -= 1
-                break
-            # off `on` the new w = S_lam(w) is finite when w and lam are
-            lam = _l1_update(&w[0], &S, &on[0], zs, s, beta, zmax, &W)
-            chk = lam
-            for j in range(s):
-                chk += W.won[j]
-            if not isfinite(chk):
-                status = NONFINITE_STATE
-                pos = i
-                rounds -= 1
-                break
-            _supp_commit(&S, &w[0], &on[0], W.won, s, lam)
-            updates += 1
-    return rounds, mistakes, updates, loss_sum, status, pos
+    return counts_result(&cnt)

@@ -1,5 +1,5 @@
-# Multi-class top-1 and top-k L1-norm-constrained PA (S004 eq. 3.9 with the 1-of-k
-# feature function of FORMULAS.md section 4).  The state W is (D, K) C-contiguous,
+# Multi-class top-1 and top-k L1-norm-constrained PA ([LMC09] eq. 3.9 with the
+# 1-of-k feature function of [CS03]).  The state W is (D, K) C-contiguous,
 # read as one flat vector of length K D.  With c the closest competitor,
 #   Delta = f(x, y) - f(x, c)   (x~ in block y, -x~ in block c),
 #   W <- argmin 1/2 ||W' - W||_F^2  s.t.  W'.Delta >= 1,  ||W'||_1 <= beta,
@@ -8,8 +8,13 @@
 # _l1_update is reused on the flat state: the support of Delta is
 # {j K + y} with values x~_j and {j K + c} with values -x~_j.  Feasible iff
 # beta ||Delta||_inf = beta ||x~||_inf > 1 (for top-k too: every Delta_j has
-# ||Delta_j||_inf = ||x~||_inf).  Included after _l1pa.pxi and _multiclass.pxi
-# (all_dots, argmax_first, competitor, top_competitors, all_finite).
+# ||Delta_j||_inf = ||x~||_inf).
+#
+# Provides: the top-k solver `_l1k_update` and the driver `mc_l1pa_pass`.
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
+# (_driver.pxi); _l1_update, _l1_soft, L1Supp, L1Work, l1_work, l1_support,
+# l1_feasible, l1_commit, l1_step, l1_stop (_l1pa.pxi); all_dots, all_finite,
+# argmax_first, competitor, top_competitors (_mc_rows.pxi).
 
 
 # ---- top-k: min 1/2 ||W' - W||^2 s.t. W'.Delta_j >= 1 (j < kk), ||W'||_1 <= beta.
@@ -283,9 +288,76 @@ cdef double _l1k_update(const double* w, const L1Supp* S, Py_ssize_t K,
     return lam
 
 
-def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
-                 const long long[::1] indptr, const int[::1] dense_idx,
-                 Py_ssize_t n_cols, const Py_ssize_t[::1] y,
+cdef inline int l1k_step(double* w, L1Supp* S, Py_ssize_t K, const double* x,
+                         const int* idx, Py_ssize_t nnz, double bias, Py_ssize_t D,
+                         Py_ssize_t yi, const double* sc, double beta, L1KWork* KW,
+                         Py_ssize_t* fpos, double* xs, Py_ssize_t* comp, Py_ssize_t* taken,
+                         Py_ssize_t* kon, double* kwon) noexcept nogil:
+    """The top-k update of the flat (D, K) state w on row x~ with label yi and
+    class scores sc: OK (made), L1_NO_UPDATE, or the Status that stops the pass."""
+    cdef Py_ssize_t j, s = 0
+    cdef double n = 0.0, zmax = 0.0, lam
+    cdef int st
+    for j in range(nnz + 1):
+        fpos[s] = idx[j] if j < nnz else D - 1
+        xs[s] = x[j] if j < nnz else bias
+        if xs[s] != 0.0:
+            n += xs[s] * xs[s]
+            if fabs(xs[s]) > zmax:
+                zmax = fabs(xs[s])
+            s += 1
+    st = l1_feasible(n, s == 0, zmax, beta)
+    if st != OK:
+        return st
+    top_competitors(sc, K, yi, KW.kk, comp, taken)
+    KW.s = s
+    lam = _l1k_update(w, S, K, fpos, xs, yi, comp, beta, zmax, KW, kon, kwon)
+    return OK if l1_commit(S, w, kon, kwon, (KW.kk + 1) * s, lam) else NONFINITE_STATE
+
+
+cdef inline Py_ssize_t l1_delta(Py_ssize_t K, Py_ssize_t yi, Py_ssize_t c, const double* x,
+                                const int* idx, Py_ssize_t nnz, double bias, Py_ssize_t D,
+                                Py_ssize_t* on, double* zs) noexcept nogil:
+    """The support of Delta = f(x, yi) - f(x, c) in the flat (D, K) state, positions
+    increasing, into on / zs; returns its size."""
+    cdef Py_ssize_t j, s = 0
+    cdef Py_ssize_t lo = yi if yi < c else c
+    cdef Py_ssize_t hop = c - yi if yi < c else yi - c
+    cdef double sg = 1.0 if yi < c else -1.0   # sign of Delta at j K + lo
+    for j in range(nnz):
+        if x[j] != 0.0:
+            on[s] = idx[j] * K + lo
+            zs[s] = sg * x[j]
+            on[s + 1] = on[s] + hop
+            zs[s + 1] = -sg * x[j]
+            s += 2
+    if bias != 0.0:
+        on[s] = (D - 1) * K + lo
+        zs[s] = sg * bias
+        on[s + 1] = on[s] + hop
+        zs[s + 1] = -sg * bias
+        s += 2
+    return s
+
+
+cdef L1KWork l1k_work(Workspace ws, Py_ssize_t kk, Py_ssize_t nk, Py_ssize_t K,
+                      const L1Work* L) except *:
+    """Scratch of `_l1k_update` for kk competitors and rows of up to nk support
+    entries (sharing L's sorted off-support norms)."""
+    cdef L1KWork KW
+    KW.kk = kk
+    KW.P = ws.doubles((kk + 7) * nk + kk + 1 + 3 * (2 * nk + 1) * (kk + 1) + (kk + 1) * nk)
+    KW.a = KW.P + (kk + 1) * nk
+    KW.br = <L1Break*>(KW.a + nk)      # 2 nk structs of two doubles
+    KW.aj = KW.a + 5 * nk
+    KW.vo = L.vo
+    KW.suffix = L.suffix
+    KW.tab = KW.aj + kk + nk
+    KW.ns = ws.indices(kk + 1)
+    return KW
+
+
+def mc_l1pa_pass(RowView rows, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, double[:, ::1] W,
                  double beta, Py_ssize_t kk):
     """One multi-class pass of the L1-norm-constrained PA; W (D, K) in place.
@@ -296,162 +368,51 @@ def mc_l1pa_pass(const double[::1] data, const int[::1] indices,
     closest competitor c and x~ is not zero; INFEASIBLE when beta ||x~||_inf <= 1.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
     cdef Py_ssize_t D = W.shape[0], K = W.shape[1], DK = D * K
-    cdef Py_ssize_t smax = 2 * (max_row_nnz(&R, order) + 1)
-    cdef Py_ssize_t k, i, j, nnz, s, yi, c, lo, hop, rounds = 0, mistakes = 0, updates = 0, pos = -1
+    cdef Py_ssize_t smax = 2 * (max_row_nnz(&rows.R, order) + 1), nk = smax // 2
+    cdef Py_ssize_t k, i, nnz, s, yi, c
+    cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double m, n, zmax, chk, sg, lam, loss_sum = 0.0
-    cdef int status = OK
-    cdef double[::1] buf = np.empty(10 * smax + 2 * DK + 1 + K)
-    cdef Py_ssize_t[::1] on = np.empty(smax, dtype=np.intp)
-    cdef Py_ssize_t[::1] supp = np.empty(DK, dtype=np.intp)
-    cdef unsigned char[::1] mark = np.zeros(DK, dtype=np.uint8)
-    # L1Key scratch (two doubles each): W's nonzeros now, or one update's entries
-    cdef double[::1] keybuf = np.empty(2 * max(np.count_nonzero(W), (kk + 1) * smax))
-    cdef double* zs = &buf[0]
+    cdef double m
+    cdef int st
     cdef double* w = &W[0, 0]
-    cdef L1Work L
-    cdef L1Supp S
-    S.idx = &supp[0]
-    S.mark = &mark[0]
-    S.keys = <L1Key*>&keybuf[0]
-    L.p = zs + smax
-    L.a = L.p + smax
-    L.vs = L.a + smax
-    L.us = L.vs + smax
-    L.br = <L1Break*>(L.us + smax)     # 2 smax structs of two doubles
-    L.won = L.us + 5 * smax
-    L.vo = L.won + smax
-    L.suffix = L.vo + DK
-    cdef double* sc = L.suffix + DK + 1     # K class scores
-    # top-k scratch: P, a, aj, br; feature positions, x~ values, competitors; the
-    # updated entries and their new weights
-    cdef Py_ssize_t nk = smax // 2
-    cdef double[::1] kbuf = np.empty((kk + 7) * nk + kk + 1 + 3 * (2 * nk + 1) * (kk + 1)
-                                     + (kk + 1) * nk)
-    cdef Py_ssize_t[::1] kibuf = np.empty(nk + 2 * kk + 1 + K + (kk + 1) * nk, dtype=np.intp)
-    cdef L1KWork KW
-    KW.kk = kk
-    KW.P = &kbuf[0]
-    KW.a = KW.P + (kk + 1) * nk
-    KW.br = <L1Break*>(KW.a + nk)      # 2 nk structs of two doubles
-    KW.aj = KW.a + 5 * nk
-    KW.vo = L.vo
-    KW.suffix = L.suffix
+    cdef Workspace ws = Workspace()
+    cdef double* zs = ws.doubles(smax + K)
+    cdef double* sc = zs + smax             # K class scores
+    cdef Py_ssize_t* on = ws.indices(smax + nk + kk + K + (kk + 1) * nk)
+    cdef L1Work L = l1_work(ws, smax, DK)
+    cdef L1Supp S = l1_support(ws, w, DK, (kk + 1) * smax)
+    # top-k: feature positions and x~ values, competitors, the updated entries and
+    # their new weights
+    cdef L1KWork KW = l1k_work(ws, kk, nk, K, &L)
     cdef double* xs = KW.aj + kk
-    cdef Py_ssize_t* fpos = &kibuf[0]
+    cdef double* kwon = KW.tab + 3 * (2 * nk + 1) * (kk + 1)
+    cdef Py_ssize_t* fpos = on + smax
     cdef Py_ssize_t* comp = fpos + nk
     cdef Py_ssize_t* taken = comp + kk
-    KW.ns = taken + K
-    KW.tab = xs + nk
-    cdef Py_ssize_t* kon = KW.ns + kk + 1
-    cdef double* kwon = KW.tab + 3 * (2 * nk + 1) * (kk + 1)
+    cdef Py_ssize_t* kon = taken + K
     with nogil:
-        _supp_init(&S, w, DK)
         for k in range(order.shape[0]):
             i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
+            nnz = get_row(&rows.R, i, &x, &idx)
             all_dots(w, K, x, idx, nnz, bias, D, sc)
             if not all_finite(sc, K):
-                status = NONFINITE_INPUT
-                pos = i
+                fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             yi = y[i]
-            rounds += 1
-            if argmax_first(sc, K) != yi:
-                mistakes += 1
+            count_round(&cnt, argmax_first(sc, K) != yi)
             c = competitor(sc, K, yi)
             m = sc[yi] - sc[c]
             if m >= 1.0:
                 continue
-            loss_sum += 1.0 - m
+            count_hinge(&cnt, m)
             if kk > 0:
-                s = 0
-                n = 0.0
-                zmax = 0.0
-                for j in range(nnz + 1):
-                    fpos[s] = idx[j] if j < nnz else D - 1
-                    xs[s] = x[j] if j < nnz else bias
-                    if xs[s] != 0.0:
-                        n += xs[s] * xs[s]
-                        if fabs(xs[s]) > zmax:
-                            zmax = fabs(xs[s])
-                        s += 1
-                if not isfinite(n):
-                    status = NONFINITE_INPUT
-                    pos = i
-                    rounds -= 1
-                    break
-                if s == 0:
-                    continue  # x~ = 0: no update
-                if beta * zmax <= 1.0:
-                    status = INFEASIBLE
-                    pos = i
-                    rounds -= 1
-                    break
-                top_competitors(sc, K, yi, kk, comp, taken)
-                KW.s = s
-                lam = _l1k_update(w, &S, K, fpos, xs, yi, comp, beta, zmax, &KW, kon, kwon)
-                chk = lam
-                for j in range((kk + 1) * s):   # off these entries S_lam(w): finite
-                    chk += kwon[j]
-                if not isfinite(chk):
-                    status = NONFINITE_STATE
-                    pos = i
-                    rounds -= 1
-                    break
-                _supp_commit(&S, w, kon, kwon, (kk + 1) * s, lam)
-                updates += 1
-                continue
-            # support of Delta in the flat (D, K) state, positions increasing
-            lo = yi if yi < c else c
-            hop = c - yi if yi < c else yi - c
-            sg = 1.0 if yi < c else -1.0   # sign of Delta at j K + lo
-            s = 0
-            for j in range(nnz):
-                if x[j] != 0.0:
-                    on[s] = idx[j] * K + lo
-                    zs[s] = sg * x[j]
-                    on[s + 1] = on[s] + hop
-                    zs[s + 1] = -sg * x[j]
-                    s += 2
-            if bias != 0.0:
-                on[s] = (D - 1) * K + lo
-                zs[s] = sg * bias
-                on[s + 1] = on[s] + hop
-                zs[s + 1] = -sg * bias
-                s += 2
-            n = 0.0
-            zmax = 0.0
-            for j in range(s):
-                n += zs[j] * zs[j]
-                if fabs(zs[j]) > zmax:
-                    zmax = fabs(zs[j])
-            if not isfinite(n):
-                status = NONFINITE_INPUT
-                pos = i
-                rounds -= 1
+                st = l1k_step(w, &S, K, x, idx, nnz, bias, D, yi, sc, beta, &KW, fpos, xs,
+                              comp, taken, kon, kwon)
+            else:
+                s = l1_delta(K, yi, c, x, idx, nnz, bias, D, on, zs)
+                st = l1_step(w, &S, on, zs, s, beta, &L)
+            if l1_stop(&cnt, st, i):
                 break
-            if n == 0.0:
-                continue  # x~ = 0: Delta = 0 cannot move the margin, no update
-            if beta * zmax <= 1.0:
-                status = INFEASIBLE
-                pos = i
-                rounds -= 1
-                break
-            # off the support the new W = S_lam(W) is finite when W and lam are:
-            # check lam and the support only (O(nnz), not O(K D))
-            lam = _l1_update(w, &S, &on[0], zs, s, beta, zmax, &L)
-            chk = lam
-            for j in range(s):
-                chk += L.won[j]
-            if not isfinite(chk):
-                status = NONFINITE_STATE
-                pos = i
-                rounds -= 1
-                break
-            _supp_commit(&S, w, &on[0], L.won, s, lam)
-            updates += 1
-    return rounds, mistakes, updates, loss_sum, status, pos
+    return counts_result(&cnt)

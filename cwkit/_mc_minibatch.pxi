@@ -1,6 +1,7 @@
-# Multi-class mini-batch PA on the 1-of-k feature map (FORMULAS.md sections 1
-# "BPA" and 4): BPA-I, BPA-II, BPA-LS with kk competitors per row (kk = 1: top-1,
-# kk = min(k, K - 1): top-k).  State W (D, K) C-contiguous, intercept = row D-1.
+# Multi-class mini-batch PA on the 1-of-k feature map ([GPA13] Sect. 3.2 with
+# the multi-class updates of [CS03]): BPA-I, BPA-II, BPA-LS with kk competitors
+# per row (kk = 1: top-1, kk = min(k, K - 1): top-k).  State W (D, K)
+# C-contiguous, intercept = row D-1.
 #
 # For a group of rows i with current scores s_i (W from before the update):
 #   c_i1..c_ikk = labels != y_i by decreasing score (ties to the smaller label),
@@ -16,6 +17,15 @@
 # gets (sum_j tau_ij) x~_i, block c_ij gets -tau_ij x~_i.  Rows with x~ = 0 (G
 # diagonal 0) cannot move W: their tau are fixed at 0.  Grouping (block / sliding
 # window) and the returned counters are those of `bpa_pass` (_minibatch.pxi).
+#
+# Provides: the driver `mc_bpa_pass`.
+# Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
+# restore_coords (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size
+# (_qp.pxi); Groups, BPA_*, sparse_dot (_minibatch.pxi); all_dots, all_finite, argmax_first,
+# competitor, top_competitors, blk_add (_mc_rows.pxi); TOPK_QP_TOL,
+# TOPK_QP_MAX_ITER (_mc_topk.pxi).
+
+from libc.math cimport INFINITY
 
 
 cdef struct MCBPAWork:
@@ -34,45 +44,18 @@ cdef struct MCBPAWork:
     Py_ssize_t stride    # max_nnz + 1
 
 
-cdef inline double _mcbpa_gram(const double* xa, const int* ia, Py_ssize_t na,
-                               const double* xb, const int* ib, Py_ssize_t nb,
-                               double bias) noexcept nogil:
-    """bias^2 + x_a.x_b, terms added in increasing index order (for x_a = x_b the
-    order of ||x~||^2 in the top-k driver: bias^2 first, then x_j^2)."""
-    cdef Py_ssize_t p = 0, q = 0
-    cdef double s = bias * bias
-    while p < na and q < nb:
-        if ia[p] == ib[q]:
-            s += xa[p] * xb[q]
-            p += 1
-            q += 1
-        elif ia[p] < ib[q]:
-            p += 1
-        else:
-            q += 1
-    return s
-
-
-cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
-                       const Py_ssize_t* y, double bias, double* W, Py_ssize_t D,
-                       Py_ssize_t K, Py_ssize_t kk, int variant, double C, double rho,
-                       bint shared, Py_ssize_t first_cached, MCBPAWork* S, bint* moved,
-                       Py_ssize_t* bad) noexcept nogil:
-    """One joint update of W on the rows rows[0..nb-1]; returns a Status.
-
-    The scores of rows first_cached..nb-1 with the current W are in S.sc already
-    (block mode: computed when the rows were predicted, W unchanged since)."""
+cdef int _mcbpa_rows(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                     const Py_ssize_t* y, double bias, const double* W, Py_ssize_t D,
+                     Py_ssize_t K, Py_ssize_t kk, Py_ssize_t first_cached, MCBPAWork* S,
+                     Py_ssize_t* bad) noexcept nogil:
+    """The group's scores (rows before first_cached scored now), competitors,
+    losses S.ell and Gram matrix S.gx (lower triangle); returns a Status."""
     cdef const double* xa
     cdef const double* xb
     cdef const int* ia
     cdef const int* ib
-    cdef Py_ssize_t m = nb * kk, r, r2, j, j2, q, q2, na, nbb, yr, y2, cq, it, base
-    cdef Py_ssize_t stride = S.stride
-    cdef double val, asum, chk = 0.0, dn2 = 0.0, kkt
+    cdef Py_ssize_t r, r2, j, na, nbb, yr
     cdef double* sc
-    cdef bint any_loss = False
-    cdef int f
-    moved[0] = False
     for r in range(nb):
         na = get_row(R, rows[r], &xa, &ia)
         sc = S.sc + r * K
@@ -87,12 +70,24 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
             S.ell[r * kk + j] = 1.0 - (sc[yr] - sc[S.comp[r * kk + j]])
         for r2 in range(r + 1):
             nbb = get_row(R, rows[r2], &xb, &ib)
-            S.gx[r * nb + r2] = _mcbpa_gram(xa, ia, na, xb, ib, nbb, bias)
+            # bias^2 + x_a.x_b: for a = b the order of ||x~||^2 in the top-k driver
+            S.gx[r * nb + r2] = sparse_dot(xa, ia, na, xb, ib, nbb, bias * bias)
         if not isfinite(S.gx[r * nb + r]):
             bad[0] = rows[r]
             return NONFINITE_INPUT
-    # Q's lower triangle and its mirror
-    for q in range(m):
+    return OK
+
+
+cdef bint _mcbpa_dual(const Py_ssize_t* rows, Py_ssize_t nb, const Py_ssize_t* y,
+                      Py_ssize_t kk, int variant, double C, double rho, bint shared,
+                      MCBPAWork* S) noexcept nogil:
+    """The group's dual: Q (both triangles) and the box of tau (from tau = 0);
+    returns whether a constraint that can move W has a positive loss."""
+    cdef Py_ssize_t m = nb * kk, r, r2, q, q2, yr, y2, cq, base
+    cdef double val
+    cdef bint any_loss = False
+    cdef int f
+    for q in range(m):                         # the lower triangle and its mirror
         r = q // kk                            # kk >= 1
         yr = y[rows[r]]
         cq = S.comp[q]
@@ -124,22 +119,33 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
                 S.Q[q * m + q2] += rho
         else:
             S.Q[q * m + q] += rho
-    if not any_loss and variant != BPA_LS:
-        return OK  # tau = 0 meets the KKT conditions when every l_ij <= 0
-    if hildreth_solve(S.Q, S.ell, S.lo, S.hi, S.tau, m, TOPK_QP_TOL, TOPK_QP_MAX_ITER,
-                      S.qwork, S.qiwork, &kkt, &it, bad) != OK:
-        bad[0] = rows[nb - 1]
-        return QP_NOT_CONVERGED
+    return any_loss
+
+
+cdef inline bint _mcbpa_moves(const double* tau, Py_ssize_t kk) noexcept nogil:
+    """Whether one of a row's kk multipliers is not 0."""
+    cdef Py_ssize_t j
+    for j in range(kk):
+        if tau[j] != 0.0:
+            return True
+    return False
+
+
+cdef int _mcbpa_apply(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                      const Py_ssize_t* y, double bias, double* W, Py_ssize_t D,
+                      Py_ssize_t K, Py_ssize_t kk, MCBPAWork* S, bint* moved) noexcept nogil:
+    """W += sum tau_ij Delta_ij, row by row; on overflow W is restored (in reverse
+    order of application: every value returns exactly) and NONFINITE_STATE returned."""
+    cdef const double* xa
+    cdef const int* ia
+    cdef Py_ssize_t r, j, na, base, stride = S.stride
+    cdef double asum, chk = 0.0, dn2 = 0.0
     for r in range(nb):
+        if not _mcbpa_moves(S.tau + r * kk, kk):
+            continue
         asum = 0.0
         for j in range(kk):
             asum += S.tau[r * kk + j]
-        if asum == 0.0:
-            for j in range(kk):
-                if S.tau[r * kk + j] != 0.0:
-                    break
-            else:
-                continue                       # every tau of this row is 0
         moved[0] = True
         na = get_row(R, rows[r], &xa, &ia)
         base = r * (kk + 1) * stride
@@ -150,28 +156,50 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
                                D, &S.save[base + (j + 1) * stride], &dn2, K)
     if isfinite(chk) and isfinite(dn2):
         return OK
-    # Undo in reverse order of application: every value returns exactly.
     for r in range(nb - 1, -1, -1):
-        for j in range(kk):
-            if S.tau[r * kk + j] != 0.0:
-                break
-        else:
+        if not _mcbpa_moves(S.tau + r * kk, kk):
             continue
         na = get_row(R, rows[r], &xa, &ia)
         base = r * (kk + 1) * stride
         for j in range(kk - 1, -1, -1):
             if S.tau[r * kk + j] != 0.0:
-                blk_restore(&W[S.comp[r * kk + j]], &S.save[base + (j + 1) * stride], ia,
-                            na, D, K)
-        blk_restore(&W[y[rows[r]]], &S.save[base], ia, na, D, K)
+                restore_coords(&W[S.comp[r * kk + j]], &S.save[base + (j + 1) * stride],
+                               ia, na, D, K, 1)
+        restore_coords(&W[y[rows[r]]], &S.save[base], ia, na, D, K, 1)
     moved[0] = False
-    bad[0] = rows[nb - 1]
     return NONFINITE_STATE
 
 
-def mc_bpa_pass(const double[::1] data, const int[::1] indices,
-                const long long[::1] indptr, const int[::1] dense_idx,
-                Py_ssize_t n_cols, const Py_ssize_t[::1] y, const Py_ssize_t[::1] order,
+cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                       const Py_ssize_t* y, double bias, double* W, Py_ssize_t D,
+                       Py_ssize_t K, Py_ssize_t kk, int variant, double C, double rho,
+                       bint shared, Py_ssize_t first_cached, MCBPAWork* S, bint* moved,
+                       Py_ssize_t* bad) noexcept nogil:
+    """One joint update of W on the rows rows[0..nb-1]; returns a Status.
+
+    The scores of rows first_cached..nb-1 with the current W are in S.sc already
+    (block mode: computed when the rows were predicted, W unchanged since)."""
+    cdef Py_ssize_t it
+    cdef double kkt
+    cdef int st
+    moved[0] = False
+    st = _mcbpa_rows(R, rows, nb, y, bias, W, D, K, kk, first_cached, S, bad)
+    if st != OK:
+        return st
+    if not _mcbpa_dual(rows, nb, y, kk, variant, C, rho, shared, S) and variant != BPA_LS:
+        return OK  # tau = 0 meets the KKT conditions when every l_ij <= 0
+    if hildreth_solve(S.Q, S.ell, S.lo, S.hi, S.tau, nb * kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER,
+                      S.qwork, S.qiwork, &kkt, &it, bad) != OK:
+        bad[0] = rows[nb - 1]
+        return QP_NOT_CONVERGED
+    st = _mcbpa_apply(R, rows, nb, y, bias, W, D, K, kk, S, moved)
+    if st != OK:
+        bad[0] = rows[nb - 1]
+    return st
+
+
+def mc_bpa_pass(RowView rows,
+                const Py_ssize_t[::1] y, const Py_ssize_t[::1] order,
                 Py_ssize_t n_seen, double bias, double[:, ::1] W, int variant,
                 bint sliding, Py_ssize_t B, Py_ssize_t kk, double C, double rho,
                 bint shared, bint flush):
@@ -189,21 +217,17 @@ def mc_bpa_pass(const double[::1] data, const int[::1] indices,
     prediction time; n_left = rows at the end of `order` to carry into the
     next call.
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Py_ssize_t n = order.shape[0], D = W.shape[0], K = W.shape[1], t, start, i, lo
-    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_left = 0, nnz
-    cdef Py_ssize_t m = B * kk, stride = max_row_nnz(&R, order) + 1, c, yi
+    cdef Py_ssize_t D = W.shape[0], K = W.shape[1], t, i, lo, nb, nnz
+    cdef Py_ssize_t m = B * kk, stride = max_row_nnz(&rows.R, order) + 1, yi
+    cdef Counts cnt = counts_start()
+    cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
     cdef double* sc
-    cdef double mrg, loss_sum = 0.0
-    cdef int status = OK
     cdef bint moved
     cdef const double* x
     cdef const int* idx
-    cdef Py_ssize_t nw = B * K + B * B + m * m + 4 * m + qp_work_size(m) + B * (kk + 1) * stride
-    cdef double* work = mc_alloc(nw)
-    cdef Py_ssize_t* iwork = mc_ialloc(K + m + qp_iwork_size(m))
+    cdef Workspace ws = Workspace()
     cdef MCBPAWork S
-    S.sc = work
+    S.sc = ws.doubles(B * K + B * B + m * m + 4 * m + qp_work_size(m) + B * (kk + 1) * stride)
     S.gx = S.sc + B * K
     S.Q = S.gx + B * B
     S.ell = S.Q + m * m
@@ -212,55 +236,35 @@ def mc_bpa_pass(const double[::1] data, const int[::1] indices,
     S.tau = S.hi + m
     S.qwork = S.tau + m
     S.save = S.qwork + qp_work_size(m)
-    S.taken = iwork
-    S.comp = iwork + K
+    S.taken = ws.indices(K + m + qp_iwork_size(m))
+    S.comp = S.taken + K
     S.qiwork = S.comp + m
     S.stride = stride
     with nogil:
-        start = 0
-        t = 0
-        while t < n:
+        for t in range(g.n):
             i = order[t]
             if t >= n_seen:
-                nnz = get_row(&R, i, &x, &idx)
+                nnz = get_row(&rows.R, i, &x, &idx)
                 # block mode: kept for the group's update (W does not change before it)
-                sc = S.sc if sliding else S.sc + (t - start) * K
+                sc = S.sc if sliding else S.sc + (t - g.start) * K
                 all_dots(&W[0, 0], K, x, idx, nnz, bias, D, sc)
                 if not all_finite(sc, K):
-                    status = NONFINITE_INPUT
-                    pos = i
+                    fail_row(&cnt, NONFINITE_INPUT, i)
                     break
                 yi = y[i]
-                rounds += 1
-                if argmax_first(sc, K) != yi:
-                    mistakes += 1
-                c = competitor(sc, K, yi)
-                mrg = sc[yi] - sc[c]
-                if mrg < 1.0:
-                    loss_sum += 1.0 - mrg
-            t += 1
-            if sliding:
-                if t <= n_seen:
-                    continue
-                lo = t - B if t > B else 0
-                status = _mcbpa_update(&R, &order[lo], t - lo, &y[0], bias, &W[0, 0], D, K,
-                                       kk, variant, C, rho, shared, t - lo, &S, &moved, &pos)
-            elif t - start == B or (flush and t == n):
-                status = _mcbpa_update(&R, &order[start], t - start, &y[0], bias, &W[0, 0],
-                                       D, K, kk, variant, C, rho, shared,
-                                       min(max(n_seen - start, 0), t - start), &S, &moved,
-                                       &pos)
-                start = t
-            else:
+                count_round(&cnt, argmax_first(sc, K) != yi)
+                count_hinge(&cnt, sc[yi] - sc[competitor(sc, K, yi)])
+            nb = group_due(&g, t + 1, &lo)
+            if nb == 0:
                 continue
-            if status != OK:
+            # the rows from `first_cached` on have their scores in S.sc: none of a
+            # sliding window (W has moved since), the new rows of a block
+            cnt.status = _mcbpa_update(&rows.R, &order[lo], nb, &y[0], bias, &W[0, 0], D, K,
+                                       kk, variant, C, rho, shared,
+                                       nb if sliding else min(max(n_seen - lo, 0), nb),
+                                       &S, &moved, &cnt.pos)
+            if cnt.status != OK:
                 break
             if moved:
-                updates += 1
-        if sliding:
-            n_left = B - 1 if n > B - 1 else n
-        else:
-            n_left = n - start
-    free(work)
-    free(iwork)
-    return rounds, mistakes, updates, loss_sum, status, pos, n_left
+                cnt.updates += 1
+    return (*counts_result(&cnt), group_left(&g))

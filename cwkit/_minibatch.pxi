@@ -1,5 +1,5 @@
-# Mini-batch Passive-Aggressive driver: BPA-I, BPA-II, BPA-LS (S002 Sect. 3.2,
-# FORMULAS.md §1 "BPA").  For a group of rows with pre-update scores
+# Mini-batch Passive-Aggressive driver: BPA-I, BPA-II, BPA-LS ([GPA13] Sect. 3.2).
+# For a group of rows with pre-update scores
 # f_k = w.x_k (intercept = coordinate D-1 with feature value `bias`):
 #   l_k = 1 - y_k f_k,  A_jk = y_j y_k (x_j.x_k + bias^2),
 #   BPA-I  max l'tau - tau'A tau/2,          0 <= tau <= C
@@ -9,8 +9,13 @@
 # A row with A_kk = 0 (zero row, no intercept) cannot move w: tau_k is fixed at 0.
 # Dot products walk the sorted indices of both rows, so dense and CSR rows give
 # bit-identical results.
+#
+# Provides: BPA_1 / BPA_2 / BPA_LS, sparse_dot, the grouping of a mini-batch pass (`Groups`,
+# also used by _mc_minibatch.pxi) and the driver `bpa_pass`.
+# Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
+# (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size (_qp.pxi).
 
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, isfinite
 
 cdef enum:
     BPA_1 = 0
@@ -32,12 +37,12 @@ cdef struct BPAWork:
     double* save         # B * (max_nnz + 1): old values, to undo an overflowing update
 
 
-cdef inline double _bpa_dot(const double* xa, const int* ia, Py_ssize_t na,
-                            const double* xb, const int* ib,
-                            Py_ssize_t nb) noexcept nogil:
-    """x_a . x_b by merging sorted indices (terms in increasing index order)."""
+cdef inline double sparse_dot(const double* xa, const int* ia, Py_ssize_t na,
+                              const double* xb, const int* ib, Py_ssize_t nb,
+                              double s) noexcept nogil:
+    """s + x_a . x_b by merging sorted indices (terms added in increasing index
+    order), so that dense and CSR rows give the same sums."""
     cdef Py_ssize_t p = 0, q = 0
-    cdef double s = 0.0
     while p < na and q < nb:
         if ia[p] == ib[q]:
             s += xa[p] * xb[q]
@@ -81,7 +86,7 @@ cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
         nk = get_row(R, rows[k], &xk, &ik)
         for j in range(k + 1):
             nj = get_row(R, rows[j], &xj, &ij)
-            a = _bpa_dot(xj, ij, nj, xk, ik, nk) + bias * bias
+            a = sparse_dot(xj, ij, nj, xk, ik, nk, 0.0) + bias * bias
             a *= y[rows[j]] * y[rows[k]]
             W.Q[j * m + k] = a
             W.Q[k * m + j] = a
@@ -146,9 +151,52 @@ cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
     return NONFINITE_STATE
 
 
-def bpa_pass(const double[::1] data, const int[::1] indices,
-             const long long[::1] indptr, const int[::1] dense_idx,
-             Py_ssize_t n_cols, const double[::1] y, const Py_ssize_t[::1] order,
+cdef struct Groups:
+    # Where a mini-batch pass over `order` updates: consecutive groups of B rows
+    # (a last, shorter one only when `flush`), or after every new row the window
+    # of the last min(B, t + 1) rows (`sliding`); the first n_seen rows were
+    # predicted (and, sliding, used) by an earlier call.
+    Py_ssize_t n, n_seen, B, start
+    bint sliding, flush
+
+
+cdef inline Py_ssize_t group_due(Groups* g, Py_ssize_t t, Py_ssize_t* lo) noexcept nogil:
+    """After the first t rows of `order`: the size of the group to update now
+    (0: none), which starts at position lo of `order`."""
+    if g.sliding:
+        if t <= g.n_seen:
+            return 0
+        lo[0] = t - g.B if t > g.B else 0
+        return t - lo[0]
+    if t - g.start == g.B or (g.flush and t == g.n):
+        lo[0] = g.start
+        g.start = t
+        return t - lo[0]
+    return 0
+
+
+cdef inline Py_ssize_t group_left(const Groups* g) noexcept nogil:
+    """Rows at the end of `order` to carry into the next call: the pending group,
+    or the last B - 1 rows of the sliding window."""
+    if g.sliding:
+        return g.B - 1 if g.n > g.B - 1 else g.n
+    return g.n - g.start
+
+
+cdef inline Groups groups_start(Py_ssize_t n, Py_ssize_t n_seen, Py_ssize_t B, bint sliding,
+                                bint flush) noexcept nogil:
+    cdef Groups g
+    g.n = n
+    g.n_seen = n_seen
+    g.B = B
+    g.start = 0
+    g.sliding = sliding
+    g.flush = flush
+    return g
+
+
+def bpa_pass(RowView rows,
+             const double[::1] y, const Py_ssize_t[::1] order,
              Py_ssize_t n_seen, double bias, double[::1] w, int variant, bint sliding,
              Py_ssize_t B, double C, double rho, bint flush,
              double[::1] scores_out):
@@ -168,63 +216,42 @@ def bpa_pass(const double[::1] data, const int[::1] indices,
     n_left = rows at the end of `order` to carry into the next call (the
     pending group, or the last B - 1 rows of the sliding window).
     """
-    cdef Rows R = make_rows(data, indices, indptr, dense_idx, n_cols)
-    cdef Py_ssize_t n = order.shape[0], D = w.shape[0], t, start, end, r, i, lo
-    cdef Py_ssize_t rounds = 0, mistakes = 0, updates = 0, pos = -1, n_left = 0
-    cdef double f, mrg, loss_sum = 0.0
-    cdef int status = OK
+    cdef Py_ssize_t D = w.shape[0], t, i, lo, m
+    cdef Counts cnt = counts_start()
+    cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
+    cdef double f, mrg
     cdef bint moved, keep_scores = scores_out.shape[0] > 0
-    cdef Py_ssize_t max_nnz = max_row_nnz(&R, order)
-    cdef double[::1] buf = np.empty(5 * B + B * B + qp_work_size(B) + B * (max_nnz + 1))
-    cdef Py_ssize_t[::1] ibuf = np.empty(qp_iwork_size(B) + 1, dtype=np.intp)
+    cdef Py_ssize_t max_nnz = max_row_nnz(&rows.R, order)
+    cdef Workspace ws = Workspace()
     cdef BPAWork W
-    W.Q = &buf[0]
+    W.Q = ws.doubles(5 * B + B * B + qp_work_size(B) + B * (max_nnz + 1))
     W.ell = W.Q + B * B
     W.lo = W.ell + B
     W.hi = W.lo + B
     W.tau = W.hi + B
     W.qwork = W.tau + B
     W.save = W.qwork + qp_work_size(B)
-    W.qiwork = &ibuf[0]
+    W.qiwork = ws.indices(qp_iwork_size(B) + 1)
     with nogil:
-        start = 0
-        t = 0
-        while t < n:
+        for t in range(g.n):
             i = order[t]
             if t >= n_seen:
-                f = _bpa_score(&R, i, &w[0], D, bias)
+                f = _bpa_score(&rows.R, i, &w[0], D, bias)
                 mrg = y[i] * f
                 if not isfinite(mrg):
-                    status = NONFINITE_INPUT
-                    pos = i
+                    fail_row(&cnt, NONFINITE_INPUT, i)
                     break
                 if keep_scores:
                     scores_out[t - n_seen] = f
-                rounds += 1
-                if mrg <= 0.0:
-                    mistakes += 1
-                if mrg < 1.0:
-                    loss_sum += 1.0 - mrg
-            t += 1
-            if sliding:
-                if t <= n_seen:
-                    continue
-                lo = t - B if t > B else 0
-                status = _bpa_update(&R, &order[lo], t - lo, &y[0], bias, &w[0], D,
-                                     variant, C, rho, &W, &moved, &pos)
-            elif t - start == B or (flush and t == n):
-                end = t
-                status = _bpa_update(&R, &order[start], end - start, &y[0], bias, &w[0],
-                                     D, variant, C, rho, &W, &moved, &pos)
-                start = end
-            else:
+                count_round(&cnt, mrg <= 0.0)
+                count_hinge(&cnt, mrg)
+            m = group_due(&g, t + 1, &lo)
+            if m == 0:
                 continue
-            if status != OK:
+            cnt.status = _bpa_update(&rows.R, &order[lo], m, &y[0], bias, &w[0], D,
+                                     variant, C, rho, &W, &moved, &cnt.pos)
+            if cnt.status != OK:
                 break
             if moved:
-                updates += 1
-        if sliding:
-            n_left = B - 1 if n > B - 1 else n
-        else:
-            n_left = n - start
-    return rounds, mistakes, updates, loss_sum, status, pos, n_left
+                cnt.updates += 1
+    return (*counts_result(&cnt), group_left(&g))

@@ -1,4 +1,7 @@
-# Hildreth's QP (FORMULAS.md §5, [CZ97]): max b'a - a'Qa/2, lo <= a <= hi, Q PSD.
+# Hildreth's QP ([CZ97]): max b'a - a'Qa/2, lo <= a <= hi, Q PSD.
+#
+# Provides: hildreth_solve, qp_work_size, qp_iwork_size and the Python entry
+# qp_hildreth.  Uses: Status (_status.pxi).
 #
 # `hildreth_solve` is the per-example entry point for other drivers (multi-class
 # top-k, mini-batch PA): it runs without the GIL on caller-provided buffers and
@@ -16,6 +19,7 @@
 # instead of scipy.linalg.cython_lapack (dpstrf + dpotrs): blocks are tiny
 # (k <= 20), the truncated factorisation is itself the rank-revealing solve
 # singular blocks need, and a plain C loop avoids per-call Fortran overhead.
+
 from libc.math cimport fabs, sqrt, isfinite
 from libc.float cimport DBL_EPSILON
 
@@ -201,6 +205,35 @@ cdef Py_ssize_t _qp_block_solve(const double* Q, const double* b, const double* 
     return r
 
 
+cdef inline void _qp_fix(double* cand, Py_ssize_t* pattern, const double* lo,
+                         const double* hi, Py_ssize_t j, bint up) noexcept nogil:
+    """Fix coordinate j at its upper (`up`) or lower bound."""
+    if up:
+        cand[j] = hi[j]
+        pattern[j] = QP_AT_HI
+    else:
+        cand[j] = lo[j]
+        pattern[j] = QP_AT_LO
+
+
+cdef inline void _qp_factor_solve(const double* M, Py_ssize_t nf, Py_ssize_t r,
+                                  const double* Q, Py_ssize_t k, const Py_ssize_t* perm,
+                                  Py_ssize_t ri, double* u) noexcept nogil:
+    """u = Q_RR^-1 Q_R,ri by the factor L of Q_RR (lower triangle of M[:r, :r])."""
+    cdef Py_ssize_t i, j
+    cdef double g
+    for i in range(r):
+        g = Q[perm[i] * k + ri]
+        for j in range(i):
+            g -= M[i * nf + j] * u[j]
+        u[i] = g / M[i * nf + i]  # guarded: pivots are > 0
+    for i in range(r - 1, -1, -1):
+        g = u[i]
+        for j in range(i + 1, r):
+            g -= M[j * nf + i] * u[j]
+        u[i] = g / M[i * nf + i]  # guarded: pivots are > 0
+
+
 cdef void _qp_polish(const double* Q, const double* b, const double* lo,
                      const double* hi, const double* a, double* cand, Py_ssize_t k,
                      Py_ssize_t* pattern, double* M, double* rhs, double* u,
@@ -244,13 +277,7 @@ cdef void _qp_polish(const double* Q, const double* b, const double* lo,
             ri = perm[i]
             cand[ri] = _qp_clip(cand[ri] + t * (rhs[i] - cand[ri]), lo[ri], hi[ri])
         if hit >= 0:
-            ri = perm[hit]
-            if rhs[hit] > hi[ri]:
-                cand[ri] = hi[ri]
-                pattern[ri] = QP_AT_HI
-            else:
-                cand[ri] = lo[ri]
-                pattern[ri] = QP_AT_LO
+            _qp_fix(cand, pattern, lo, hi, perm[hit], rhs[hit] > hi[perm[hit]])
             continue
         # (2) the rows left out of the factorisation: consistent?
         best = -1
@@ -269,17 +296,7 @@ cdef void _qp_polish(const double* Q, const double* b, const double* lo,
             return
         ri = perm[best]
         sgn = 1.0 if b[ri] - _qp_row_dot(Q, cand, ri, k) > 0.0 else -1.0
-        # u = Q_RR^-1 Q_R,ri by the factor L of Q_RR (lower triangle of M[:r, :r])
-        for i in range(r):
-            g = Q[perm[i] * k + ri]
-            for j in range(i):
-                g -= M[i * nf + j] * u[j]
-            u[i] = g / M[i * nf + i]  # guarded: pivots are > 0
-        for i in range(r - 1, -1, -1):
-            g = u[i]
-            for j in range(i + 1, r):
-                g -= M[j * nf + i] * u[j]
-            u[i] = g / M[i * nf + i]  # guarded: pivots are > 0
+        _qp_factor_solve(M, nf, r, Q, k, perm, ri, u)
         # ray cand + t d, d_ri = sgn, d_R = -sgn u: first bound hit
         t = hi[ri] - cand[ri] if sgn > 0.0 else cand[ri] - lo[ri]
         hit = best
@@ -301,14 +318,8 @@ cdef void _qp_polish(const double* Q, const double* b, const double* lo,
             j = perm[i]
             cand[j] = _qp_clip(cand[j] - t * sgn * u[i], lo[j], hi[j])
         cand[ri] = _qp_clip(cand[ri] + t * sgn, lo[ri], hi[ri])
-        j = perm[hit]
         di = sgn if hit == best else -sgn * u[hit]
-        if di > 0.0:
-            cand[j] = hi[j]
-            pattern[j] = QP_AT_HI
-        else:
-            cand[j] = lo[j]
-            pattern[j] = QP_AT_LO
+        _qp_fix(cand, pattern, lo, hi, perm[hit], di > 0.0)
 
 
 cdef int hildreth_solve(const double* Q, const double* b, const double* lo,

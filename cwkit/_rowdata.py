@@ -4,6 +4,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from . import _core
+
 _EMPTY_I64 = np.empty(0, dtype=np.int64)
 _EMPTY_I32 = np.empty(0, dtype=np.int32)
 _ARANGE_CACHE = {}
@@ -13,21 +15,25 @@ _ARANGE_CACHE = {}
 class Rows:
     """A validated batch of rows: CSR arrays, or a dense C-contiguous block.
 
-    `args` is the tuple every driver takes first:
-    (data, indices, indptr, dense_idx, n_cols).
+    `view` (a `cwkit._core.RowView`) is what every driver takes first.
     """
 
     X: object            # the float64 CSR matrix or dense ndarray, for vectorised scoring
-    args: tuple
+    view: _core.RowView
     n_rows: int
     n_features: int
+
+    @property
+    def args(self):
+        """``(view,)``: the drivers' leading arguments."""
+        return (self.view,)
 
     @property
     def max_nnz(self):
         """The largest number of stored entries of a row (for scratch buffers)."""
         if not self.sparse:
             return self.n_features
-        return int(np.diff(self.args[2]).max()) if self.n_rows else 0
+        return int(np.diff(self.X.indptr).max()) if self.n_rows else 0
 
     @property
     def sparse(self):
@@ -72,7 +78,7 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
                 raise ValueError(f"{name} has {d} features; at most 2**31 - 1 are supported")
             indices = indices.astype(np.int32)
         indptr = X.indptr.astype(np.int64, copy=False)
-        args = (X.data, indices, indptr, _EMPTY_I32, d)
+        view = _core.RowView(X.data, indices, indptr, _EMPTY_I32, d)
     else:
         try:
             X = np.asarray(X)
@@ -94,8 +100,8 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
             bad = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
             raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
                              f"(row {bad})")
-        args = (X.reshape(-1), _EMPTY_I32, _EMPTY_I64, _dense_idx(d), d)
+        view = _core.RowView(X.reshape(-1), _EMPTY_I32, _EMPTY_I64, _dense_idx(d), d)
     if n_features is not None and d != n_features:
         raise ValueError(f"{name} has {d} features, but {owner} is expecting "
                          f"{n_features} features as input")
-    return Rows(X, args, n, d)
+    return Rows(X, view, n, d)

@@ -1,5 +1,11 @@
 # Row access shared by every driver: a row is (values*, indices*, nnz).
 # CSR rows are pointer offsets; dense rows share one arange index array.
+#
+# Provides: `RowView` (the rows of one validated batch, built once per batch by
+# cwkit._rowdata and passed first to every driver), the `Rows` struct it holds,
+# `get_row`, `max_row_nnz`, the prefetch macros and the `Ahead` cursor that
+# prefetches a driver's state AHEAD_DIST nonzeros ahead of its scoring walk.
+# Uses nothing from the other includes.
 
 cdef extern from *:
     """
@@ -27,6 +33,38 @@ cdef struct Rows:
     const long long* indptr    # NULL for dense input
     const int* dense_idx       # arange(n_cols) for dense input
     Py_ssize_t n_cols
+
+
+cdef Rows make_rows(const double[::1] data, const int[::1] indices,
+                    const long long[::1] indptr, const int[::1] dense_idx,
+                    Py_ssize_t n_cols):
+    """The row view of these arrays; dense input has an empty indptr."""
+    cdef Rows R
+    R.data = &data[0] if data.shape[0] > 0 else NULL
+    R.indices = &indices[0] if indices.shape[0] > 0 else NULL
+    R.indptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    R.dense_idx = &dense_idx[0] if dense_idx.shape[0] > 0 else NULL
+    R.n_cols = n_cols
+    return R
+
+
+cdef class RowView:
+    """The rows of a batch as every driver reads them: CSR (data, indices,
+    indptr) or a dense C-contiguous block (data, dense_idx = arange(n_cols),
+    empty indptr).  Holds the `Rows` pointers and the arrays they point into."""
+    cdef Rows R
+    cdef const double[::1] data
+    cdef const int[::1] indices
+    cdef const long long[::1] indptr
+    cdef const int[::1] dense_idx
+
+    def __cinit__(self, const double[::1] data, const int[::1] indices,
+                  const long long[::1] indptr, const int[::1] dense_idx, Py_ssize_t n_cols):
+        self.data = data
+        self.indices = indices
+        self.indptr = indptr
+        self.dense_idx = dense_idx
+        self.R = make_rows(data, indices, indptr, dense_idx, n_cols)
 
 
 cdef inline Py_ssize_t get_row(const Rows* R, Py_ssize_t i, const double** x,
@@ -63,8 +101,8 @@ cdef enum:
 cdef struct Ahead:
     # A cursor over the stream of nonzeros of the CSR rows named by `order`, kept
     # AHEAD_DIST nonzeros ahead of the one being scored, running on across rows:
-    # the feature index it yields is the state to prefetch now (a 2**20-feature
-    # state is far larger than the caches; each nonzero is a miss otherwise).
+    # the state of the feature it yields is prefetched now (a 2**20-feature state
+    # is far larger than the caches; each nonzero is a miss otherwise).
     const Rows* R
     const Py_ssize_t* order
     Py_ssize_t n_order          # 0 for dense input: nothing to prefetch
@@ -86,8 +124,24 @@ cdef inline Py_ssize_t ahead_next(Ahead* a) noexcept nogil:
     return a.idx[a.j - 1]
 
 
-cdef inline void ahead_init(Ahead* a, const Rows* R, const Py_ssize_t[::1] order) noexcept nogil:
-    """A cursor at the first nonzero of `order`'s rows (none for dense input or no rows)."""
+cdef inline void ahead_fetch(Ahead* a, const double* p1, Py_ssize_t st1,
+                             const double* p2) noexcept nogil:
+    """Advance, and prefetch the state of the stream's next nonzero f: p1 + st1 f
+    and, unless p2 is NULL, p2 + f.  The driver passes the same constants on
+    every call, so that the inlined call is specialised to its state."""
+    cdef Py_ssize_t f = ahead_next(a)
+    if f >= 0:
+        CWKIT_PREFETCH(p1 + st1 * f)
+        if p2 != NULL:
+            CWKIT_PREFETCH(p2 + f)
+
+
+cdef inline void ahead_start(Ahead* a, const Rows* R, const Py_ssize_t[::1] order,
+                             const double* p1, Py_ssize_t st1, const double* p2) noexcept nogil:
+    """A cursor at the first nonzero of `order`'s rows (none for dense input or no
+    rows), with the state of its first AHEAD_DIST nonzeros prefetched (as by
+    `ahead_fetch` with the same arguments)."""
+    cdef Py_ssize_t t
     a.R = R
     a.order = &order[0] if order.shape[0] > 0 else NULL
     a.n_order = order.shape[0] if R.indptr != NULL else 0
@@ -95,3 +149,5 @@ cdef inline void ahead_init(Ahead* a, const Rows* R, const Py_ssize_t[::1] order
     a.idx = NULL
     a.nnz = 0
     a.j = 0
+    for t in range(AHEAD_DIST):
+        ahead_fetch(a, p1, st1, p2)

@@ -1,4 +1,7 @@
-# svmlight/libsvm tokenizer and writer (issue 3).
+# svmlight/libsvm tokenizer and writer.
+#
+# Provides: SvmStatus, _svm_parse, _svm_format.  Uses nothing from the other
+# includes.
 #
 # Reading: `_svm_parse` turns complete lines of a bytes buffer into CSR arrays,
 # labels and query ids, with no Python object per token and without the GIL.
@@ -271,24 +274,149 @@ cdef int _svm_bad_token(const unsigned char* buf, Py_ssize_t ts, int status,
     return status
 
 
+cdef inline int _svm_labels(const unsigned char* buf, Py_ssize_t* pos, bint multilabel,
+                            SvmOut* o, SvmErr* err) noexcept nogil:
+    """The label(s) of the row starting at buf[pos]: one number, or with
+    `multilabel` a comma-separated list (none when the first token is a
+    feature); pos moves past them.  Returns a status."""
+    cdef Py_ssize_t ts = pos[0], te, p
+    cdef double val
+    cdef const unsigned char* ne
+    cdef int r
+    if not multilabel:
+        r = _svm_number(buf + ts, &val, &ne)
+        pos[0] = ne - buf
+        if r != _NUM_OK or not _svm_ends_token(buf[pos[0]]):
+            return _svm_bad_token(buf, ts, SVM_BAD_LABEL, err)
+        o.labels[o.n_rows] = val
+        return SVM_OK
+    te = _svm_token_end(buf, ts)
+    p = ts
+    while p < te and buf[p] != 58:   # ':'
+        p += 1
+    if p != te:                      # no labels: the token is a feature
+        return SVM_OK
+    p = ts
+    while True:
+        if o.n_labels >= o.cap_labels:
+            return SVM_CAPACITY
+        r = _svm_number(buf + p, &val, &ne)
+        p = ne - buf
+        if r != _NUM_OK or not (buf[p] == 44 or _svm_ends_token(buf[p])):
+            return _svm_bad_token(buf, ts, SVM_BAD_LABEL, err)
+        o.labels[o.n_labels] = val
+        o.n_labels += 1
+        if buf[p] != 44:
+            break
+        p += 1
+    pos[0] = p
+    return SVM_OK
+
+
+cdef inline int _svm_qid(const unsigned char* buf, Py_ssize_t ts, Py_ssize_t* pos,
+                         long long* q, SvmErr* err) noexcept nogil:
+    """The query id of the token "qid:<int>" at buf[ts]; pos moves past it.
+    Returns a status."""
+    cdef Py_ssize_t p = ts + 4, ds
+    cdef uint64_t uq = 0
+    cdef bint neg = buf[p] == 45
+    if buf[p] == 45 or buf[p] == 43:
+        p += 1
+    ds = p
+    while _is_digit(buf[p]) and p - ds < 20:
+        uq = uq * 10 + (buf[p] - 48)   # a 20th digit is rejected below
+        p += 1
+    if (p == ds or p - ds > 19 or not _svm_ends_token(buf[p])
+            or uq > 9223372036854775807ULL + neg):
+        return _svm_bad_token(buf, ts, SVM_BAD_QID, err)
+    q[0] = <long long>(0ULL - uq) if neg else <long long>uq
+    pos[0] = p
+    return SVM_OK
+
+
+cdef inline int _svm_index(const unsigned char* buf, Py_ssize_t ts, Py_ssize_t* pos,
+                           long long* idx, long long min_idx, long long max_idx,
+                           long long prev, SvmErr* err) noexcept nogil:
+    """The feature index of the token at buf[ts] (up to its ':', where pos stops),
+    checked against the range and the previous index.  Returns a status."""
+    cdef Py_ssize_t p = ts, ds, te
+    cdef unsigned int d
+    cdef long long v = 0
+    cdef bint neg = buf[p] == 45
+    cdef int status
+    cdef const unsigned char* ne
+    if neg or buf[p] == 43:     # '-' (an error below) or '+' (as strtol)
+        p += 1
+    ds = p
+    while True:
+        d = <unsigned int>buf[p] - 48
+        if d > 9:
+            break
+        if v <= 2147483647:
+            v = v * 10 + d
+        p += 1
+    if buf[p] != 58 or p == ds or neg:
+        te = _svm_token_end(buf, ts)
+        ne = buf + ts
+        while ne < buf + te and ne[0] != 58:
+            ne += 1
+        if ne == buf + te:
+            status = SVM_MISSING_COLON
+        elif neg and p > ds and buf[p] == 58:
+            status = SVM_NEGATIVE_INDEX
+        else:
+            status = SVM_BAD_INDEX
+        return _svm_bad_token(buf, ts, status, err)
+    if v > 2147483647:
+        return _svm_bad_token(buf, ts, SVM_INDEX_OVERFLOW, err)
+    if v < min_idx:
+        return _svm_bad_token(buf, ts, SVM_ZERO_INDEX, err)
+    if v > max_idx:
+        return _svm_bad_token(buf, ts, SVM_INDEX_RANGE, err)
+    if v <= prev:
+        return _svm_bad_token(buf, ts, SVM_DUPLICATE if v == prev else SVM_UNSORTED, err)
+    idx[0] = v
+    pos[0] = p
+    return SVM_OK
+
+
+cdef inline Py_ssize_t _svm_next_line(const unsigned char* buf, Py_ssize_t pos,
+                                      Py_ssize_t end) noexcept nogil:
+    """The start of the line after the one holding buf[pos] (buf[end - 1] is b"\\n")."""
+    cdef const void* nl = memchr(buf + pos, 10, end - pos)
+    return (<const unsigned char*>nl - buf) + 1
+
+
+cdef inline void _svm_end_row(SvmOut* o, long long prev, long long q, Py_ssize_t line,
+                              Py_ssize_t ts) noexcept nogil:
+    """Close a parsed row: its last index (for the range report), query id and
+    the row pointers."""
+    if prev > o.max_raw:
+        o.max_raw = prev
+        o.max_line = line
+        o.max_tok = ts
+    o.qids[o.n_rows] = q
+    if o.label_ptr != NULL:
+        o.label_ptr[o.n_rows + 1] = o.n_labels
+    o.indptr[o.n_rows + 1] = o.nnz
+    o.n_rows += 1
+
+
 cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t end,
                           long long min_idx, long long max_idx, bint multilabel,
                           bint need_qid, SvmOut* o, SvmErr* err) noexcept nogil:
     # Parses lines in buf[pos:end]; buf[end - 1] must be b"\n" so that every
     # scan stops inside the buffer.  On error the partial row is dropped.
     cdef Py_ssize_t line = 0
-    cdef Py_ssize_t ts = 0, te, p, ds, line_start = pos, row_nnz0 = 0, row_lab0 = 0
+    cdef Py_ssize_t ts = 0, p, line_start = pos, row_nnz0 = 0, row_lab0 = 0
     cdef Py_ssize_t row_ts = 0
     cdef long long idx, prev, q
-    cdef uint64_t uq
-    cdef unsigned int d
     cdef int status = SVM_OK
     cdef int r
     cdef unsigned char k
     cdef double val
-    cdef bint first, has_qid, neg
+    cdef bint first, has_qid
     cdef const unsigned char* ne
-    cdef const void* nl
     while pos < end:
         line_start = pos
         row_nnz0 = o.nnz
@@ -297,8 +425,7 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
             pos += 1
         k = _svm_class[buf[pos]]
         if k == _C_NEWLINE or k == _C_HASH:
-            nl = memchr(buf + pos, 10, end - pos)
-            pos = (<const unsigned char*>nl - buf) + 1
+            pos = _svm_next_line(buf, pos, end)
             line += 1
             continue
         if o.n_rows >= o.cap_rows:
@@ -309,37 +436,9 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
         has_qid = False
         q = 0
         # label(s)
-        if multilabel:
-            te = _svm_token_end(buf, ts)
-            p = ts
-            while p < te and buf[p] != 58:   # ':'
-                p += 1
-            if p == te:          # else no labels: the token is a feature
-                p = ts
-                while True:
-                    if o.n_labels >= o.cap_labels:
-                        status = SVM_CAPACITY
-                        break
-                    r = _svm_number(buf + p, &val, &ne)
-                    p = ne - buf
-                    if r != _NUM_OK or not (buf[p] == 44 or _svm_ends_token(buf[p])):
-                        status = _svm_bad_token(buf, ts, SVM_BAD_LABEL, err)
-                        break
-                    o.labels[o.n_labels] = val
-                    o.n_labels += 1
-                    if buf[p] != 44:
-                        break
-                    p += 1
-                if status != SVM_OK:
-                    break
-                pos = p
-        else:
-            r = _svm_number(buf + ts, &val, &ne)
-            pos = ne - buf
-            if r != _NUM_OK or not _svm_ends_token(buf[pos]):
-                status = _svm_bad_token(buf, ts, SVM_BAD_LABEL, err)
-                break
-            o.labels[o.n_rows] = val
+        status = _svm_labels(buf, &pos, multilabel, o, err)
+        if status != SVM_OK:
+            break
         prev = -1
         while True:
             while _svm_class[buf[pos]] == _C_SPACE:
@@ -349,69 +448,20 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
                 pos += 1
                 break
             if k == _C_HASH:
-                nl = memchr(buf + pos, 10, end - pos)
-                pos = (<const unsigned char*>nl - buf) + 1
+                pos = _svm_next_line(buf, pos, end)
                 break
             ts = pos
             if (first and buf[ts] == 113 and buf[ts + 1] == 105 and buf[ts + 2] == 100
                     and buf[ts + 3] == 58):   # "qid:" (a shorter token stops at a separator)
                 first = False
-                p = ts + 4
-                neg = buf[p] == 45
-                if buf[p] == 45 or buf[p] == 43:
-                    p += 1
-                ds = p
-                uq = 0
-                while _is_digit(buf[p]) and p - ds < 20:
-                    uq = uq * 10 + (buf[p] - 48)   # a 20th digit is rejected below
-                    p += 1
-                if (p == ds or p - ds > 19 or not _svm_ends_token(buf[p])
-                        or uq > 9223372036854775807ULL + neg):
-                    status = _svm_bad_token(buf, ts, SVM_BAD_QID, err)
+                status = _svm_qid(buf, ts, &pos, &q, err)
+                if status != SVM_OK:
                     break
-                q = <long long>(0ULL - uq) if neg else <long long>uq
                 has_qid = True
-                pos = p
                 continue
             first = False
-            p = ts
-            neg = buf[p] == 45
-            if neg or buf[p] == 43:     # '-' (an error below) or '+' (as strtol)
-                p += 1
-            ds = p
-            idx = 0
-            while True:
-                d = <unsigned int>buf[p] - 48
-                if d > 9:
-                    break
-                if idx <= 2147483647:
-                    idx = idx * 10 + d
-                p += 1
-            if buf[p] != 58 or p == ds or neg:
-                te = _svm_token_end(buf, ts)
-                ne = buf + ts
-                while ne < buf + te and ne[0] != 58:
-                    ne += 1
-                if ne == buf + te:
-                    status = SVM_MISSING_COLON
-                elif neg and p > ds and buf[p] == 58:
-                    status = SVM_NEGATIVE_INDEX
-                else:
-                    status = SVM_BAD_INDEX
-                status = _svm_bad_token(buf, ts, status, err)
-                break
-            if idx > 2147483647:
-                status = _svm_bad_token(buf, ts, SVM_INDEX_OVERFLOW, err)
-                break
-            if idx < min_idx:
-                status = _svm_bad_token(buf, ts, SVM_ZERO_INDEX, err)
-                break
-            if idx > max_idx:
-                status = _svm_bad_token(buf, ts, SVM_INDEX_RANGE, err)
-                break
-            if idx <= prev:
-                status = _svm_bad_token(buf, ts, SVM_DUPLICATE if idx == prev else SVM_UNSORTED,
-                                        err)
+            status = _svm_index(buf, ts, &p, &idx, min_idx, max_idx, prev, err)
+            if status != SVM_OK:
                 break
             r = _svm_number(buf + p + 1, &val, &ne)
             pos = ne - buf
@@ -435,15 +485,7 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
         if need_qid and not has_qid:
             status = _svm_bad_token(buf, row_ts, SVM_MISSING_QID, err)
             break
-        if prev > o.max_raw:
-            o.max_raw = prev
-            o.max_line = line
-            o.max_tok = ts
-        o.qids[o.n_rows] = q
-        if o.label_ptr != NULL:
-            o.label_ptr[o.n_rows + 1] = o.n_labels
-        o.indptr[o.n_rows + 1] = o.nnz
-        o.n_rows += 1
+        _svm_end_row(o, prev, q, line, ts)
         line += 1
     err.line = line
     if status != SVM_OK:
@@ -452,8 +494,7 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
         if status == SVM_CAPACITY:
             err.tok_start = err.tok_end = err.next_line = line_start
         else:
-            nl = memchr(buf + err.tok_start, 10, end - err.tok_start)
-            err.next_line = (<const unsigned char*>nl - buf) + 1
+            err.next_line = _svm_next_line(buf, err.tok_start, end)
     return status
 
 

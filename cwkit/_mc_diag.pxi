@@ -1,0 +1,378 @@
+# Multi-class drivers with a diagonal state on the 1-of-k map: CW / AROW
+# (mu, sigma), the diagonal second-order Perceptron and AdaGrad-RDA, each (D, K).
+#
+# Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update (also
+# used by the top-k AROW driver), mc_diag_pass, mc_sop_diag_pass, mc_adagrad_pass,
+# mc_sop_scores.
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
+# sigma_step, restore_coords (_driver.pxi); Hyper, so_step, rda_weight, AUX_T
+# (_binary.pxi); the 1-of-k walks (_mc_rows.pxi).
+
+
+cdef inline bint diag_coord(double* mu, double* sg, double ay, double c, bint direct,
+                            double x, double* save) noexcept nogil:
+    """One coordinate of a diagonal second-order update with feature value x:
+    mu += ay sigma x, then `sigma_step`; the old (mu, sigma) go to save[0], save[1].
+    Returns whether both new values are finite."""
+    cdef double sj = sg[0]
+    save[0] = mu[0]
+    save[1] = sj
+    mu[0] += ay * sj * x
+    sg[0] = sigma_step(sj, c, direct, x)
+    return isfinite(mu[0]) & isfinite(sg[0])
+
+
+cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, bint direct,
+                                 const double* x, const int* idx, Py_ssize_t nnz,
+                                 double bias, Py_ssize_t D, double* save,
+                                 Py_ssize_t ks) noexcept nogil:
+    """mu += ay Sigma x~ and the diagonal covariance update with coefficient cc
+    (`sigma_step`) on one block (`diag_coord` per coordinate); old (mu, sigma)
+    pairs go to save[0 .. 2 nnz + 1].  Returns the sum of the new mu and sigma (a
+    finiteness check)."""
+    cdef Py_ssize_t j, p
+    cdef double chk = 0.0
+    for j in range(nnz + 1):
+        p = (idx[j] if j < nnz else D - 1) * ks
+        diag_coord(mu + p, sg + p, ay, cc, direct, x[j] if j < nnz else bias, save + 2 * j)
+        chk += mu[p] + sg[p]
+    return chk
+
+
+cdef inline double pair_diag_step(double* MU, double* SG, Py_ssize_t K, Py_ssize_t a,
+                                  Py_ssize_t b, double alpha, double cc, bint direct,
+                                  const double* x, const int* idx, Py_ssize_t nnz,
+                                  double bias, Py_ssize_t D, double* save) noexcept nogil:
+    """`blk_diag_step` with ay = alpha on block a and ay = -alpha on block b of a
+    (D, K) state in one walk of the row.  Old pairs go to save[0 .. 2 nnz + 1] (a)
+    and from save + 2 (nnz + 1) (b), as for `blk_diag_restore`; returns the two
+    blocks' check sums, each in `blk_diag_step`'s order, added."""
+    cdef Py_ssize_t j, p
+    cdef double xj, ca = 0.0, cb = 0.0
+    cdef double* sb = save + 2 * (nnz + 1)
+    for j in range(nnz + 1):
+        p = (idx[j] if j < nnz else D - 1) * K
+        xj = x[j] if j < nnz else bias
+        diag_coord(MU + p + a, SG + p + a, alpha, cc, direct, xj, save + 2 * j)
+        ca += MU[p + a] + SG[p + a]
+        # mu + (-alpha) sj x_j = mu - alpha sj x_j exactly
+        diag_coord(MU + p + b, SG + p + b, -alpha, cc, direct, xj, sb + 2 * j)
+        cb += MU[p + b] + SG[p + b]
+    return ca + cb
+
+
+cdef inline void blk_diag_restore(double* mu, double* sg, const double* save,
+                                  const int* idx, Py_ssize_t nnz,
+                                  Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    cdef Py_ssize_t j, p
+    for j in range(nnz + 1):
+        p = idx[j] * ks if j < nnz else (D - 1) * ks
+        mu[p] = save[2 * j]
+        sg[p] = save[2 * j + 1]
+
+
+cdef inline void blk_sigma_only(double* sg, double cc, bint direct, const double* x,
+                                const int* idx, Py_ssize_t nnz, double bias,
+                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    """The diagonal covariance update alone on one block (see blk_diag_step)."""
+    cdef Py_ssize_t j, p
+    for j in range(nnz + 1):
+        p = (idx[j] if j < nnz else D - 1) * ks
+        sg[p] = sigma_step(sg[p], cc, direct, x[j] if j < nnz else bias)
+
+
+cdef inline void sum_sigma_update(double* SG, Py_ssize_t K, const double* vs, double r,
+                                  bint direct, const double* x, const int* idx,
+                                  Py_ssize_t nnz, double bias, Py_ssize_t D) noexcept nogil:
+    """AROW's covariance update with f = x~ tiled K times ([AROW13] eqs. 29-30) on a
+    (D, K) diagonal state: f^T Sigma f = sum_c v_c, every block with x~^2."""
+    cdef Py_ssize_t c
+    cdef double cc, vsum = 0.0
+    if direct:
+        for c in range(K):
+            vsum += vs[c]
+        cc = 1.0 / (vsum + r)          # r > 0
+    else:
+        cc = 1.0 / r                   # r > 0
+    for c in range(K):
+        blk_sigma_only(SG + c, cc, direct, x, idx, nnz, bias, D, K)
+
+
+cdef inline bint diag_top1_round(const Hyper* h, double* MU, double* SG, Py_ssize_t K,
+                                 Py_ssize_t D, const double* x, const int* idx,
+                                 Py_ssize_t nnz, double bias, const double* sc,
+                                 const double* vs, double vy, Py_ssize_t yi, bint sum_update,
+                                 double* save, Counts* cnt, Py_ssize_t i) noexcept nogil:
+    """top1: the binary step on Delta (label +1) against the closest competitor c;
+    v = v_y + v_c.  Returns True to stop the pass at row i."""
+    cdef Py_ssize_t c = competitor(sc, K, yi)
+    cdef double m = sc[yi] - sc[c], v, alpha, cc
+    v = vy + (vs[c] if sum_update else blk_sqdot(SG + c, x, idx, nnz, bias, D, K))
+    if not isfinite(v):
+        fail_row(cnt, NONFINITE_INPUT, i)
+        return True
+    count_round(cnt, argmax_first(sc, K) != yi)
+    count_hinge(cnt, m)
+    alpha = so_step(h, m, v, &cc)
+    if alpha == 0.0:
+        return False
+    if sum_update:
+        cc = 0.0                       # covariance updated below, with f
+    if not isfinite(pair_diag_step(MU, SG, K, yi, c, alpha, cc, h.direct, x, idx, nnz, bias,
+                                   D, save)):
+        blk_diag_restore(MU + c, SG + c, save + 2 * (nnz + 1), idx, nnz, D, K)
+        blk_diag_restore(MU + yi, SG + yi, save, idx, nnz, D, K)
+        fail_round(cnt, NONFINITE_STATE, i)
+        return True
+    if sum_update:
+        sum_sigma_update(SG, K, vs, h.r, h.direct, x, idx, nnz, bias, D)
+    cnt.updates += 1
+    return False
+
+
+cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize_t K,
+                                Py_ssize_t D, const double* x, const int* idx,
+                                Py_ssize_t nnz, double bias, const double* sc,
+                                const double* vs, Py_ssize_t yi, double* al, double* cs,
+                                double* save, Counts* cnt, Py_ssize_t i) noexcept nogil:
+    """ovr: the binary rule on every block with label +1 for y and -1 otherwise,
+    every step from the pre-update scores.  Returns True to stop the pass at row i."""
+    cdef Py_ssize_t c, sv = 2 * (nnz + 1)
+    cdef double yc, m, chk = 0.0
+    count_round(cnt, argmax_first(sc, K) != yi)
+    for c in range(K):
+        yc = 1.0 if c == yi else -1.0
+        m = yc * sc[c]
+        count_hinge(cnt, m)
+        al[c] = so_step(h, m, vs[c], &cs[c]) * yc
+    for c in range(K):
+        if al[c] != 0.0:
+            chk += blk_diag_step(MU + c, SG + c, al[c], cs[c], h.direct, x, idx, nnz, bias, D,
+                                 save + c * sv, K)
+    if not isfinite(chk):
+        for c in range(K):
+            if al[c] != 0.0:
+                blk_diag_restore(MU + c, SG + c, save + c * sv, idx, nnz, D, K)
+        fail_round(cnt, NONFINITE_STATE, i)
+        return True
+    for c in range(K):
+        if al[c] != 0.0:
+            cnt.updates += 1
+    return False
+
+
+def mc_diag_pass(RowView rows, const Py_ssize_t[::1] y,
+                 const Py_ssize_t[::1] order, double bias, bint ovr,
+                 double[:, ::1] MU, double[:, ::1] SG, int rule, double phi, double r,
+                 bint direct, bint sum_update):
+    """One multi-class pass of a diagonal rule: CW-Var, CW-Stdev, AROW, AROW-H.
+
+    top1: the binary step on Delta (label +1), m = mu_y.x - mu_c.x,
+    v = v_y + v_c; the covariance update acts on blocks y and c with x^2.
+    With `sum_update` (AROW, [AROW13] eqs. 29-30) the covariance is instead updated
+    with f = sum_y f(x, y), i.e. every block with x^2 (direct: beta = 1/(r + sum_c v_c)).
+    ovr: the binary rule on every block with label +1 for y and -1 otherwise.
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Hyper h = hyper_second_order(rule, phi, r, direct)
+    cdef Py_ssize_t K = MU.shape[1], D = MU.shape[0], k, nnz, i
+    cdef Counts cnt = counts_start()
+    cdef const double* x
+    cdef const int* idx
+    cdef double vy = 0.0
+    cdef bint stop
+    cdef double* mu = &MU[0, 0]
+    cdef double* sg = &SG[0, 0]
+    cdef Workspace ws = Workspace()
+    cdef Py_ssize_t nsave = max_row_nnz(&rows.R, order) + 1
+    cdef double* sc = ws.doubles(4 * K + (2 * K if ovr else 4) * nsave)   # scores mu_c . x
+    cdef double* al = sc + K            # ovr: alpha y_c per class
+    cdef double* cs = sc + 2 * K        # ovr: covariance coefficient per class
+    cdef double* vs = sc + 3 * K        # ovr / sum update: v_c per class
+    cdef double* save = sc + 4 * K      # old (mu, sigma) of updated coordinates
+    cdef NextRow nr = no_next_row()
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            if ovr or sum_update:
+                all_dots(mu, K, x, idx, nnz, bias, D, sc, sg, -1)
+                all_sqdots(sg, K, x, idx, nnz, bias, D, vs)
+                if not all_finite(vs, K):
+                    fail_row(&cnt, NONFINITE_INPUT, i)
+                    break
+                vy = vs[y[i]]                  # = blk_sqdot of block y, bit for bit
+            else:
+                # top1: v_y in the same walk, v_c once c is known
+                walk_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr, mu, K, x, idx,
+                         nnz, bias, D, sc, sg, y[i], &vy)
+            if not all_finite(sc, K):
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            if ovr:
+                stop = diag_ovr_round(&h, mu, sg, K, D, x, idx, nnz, bias, sc, vs, y[i], al,
+                                      cs, save, &cnt, i)
+            else:
+                stop = diag_top1_round(&h, mu, sg, K, D, x, idx, nnz, bias, sc, vs, vy, y[i],
+                                       sum_update, save, &cnt, i)
+            if stop:
+                break
+    return counts_result(&cnt)
+
+
+cdef inline double sop_blk_score(const double* vv, const double* A, const double* x,
+                                 const int* idx, Py_ssize_t nnz, double bias,
+                                 Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    """Diagonal SOP score of one block: sum_i vv_i x~_i / (A_i + x~_i^2)."""
+    cdef double s = vv[(D - 1) * ks] * bias / (A[(D - 1) * ks] + bias * bias)      # A > 0
+    cdef Py_ssize_t j, p
+    for j in range(nnz):
+        p = idx[j] * ks
+        s += vv[p] * x[j] / (A[p] + x[j] * x[j])                   # A > 0
+    return s
+
+
+cdef inline void sop_blk_update(double* vv, double* A, double yc, const double* x,
+                                const int* idx, Py_ssize_t nnz, double bias,
+                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    cdef Py_ssize_t j, p
+    for j in range(nnz):
+        p = idx[j] * ks
+        vv[p] += yc * x[j]
+        A[p] += x[j] * x[j]
+    vv[(D - 1) * ks] += yc * bias
+    A[(D - 1) * ks] += bias * bias
+
+
+def mc_sop_diag_pass(RowView rows,
+                     const Py_ssize_t[::1] y,
+                     const Py_ssize_t[::1] order, double bias, bint ovr,
+                     double[:, ::1] VV, double[:, ::1] A):
+    """One multi-class pass of the diagonal second-order perceptron.
+
+    Class scores are the binary test rule on each block,
+    s_c = sum_i vv_ci x_i / (A_ci + x_i^2).  top1: the binary SOP step on
+    (Delta, +1), whose own score Delta^T (A + diag(Delta^2))^-1 vv is s_y - s_c
+    (the diagonal splits over the two blocks); on an update vv_y += x, vv_c -= x,
+    A_y += x^2, A_c += x^2.  ovr: the binary rule on every block.
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Py_ssize_t K = VV.shape[1], D = VV.shape[0], k, nnz, i, c, yi
+    cdef Counts cnt = counts_start()
+    cdef const double* x
+    cdef const int* idx
+    cdef double m, yc
+    cdef Workspace ws = Workspace()
+    cdef double* sc = ws.doubles(K)
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            for c in range(K):
+                sc[c] = sop_blk_score(&VV[0, c], &A[0, c], x, idx, nnz, bias, D, K)
+            if not all_finite(sc, K):
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            yi = y[i]
+            count_round(&cnt, argmax_first(sc, K) != yi)
+            if not ovr:
+                c = competitor(sc, K, yi)
+                m = sc[yi] - sc[c]
+                count_hinge(&cnt, m)
+                if m > 0.0:
+                    continue
+                sop_blk_update(&VV[0, yi], &A[0, yi], 1.0, x, idx, nnz, bias, D, K)
+                sop_blk_update(&VV[0, c], &A[0, c], -1.0, x, idx, nnz, bias, D, K)
+                cnt.updates += 1
+                continue
+            for c in range(K):
+                yc = 1.0 if c == yi else -1.0
+                m = yc * sc[c]
+                count_hinge(&cnt, m)
+                if m <= 0.0:
+                    sop_blk_update(&VV[0, c], &A[0, c], yc, x, idx, nnz, bias, D, K)
+                    cnt.updates += 1
+    return counts_result(&cnt)
+
+
+cdef inline void ada_blk_update(double* u, double* G, double yc, const double* x,
+                                const int* idx, Py_ssize_t nnz, double bias,
+                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    """Hinge subgradient g = -yc x~ on one block: u += g, G += g^2."""
+    cdef Py_ssize_t j, p
+    for j in range(nnz):
+        p = idx[j] * ks
+        u[p] -= yc * x[j]
+        G[p] += x[j] * x[j]
+    u[(D - 1) * ks] -= yc * bias
+    G[(D - 1) * ks] += bias * bias
+
+
+def mc_adagrad_pass(RowView rows,
+                    const Py_ssize_t[::1] y,
+                    const Py_ssize_t[::1] order, double bias, bint ovr,
+                    double[:, ::1] U, double[:, ::1] G, double[::1] aux,
+                    double eta, double lam, double delta):
+    """One multi-class pass of diagonal AdaGrad-RDA with L1 on the hinge loss.
+
+    top1: the multi-class hinge max(0, 1 - W.Delta) with the closest competitor
+    c has the subgradient -Delta, so when W.Delta < 1: u_y -= x, u_c += x and
+    G_y, G_c += x^2.  ovr: the binary rule on every block.  t counts rounds.
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Py_ssize_t K = U.shape[1], D = U.shape[0], k, j, nnz, i, c, yi
+    cdef Counts cnt = counts_start()
+    cdef const double* x
+    cdef const int* idx
+    cdef double m, yc, s, t = aux[AUX_T]
+    cdef Workspace ws = Workspace()
+    cdef double* sc = ws.doubles(K)
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            for c in range(K):
+                s = rda_weight(U[D - 1, c], G[D - 1, c], t, eta, lam, delta) * bias
+                for j in range(nnz):
+                    s += rda_weight(U[idx[j], c], G[idx[j], c], t, eta, lam, delta) * x[j]
+                sc[c] = s
+            if not all_finite(sc, K):
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            yi = y[i]
+            count_round(&cnt, argmax_first(sc, K) != yi)
+            t += 1.0
+            if not ovr:
+                c = competitor(sc, K, yi)
+                m = sc[yi] - sc[c]
+                count_hinge(&cnt, m)
+                if m >= 1.0:
+                    continue
+                ada_blk_update(&U[0, yi], &G[0, yi], 1.0, x, idx, nnz, bias, D, K)
+                ada_blk_update(&U[0, c], &G[0, c], -1.0, x, idx, nnz, bias, D, K)
+                cnt.updates += 1
+                continue
+            for c in range(K):
+                yc = 1.0 if c == yi else -1.0
+                m = yc * sc[c]
+                count_hinge(&cnt, m)
+                if m < 1.0:
+                    ada_blk_update(&U[0, c], &G[0, c], yc, x, idx, nnz, bias, D, K)
+                    cnt.updates += 1
+    aux[AUX_T] = t
+    return counts_result(&cnt)
+
+
+def mc_sop_scores(RowView rows,
+                  double bias, const double[:, ::1] VV,
+                  const double[:, ::1] A, double[:, ::1] out):
+    """Test-time class scores of the diagonal SOP, (D, K) state, out (n, K):
+    sum_i vv_ci x_i / (A_ci + x_i^2) per class ([SOP05] Fig. 3.1, per block)."""
+    cdef Py_ssize_t K = VV.shape[1], D = VV.shape[0], i, c, nnz
+    cdef const double* x
+    cdef const int* idx
+    with nogil:
+        for i in range(out.shape[0]):
+            nnz = get_row(&rows.R, i, &x, &idx)
+            for c in range(K):
+                out[i, c] = sop_blk_score(&VV[0, c], &A[0, c], x, idx, nnz, bias, D, K)

@@ -1,0 +1,182 @@
+# Multi-class first-order drivers on the 1-of-k map (top-1 / one-vs-rest), the
+# state W = s V of the binary first-order pass.
+#
+# Provides: mc_first_order_pass.
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
+# scaled_rescale (_driver.pxi); Hyper, fo_step, AUX_* (_binary.pxi); the 1-of-k
+# walks and block updates (_mc_rows.pxi).
+
+
+cdef inline bint fo_top1_round(const Hyper* h, double* V, double* aux, double* U,
+                               Py_ssize_t K, Py_ssize_t D, const double* x, const int* idx,
+                               Py_ssize_t nnz, double bias, const double* sc, double n,
+                               Py_ssize_t yi, Py_ssize_t yhat, double* save, Counts* cnt,
+                               Py_ssize_t i) noexcept nogil:
+    """top1: the binary step on Delta = f(x, y) - f(x, c) with label +1, W = s V
+    with one s (aux: one row).  Returns True to stop the pass at row i."""
+    cdef bint is_perc = h.rule == PERCEPTRON or h.rule == AVG_PERCEPTRON
+    cdef double t = aux[AUX_T] + 1.0, s = aux[AUX_S], m, tau, Z, cf, chk, dn2 = 0.0, ca, cb
+    cdef Py_ssize_t c = yhat if is_perc else competitor(sc, K, yi)
+    cdef int st = OK
+    m = sc[yi] - sc[c]
+    count_hinge(cnt, m)
+    if is_perc:
+        tau = 1.0 if yhat != yi else 0.0
+        Z = 1.0
+    else:
+        tau = fo_step(h, m, 2.0 * n, s * s * aux[AUX_VN2], m, &Z, &st)
+    if st != OK:
+        fail_round(cnt, st, i)
+        return True
+    aux[AUX_T] = t
+    if tau == 0.0:
+        return False
+    cf = tau / s                       # s in [S_MIN, S_MAX]
+    if h.rule == L2_PA:                # ||V||^2 is needed by l2-pa only
+        chk = blk_add(V + yi, cf, x, idx, nnz, bias, D, save, &dn2, K)
+        chk += blk_add(V + c, -cf, x, idx, nnz, bias, D, save + nnz + 1, &dn2, K)
+    else:
+        pair_add(V, K, yi, c, cf, -cf, x, idx, nnz, bias, D, save, save + nnz + 1, &ca, &cb)
+        chk = ca + cb
+    if not (isfinite(chk) and isfinite(dn2) and isfinite(cf)):
+        restore_coords(V + c, save + nnz + 1, idx, nnz, D, K, 1)
+        restore_coords(V + yi, save, idx, nnz, D, K, 1)
+        fail_round(cnt, NONFINITE_STATE, i)
+        return True
+    if h.rule == AVG_PERCEPTRON:
+        blk_axpy(U + yi, t * cf, x, idx, nnz, bias, D, K)
+        blk_axpy(U + c, -t * cf, x, idx, nnz, bias, D, K)
+    aux[AUX_VN2] += dn2
+    cnt.updates += 1
+    aux[AUX_S] = scaled_rescale(V, D * K, 1, s / Z, &aux[AUX_VN2])     # Z >= 1
+    return False
+
+
+cdef inline void fo_ovr_apply(double* V, const double* aux, Py_ssize_t na, Py_ssize_t K,
+                              Py_ssize_t D, const double* x, const int* idx, Py_ssize_t nnz,
+                              double bias, const double* taus, double* dn, double* cks,
+                              Py_ssize_t* act, double* save, bint track_norm) noexcept nogil:
+    """ovr: V_c += (tau_c y_c / s_c) x~ for every class with a step, two classes per
+    walk of the row (||V_c||^2 for l2-pa only): old values to save + c (nnz + 1),
+    the change of ||V_c||^2 to dn[c], the sum of the new values to cks[c]."""
+    cdef Py_ssize_t j, c, c2, n_act = 0
+    cdef double ca
+    for c in range(K):
+        dn[c] = 0.0
+        if taus[c] != 0.0:
+            act[n_act] = c
+            n_act += 1
+    for j in range(n_act):
+        c = act[j]
+        if track_norm:
+            cks[c] = blk_add(V + c, taus[c] / aux[c * na + AUX_S], x, idx, nnz, bias, D,
+                             save + c * (nnz + 1), &dn[c], K)                 # s > 0
+        elif j % 2 == 0:
+            c2 = act[j + 1] if j + 1 < n_act else -1
+            pair_add(V, K, c, c2, taus[c] / aux[c * na + AUX_S],               # s > 0
+                     taus[c2] / aux[c2 * na + AUX_S] if c2 >= 0 else 0.0, x, idx, nnz,
+                     bias, D, save + c * (nnz + 1), save + max(c2, 0) * (nnz + 1), &cks[c],
+                     &cks[c2] if c2 >= 0 else &ca)
+
+
+cdef inline bint fo_ovr_round(const Hyper* h, double* V, double* aux, Py_ssize_t na,
+                              double* U, Py_ssize_t K, Py_ssize_t D, const double* x,
+                              const int* idx, Py_ssize_t nnz, double bias, const double* sc,
+                              double n, Py_ssize_t yi, double* wk, Py_ssize_t* act,
+                              double* save, Counts* cnt, Py_ssize_t i) noexcept nogil:
+    """ovr: every class's step from the pre-update scores, then all updates; W_c =
+    s_c V_c (aux: one row per class, na entries apart).  Returns True to stop."""
+    cdef Py_ssize_t c
+    cdef double yc, m, tau, s, t, chk = 0.0
+    cdef double* taus = wk              # tau y_c per class
+    cdef double* zs = wk + K            # Z per class
+    cdef double* dn = wk + 2 * K        # change of ||V_c||^2
+    cdef double* cks = wk + 3 * K       # sum of the new values per class
+    cdef double* a
+    cdef int st = OK
+    for c in range(K):
+        yc = 1.0 if c == yi else -1.0
+        m = yc * sc[c]
+        count_hinge(cnt, m)
+        s = aux[c * na + AUX_S]
+        tau = fo_step(h, m, n, s * s * aux[c * na + AUX_VN2], sc[c], &zs[c], &st)
+        if st != OK:
+            fail_round(cnt, st, i)
+            return True
+        taus[c] = tau * yc
+    fo_ovr_apply(V, aux, na, K, D, x, idx, nnz, bias, taus, dn, cks, act, save,
+                 h.rule == L2_PA)
+    for c in range(K):
+        if taus[c] != 0.0:
+            chk += cks[c]
+            chk += dn[c] + taus[c] / aux[c * na + AUX_S]                        # s > 0
+    if not isfinite(chk):
+        for c in range(K):
+            if taus[c] != 0.0:
+                restore_coords(V + c, save + c * (nnz + 1), idx, nnz, D, K, 1)
+        fail_round(cnt, NONFINITE_STATE, i)
+        return True
+    for c in range(K):
+        a = aux + c * na
+        t = a[AUX_T] + 1.0
+        a[AUX_T] = t
+        if taus[c] == 0.0:
+            continue
+        s = a[AUX_S]
+        if h.rule == AVG_PERCEPTRON:
+            blk_axpy(U + c, t * taus[c] / s, x, idx, nnz, bias, D, K)        # s > 0
+        a[AUX_VN2] += dn[c]
+        cnt.updates += 1
+        a[AUX_S] = scaled_rescale(V + c, D, K, s / zs[c], &a[AUX_VN2])      # Z >= 1
+    return False
+
+
+def mc_first_order_pass(RowView rows, const Py_ssize_t[::1] y,
+                        const Py_ssize_t[::1] order, double bias, bint ovr,
+                        double[:, ::1] V, double[:, ::1] aux, double[:, ::1] U,
+                        int rule, double C, double alpha, double beta):
+    """One multi-class pass of a first-order rule (perceptron, averaging, PA, [LMC09]).
+
+    State: W = s V, one scale factor for the whole W in top1 (aux has one row:
+    the [LMC09] rules shrink all of W, so a shared s keeps that O(1)); one row of
+    aux (s, ||V||^2, t) per class in ovr (K independent binary problems).
+    U (same shape as V, or empty) accumulates sum_t t Delta_t for averaging.
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
+    cdef Py_ssize_t K = V.shape[1], D = V.shape[0], na = aux.shape[1], k, nnz, i, c
+    cdef Counts cnt = counts_start()
+    cdef const double* x
+    cdef const int* idx
+    cdef double n
+    cdef bint stop
+    cdef double* Vp = &V[0, 0]
+    cdef double* Up = &U[0, 0] if U.shape[0] > 0 else NULL
+    cdef Workspace ws = Workspace()
+    cdef Py_ssize_t* act = ws.indices(K)     # ovr: the classes updated
+    # scores, ovr per-class steps, and the old values of updated coordinates
+    cdef double* sc = ws.doubles(5 * K + (K if ovr else 2) * (max_row_nnz(&rows.R, order) + 1))
+    cdef double* save = sc + 5 * K
+    cdef NextRow nr = no_next_row()
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            n = walk_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr, Vp, K, x, idx,
+                         nnz, bias, D, sc)
+            for c in range(K):
+                sc[c] *= aux[c if ovr else 0, AUX_S]
+            if not (all_finite(sc, K) and isfinite(n)):
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            c = argmax_first(sc, K)
+            count_round(&cnt, c != y[i])
+            if ovr:
+                stop = fo_ovr_round(&h, Vp, &aux[0, 0], na, Up, K, D, x, idx, nnz, bias, sc,
+                                    n, y[i], sc + K, act, save, &cnt, i)
+            else:
+                stop = fo_top1_round(&h, Vp, &aux[0, 0], Up, K, D, x, idx, nnz, bias, sc, n,
+                                     y[i], c, save, &cnt, i)
+            if stop:
+                break
+    return counts_result(&cnt)

@@ -1,0 +1,334 @@
+# Multi-class top-k drivers: PA, PA-I, PA-II (k-best MIRA, [CS03], [PA06]) and
+# AROW ([AROW13] Fig. 2, eqs. 25-30), diagonal or full: the k highest-scoring
+# competitors c_1..c_k (ties to the smaller label), losses l_j = 1 - w.Delta_j,
+# and the dual max l^T a - a^T Q a / 2 over a box, solved per example by
+# `hildreth_solve` (_qp.pxi) on preallocated buffers (`TopK`).
+#
+# Provides: TopK, topk_work, topk_losses, topk_solve, mc_topk_pa_pass,
+# mc_topk_arow_pass.
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
+# restore_coords (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size
+# (_qp.pxi); PA1, PA2, AUX_* (_binary.pxi); dsymv, scatter_row, full_check,
+# full_apply (_full.pxi); the 1-of-k walks, top_competitors and blk_add
+# (_mc_rows.pxi); blk_diag_step, blk_diag_restore, blk_sigma_only,
+# sum_sigma_update (_mc_diag.pxi); vdot (_mc_full.pxi).
+
+from libc.math cimport INFINITY
+
+cdef double TOPK_QP_TOL = 1e-15
+cdef Py_ssize_t TOPK_QP_MAX_ITER = 10000
+
+
+cdef struct TopK:
+    # the scores and the per-example dual of a top-k driver
+    double* sc          # K class scores
+    double* vs          # K: v_c (diagonal AROW)
+    double* Q           # kk * kk
+    double* b           # kk losses
+    double* lo          # kk
+    double* hi          # kk
+    double* a           # kk multipliers
+    double* qw          # qp_work_size(kk)
+    Py_ssize_t* taken   # K
+    Py_ssize_t* comp    # kk competitors
+    Py_ssize_t* qiw     # qp_iwork_size(kk)
+    Py_ssize_t kk
+    double asum         # sum_j a_j
+
+
+cdef TopK topk_work(Workspace ws, Py_ssize_t K, Py_ssize_t kk, double cap) except *:
+    """The buffers of a top-k driver with kk competitors and the box 0 <= a <= cap."""
+    cdef TopK T
+    cdef Py_ssize_t j
+    T.kk = kk
+    T.sc = ws.doubles(2 * K + kk * kk + 4 * kk + qp_work_size(kk))
+    T.vs = T.sc + K
+    T.Q = T.vs + K
+    T.b = T.Q + kk * kk
+    T.lo = T.b + kk
+    T.hi = T.lo + kk
+    T.a = T.hi + kk
+    T.qw = T.a + kk
+    T.taken = ws.indices(K + kk + qp_iwork_size(kk))
+    T.comp = T.taken + K
+    T.qiw = T.comp + kk
+    for j in range(kk):
+        T.lo[j] = 0.0
+        T.hi[j] = cap
+    return T
+
+
+cdef inline double topk_losses(TopK* T, Py_ssize_t K, Py_ssize_t yi, Counts* cnt) noexcept nogil:
+    """The competitors of label yi and their losses b_j = 1 - (s_y - s_cj) (loss_sum
+    gets max(0, b_1)); returns max(0, max_j b_j)."""
+    cdef Py_ssize_t j
+    cdef double lmax = 0.0
+    top_competitors(T.sc, K, yi, T.kk, T.comp, T.taken)
+    for j in range(T.kk):
+        T.b[j] = 1.0 - (T.sc[yi] - T.sc[T.comp[j]])
+        lmax = max(lmax, T.b[j])
+    if T.b[0] > 0.0:
+        cnt.loss_sum += T.b[0]
+    return lmax
+
+
+cdef inline bint topk_solve(TopK* T) noexcept nogil:
+    """a = the dual solution for (Q, b) over [lo, hi] from a = 0, and asum; False
+    when Hildreth's method did not converge."""
+    cdef Py_ssize_t j, nit, where
+    cdef double kkt
+    for j in range(T.kk):
+        T.a[j] = 0.0
+    if hildreth_solve(T.Q, T.b, T.lo, T.hi, T.a, T.kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER, T.qw,
+                      T.qiw, &kkt, &nit, &where) != OK:
+        return False
+    T.asum = 0.0
+    for j in range(T.kk):
+        T.asum += T.a[j]
+    return True
+
+
+cdef inline bint topk_pa_round(TopK* T, double* V, double* aux, Py_ssize_t K, Py_ssize_t D,
+                               const double* x, const int* idx, Py_ssize_t nnz, double bias,
+                               double n, Py_ssize_t yi, bint shared, double ridge,
+                               double* save, Counts* cnt, Py_ssize_t i) noexcept nogil:
+    """PA / PA-I / PA-II on the top-k constraints, W = s V (aux: one row).
+    Returns True to stop the pass at row i."""
+    cdef Py_ssize_t j, jl, kk = T.kk
+    cdef double s = aux[AUX_S], chk, dn2 = 0.0
+    if topk_losses(T, K, yi, cnt) <= 0.0 or n <= 0.0:
+        return False
+    for j in range(kk):
+        for jl in range(kk):
+            T.Q[j * kk + jl] = n * (2.0 if j == jl else 1.0)
+            if shared or j == jl:
+                T.Q[j * kk + jl] += ridge
+    if not topk_solve(T):
+        fail_round(cnt, QP_NOT_CONVERGED, i)
+        aux[AUX_T] -= 1.0
+        return True
+    if T.asum == 0.0:
+        return False
+    chk = blk_add(V + yi, T.asum / s, x, idx, nnz, bias, D, save, &dn2, K)       # s > 0
+    for j in range(kk):
+        if T.a[j] != 0.0:
+            chk += blk_add(V + T.comp[j], -T.a[j] / s, x, idx, nnz, bias, D,
+                           save + (j + 1) * (nnz + 1), &dn2, K)                     # s > 0
+    if not (isfinite(chk) and isfinite(dn2)):
+        for j in range(kk - 1, -1, -1):
+            if T.a[j] != 0.0:
+                restore_coords(V + T.comp[j], save + (j + 1) * (nnz + 1), idx, nnz, D, K, 1)
+        restore_coords(V + yi, save, idx, nnz, D, K, 1)
+        fail_round(cnt, NONFINITE_STATE, i)
+        aux[AUX_T] -= 1.0
+        return True
+    aux[AUX_VN2] += dn2
+    cnt.updates += 1
+    return False
+
+
+def mc_topk_pa_pass(RowView rows, const Py_ssize_t[::1] y,
+                    const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
+                    double[:, ::1] V, double[:, ::1] aux, int rule, double C,
+                    bint shared):
+    """One top-k pass of PA, PA-I or PA-II (k-best MIRA, [CS03], [PA06]).
+
+    G_jl = Delta_j.Delta_l = n (1 + [j = l]) with n = ||x~||^2.  PA: Q = G,
+    a >= 0; PA-I: 0 <= a <= C; PA-II: Q = G + I/(2C) (or 11^T/(2C) when
+    `shared`), a >= 0.  W += sum_j a_j Delta_j: block y gets (sum_j a_j) x~,
+    block c_j gets -a_j x~.  State as in `mc_first_order_pass` (top1, W = s V).
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Py_ssize_t K = V.shape[1], D = V.shape[0], c, nnz, i, k
+    cdef Counts cnt = counts_start()
+    cdef const double* x
+    cdef const int* idx
+    cdef double n
+    cdef double* Vp = &V[0, 0]
+    cdef Workspace ws = Workspace()
+    cdef TopK T = topk_work(ws, K, kk, C if rule == PA1 else INFINITY)
+    cdef double* save = ws.doubles((kk + 1) * (max_row_nnz(&rows.R, order) + 1))
+    cdef double ridge = 0.5 / C if rule == PA2 else 0.0   # C > 0
+    cdef NextRow nr = no_next_row()
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            n = walk_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr, Vp, K, x, idx,
+                         nnz, bias, D, T.sc)
+            for c in range(K):
+                T.sc[c] *= aux[0, AUX_S]
+            if not (all_finite(T.sc, K) and isfinite(n)):
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            count_round(&cnt, argmax_first(T.sc, K) != y[i])
+            aux[0, AUX_T] += 1.0
+            if topk_pa_round(&T, Vp, &aux[0, 0], K, D, x, idx, nnz, bias, n, y[i], shared,
+                             ridge, save, &cnt, i):
+                break
+    return counts_result(&cnt)
+
+
+cdef inline bint topk_arow_solve(TopK* T, Counts* cnt, Py_ssize_t i) noexcept nogil:
+    """`topk_solve` on a finite Q; False (the pass stops at row i, recorded in cnt)
+    when Q is not finite or Hildreth's method did not converge."""
+    if not all_finite(T.Q, T.kk * T.kk):
+        fail_round(cnt, NONFINITE_INPUT, i)
+        return False
+    if not topk_solve(T):
+        fail_round(cnt, QP_NOT_CONVERGED, i)
+        return False
+    return True
+
+
+cdef inline bint topk_arow_diag_round(TopK* T, double* mu, double* S, Py_ssize_t K,
+                                      Py_ssize_t D, const double* x, const int* idx,
+                                      Py_ssize_t nnz, double bias, Py_ssize_t yi, double r,
+                                      bint direct, bint sum_update, double* save,
+                                      Counts* cnt, Py_ssize_t i) noexcept nogil:
+    """Diagonal top-k AROW after the losses: G_jl = v_y + [j = l] v_cj, mu += Sigma
+    sum_j a_j Delta_j, then the covariance with f or Delta_1.  Returns True to stop."""
+    cdef Py_ssize_t j, jl, kk = T.kk, sv = 2 * (nnz + 1)
+    cdef double chk, cc
+    for j in range(kk):
+        for jl in range(kk):
+            T.Q[j * kk + jl] = T.vs[yi] + (T.vs[T.comp[j]] if j == jl else 0.0) + r
+    if not topk_arow_solve(T, cnt, i):
+        return True
+    chk = blk_diag_step(mu + yi, S + yi, T.asum, 0.0, False, x, idx, nnz, bias, D, save, K)
+    for j in range(kk):
+        chk += blk_diag_step(mu + T.comp[j], S + T.comp[j], -T.a[j], 0.0, False, x, idx,
+                             nnz, bias, D, save + (j + 1) * sv, K)
+    if not isfinite(chk):
+        for j in range(kk - 1, -1, -1):
+            blk_diag_restore(mu + T.comp[j], S + T.comp[j], save + (j + 1) * sv, idx, nnz, D,
+                             K)
+        blk_diag_restore(mu + yi, S + yi, save, idx, nnz, D, K)
+        fail_round(cnt, NONFINITE_STATE, i)
+        return True
+    if sum_update:
+        sum_sigma_update(S, K, T.vs, r, direct, x, idx, nnz, bias, D)
+    else:
+        cc = 1.0 / (T.vs[yi] + T.vs[T.comp[0]] + r) if direct else 1.0 / r   # r > 0
+        blk_sigma_only(S + yi, cc, direct, x, idx, nnz, bias, D, K)
+        blk_sigma_only(S + T.comp[0], cc, direct, x, idx, nnz, bias, D, K)
+    cnt.updates += 1
+    return False
+
+
+cdef inline bint topk_arow_full_round(TopK* T, double* mu, double* S, int K, int D,
+                                      const double* xs, Py_ssize_t yi, double r,
+                                      bint sum_update, double* f, double* P, double* u,
+                                      double* g, Counts* cnt, Py_ssize_t i) noexcept nogil:
+    """Full top-k AROW after the losses over the stacked blocks: P_c = Sigma f(x, c),
+    Sigma Delta_j = P_y - P_cj.  Returns True to stop the pass at row i."""
+    cdef int KD = K * D, one = 1
+    cdef Py_ssize_t j, jl, p, cj, kk = T.kk
+    cdef double cc, done = 1.0, zero = 0.0
+    cdef char uplo = b'U'
+    for j in range(kk + 1):            # P_c = Sigma f(x, c) for c = y, c_1 .. c_k
+        cj = yi if j == 0 else T.comp[j - 1]
+        for p in range(KD):
+            f[p] = 0.0
+        for p in range(D):
+            f[cj * D + p] = xs[p]
+        dsymv(&uplo, &KD, &done, S, &KD, f, &one, &zero, P + j * KD, &one)
+    # G_jl = (f_y - f_cj).(P_y - P_cl), f_c.P = x~.P[block c]
+    for j in range(kk):
+        for jl in range(kk):
+            T.Q[j * kk + jl] = (
+                vdot(xs, P + yi * D, D) - vdot(xs, P + (jl + 1) * KD + yi * D, D)
+                - vdot(xs, P + T.comp[j] * D, D)
+                + vdot(xs, P + (jl + 1) * KD + T.comp[j] * D, D)) + r
+    if not topk_arow_solve(T, cnt, i):
+        return True
+    for p in range(KD):                # u = sum_j a_j (P_y - P_cj)
+        u[p] = T.asum * P[p]
+    for j in range(kk):
+        for p in range(KD):
+            u[p] -= T.a[j] * P[(j + 1) * KD + p]
+    if sum_update:
+        for jl in range(K):
+            for p in range(D):
+                f[jl * D + p] = xs[p]
+        dsymv(&uplo, &KD, &done, S, &KD, f, &one, &zero, g, &one)
+        cc = 1.0 / (r + vdot(f, g, KD))            # r > 0, f^T Sigma f >= 0
+    else:
+        for p in range(KD):
+            g[p] = P[p] - P[KD + p]
+        cc = 1.0 / T.Q[0]                          # Q_11 = Delta_1^T Sigma Delta_1 + r > 0
+    if not full_check(mu, u, 1.0, g, cc, KD):
+        fail_round(cnt, NONFINITE_STATE, i)
+        return True
+    full_apply(mu, S, KD, KD, u, 1.0, g, cc)
+    cnt.updates += 1
+    return False
+
+
+def mc_topk_arow_pass(RowView rows, const Py_ssize_t[::1] y,
+                      const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
+                      double[:, ::1] MU, double[:, ::1] SG, bint full, double r,
+                      bint direct, bint sum_update):
+    """One top-k pass of AROW ([AROW13] Fig. 2, eqs. 25-30).
+
+    If max_j l_j > 0: a = argmax l^T a - a^T (G + r 11^T) a / 2 over a >= 0 with
+    G_jl = Delta_j^T Sigma Delta_l (one squared slack, eq. 27); mu += Sigma
+    sum_j a_j Delta_j; then Sigma <- Sigma - Sigma g g^T Sigma / (r + g^T Sigma g)
+    with g = f = x~ tiled K times (`sum_update`, eqs. 29-30) or g = Delta_1.
+    Diagonal (SG = sigma, (K, D)): G_jl = v_y + [j = l] v_cj with v_c = x~^T
+    diag(sigma_c) x~, and the covariance update 1/sigma_i += g_i^2 / r (or, with
+    `direct`, sigma_i -= beta sigma_i^2 g_i^2).  Full (`full`, SG = Sigma over
+    the stacked blocks, (K D, K D), one triangle kept): P_c = Sigma f(x, c),
+    Sigma Delta_j = P_y - P_cj.
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    # diagonal: (D, K) state, block c at offset c with stride K; full: (K, D)
+    cdef int K = <int>(MU.shape[0] if full else MU.shape[1])
+    cdef int D = <int>(MU.shape[1] if full else MU.shape[0]), KD = K * D
+    cdef Py_ssize_t j, nnz, i, q
+    cdef Counts cnt = counts_start()
+    cdef const double* x
+    cdef const int* idx
+    cdef double n
+    cdef bint stop
+    cdef Workspace ws = Workspace()
+    cdef TopK T = topk_work(ws, K, kk, INFINITY)
+    cdef double* save = ws.doubles(D + (kk + 4) * KD if full else
+                                   2 * (kk + 1) * (max_row_nnz(&rows.R, order) + 1))
+    # full: x~ (D), f (K D), P_y, P_c1..P_ck ((kk + 1) K D), u (K D), g (K D)
+    cdef double* xs = save
+    cdef double* f = xs + D
+    cdef double* P = f + KD
+    cdef double* u = P + (kk + 1) * KD
+    cdef double* g = u + KD
+    cdef double* mu = &MU[0, 0]
+    cdef double* S = &SG[0, 0]
+    with nogil:
+        for q in range(order.shape[0]):
+            i = order[q]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            n = bias * bias
+            for j in range(nnz):
+                n += x[j] * x[j]
+            if full:
+                for j in range(K):
+                    T.sc[j] = blk_dot(mu + j * D, x, idx, nnz, bias, D, 1)
+            else:
+                all_dots(mu, K, x, idx, nnz, bias, D, T.sc)
+                all_sqdots(S, K, x, idx, nnz, bias, D, T.vs)
+            if not (all_finite(T.sc, K) and isfinite(n) and (full or all_finite(T.vs, K))):
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            count_round(&cnt, argmax_first(T.sc, K) != y[i])
+            if topk_losses(&T, K, y[i], &cnt) <= 0.0 or n <= 0.0:
+                continue
+            if full:
+                scatter_row(x, idx, nnz, bias, xs, D)
+                stop = topk_arow_full_round(&T, mu, S, K, D, xs, y[i], r, sum_update, f, P, u,
+                                            g, &cnt, i)
+            else:
+                stop = topk_arow_diag_round(&T, mu, S, K, D, x, idx, nnz, bias, y[i], r,
+                                            direct, sum_update, save, &cnt, i)
+            if stop:
+                break
+    return counts_result(&cnt)
