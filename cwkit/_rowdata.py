@@ -24,11 +24,6 @@ class Rows:
     n_features: int
 
     @property
-    def args(self):
-        """``(view,)``: the drivers' leading arguments."""
-        return (self.view,)
-
-    @property
     def max_nnz(self):
         """The largest number of stored entries of a row (for scratch buffers)."""
         if not self.sparse:

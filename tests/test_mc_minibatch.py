@@ -176,7 +176,7 @@ def group_update(X, codes, W0, variant, C, rho, kk, shared, fit_intercept):
     W = np.ascontiguousarray(W0)
     rows = as_rows(X)
     B = X.shape[0]
-    *out, _ = _core.mc_bpa_pass(*rows.args, codes.astype(np.intp), np.arange(B), B,
+    *out, _ = _core.mc_bpa_pass(rows.view, codes.astype(np.intp), np.arange(B), B,
                                 1.0 if fit_intercept else 0.0, W, VARIANTS.index(variant), False,
                                 B, kk, C, bpa_rho(C, rho), shared, True)
     out = PassResult(*out)

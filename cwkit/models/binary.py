@@ -82,7 +82,7 @@ class FirstOrder(BinaryModel):
     def run(self, rows, y, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.first_order_pass(
-            *rows.args, y, order, bias, st["v"], st["aux"], st["u"], self.rule, spec.C,
+            rows.view, y, order, bias, st["v"], st["aux"], st["u"], self.rule, spec.C,
             spec.alpha, spec.beta))
 
     def weights(self):
@@ -111,7 +111,7 @@ class Diagonal(BinaryModel):
     def run(self, rows, y, order, bias):
         spec = self.spec
         return PassResult(*_core.diag_pass(
-            *rows.args, y, order, bias, self.state["mu_sigma"], self.rule, spec.phi, spec.r,
+            rows.view, y, order, bias, self.state["mu_sigma"], self.rule, spec.phi, spec.r,
             spec.direct))
 
     def weights(self):
@@ -145,7 +145,7 @@ class Full(BinaryModel):
         st, spec = self.state, self.spec
         work = np.empty(2 * len(st["mu"]))
         return PassResult(*_core.full_pass(
-            *rows.args, y, order, bias, st["mu"], st["Sigma"], work, self.rule, spec.phi, spec.r))
+            rows.view, y, order, bias, st["mu"], st["Sigma"], work, self.rule, spec.phi, spec.r))
 
     def weights(self):
         return self.state["mu"]
@@ -157,7 +157,7 @@ class Full(BinaryModel):
         mu = self.state["mu"]
         m = np.empty(rows.n_rows)
         v = np.empty(rows.n_rows)
-        _core.full_scores(*rows.args, bias, mu, self.state["Sigma"], np.empty(2 * len(mu)),
+        _core.full_scores(rows.view, bias, mu, self.state["Sigma"], np.empty(2 * len(mu)),
                           m, v)
         return m, v
 
@@ -187,7 +187,7 @@ class SOPDiagonal(BinaryModel):
     def run(self, rows, y, order, bias):
         st = self.state
         return PassResult(*_core.sop_diag_pass(
-            *rows.args, y, order, bias, st["vv"], st["A"]))
+            rows.view, y, order, bias, st["vv"], st["A"]))
 
     def weights(self):
         return self.state["vv"] / self.state["A"]
@@ -198,7 +198,7 @@ class SOPDiagonal(BinaryModel):
     def scores(self, rows, bias):
         # per test point: w = vv / (A + x^2)  ([SOP05] Fig. 3.1, diagonal projection)
         out = np.empty(rows.n_rows)
-        _core.sop_diag_scores(*rows.args, bias, self.state["vv"], self.state["A"], out)
+        _core.sop_diag_scores(rows.view, bias, self.state["vv"], self.state["A"], out)
         return out
 
 
@@ -211,7 +211,7 @@ class AdaGrad(BinaryModel):
     def run(self, rows, y, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.adagrad_pass(
-            *rows.args, y, order, bias, st["u"], st["G"], st["aux"], spec.eta, spec.lam,
+            rows.view, y, order, bias, st["u"], st["G"], st["aux"], spec.eta, spec.lam,
             spec.delta))
 
     def weights(self):

@@ -32,7 +32,7 @@ class BinaryL1PA(BinaryModel):
     def run(self, rows, y, order, bias, scores_out=None):
         """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
         return PassResult(*_core.l1pa_pass(
-            *rows.args, y, order, bias, self.state["w"], self.spec.beta,
+            rows.view, y, order, bias, self.state["w"], self.spec.beta,
             _NO_SCORES if scores_out is None else scores_out))
 
     def weights(self):

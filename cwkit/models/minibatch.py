@@ -47,7 +47,7 @@ class BinaryBPA(BinaryModel):
     def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
         """One driver pass: its PassResult and the number of rows left pending."""
         spec = self.spec
-        *result, n_left = _core.bpa_pass(*rows.args, y, order, n_seen, bias, w,
+        *result, n_left = _core.bpa_pass(rows.view, y, order, n_seen, bias, w,
                                          BPA_VARIANTS.index(spec.bpa_variant), spec.sliding,
                                          spec.batch_size, spec.C, spec.rho, flush, scores_out)
         return PassResult(*result), n_left
@@ -118,7 +118,7 @@ class MulticlassBPA(BinaryBPA):
     def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
         # the class scores of a row are not reported: mistakes are counted in the driver
         spec = self.spec
-        *result, n_left = _core.mc_bpa_pass(*rows.args, np.ascontiguousarray(y, dtype=np.intp),
+        *result, n_left = _core.mc_bpa_pass(rows.view, np.ascontiguousarray(y, dtype=np.intp),
                                             np.ascontiguousarray(order, dtype=np.intp), n_seen,
                                             bias, w, BPA_VARIANTS.index(spec.bpa_variant),
                                             spec.sliding, spec.batch_size, self.kk, spec.C,

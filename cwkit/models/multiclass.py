@@ -49,7 +49,7 @@ class MulticlassModel(Model):
         return spec.strategy == TOP1 and spec.sigma_update == "sum"
 
     def _args(self, rows, codes, order):
-        return (*rows.args, np.ascontiguousarray(codes, dtype=np.intp),
+        return (rows.view, np.ascontiguousarray(codes, dtype=np.intp),
                 np.ascontiguousarray(order, dtype=np.intp))
 
     def weights(self):
@@ -174,7 +174,7 @@ class Full(MulticlassModel):
         M = np.empty((self.K, rows.n_rows))
         V = np.empty((self.K, rows.n_rows))
         for c in range(self.K):
-            _core.full_scores(*rows.args, bias, mu[c], np.ascontiguousarray(self._block(c)),
+            _core.full_scores(rows.view, bias, mu[c], np.ascontiguousarray(self._block(c)),
                               np.empty(2 * D), M[c], V[c])
         return M.T, V.T
 
@@ -207,7 +207,7 @@ class SOPDiagonal(MulticlassModel):
 
     def scores(self, rows, bias):
         out = np.empty((rows.n_rows, self.K))
-        _core.mc_sop_scores(*rows.args, bias, self.state["vv"], self.state["A"], out)
+        _core.mc_sop_scores(rows.view, bias, self.state["vv"], self.state["A"], out)
         return out
 
 

@@ -12,7 +12,7 @@ def row_scores(rows, w, bias, s2=None):
     """(w.x, x^T diag(s2) x) per row through the compiled row walk (dense == CSR)."""
     m = np.empty(rows.n_rows)
     v = np.empty(rows.n_rows if s2 is not None else 0)
-    _core.row_scores(*rows.args, bias, np.ascontiguousarray(w),
+    _core.row_scores(rows.view, bias, np.ascontiguousarray(w),
                      np.empty(0) if s2 is None else np.ascontiguousarray(s2), m, v)
     return m, v
 
@@ -23,7 +23,7 @@ def mc_row_scores(rows, W, bias, S2=None):
     W = np.ascontiguousarray(W)
     m = np.empty((rows.n_rows, W.shape[1]))
     v = np.empty(m.shape if S2 is not None else (0, W.shape[1]))
-    _core.mc_row_scores(*rows.args, bias, W, np.empty((0, W.shape[1])) if S2 is None
+    _core.mc_row_scores(rows.view, bias, W, np.empty((0, W.shape[1])) if S2 is None
                         else np.ascontiguousarray(S2), m, v)
     return m, v
 
