@@ -151,7 +151,7 @@ cdef inline bint fo_add(double* v, double c, const double* x, const int* idx, Py
     return False
 
 
-def first_order_pass(RowView rows, const double[::1] y,
+def first_order_pass(RowView rows not None, const double[::1] y,
                      const Py_ssize_t[::1] order, double bias,
                      double[::1] v, double[::1] aux, double[::1] u,
                      int rule, double C, double alpha, double beta):
@@ -275,7 +275,7 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     return 0.0
 
 
-def diag_pass(RowView rows, const double[::1] y,
+def diag_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[:, ::1] ms,
               int rule, double phi, double r, bint direct):
@@ -354,7 +354,7 @@ def diag_pass(RowView rows, const double[::1] y,
     return counts_result(&cnt)
 
 
-def sop_diag_pass(RowView rows, const double[::1] y,
+def sop_diag_pass(RowView rows not None, const double[::1] y,
                   const Py_ssize_t[::1] order, double bias,
                   double[::1] vv, double[::1] A):
     """One pass of the diagonal second-order perceptron.
@@ -410,7 +410,7 @@ cdef inline double rda_weight(double u, double G, double t, double eta, double l
     return -a if u > 0.0 else a
 
 
-def adagrad_pass(RowView rows, const double[::1] y,
+def adagrad_pass(RowView rows not None, const double[::1] y,
                  const Py_ssize_t[::1] order, double bias,
                  double[::1] u, double[::1] G, double[::1] aux,
                  double eta, double lam, double delta):
@@ -466,7 +466,7 @@ def rda_weights(const double[::1] u, const double[::1] G, double t, double eta,
             out[j] = rda_weight(u[j], G[j], t, eta, lam, delta)
 
 
-def row_scores(RowView rows,
+def row_scores(RowView rows not None,
                double bias, const double[::1] w,
                const double[::1] s2, double[::1] out_m, double[::1] out_v):
     """Test-time w.x (and x^T diag(s2) x when s2 is not empty) for every row.
@@ -494,7 +494,7 @@ def row_scores(RowView rows,
                 out_v[i] = v
 
 
-def sop_diag_scores(RowView rows,
+def sop_diag_scores(RowView rows not None,
                     double bias, const double[::1] vv,
                     const double[::1] A, double[::1] out):
     """Test-time scores of the diagonal SOP: sum_i vv_i x_i / (A_i + x_i^2)."""

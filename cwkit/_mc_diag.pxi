@@ -161,7 +161,7 @@ cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize
     return False
 
 
-def mc_diag_pass(RowView rows, const Py_ssize_t[::1] y,
+def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
                  double[:, ::1] MU, double[:, ::1] SG, int rule, double phi, double r,
                  bint direct, bint sum_update):
@@ -244,7 +244,7 @@ cdef inline void sop_blk_update(double* vv, double* A, double yc, const double* 
     A[(D - 1) * ks] += bias * bias
 
 
-def mc_sop_diag_pass(RowView rows,
+def mc_sop_diag_pass(RowView rows not None,
                      const Py_ssize_t[::1] y,
                      const Py_ssize_t[::1] order, double bias, bint ovr,
                      double[:, ::1] VV, double[:, ::1] A):
@@ -308,7 +308,7 @@ cdef inline void ada_blk_update(double* u, double* G, double yc, const double* x
     G[(D - 1) * ks] += bias * bias
 
 
-def mc_adagrad_pass(RowView rows,
+def mc_adagrad_pass(RowView rows not None,
                     const Py_ssize_t[::1] y,
                     const Py_ssize_t[::1] order, double bias, bint ovr,
                     double[:, ::1] U, double[:, ::1] G, double[::1] aux,
@@ -363,7 +363,7 @@ def mc_adagrad_pass(RowView rows,
     return counts_result(&cnt)
 
 
-def mc_sop_scores(RowView rows,
+def mc_sop_scores(RowView rows not None,
                   double bias, const double[:, ::1] VV,
                   const double[:, ::1] A, double[:, ::1] out):
     """Test-time class scores of the diagonal SOP, (D, K) state, out (n, K):

@@ -198,7 +198,7 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
     return st
 
 
-def mc_bpa_pass(RowView rows,
+def mc_bpa_pass(RowView rows not None,
                 const Py_ssize_t[::1] y, const Py_ssize_t[::1] order,
                 Py_ssize_t n_seen, double bias, double[:, ::1] W, int variant,
                 bint sliding, Py_ssize_t B, Py_ssize_t kk, double C, double rho,
