@@ -285,9 +285,10 @@ def diag_pass(RowView rows not None, const double[::1] y,
     variance share a cache line (one miss per nonzero instead of two), and that
     line prefetched AHEAD_DIST nonzeros before the scoring walk reaches it.
 
-    The loop is written out in full (prefetch, update, restore): the forms with
-    the shared helpers (`ahead_fetch`, `sigma_step`, `restore_coords`, a
-    `Workspace` buffer) measured 5-8% slower in this pass, the counters not.
+    The loop is written out in full (prefetch, update, restore, its own buffer):
+    in this pass the forms built on the shared helpers (`ahead_fetch`,
+    `sigma_step`, `restore_coords`, a `Workspace` buffer) were slower; the
+    shared counters are not.
 
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
