@@ -151,7 +151,7 @@ cdef inline bint fo_add(double* v, double c, const double* x, const int* idx, Py
     return False
 
 
-def first_order_pass(RowView rows, const double[::1] y,
+def first_order_pass(RowView rows not None, const double[::1] y,
                      const Py_ssize_t[::1] order, double bias,
                      double[::1] v, double[::1] aux, double[::1] u,
                      int rule, double C, double alpha, double beta):
@@ -275,7 +275,7 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     return 0.0
 
 
-def diag_pass(RowView rows, const double[::1] y,
+def diag_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[:, ::1] ms,
               int rule, double phi, double r, bint direct):
@@ -285,10 +285,19 @@ def diag_pass(RowView rows, const double[::1] y,
     variance share a cache line (one miss per nonzero instead of two), and that
     line prefetched AHEAD_DIST nonzeros before the scoring walk reaches it.
 
+    The loop is written out in full (prefetch, update, restore, its own buffer):
+    in this pass the forms built on the shared helpers (`ahead_fetch`,
+    `sigma_step`, `restore_coords`, a `Workspace` buffer) were slower; the
+    shared counters are not.
+
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Rows R = rows.R
-    cdef Hyper h = hyper_second_order(rule, phi, r, direct)
+    cdef Hyper h
+    h.rule = rule
+    h.phi = phi
+    h.r = r
+    h.direct = direct
     cdef Py_ssize_t D = ms.shape[0], k, j, nnz, i, p
     cdef Counts cnt = counts_start()
     cdef const double* x
@@ -299,8 +308,9 @@ def diag_pass(RowView rows, const double[::1] y,
     cdef double* w = &ms[0, 0]
     cdef Ahead ah
     # old (mu, sigma) of the coordinates an update touches, to restore on overflow
-    cdef Workspace ws = Workspace()
-    cdef double* save = ws.doubles(2 * (max_row_nnz(&R, order) + 1))
+    cdef double* save = <double*>malloc(2 * (max_row_nnz(&R, order) + 1) * sizeof(double))
+    if save == NULL:
+        raise MemoryError()
     with nogil:
         ahead_start(&ah, &R, order, w, 2, NULL)
         for k in range(order.shape[0]):
@@ -309,7 +319,9 @@ def diag_pass(RowView rows, const double[::1] y,
             dot = w[2 * (D - 1)] * bias
             v = w[2 * (D - 1) + 1] * bias * bias
             for j in range(nnz):
-                ahead_fetch(&ah, w, 2, NULL)       # (mu, sigma) share a cache line
+                p = ahead_next(&ah)
+                if p >= 0:
+                    CWKIT_PREFETCH(w + 2 * p)     # (mu, sigma) share a cache line
                 p = idx[j]
                 dot += w[2 * p] * x[j]
                 v += w[2 * p + 1] * x[j] * x[j]
@@ -320,8 +332,6 @@ def diag_pass(RowView rows, const double[::1] y,
             alpha = so_step(&h, m, v, &c)
             if alpha == 0.0:
                 continue
-            # mu += ay Sigma x~ and the covariance step (`sigma_step`'s arithmetic,
-            # written out: its call form makes this hot loop slower), old pairs to save
             ay = alpha * yi
             finite = True
             for j in range(nnz):
@@ -338,8 +348,6 @@ def diag_pass(RowView rows, const double[::1] y,
                 finite &= isfinite(w[2 * p]) & isfinite(w[2 * p + 1])
             mb = w[2 * (D - 1)]
             sb = w[2 * (D - 1) + 1]
-            save[2 * nnz] = mb
-            save[2 * nnz + 1] = sb
             w[2 * (D - 1)] = mb + ay * sb * bias
             if direct:
                 w[2 * (D - 1) + 1] = sb - c * sb * sb * bias * bias
@@ -347,14 +355,19 @@ def diag_pass(RowView rows, const double[::1] y,
                 w[2 * (D - 1) + 1] = inv_diag_update(sb, c, bias * bias)
             finite &= isfinite(w[2 * (D - 1)]) & isfinite(w[2 * (D - 1) + 1])
             if not finite:
-                restore_coords(w, save, idx, nnz, D, 2, 2)
+                for j in range(nnz):
+                    w[2 * idx[j]] = save[2 * j]
+                    w[2 * idx[j] + 1] = save[2 * j + 1]
+                w[2 * (D - 1)] = mb
+                w[2 * (D - 1) + 1] = sb
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
             cnt.updates += 1
+    free(save)
     return counts_result(&cnt)
 
 
-def sop_diag_pass(RowView rows, const double[::1] y,
+def sop_diag_pass(RowView rows not None, const double[::1] y,
                   const Py_ssize_t[::1] order, double bias,
                   double[::1] vv, double[::1] A):
     """One pass of the diagonal second-order perceptron.
@@ -410,7 +423,7 @@ cdef inline double rda_weight(double u, double G, double t, double eta, double l
     return -a if u > 0.0 else a
 
 
-def adagrad_pass(RowView rows, const double[::1] y,
+def adagrad_pass(RowView rows not None, const double[::1] y,
                  const Py_ssize_t[::1] order, double bias,
                  double[::1] u, double[::1] G, double[::1] aux,
                  double eta, double lam, double delta):
@@ -466,7 +479,7 @@ def rda_weights(const double[::1] u, const double[::1] G, double t, double eta,
             out[j] = rda_weight(u[j], G[j], t, eta, lam, delta)
 
 
-def row_scores(RowView rows,
+def row_scores(RowView rows not None,
                double bias, const double[::1] w,
                const double[::1] s2, double[::1] out_m, double[::1] out_v):
     """Test-time w.x (and x^T diag(s2) x when s2 is not empty) for every row.
@@ -494,7 +507,7 @@ def row_scores(RowView rows,
                 out_v[i] = v
 
 
-def sop_diag_scores(RowView rows,
+def sop_diag_scores(RowView rows not None,
                     double bias, const double[::1] vv,
                     const double[::1] A, double[::1] out):
     """Test-time scores of the diagonal SOP: sum_i vv_i x_i / (A_i + x_i^2)."""

@@ -124,7 +124,7 @@ cdef inline void full_apply(double* mu, double* S, int n, int lda, const double*
     dsyr(&uplo, &n, &nbeta, g, &one, S, &lda)
 
 
-def full_pass(RowView rows, const double[::1] y,
+def full_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[::1] mu, double[:, ::1] Sigma, double[::1] work,
               int rule, double phi, double r):
@@ -160,7 +160,7 @@ def full_pass(RowView rows, const double[::1] y,
     return counts_result(&cnt)
 
 
-def full_scores(RowView rows,
+def full_scores(RowView rows not None,
                 double bias, const double[::1] mu,
                 double[:, ::1] Sigma, double[::1] work, double[::1] out_m,
                 double[::1] out_v):

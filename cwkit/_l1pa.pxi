@@ -383,7 +383,7 @@ cdef inline bint l1_stop(Counts* cnt, int st, Py_ssize_t i) noexcept nogil:
     return False
 
 
-def l1pa_pass(RowView rows, const double[::1] y, const Py_ssize_t[::1] order,
+def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] order,
               double bias, double[::1] w, double beta, double[::1] scores_out):
     """One pass of the L1-norm-constrained PA; w (length D, intercept last) in place.
 

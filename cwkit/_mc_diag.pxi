@@ -2,8 +2,8 @@
 # (mu, sigma), the diagonal second-order Perceptron and AdaGrad-RDA, each (D, K).
 #
 # Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update (also
-# used by the top-k AROW driver), mc_diag_pass, mc_sop_diag_pass, mc_adagrad_pass,
-# mc_sop_scores.
+# used by the top-k AROW driver), mc_diag_pass, the driver of the additive rules
+# (additive_pass: mc_sop_diag_pass, mc_adagrad_pass), mc_sop_scores.
 # Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
 # sigma_step, restore_coords (_driver.pxi); Hyper, so_step, rda_weight, AUX_T
 # (_binary.pxi); the 1-of-k walks (_mc_rows.pxi).
@@ -161,7 +161,7 @@ cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize
     return False
 
 
-def mc_diag_pass(RowView rows, const Py_ssize_t[::1] y,
+def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
                  double[:, ::1] MU, double[:, ::1] SG, int rule, double phi, double r,
                  bint direct, bint sum_update):
@@ -232,19 +232,111 @@ cdef inline double sop_blk_score(const double* vv, const double* A, const double
     return s
 
 
-cdef inline void sop_blk_update(double* vv, double* A, double yc, const double* x,
-                                const int* idx, Py_ssize_t nnz, double bias,
-                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+cdef enum:
+    # the two rules whose update adds +-x~ and x~^2 to two per-block accumulators
+    ADD_SOP = 0         # [SOP05] Fig. 3.1 per block: vv += y x~, A += x~^2 when m <= 0
+    ADD_ADAGRAD = 1     # [DHS11] RDA, hinge loss: u -= y x~, G += x~^2 when m < 1
+
+
+cdef struct Additive:
+    # the rule of `additive_pass`: its kind, and AdaGrad's t (rounds seen), eta,
+    # lambda, delta
+    int kind
+    double t, eta, lam, delta
+
+
+cdef inline double add_score(const Additive* a, const double* P, const double* Q,
+                             const double* x, const int* idx, Py_ssize_t nnz, double bias,
+                             Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    """The score of one block (P, Q) = (vv, A) or (u, G), coordinate p at p ks."""
     cdef Py_ssize_t j, p
+    cdef double s
+    if a.kind == ADD_SOP:
+        return sop_blk_score(P, Q, x, idx, nnz, bias, D, ks)
+    p = (D - 1) * ks
+    s = rda_weight(P[p], Q[p], a.t, a.eta, a.lam, a.delta) * bias
     for j in range(nnz):
         p = idx[j] * ks
-        vv[p] += yc * x[j]
-        A[p] += x[j] * x[j]
-    vv[(D - 1) * ks] += yc * bias
-    A[(D - 1) * ks] += bias * bias
+        s += rda_weight(P[p], Q[p], a.t, a.eta, a.lam, a.delta) * x[j]
+    return s
 
 
-def mc_sop_diag_pass(RowView rows,
+cdef inline void add_update(const Additive* a, double* P, double* Q, double yc,
+                            const double* x, const int* idx, Py_ssize_t nnz, double bias,
+                            Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+    """The update of one block with label yc: P += yc x~ (SOP) or P -= yc x~ (the
+    hinge subgradient g = -yc x~, AdaGrad; the same sums as P += (-yc) x~), and
+    Q += x~^2."""
+    cdef Py_ssize_t j, p
+    cdef double s = yc if a.kind == ADD_SOP else -yc
+    for j in range(nnz):
+        p = idx[j] * ks
+        P[p] += s * x[j]
+        Q[p] += x[j] * x[j]
+    P[(D - 1) * ks] += s * bias
+    Q[(D - 1) * ks] += bias * bias
+
+
+cdef inline bint add_moves(const Additive* a, double m) noexcept nogil:
+    """Whether the rule updates at margin m: SOP on a mistake, AdaGrad on a loss."""
+    return m <= 0.0 if a.kind == ADD_SOP else m < 1.0
+
+
+cdef inline void add_round(const Additive* a, double* P, double* Q, Py_ssize_t K,
+                           Py_ssize_t D, const double* x, const int* idx, Py_ssize_t nnz,
+                           double bias, const double* sc, Py_ssize_t yi, bint ovr,
+                           Counts* cnt) noexcept nogil:
+    """top1: against the closest competitor c, block y with label +1 and block c
+    with -1; ovr: every block, label +1 for y and -1 otherwise."""
+    cdef Py_ssize_t c
+    cdef double yc, m
+    if not ovr:
+        c = competitor(sc, K, yi)
+        m = sc[yi] - sc[c]
+        count_hinge(cnt, m)
+        if add_moves(a, m):
+            add_update(a, P + yi, Q + yi, 1.0, x, idx, nnz, bias, D, K)
+            add_update(a, P + c, Q + c, -1.0, x, idx, nnz, bias, D, K)
+            cnt.updates += 1
+        return
+    for c in range(K):
+        yc = 1.0 if c == yi else -1.0
+        m = yc * sc[c]
+        count_hinge(cnt, m)
+        if add_moves(a, m):
+            add_update(a, P + c, Q + c, yc, x, idx, nnz, bias, D, K)
+            cnt.updates += 1
+
+
+cdef tuple additive_pass(RowView rows, const Py_ssize_t[::1] y, const Py_ssize_t[::1] order,
+                         double bias, bint ovr, double[:, ::1] P, double[:, ::1] Q,
+                         Additive* a):
+    """One multi-class pass of an `Additive` rule on the (D, K) states P, Q (the
+    driver of `mc_sop_diag_pass` and `mc_adagrad_pass`)."""
+    cdef Py_ssize_t K = P.shape[1], D = P.shape[0], k, nnz, i, c
+    cdef Counts cnt = counts_start()
+    cdef const double* x
+    cdef const int* idx
+    cdef double* p = &P[0, 0]
+    cdef double* q = &Q[0, 0]
+    cdef Workspace ws = Workspace()
+    cdef double* sc = ws.doubles(K)
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            for c in range(K):
+                sc[c] = add_score(a, p + c, q + c, x, idx, nnz, bias, D, K)
+            if not all_finite(sc, K):
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            count_round(&cnt, argmax_first(sc, K) != y[i])
+            a.t += 1.0                         # AdaGrad: rounds seen
+            add_round(a, p, q, K, D, x, idx, nnz, bias, sc, y[i], ovr, &cnt)
+    return counts_result(&cnt)
+
+
+def mc_sop_diag_pass(RowView rows not None,
                      const Py_ssize_t[::1] y,
                      const Py_ssize_t[::1] order, double bias, bint ovr,
                      double[:, ::1] VV, double[:, ::1] A):
@@ -257,58 +349,13 @@ def mc_sop_diag_pass(RowView rows,
     A_y += x^2, A_c += x^2.  ovr: the binary rule on every block.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Py_ssize_t K = VV.shape[1], D = VV.shape[0], k, nnz, i, c, yi
-    cdef Counts cnt = counts_start()
-    cdef const double* x
-    cdef const int* idx
-    cdef double m, yc
-    cdef Workspace ws = Workspace()
-    cdef double* sc = ws.doubles(K)
-    with nogil:
-        for k in range(order.shape[0]):
-            i = order[k]
-            nnz = get_row(&rows.R, i, &x, &idx)
-            for c in range(K):
-                sc[c] = sop_blk_score(&VV[0, c], &A[0, c], x, idx, nnz, bias, D, K)
-            if not all_finite(sc, K):
-                fail_row(&cnt, NONFINITE_INPUT, i)
-                break
-            yi = y[i]
-            count_round(&cnt, argmax_first(sc, K) != yi)
-            if not ovr:
-                c = competitor(sc, K, yi)
-                m = sc[yi] - sc[c]
-                count_hinge(&cnt, m)
-                if m > 0.0:
-                    continue
-                sop_blk_update(&VV[0, yi], &A[0, yi], 1.0, x, idx, nnz, bias, D, K)
-                sop_blk_update(&VV[0, c], &A[0, c], -1.0, x, idx, nnz, bias, D, K)
-                cnt.updates += 1
-                continue
-            for c in range(K):
-                yc = 1.0 if c == yi else -1.0
-                m = yc * sc[c]
-                count_hinge(&cnt, m)
-                if m <= 0.0:
-                    sop_blk_update(&VV[0, c], &A[0, c], yc, x, idx, nnz, bias, D, K)
-                    cnt.updates += 1
-    return counts_result(&cnt)
+    cdef Additive a
+    a.kind = ADD_SOP
+    a.t = a.eta = a.lam = a.delta = 0.0
+    return additive_pass(rows, y, order, bias, ovr, VV, A, &a)
 
 
-cdef inline void ada_blk_update(double* u, double* G, double yc, const double* x,
-                                const int* idx, Py_ssize_t nnz, double bias,
-                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
-    """Hinge subgradient g = -yc x~ on one block: u += g, G += g^2."""
-    cdef Py_ssize_t j, p
-    for j in range(nnz):
-        p = idx[j] * ks
-        u[p] -= yc * x[j]
-        G[p] += x[j] * x[j]
-    u[(D - 1) * ks] -= yc * bias
-    G[(D - 1) * ks] += bias * bias
-
-
-def mc_adagrad_pass(RowView rows,
+def mc_adagrad_pass(RowView rows not None,
                     const Py_ssize_t[::1] y,
                     const Py_ssize_t[::1] order, double bias, bint ovr,
                     double[:, ::1] U, double[:, ::1] G, double[::1] aux,
@@ -320,50 +367,18 @@ def mc_adagrad_pass(RowView rows,
     G_y, G_c += x^2.  ovr: the binary rule on every block.  t counts rounds.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
-    cdef Py_ssize_t K = U.shape[1], D = U.shape[0], k, j, nnz, i, c, yi
-    cdef Counts cnt = counts_start()
-    cdef const double* x
-    cdef const int* idx
-    cdef double m, yc, s, t = aux[AUX_T]
-    cdef Workspace ws = Workspace()
-    cdef double* sc = ws.doubles(K)
-    with nogil:
-        for k in range(order.shape[0]):
-            i = order[k]
-            nnz = get_row(&rows.R, i, &x, &idx)
-            for c in range(K):
-                s = rda_weight(U[D - 1, c], G[D - 1, c], t, eta, lam, delta) * bias
-                for j in range(nnz):
-                    s += rda_weight(U[idx[j], c], G[idx[j], c], t, eta, lam, delta) * x[j]
-                sc[c] = s
-            if not all_finite(sc, K):
-                fail_row(&cnt, NONFINITE_INPUT, i)
-                break
-            yi = y[i]
-            count_round(&cnt, argmax_first(sc, K) != yi)
-            t += 1.0
-            if not ovr:
-                c = competitor(sc, K, yi)
-                m = sc[yi] - sc[c]
-                count_hinge(&cnt, m)
-                if m >= 1.0:
-                    continue
-                ada_blk_update(&U[0, yi], &G[0, yi], 1.0, x, idx, nnz, bias, D, K)
-                ada_blk_update(&U[0, c], &G[0, c], -1.0, x, idx, nnz, bias, D, K)
-                cnt.updates += 1
-                continue
-            for c in range(K):
-                yc = 1.0 if c == yi else -1.0
-                m = yc * sc[c]
-                count_hinge(&cnt, m)
-                if m < 1.0:
-                    ada_blk_update(&U[0, c], &G[0, c], yc, x, idx, nnz, bias, D, K)
-                    cnt.updates += 1
-    aux[AUX_T] = t
-    return counts_result(&cnt)
+    cdef Additive a
+    a.kind = ADD_ADAGRAD
+    a.t = aux[AUX_T]
+    a.eta = eta
+    a.lam = lam
+    a.delta = delta
+    out = additive_pass(rows, y, order, bias, ovr, U, G, &a)
+    aux[AUX_T] = a.t
+    return out
 
 
-def mc_sop_scores(RowView rows,
+def mc_sop_scores(RowView rows not None,
                   double bias, const double[:, ::1] VV,
                   const double[:, ::1] A, double[:, ::1] out):
     """Test-time class scores of the diagonal SOP, (D, K) state, out (n, K):

@@ -131,7 +131,7 @@ cdef inline bint fo_ovr_round(const Hyper* h, double* V, double* aux, Py_ssize_t
     return False
 
 
-def mc_first_order_pass(RowView rows, const Py_ssize_t[::1] y,
+def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
                         const Py_ssize_t[::1] order, double bias, bint ovr,
                         double[:, ::1] V, double[:, ::1] aux, double[:, ::1] U,
                         int rule, double C, double alpha, double beta):

@@ -90,7 +90,7 @@ cdef inline void full_scores_k(const double* mu, const double* S, int K, int D, 
                 sc[c] = dt[c] / (1.0 + vc[c])              # vc >= 0
 
 
-def mc_full_pass(RowView rows, const Py_ssize_t[::1] y,
+def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
                  double[:, ::1] MU, double[:, ::1] Sigma, int rule, double phi,
                  double r, bint sum_update):

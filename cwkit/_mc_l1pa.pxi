@@ -357,7 +357,7 @@ cdef L1KWork l1k_work(Workspace ws, Py_ssize_t kk, Py_ssize_t nk, Py_ssize_t K,
     return KW
 
 
-def mc_l1pa_pass(RowView rows, const Py_ssize_t[::1] y,
+def mc_l1pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, double[:, ::1] W,
                  double beta, Py_ssize_t kk):
     """One multi-class pass of the L1-norm-constrained PA; W (D, K) in place.

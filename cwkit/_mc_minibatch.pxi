@@ -44,10 +44,10 @@ cdef struct MCBPAWork:
     Py_ssize_t stride    # max_nnz + 1
 
 
-cdef int _mcbpa_rows(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
-                     const Py_ssize_t* y, double bias, const double* W, Py_ssize_t D,
-                     Py_ssize_t K, Py_ssize_t kk, Py_ssize_t first_cached, MCBPAWork* S,
-                     Py_ssize_t* bad) noexcept nogil:
+cdef inline int _mcbpa_rows(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                            const Py_ssize_t* y, double bias, const double* W, Py_ssize_t D,
+                            Py_ssize_t K, Py_ssize_t kk, Py_ssize_t first_cached, MCBPAWork* S,
+                            Py_ssize_t* bad) noexcept nogil:
     """The group's scores (rows before first_cached scored now), competitors,
     losses S.ell and Gram matrix S.gx (lower triangle); returns a Status."""
     cdef const double* xa
@@ -78,9 +78,9 @@ cdef int _mcbpa_rows(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
     return OK
 
 
-cdef bint _mcbpa_dual(const Py_ssize_t* rows, Py_ssize_t nb, const Py_ssize_t* y,
-                      Py_ssize_t kk, int variant, double C, double rho, bint shared,
-                      MCBPAWork* S) noexcept nogil:
+cdef inline bint _mcbpa_dual(const Py_ssize_t* rows, Py_ssize_t nb, const Py_ssize_t* y,
+                             Py_ssize_t kk, int variant, double C, double rho, bint shared,
+                             MCBPAWork* S) noexcept nogil:
     """The group's dual: Q (both triangles) and the box of tau (from tau = 0);
     returns whether a constraint that can move W has a positive loss."""
     cdef Py_ssize_t m = nb * kk, r, r2, q, q2, yr, y2, cq, base
@@ -131,9 +131,9 @@ cdef inline bint _mcbpa_moves(const double* tau, Py_ssize_t kk) noexcept nogil:
     return False
 
 
-cdef int _mcbpa_apply(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
-                      const Py_ssize_t* y, double bias, double* W, Py_ssize_t D,
-                      Py_ssize_t K, Py_ssize_t kk, MCBPAWork* S, bint* moved) noexcept nogil:
+cdef inline int _mcbpa_apply(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                             const Py_ssize_t* y, double bias, double* W, Py_ssize_t D,
+                             Py_ssize_t K, Py_ssize_t kk, MCBPAWork* S, bint* moved) noexcept nogil:
     """W += sum tau_ij Delta_ij, row by row; on overflow W is restored (in reverse
     order of application: every value returns exactly) and NONFINITE_STATE returned."""
     cdef const double* xa
@@ -198,7 +198,7 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
     return st
 
 
-def mc_bpa_pass(RowView rows,
+def mc_bpa_pass(RowView rows not None,
                 const Py_ssize_t[::1] y, const Py_ssize_t[::1] order,
                 Py_ssize_t n_seen, double bias, double[:, ::1] W, int variant,
                 bint sliding, Py_ssize_t B, Py_ssize_t kk, double C, double rho,

@@ -294,7 +294,7 @@ cdef inline void blk_axpy(double* w, double c, const double* x, const int* idx,
     w[(D - 1) * ks] += c * bias
 
 
-def mc_row_scores(RowView rows,
+def mc_row_scores(RowView rows not None,
                   double bias, const double[:, ::1] W,
                   const double[:, ::1] S2, double[:, ::1] out_m, double[:, ::1] out_v):
     """Test-time class scores w_c.x~ (and x~^T diag(s2_c) x~ when S2 is not empty)

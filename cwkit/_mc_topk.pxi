@@ -127,7 +127,7 @@ cdef inline bint topk_pa_round(TopK* T, double* V, double* aux, Py_ssize_t K, Py
     return False
 
 
-def mc_topk_pa_pass(RowView rows, const Py_ssize_t[::1] y,
+def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
                     const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
                     double[:, ::1] V, double[:, ::1] aux, int rule, double C,
                     bint shared):
@@ -265,7 +265,7 @@ cdef inline bint topk_arow_full_round(TopK* T, double* mu, double* S, int K, int
     return False
 
 
-def mc_topk_arow_pass(RowView rows, const Py_ssize_t[::1] y,
+def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
                       const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
                       double[:, ::1] MU, double[:, ::1] SG, bint full, double r,
                       bint direct, bint sum_update):

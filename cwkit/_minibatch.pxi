@@ -195,7 +195,7 @@ cdef inline Groups groups_start(Py_ssize_t n, Py_ssize_t n_seen, Py_ssize_t B, b
     return g
 
 
-def bpa_pass(RowView rows,
+def bpa_pass(RowView rows not None,
              const double[::1] y, const Py_ssize_t[::1] order,
              Py_ssize_t n_seen, double bias, double[::1] w, int variant, bint sliding,
              Py_ssize_t B, double C, double rho, bint flush,
