@@ -15,7 +15,8 @@ within a round the commands run one after another (cwkit and its peers alternate
 * import: ``python -c "import cwkit"`` against a bare interpreter and against
   ``import numpy, scipy.sparse``.
 
-Prints a header (machine, versions, commit) and one tab-separated row per comparison:
+Prints a header (machine, versions, commit), the wall time of every run and the load
+average at the end as ``#`` lines, then one tab-separated row per comparison:
 what, cwkit seconds, peer, peer seconds, ratio (cwkit's time / the peer's: lower is
 better), target, met. The peers (``vowpalwabbit``, ``svmloader``; ``scikit-learn`` with
 ``--sklearn``) are installed into the running environment when absent, for this
@@ -189,6 +190,9 @@ def main(argv=None):
             wall[name].append(seconds)
             if name in inside:
                 inside[name].append(float(out.split()[-1]))
+    for name, times in wall.items():
+        print(f"# {name}: " + " ".join(f"{t:.3f}" for t in times) + " s", flush=True)
+    print("# load average at the end: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     wall = {name: statistics.median(v) for name, v in wall.items()}
     inside = {name: statistics.median(v) for name, v in inside.items()}
 
