@@ -13,7 +13,6 @@ import contextlib
 import os
 import sys
 import tempfile
-from pathlib import Path
 
 import numpy as np
 
@@ -232,16 +231,28 @@ def _check_eval_options(args):
     if args.test and len(args.test) != len(args.data):
         raise UsageError(f"--test: give one test file per data file "
                          f"({len(args.data)} data files, {len(args.test)} --test)")
-    for option, path in (("--curve", args.curve), ("--plot", args.plot)):
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise UsageError(f"{option}: the folder of {path} does not exist")
+    _check_output("--curve", args.curve)
+    _check_output("--plot", args.plot)
     if args.plot:
         try:
-            report.matplotlib_pyplot()  # fail before a long run, not after it
+            report.plot_format(args.plot)  # fail before a long run, not after it
         except report.PlotUnavailable as exc:
             raise UsageError(str(exc)) from None
+        except ValueError as exc:
+            raise UsageError(f"--plot: {exc}") from None
     if args.synthetic and args.tasks:
         raise UsageError("--tasks needs multi-class data; the synthetic tasks are binary")
+
+
+def _check_output(option, path):
+    """An output file that could not be written is a usage error before any data is read,
+    not a failure after the work is done."""
+    if path is None:
+        return
+    try:
+        report.check_writable(path)
+    except ValueError as exc:
+        raise UsageError(f"{option}: {exc}") from None
 
 
 def _synthetic_task(args):
@@ -313,6 +324,7 @@ def _train(args, spool):
         key = p.split("=", 1)[0]
         params.append(p if "." in key else f"{args.algo}.{p}")
     (spec,) = _parse_specs(args.algo, params, [], registry)
+    _check_output("--output", args.output)
     src = _file_source(spool.path(args.data), args.data, args)
     _check_two_classes(src)
     learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
@@ -337,6 +349,7 @@ def _n_features(model):
 def _predict(args, spool):
     if args.scores and args.proba:
         raise UsageError("--scores and --proba exclude each other")
+    _check_output("--output", args.output)
     if not os.path.exists(args.model):
         raise DataError(f"{args.model}: no such file")
     try:

@@ -28,12 +28,14 @@ __all__ = [
     "Progress",
     "algorithms_text",
     "atomic_write",
+    "check_writable",
     "curves_csv",
     "format_label",
     "json_text",
     "jsonable",
     "matplotlib_pyplot",
     "plot",
+    "plot_format",
     "results_csv",
     "table",
     "write_text",
@@ -221,14 +223,47 @@ def jsonable(obj):
     return obj
 
 
-def atomic_write(path, write):
-    """Call ``write(tmp_path)`` then move the file into place; no partial file on error."""
+def check_writable(path):
+    """Raise ValueError, naming ``path``, unless a file can be written there: its folder
+    exists and is writable and ``path`` is not a folder."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
-                               dir=path.parent if str(path.parent) else ".")
+    folder = path.parent
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a file name")
+    if not folder.is_dir():
+        raise ValueError(f"the folder of {path} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"the folder of {path} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"{path} is not writable")
+
+
+def _file_mode(path):
+    """The permission bits a plain ``open(path, "w")`` would leave: those of the file it
+    replaces, else 0o666 less the umask."""
+    with contextlib.suppress(OSError):
+        return os.stat(path).st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def atomic_write(path, write):
+    """Call ``write(tmp_path)`` then move the file into place; no partial file on error.
+
+    The temporary file is in the folder of ``path``; the file gets the permissions a plain
+    ``open(path, "w")`` gives (those of the file it replaces, else the umask's).
+    """
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
+                                   dir=path.parent if str(path.parent) else ".")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, _file_mode(path))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -270,9 +305,26 @@ def matplotlib_pyplot():
     return plt
 
 
+def plot_format(path):
+    """The image format of ``path`` from its suffix (none: ``"png"``).
+
+    Raises :class:`PlotUnavailable` without matplotlib and ValueError for a suffix
+    matplotlib cannot write, naming those it can.
+    """
+    plt = matplotlib_pyplot()
+    kind = Path(path).suffix[1:].lower() or "png"
+    supported = plt.figure().canvas.get_supported_filetypes()
+    plt.close("all")
+    if kind not in supported:
+        raise ValueError(f"{path}: matplotlib cannot write .{kind} images (it writes "
+                         f"{', '.join('.' + k for k in sorted(supported))})")
+    return kind
+
+
 def plot(report, path):
     """Draw each task's cumulative mistakes (mean over trials) into ``path`` (atomic)."""
     plt = matplotlib_pyplot()
+    kind = plot_format(path)
 
     tasks = report["tasks"]
     fig, axes = plt.subplots(len(tasks), 1, figsize=(7, 4 * len(tasks)), squeeze=False)
@@ -295,7 +347,7 @@ def plot(report, path):
                                                if len(task.get("curves", [])) > 1 else ""))
         ax.legend()
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix[1:] or "png"))
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format=kind))
     plt.close(fig)
 
 

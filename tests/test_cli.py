@@ -646,3 +646,44 @@ def test_output_into_a_closed_pipe_stops_quietly(tmp_path):
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait() in (0, 141) and err == ""
+
+
+# ----------------------------------------------------------------------------- outputs first
+
+def test_outputs_are_checked_before_any_data_is_read(capsys, tmp_path):
+    """A bad output path or plot format is a usage error before the data are read (here a
+    malformed file, which would be a data error), never a failure after the work."""
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5\n+1 3:zz\n")
+    missing = tmp_path / "missing" / "m.cwk"
+    for argv, message in [
+        (["eval", bad, "--plot", tmp_path / "out.txt"], "--plot: "),
+        (["eval", bad, "--curve", missing], "--curve: the folder of"),
+        (["train", "--algo", "pa", bad, "-o", missing], f"--output: the folder of {missing}"),
+        (["train", "--algo", "pa", bad, "-o", tmp_path], "is a folder"),
+        (["predict", bad, bad, "-o", missing], "--output: the folder of"),
+    ]:
+        rc, out, err = run(capsys, *argv, "--quiet")
+        assert rc == 2 and out == "" and message in err, (argv, err)
+        assert ".part" not in err and len(err.splitlines()) == 1
+    pytest.importorskip("matplotlib")
+    rc, _, err = run(capsys, "eval", bad, "--plot", tmp_path / "out.txt")
+    assert "cannot write .txt images" in err and ".png" in err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_output_files_respect_the_umask(capsys, data, tmp_path):
+    import os
+    *_, train, _ = data
+    old = os.umask(0o027)
+    try:
+        model, curve = tmp_path / "m.cwk", tmp_path / "c.csv"
+        assert run(capsys, "train", "--algo", "pa", train, "-o", model, "--quiet")[0] == 0
+        assert run(capsys, "eval", "--algos", "pa", train, "--curve", curve, "--quiet")[0] == 0
+        assert (model.stat().st_mode & 0o777) == 0o640
+        assert (curve.stat().st_mode & 0o777) == 0o640
+        model.chmod(0o600)  # a file replaced keeps its permissions, as with open(path, "w")
+        assert run(capsys, "train", "--algo", "pa", train, "-o", model, "--quiet")[0] == 0
+        assert (model.stat().st_mode & 0o777) == 0o600
+    finally:
+        os.umask(old)
