@@ -5,8 +5,10 @@ This module parses arguments, turns files and options into sources
 and writes what comes back.
 
 Exit status: 0 on success, 1 for data errors (unreadable or malformed file, a model file
-that is not one), 2 for usage errors (unknown algorithm or parameter, bad value). Errors
-are one line on stderr, ``cwkit: error: ...``; ``--debug`` shows the traceback.
+that is not one) and for ``eval`` runs in which every learner of a task failed (any
+learner with ``--strict``), 2 for usage errors (unknown algorithm or parameter, bad
+value), 130 when interrupted. Errors are one line on stderr, ``cwkit: error: ...``;
+``--debug`` shows the traceback.
 """
 import argparse
 import contextlib
@@ -209,7 +211,21 @@ def _eval(args, spool):
     else:
         text = report.table(public, specs, notes)
     sys.stdout.write(text)
-    return 0
+    return _eval_status(outcome, args.strict)
+
+
+def _eval_status(outcome, strict):
+    """0, or 1 when every learner of a task failed or, with ``--strict``, any did; each
+    failure is also said on stderr."""
+    status = 0
+    for task in outcome["tasks"]:
+        failed = [r for r in task["results"] if r["failed"]]
+        for res in failed:
+            print(f"cwkit: warning: {task['data']}: {res['algo']} "
+                  f"{report.failure_lines(res)[0]}", file=sys.stderr)
+        if failed and (strict or len(failed) == len(task["results"])):
+            status = 1
+    return status
 
 
 def _check_eval_options(args):
@@ -489,6 +505,10 @@ def _build_parser():
     p.add_argument("--test", action="append", metavar="FILE",
                    help="test file scored after training (one per data file)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with status 1 if any learner fails (default: a learner that "
+                   "fails is reported in its row and the others go on; the status is 1 "
+                   "only when every learner of a task fails)")
     p.add_argument("--param", action="append", metavar="ALGO.KEY=VALUE",
                    help="hyper-parameter, repeatable (e.g. arow.r=0.1)")
     p.add_argument("--grid", action="append", metavar="ALGO.KEY=V1,V2,...",

@@ -28,6 +28,7 @@ __all__ = [
     "Progress",
     "algorithms_text",
     "atomic_write",
+    "failure_lines",
     "check_writable",
     "curves_csv",
     "format_label",
@@ -155,7 +156,9 @@ def table(report, specs, notes=None):
             out.write(f"  {note}\n")
         header = ["algo", "rank", "examples", "mistakes", "online err", "updates",
                   "test err", "passes", "seconds", "examples/s", "params"]
-        rows = []
+        rows, remarks = [], []
+        best = min((r for r, res in zip(ranks, task["results"]) if not res.get("failed")),
+                   default=None)
         for rank, res in zip(ranks, task["results"]):
             spec = shown[res["algo"]]
             explicit = {**spec.params, **(res["tuned"] if isinstance(res["tuned"], dict)
@@ -166,8 +169,10 @@ def table(report, specs, notes=None):
             elif res["tuned"]:
                 params += " (tuned)"
             rate = res["examples"] * res["trials"] / res["seconds"] if res["seconds"] else 0
+            remarks.extend(f"  {res['algo']}: {line}" for line in failure_lines(res))
             rows.append([
-                res["algo"] + (" *" if rank == min(ranks) else ""), _format_number(float(rank), 3),
+                res["algo"] + (" *" if rank == best else ""),
+                "failed" if res.get("failed") else _format_number(float(rank), 3),
                 _format_number(res["examples"]), _format_number(res["mistakes"], 6),
                 _format_error(res["online_error"], res["online_error_sd"]),
                 _format_number(res["updates"], 6),
@@ -179,8 +184,9 @@ def table(report, specs, notes=None):
             cells = [c.ljust(w) if i in left else c.rjust(w)
                      for i, (c, w) in enumerate(zip(row, widths))]
             out.write("  ".join(cells).rstrip() + "\n")
-        by = "test error" if all(r["test_error"] is not None for r in task["results"]) \
-            else "online error"
+        out.writelines(line + "\n" for line in remarks)
+        by = "test error" if all(r["test_error"] is not None for r in task["results"]
+                                 if not r.get("failed")) else "online error"
         trials = task["results"][0]["trials"] if task["results"] else 1
         extra = f"; means over {trials} trials, ± one standard deviation" if trials > 1 else ""
         out.write(f"(* best by {by}{extra}; {task['seconds']:.2f} s in total)\n\n")
@@ -193,7 +199,19 @@ def table(report, specs, notes=None):
 
 CSV_FIELDS = ["data", "algo", "params", "examples", "mistakes", "online_error",
               "online_error_sd", "updates", "test_error", "test_error_sd", "passes",
-              "seconds", "trials", "mean_rank"]
+              "seconds", "trials", "mean_rank", "failed", "notes"]
+
+
+def failure_lines(res):
+    """A result's failure and notes as lines of text (none when it ran cleanly)."""
+    lines = []
+    failed = res.get("failed")
+    if failed:
+        lines.append(f"failed at row {failed['row']} of {failed['file']}"
+                     + (f" (trial {failed['trial'] + 1})" if res["trials"] > 1 else "")
+                     + f": {failed['error']}")
+    lines.extend(f"note: {note}" for note in res.get("notes") or [])
+    return lines
 
 
 def results_csv(report):
@@ -204,8 +222,11 @@ def results_csv(report):
     mean_rank = report["mean_rank"] or {}
     for task in report["tasks"]:
         for res in task["results"]:
+            failed = res.get("failed")
             row = {**res, "data": task["data"], "mean_rank": mean_rank.get(res["algo"]),
-                   "params": ";".join(f"{k}={v}" for k, v in res["params"].items())}
+                   "params": ";".join(f"{k}={v}" for k, v in res["params"].items()),
+                   "failed": failure_lines({**res, "notes": []})[0] if failed else None,
+                   "notes": "; ".join(res.get("notes") or []) or None}
             writer.writerow(["" if row[f] is None else row[f] for f in CSV_FIELDS])
     return out.getvalue()
 
@@ -336,11 +357,12 @@ def plot(report, path):
                 per_trial.setdefault(algo, []).append((examples, mistakes))
             for algo, pts in per_trial.items():
                 curves.setdefault(algo, []).append(pts)
+        failed = {r["algo"] for r in task["results"] if r.get("failed")}
         for algo, trials in curves.items():
             n = min(len(t) for t in trials)
             x = [p[0] for p in trials[0][:n]]
             y = np.mean([[p[1] for p in t[:n]] for t in trials], axis=0)
-            ax.plot(x, y, label=algo)
+            ax.plot(x, y, label=algo + (" (failed)" if algo in failed else ""))
         ax.set_title(task["data"])
         ax.set_xlabel("examples")
         ax.set_ylabel("cumulative mistakes" + (" (mean over trials)"

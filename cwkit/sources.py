@@ -1,10 +1,11 @@
 """Sources: the rows of an evaluation task, streamed as chunks in their stored order.
 
 A source has ``name``, ``classes``, ``n_features``, ``batch_size``, ``n_examples`` (``None``
-until known), :meth:`count` (the number of rows, reading the data if need be) and
+until known), :meth:`count` (the number of rows, reading the data if need be),
 :meth:`chunks`, which yields ``(X, y, index)`` with ``index`` each row's position in the
-task. :mod:`cwkit.evaluate` reads a source once per pass; nothing here
-learns. :func:`synthetic` builds the papers' synthetic tasks as fresh sources per trial;
+task, and :meth:`origin` (the data and row that a position is, to report a failure).
+:mod:`cwkit.evaluate` reads a source once per pass; nothing here learns.
+:func:`synthetic` builds the papers' synthetic tasks as fresh sources per trial;
 :func:`rows_for_model` reads a file's rows for a fitted model (``cwkit predict``).
 """
 import numpy as np
@@ -54,6 +55,10 @@ class ArraySource:
         """Number of rows of the task."""
         return self.n_examples
 
+    def origin(self, index):
+        """``(name, row)``: the data and 0-based row that task position ``index`` is."""
+        return self.name, int(index)
+
     def chunks(self):
         """Chunks ``(X, y, index)`` of ``batch_size`` rows."""
         for start in range(0, self.n_examples, self.batch_size):
@@ -102,6 +107,10 @@ class SvmlightSource:
             self.scan()
         return self.n_examples
 
+    def origin(self, index):
+        """``(name, row)``: the file and its 0-based row (example, not line) ``index``."""
+        return self.name, int(index)
+
     def chunks(self):
         """Chunks ``(X, y, index)`` as :func:`cwkit.iter_svmlight` reads them."""
         if self.needs_scan:
@@ -137,6 +146,18 @@ class FilteredSource:
             for _ in self.chunks():
                 pass
         return self.n_examples
+
+    def origin(self, index):
+        """``(name, row)`` of the base data that task row ``index`` comes from (one pass
+        over the base, up to that row)."""
+        kept = 0
+        for _, y, base_index in self.base.chunks():
+            mask, _ = datasets.task_rows(y, self.positive, self.negative)
+            n = int(np.count_nonzero(mask))
+            if kept + n > index:
+                return self.base.origin(base_index[mask][index - kept])
+            kept += n
+        raise IndexError(f"{self.name} has no row {index}")
 
     def chunks(self):
         """The base's chunks, restricted to the task's rows and relabelled +-1."""

@@ -107,7 +107,8 @@ RESULT_KEYS = {"algo": str, "params": dict, "examples": (int, float), "mistakes"
                "online_error": float, "updates": (int, float), "test_error": (float, type(None)),
                "passes": int, "seconds": float, "online_error_sd": (float, type(None)),
                "test_error_sd": (float, type(None)), "trials": int,
-               "tuned": (dict, list, type(None))}
+               "tuned": (dict, list, type(None)), "failed": (dict, type(None)),
+               "notes": list}
 TASK_KEYS = {"data": str, "n_examples": int, "n_features": int, "n_classes": int,
              "results": list, "seconds": float}
 
@@ -687,3 +688,96 @@ def test_output_files_respect_the_umask(capsys, data, tmp_path):
         assert (model.stat().st_mode & 0o777) == 0o600
     finally:
         os.umask(old)
+
+
+# ----------------------------------------------------------------------------- failing learners
+
+def _cw_fails_at_row_48(tmp_path):
+    """A file on which cw's update overflows at row 48 (1-based) while pa and arow go on."""
+    X, y = datasets.make_twonorm(100, random_state=0)
+    X[37, 3] = X[38, 3] = 1e100
+    X[39, 3], X[40, 3] = 1e150, 1e154
+    path = tmp_path / "huge.svm"
+    cwkit.dump_svmlight(X, y, path)
+    return X, y, path
+
+
+def test_a_failing_learner_is_reported_in_its_row(capsys, tmp_path):
+    X, y, path = _cw_fails_at_row_48(tmp_path)
+    with pytest.raises(cwkit.ModelError, match="row 47"):
+        cwkit.make("cw").partial_fit(X, y, classes=[-1, 1])
+    argv = ["eval", "--algos", "pa,cw,arow", path, "--batch-size", "16", "--quiet"]
+    report = run_json(capsys, *argv)
+    check_schema(report)
+    pa, cw, arow = report["tasks"][0]["results"]
+    assert pa["failed"] is None and arow["failed"] is None and pa["examples"] == 100
+    assert cw["failed"]["row"] == 48 and cw["failed"]["file"] == str(path)
+    assert "overflow" in cw["failed"]["error"] and cw["test_error"] is None
+    assert cw["examples"] == 32  # the chunks it completed
+    assert pa["mistakes"] == cwkit.make("pa").partial_fit(X, y).mistakes_
+    rc, out, err = run(capsys, *argv)
+    assert rc == 0 and "cw failed at row 48 of" in err and "cwkit: warning:" in err
+    row = next(line for line in out.splitlines() if line.startswith("cw "))
+    assert row.split()[1] == "failed"
+    assert f"  cw: failed at row 48 of {path}: this update would overflow" in out
+    rows = list(csv.DictReader(io.StringIO(run(capsys, *argv, "--format", "csv")[1])))
+    assert rows[1]["failed"].startswith("failed at row 48") and rows[0]["failed"] == ""
+    # --strict: the same output, status 1
+    rc, out_strict, _ = run(capsys, *argv, "--strict")
+    assert rc == 1 and out_strict.split("\n")[0] == out.split("\n")[0]
+    # every value of a grid fails on the tuning run: that row fails, the others go on
+    report = run_json(capsys, "eval", "--algos", "pa,cw", path, "--grid", "cw.a=1,1",
+                      "--tune-on", "first-half")
+    pa, cw = report["tasks"][0]["results"]
+    assert pa["failed"] is None and cw["failed"]["row"] == 48
+    assert cw["failed"]["error"].startswith("every value of --grid failed")
+    # every learner fails: status 1 with the table printed
+    rc, out, err = run(capsys, "eval", "--algos", "cw", path, "--quiet")
+    assert rc == 1 and "failed at row" in out
+
+
+def test_a_failing_learner_row_is_the_file_row_through_filters_and_shuffles(capsys, tmp_path):
+    """Row 61 of the file cannot be learnt (its squared norm overflows): every report names
+    row 61, whatever the chunks, the shuffle, the noise or the binary task it is in."""
+    X, _ = datasets.make_twonorm(120, random_state=0)
+    X[60, 2] = 1e200
+    y3 = np.arange(120) % 3  # row 61 (index 60) has label 0
+    path = tmp_path / "multi.svm"
+    cwkit.dump_svmlight(X, y3, path)
+    def failing(*argv):
+        rc, out, err = run(capsys, "eval", path, "--format", "json", "--quiet", *argv)
+        assert rc == 1 and "failed at row 61" in err  # every learner (of a task) failed
+        return json.loads(out)
+
+    report = failing("--algos", "pa,arow", "--shuffle", "--noise", "0.2", "--batch-size", "7",
+                     "--curve", tmp_path / "c.csv", "--curve-every", "10")
+    assert [r["failed"]["row"] for r in report["tasks"][0]["results"]] == [61, 61]
+    assert report["tasks"][0]["results"][0]["failed"]["error"].startswith(
+        "the score or squared norm of this example is not finite")  # no row of a chunk
+    report = failing("--algos", "pa", "--tasks", "all-pairs", "--batch-size", "5")
+    failed = {t["data"].rsplit(":", 1)[1]: t["results"][0]["failed"] for t in report["tasks"]}
+    assert failed["1-vs-2"] is None
+    for task in ("0-vs-1", "0-vs-2"):
+        assert (failed[task]["row"], failed[task]["file"]) == (61, str(path))
+    report = failing("--algos", "pa", "--cv", "3")
+    assert report["tasks"][0]["results"][0]["failed"]["row"] == 61
+
+
+def test_model_warnings_become_notes(capsys, data, monkeypatch):
+    *_, train, _ = data
+    original = cwkit.linear.PassiveAggressive.partial_fit
+
+    def noisy(self, *args, **kwargs):
+        import warnings
+        warnings.warn("variances collapsed", RuntimeWarning, stacklevel=2)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cwkit.linear.PassiveAggressive, "partial_fit", noisy)
+    argv = ["eval", "--algos", "pa,arow", train, "--batch-size", "100", "--quiet"]
+    rc, out, err = run(capsys, *argv)
+    assert rc == 0 and "variances collapsed" not in err
+    assert "  pa: note: RuntimeWarning: variances collapsed (3 times)" in out
+    report = run_json(capsys, *argv)
+    pa, arow = report["tasks"][0]["results"]
+    assert pa["notes"] == ["RuntimeWarning: variances collapsed (3 times)"]
+    assert arow["notes"] == []
