@@ -15,6 +15,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from ._version import __version__
 from .evaluate import DEFAULT_SHUFFLE_WINDOW, AlgoSpec, evaluate, mean_ranks, train
 from .persist import load, save
 from .registry import algorithms, make
+from .svmlight import scan_svmlight
 
 __all__ = ["main"]
 
@@ -303,10 +305,10 @@ def _file_tasks(args, spool, notes):
             tname = args.test[i]
             tst = sources.SvmlightSource(
                 spool.path(tname), name=tname, batch_size=args.batch_size,
-                zero_based=src.zero_based, n_features=args.n_features, classes=src.classes)
+                zero_based=src.zero_based, n_features=args.n_features).scan()
+            _check_test_labels(tst, src)
             if args.n_features is None:
                 # train and test share one index space: the wider of the two
-                tst.scan()
                 src.n_features = tst.n_features = max(src.n_features, tst.n_features)
         if args.tasks:
             for tname_, pos, neg in datasets.binary_tasks(src.classes, args.tasks):
@@ -317,6 +319,21 @@ def _file_tasks(args, spool, notes):
             tasks.append(src)
             tests.append(tst)
     return tasks, tests
+
+
+def _check_test_labels(test, train):
+    """A test file with labels the training data never had: every such row would count as
+    a mistake, so the test error would mean nothing."""
+    unseen = np.setdiff1d(test.classes, train.classes)
+    if unseen.size:
+        raise DataError(f"{test.name}: test labels {_labels_text(unseen)} never occur in the "
+                        f"training data {train.name} (labels {_labels_text(train.classes)}); "
+                        f"every such row would count as a mistake")
+    test.classes = train.classes
+
+
+def _labels_text(labels):
+    return ", ".join(report.format_label(v) for v in labels)
 
 
 def _multiclass_params(args):
@@ -375,8 +392,21 @@ def _predict(args, spool):
     if args.proba and not hasattr(model, "predict_proba"):
         raise UsageError(f"--proba: {type(model).__name__} gives no probabilities "
                          f"(cw and arow do); use --scores")
-    rows = sources.rows_for_model(spool.path(args.data), _n_features(model),
-                                  batch_size=args.batch_size, zero_based=_zero_based(args))
+    path = spool.path(args.data)
+    width = _n_features(model)
+    info = scan_svmlight(path, zero_based=_zero_based(args))
+    if info.n_features > width and not args.ignore_extra_features:
+        raise DataError(f"{args.data}: the model {args.model} has {width} features, the "
+                        f"file has {info.n_features} (was it trained on other data?); "
+                        f"--ignore-extra-features drops the extra ones")
+    known = set(np.asarray(model.classes_).tolist())
+    unseen = [c for c in info.classes.tolist() if c not in known]
+    if unseen:
+        print(f"cwkit: warning: {args.data}: labels {_labels_text(unseen)} are not among "
+              f"the model's classes ({_labels_text(model.classes_)}); each row still gets "
+              f"one of the model's classes", file=sys.stderr)
+    rows = sources.rows_for_model(path, width, batch_size=args.batch_size,
+                                  zero_based=bool(info.zero_based))
 
     def write(f):
         for X in rows:
@@ -582,6 +612,9 @@ def _build_parser():
     z.add_argument("--one-based", action="store_true", help="indices start at 1")
     d.add_argument("--batch-size", type=_positive_int, default=sources.DEFAULT_BATCH_SIZE,
                    metavar="N")
+    d.add_argument("--ignore-extra-features", action="store_true",
+                   help="drop features beyond the model's width (default: such a file is "
+                   "an error, as it was likely not the model's kind of data)")
     _common(p)
     p.set_defaults(run=_predict)
 
@@ -620,6 +653,11 @@ def _data_error_message(exc):
     return msg
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning (e.g. of the svmlight reader) as one line ``cwkit: warning: ...``."""
+    print(f"cwkit: warning: {message}", file=sys.stderr)
+
+
 def main(argv=None):
     """Run the command line; returns the exit status (0, 1 data error, 2 usage error)."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -630,7 +668,9 @@ def main(argv=None):
             args = _parse(argv)
         except SystemExit as exc:  # --help
             return int(exc.code or 0)
-        return args.run(args, spool)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.run(args, spool)
     except UsageError as exc:
         if debug:
             raise

@@ -95,7 +95,8 @@ class SvmlightError(ValueError):
 
 
 class SvmlightWarning(UserWarning):
-    """Bad lines were skipped (``on_error="skip"``)."""
+    """Bad lines were skipped (``on_error="skip"``), or the index base was decided by a
+    single index 0 (``zero_based="auto"``)."""
 
 
 SvmlightInfo = namedtuple("SvmlightInfo", "n_samples n_features nnz zero_based classes")
@@ -445,6 +446,18 @@ def _check_args(n_features, zero_based, dtype, on_error):
     return zero_based, dtype
 
 
+def _warn_lone_zero(parser, lo, n_zero, n_rows):
+    """Warn, naming FILE:LINE, when ``zero_based="auto"`` made a file of several rows
+    zero-based because of a single index 0: more likely a one-based file with one bad
+    index than a zero-based file whose first column is used once."""
+    if n_zero == 1 and n_rows > 1:
+        warnings.warn(f"{parser.name}:{lo.line}: the only index 0 of the data ({_show(lo.token)}) "
+                      f"makes it zero-based, shifting every other column by one; if the "
+                      f"file is one-based that index is an error. Give the base "
+                      f"(zero_based=True/False, --zero-based/--one-based) to decide",
+                      SvmlightWarning, stacklevel=3)
+
+
 def _check_base(parser, hi, zero_based):
     """Check the largest index against ``n_features`` once the base is known.
 
@@ -572,6 +585,9 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         source.close()
     if zero_based == "auto":
         zero_based = lo.value == 0
+        if zero_based:
+            _warn_lone_zero(parser, lo, np.count_nonzero(out.indices[:out.nnz] == 0),
+                            out.n_rows)
     _check_base(parser, hi, zero_based)
     out.trim()
     if not zero_based:
@@ -683,6 +699,9 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
         for out in batches:
             if base is None:            # decided by the first batch
                 base = out.lo.value == 0
+                if base:
+                    _warn_lone_zero(parser, out.lo, np.count_nonzero(out.indices == 0),
+                                    out.n_rows)
             if base is False and out.lo.value == 0:
                 raise parser.error(_S.SVM_ZERO_INDEX, out.lo.line, out.lo.token)
             _check_base(parser, out.hi, base)
@@ -723,20 +742,25 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     source = _Source(f)
     parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error)
     batches = _batches(source, parser, 8192, chunk_size, multilabel)
-    n_rows = nnz = 0
-    lo, hi = 2**31, -1
+    n_rows = nnz = n_zero = 0
+    lo, hi = _Extreme(2**31), -1
     classes = np.empty(0)
     try:
         for out in batches:
             n_rows += out.n_rows
             nnz += out.nnz
-            lo, hi = min(lo, out.lo.value), max(hi, out.hi.value)
+            n_zero += np.count_nonzero(out.indices == 0)
+            if out.lo.value < lo.value:
+                lo = out.lo
+            hi = max(hi, out.hi.value)
             classes = np.union1d(classes, out.labels)
     finally:
         batches.close()
         source.close()
     parser.warn_skipped()
-    base = lo == 0 if zero_based == "auto" else zero_based
+    base = lo.value == 0 if zero_based == "auto" else zero_based
+    if zero_based == "auto" and base:
+        _warn_lone_zero(parser, lo, n_zero, n_rows)
     return SvmlightInfo(n_rows, max(hi + (1 if base else 0), 0), nnz, base, classes)
 
 

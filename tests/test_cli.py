@@ -9,6 +9,7 @@ import lzma
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -521,7 +522,7 @@ def test_train_and_predict(capsys, data, tmp_path):
     wide = tmp_path / "wide.svm"
     wide.write_text("".join(line.rstrip("\n") + " 9:2.5\n"
                             for line in Path(test).read_text().splitlines(True)))
-    rc, out_wide, _ = run(capsys, "predict", model, wide, "--scores")
+    rc, out_wide, _ = run(capsys, "predict", model, wide, "--scores", "--ignore-extra-features")
     assert rc == 0 and np.allclose([float(v) for v in out_wide.split()], augment(Xt) @ w)
     dest = tmp_path / "labels.txt"
     rc, out, _ = run(capsys, "predict", model, test, "-o", dest)
@@ -781,3 +782,50 @@ def test_model_warnings_become_notes(capsys, data, monkeypatch):
     pa, arow = report["tasks"][0]["results"]
     assert pa["notes"] == ["RuntimeWarning: variances collapsed (3 times)"]
     assert arow["notes"] == []
+
+
+# ----------------------------------------------------------------------------- mismatches
+
+def test_predict_on_a_file_of_another_width_or_labels(capsys, data, tmp_path):
+    *_, train, test = data
+    model = tmp_path / "m.cwk"
+    assert run(capsys, "train", "--algo", "pa", train, "-o", model, "--quiet")[0] == 0
+    wide = tmp_path / "wide.svm"
+    wide.write_text("1 1:1 9:2.5\n-1 2:1\n")
+    rc, out, err = run(capsys, "predict", model, wide)
+    assert rc == 1 and out == "" and len(err.splitlines()) == 1
+    assert f"{wide}: the model {model} has 5 features, the file has 9" in err
+    # labels the model never saw: a warning, the predictions still come
+    other = tmp_path / "other.svm"
+    other.write_text("0 1:1\n2 2:1\n1 3:1\n")
+    rc, out, err = run(capsys, "predict", model, other)
+    assert rc == 0 and len(out.split()) == 3
+    assert err == (f"cwkit: warning: {other}: labels 0, 2 are not among the model's classes "
+                   f"(-1, 1); each row still gets one of the model's classes\n")
+
+
+def test_eval_test_labels_unseen_in_training(capsys, data, tmp_path):
+    X, y, Xt, yt, train, _ = data
+    test01 = write_svm(tmp_path / "t01.svm", Xt, (yt > 0).astype(int))
+    rc, out, err = run(capsys, "eval", "--algos", "pa", train, "--test", test01, "--quiet")
+    assert rc == 1 and out == ""
+    assert err == (f"cwkit: error: {test01}: test labels 0 never occur in the training data "
+                   f"{train} (labels -1, 1); every such row would count as a mistake\n")
+
+
+def test_a_lone_index_0_in_a_one_based_file_warns(capsys, tmp_path):
+    lone = tmp_path / "lone.svm"
+    lone.write_text("1 1:1 3:1\n-1 2:1\n-1 0:1 2:1\n1 3:2\n")
+    with pytest.warns(cwkit.SvmlightWarning, match=f"{lone}:3: the only index 0"):
+        cwkit.load_svmlight(lone)
+    for read in (cwkit.scan_svmlight, lambda f: list(cwkit.iter_svmlight(f))):
+        with pytest.warns(cwkit.SvmlightWarning, match=f"{lone}:3: the only index 0"):
+            read(lone)
+    rc, _, err = run(capsys, "eval", "--algos", "pa", lone, "--quiet")
+    assert rc == 0 and err.startswith(f"cwkit: warning: {lone}:3: the only index 0 of the "
+                                      f"data ('0:1') makes it zero-based")
+    rc, _, err = run(capsys, "eval", "--algos", "pa", lone, "--quiet", "--zero-based")
+    assert rc == 0 and err == ""
+    with warnings.catch_warnings():  # index 0 in several rows: a zero-based file
+        warnings.simplefilter("error")
+        cwkit.load_svmlight(io.BytesIO(b"1 0:1\n-1 0:2 1:1\n"))
