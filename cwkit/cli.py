@@ -13,6 +13,7 @@ value), 130 when interrupted. Errors are one line on stderr, ``cwkit: error: ...
 import argparse
 import contextlib
 import os
+import re
 import sys
 import tempfile
 import warnings
@@ -24,7 +25,7 @@ from ._version import __version__
 from .evaluate import DEFAULT_SHUFFLE_WINDOW, AlgoSpec, evaluate, mean_ranks, train
 from .persist import load, save
 from .registry import algorithms, make
-from .svmlight import scan_svmlight
+from .svmlight import SvmlightError, label_line, scan_svmlight
 
 __all__ = ["main"]
 
@@ -180,7 +181,18 @@ def _file_source(path, name, args):
                                  classes=_classes(args))
     if src.needs_scan:
         src.scan()
+        _check_labels(path, src.classes)
     return src
+
+
+def _check_labels(path, classes):
+    """Class labels in svmlight files are integers: 0.5 is a typo or a regression file."""
+    odd = [c for c in classes.tolist() if not float(c).is_integer()]
+    if odd:
+        line = label_line(path, odd[0])
+        raise DataError(f"{path}:{line}: label {report.format_label(odd[0])} is not an "
+                        f"integer: cwkit classifies, so labels name classes (a regression "
+                        f"target, or a typo?)")
 
 
 # ---------------------------------------------------------------------------- commands
@@ -188,14 +200,15 @@ def _file_source(path, name, args):
 def _eval(args, spool):
     specs = _parse_specs(args.algos, args.param, args.grid, _registry())
     _check_eval_options(args)
+    multiclass = _multiclass_params(args, specs)
     notes = {}
     tasks, tests = _synthetic_task(args) if args.synthetic else _file_tasks(args, spool, notes)
     for src in tasks:
         if not callable(src):
             _check_two_classes(src)
     options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed,
-               "noise": args.noise, "cv": args.cv, "repeats": args.repeats,
-               "tune_on": args.tune_on, "multiclass_params": _multiclass_params(args),
+               "noise": args.noise, "cv": args.cv or 0, "repeats": args.repeats,
+               "tune_on": args.tune_on, "multiclass_params": multiclass,
                "curve_every": args.curve_every if (args.curve or args.plot) else 0,
                "shuffle_window": args.shuffle_window,
                "progress": report.Progress(enabled=not args.quiet)}
@@ -234,8 +247,9 @@ def _check_eval_options(args):
     """Usage errors of ``eval`` that the parser cannot see, before any data is read."""
     if args.noise < 0 or args.noise > 1:
         raise UsageError(f"--noise: must be in [0, 1], got {args.noise}")
-    if args.cv == 1 or args.cv < 0:
-        raise UsageError(f"--cv: must be >= 2, got {args.cv}")
+    if args.cv is not None and args.cv < 2:
+        raise UsageError(f"--cv: must be >= 2, got {args.cv} (leave --cv out for no "
+                         f"cross-validation)")
     if args.cv and args.test:
         raise UsageError("--cv and --test exclude each other (cross-validation makes its "
                          "own test folds)")
@@ -336,12 +350,25 @@ def _labels_text(labels):
     return ", ".join(report.format_label(v) for v in labels)
 
 
-def _multiclass_params(args):
-    """``--multiclass`` and ``--k`` as estimator parameters (only those given)."""
-    return {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k)) if v is not None}
+def _multiclass_params(args, specs):
+    """``--multiclass`` and ``--k`` as estimator parameters (only those given), checked on
+    every spec before any data is read: a rule without that reduction is a usage error."""
+    params = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k))
+              if v is not None}
+    if "multiclass" in params:
+        probe_X, probe_y = np.eye(3), np.arange(3)  # the reduction is checked on first fit
+        for spec in specs:
+            try:
+                make(spec.name, **{**params, **spec.params}).partial_fit(probe_X, probe_y)
+            except ValueError as exc:
+                raise UsageError(f"--multiclass {args.multiclass}: {exc}") from None
+    return params
 
 
 def _check_two_classes(src):
+    if src.n_examples == 0:
+        raise DataError(f"{src.name}: no examples (an empty file, or only blank and comment "
+                        f"lines)")
     if src.classes.size < 2:
         raise DataError(f"{src.name}: needs at least two classes, found "
                         f"{src.classes.tolist()}")
@@ -358,11 +385,12 @@ def _train(args, spool):
         params.append(p if "." in key else f"{args.algo}.{p}")
     (spec,) = _parse_specs(args.algo, params, [], registry)
     _check_output("--output", args.output)
+    multiclass = _multiclass_params(args, [spec])
     src = _file_source(spool.path(args.data), args.data, args)
     _check_two_classes(src)
     learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
                     shuffle_window=args.shuffle_window,
-                    multiclass_params=_multiclass_params(args),
+                    multiclass_params=multiclass,
                     progress=report.Progress(enabled=not args.quiet))
     report.atomic_write(args.output, lambda tmp: save(learner.model, tmp))
     if not args.quiet:
@@ -546,7 +574,7 @@ def _build_parser():
     p.add_argument("--tune-on", choices=("shuffled", "first-half"), default="shuffled",
                    help="held-out run for --grid: a separate shuffled run of the training "
                    "data (default) or its first half")
-    p.add_argument("--cv", type=_nonnegative_int, default=0, metavar="K",
+    p.add_argument("--cv", type=int, metavar="K",
                    help="K-fold cross-validation (mean ± sd)")
     p.add_argument("--repeats", type=_positive_int, default=1, metavar="R",
                    help="independent trials: fresh synthetic data or reshuffles (mean ± sd)")
@@ -638,9 +666,18 @@ def _parse(argv):
     return parser.parse_args(argv)
 
 
+_KEYWORD_OPTIONS = ((re.compile(r"\bzero_based=True\b"), "--zero-based"),
+                    (re.compile(r"\bzero_based=False\b"), "--one-based"),
+                    (re.compile(r"\bn_features=(\d+)"), r"--n-features \1"))
+
+
 def _data_error_message(exc):
+    """``FILE:LINE: message``, the reader's Python keywords named as their options."""
     path, line = getattr(exc, "path", None), getattr(exc, "line", None)
     msg = str(exc)
+    if isinstance(exc, SvmlightError):
+        for keyword, option in _KEYWORD_OPTIONS:
+            msg = keyword.sub(option, msg)
     if isinstance(exc, OSError) and getattr(exc, "filename", None) is not None:
         return f"{exc.filename}: {exc.strerror or msg}"
     if path is not None:
@@ -687,6 +724,12 @@ def main(argv=None):
             raise
         msg = _data_error_message(exc)
         print(f"cwkit: error: {msg}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        if debug:
+            raise
+        print("cwkit: error: out of memory (a smaller --batch-size or --shuffle-window, or "
+              "fewer features, needs less)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("cwkit: interrupted", file=sys.stderr)

@@ -37,6 +37,7 @@ DEFAULT_SHUFFLE_WINDOW = 65536
 """Rows shuffled together when shuffling a stream (a full shuffle of smaller data)."""
 
 _ROW_IN_CALL = re.compile(r"^(?:[\w.-]+: )?row (\d+): ")  # a model error's row in its call
+_MODEL_FAILURES = (ValueError, MemoryError)  # what stops one learner, not the run
 _FOLD_STREAM = 3  # the row_uniform stream of the cross-validation folds (1, 2: label noise)
 _TUNE_SEED_OFFSET = 7919  # the shuffled tuning run's seed is the trial's seed plus this
 
@@ -146,7 +147,7 @@ class Learner:
         Time spent learning.
     curve : list of (int, int)
         ``(examples, mistakes)`` points when a run records a curve.
-    failed : ValueError or None
+    failed : ValueError, MemoryError or None
         The error of the model (e.g. a :class:`cwkit.ModelError`) that stopped the learner;
         it then learns no more and its counters stop at the last piece it completed.
     failed_at : int or None
@@ -188,7 +189,7 @@ class Learner:
             else:
                 self.model.partial_fit(X, y, classes=self.classes)
                 self.fitted = True
-        except ValueError as exc:
+        except _MODEL_FAILURES as exc:
             row = getattr(exc, "row", None)
             if row is None:
                 found = _ROW_IN_CALL.search(str(exc))
@@ -226,7 +227,7 @@ class Learner:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 mistakes += self._learn_rows(X, y_clean, y_train, flipped)
-        except ValueError:
+        except _MODEL_FAILURES:
             self.updates = updates
             raise
         finally:
@@ -263,9 +264,9 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
     """Progressive run of ``learners`` over ``passes`` passes of ``source``.
 
     A learner whose model raises ValueError (a :class:`cwkit.ModelError`: an update that
-    overflows, a hyper-parameter value that does not suit the data) stops there and keeps
-    the error in ``failed`` and the row in ``failed_at``; the others go on. Its curve
-    ends at its last point before the failure.
+    overflows, a hyper-parameter value that does not suit the data) or MemoryError stops
+    there and keeps the error in ``failed`` and the row in ``failed_at``; the others go
+    on. Its curve ends at its last point before the failure.
     """
     seen = 0
     if progress is not None:
@@ -279,7 +280,7 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
                         continue
                     try:
                         lr.learn(Xp, y_clean[piece], y_train[piece], flipped[piece])
-                    except ValueError as exc:
+                    except _MODEL_FAILURES as exc:
                         lr.failed = exc
                         lr.failed_at = int(index[piece][lr.failed_offset])
                 seen += piece.stop - piece.start
@@ -511,7 +512,7 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
                 tried = tune_failed[lr.spec.label]
                 lr.failed = ValueError(f"every value of --grid failed on the tuning run; "
                                        f"the first ({tried.combo}): "
-                                       + _ROW_IN_CALL.sub("", str(tried.failed), count=1))
+                                       + _ROW_IN_CALL.sub("", _describe(tried.failed), count=1))
                 lr.failed_at = tried.failed_at
         _run(src, cfg, learners, passes, curve_every=curve_every, progress=progress,
              label=src.name)
@@ -536,8 +537,15 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
 def _failure(source, learner, trial):
     """The ``failed`` object of a result: where in which file the learner failed, and why."""
     name, row = source.origin(learner.failed_at)
-    error = _ROW_IN_CALL.sub("", str(learner.failed), count=1)  # not a row of a chunk
+    error = _ROW_IN_CALL.sub("", _describe(learner.failed), count=1)  # not a chunk's row
     return {"trial": trial, "file": name, "row": row + 1, "error": error}
+
+
+def _describe(exc):
+    """The message of a model's error; other errors (MemoryError) also by their type."""
+    if isinstance(exc, ValueError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _fold(seed, index, k):

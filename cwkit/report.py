@@ -185,8 +185,9 @@ def table(report, specs, notes=None):
                      for i, (c, w) in enumerate(zip(row, widths))]
             out.write("  ".join(cells).rstrip() + "\n")
         out.writelines(line + "\n" for line in remarks)
-        by = "test error" if all(r["test_error"] is not None for r in task["results"]
-                                 if not r.get("failed")) else "online error"
+        ok = [r for r in task["results"] if not r.get("failed")]
+        by = "test error" if ok and all(r["test_error"] is not None for r in ok) \
+            else "online error"
         trials = task["results"][0]["trials"] if task["results"] else 1
         extra = f"; means over {trials} trials, ± one standard deviation" if trials > 1 else ""
         out.write(f"(* best by {by}{extra}; {task['seconds']:.2f} s in total)\n\n")

@@ -16,6 +16,7 @@ starts a comment, blank and comment-only lines are skipped, CRLF line ends
 and a last line without newline are accepted.
 """
 import bz2
+import contextlib
 import gzip
 import io
 import itertools
@@ -111,6 +112,10 @@ def _show(token):
     return repr(token[:60])[1:] + ("..." if len(token) > 60 else "")
 
 
+class _StreamError(Exception):
+    """Reading or decompressing failed; the caller adds the line number."""
+
+
 class _Prefixed(io.RawIOBase):
     """A read-only stream that first returns ``head`` then reads ``stream``."""
 
@@ -130,6 +135,40 @@ class _Prefixed(io.RawIOBase):
         data = self._stream.read(len(b))
         b[:len(data)] = data
         return len(data)
+
+
+class _Decompressed(io.RawIOBase):
+    """A bzip2 or xz input decompressed: concatenated streams are read in turn (as
+    ``bzip2 -d`` and ``xz -d`` do) and anything else after the end of a stream is an
+    error, where :class:`bz2.BZ2File` and :class:`lzma.LZMAFile` ignore it."""
+
+    def __init__(self, raw, decompressor):
+        self._raw = raw
+        self._new = decompressor
+        self._dec = decompressor()
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        while True:
+            if self._dec.eof:
+                block = self._dec.unused_data or self._raw.read(_CHUNK)
+                if not block:
+                    return 0
+                self._dec = self._new()
+                try:
+                    data = self._dec.decompress(block, len(b))
+                except (OSError, lzma.LZMAError):
+                    raise _StreamError("trailing data after the compressed stream") from None
+            else:
+                block = self._raw.read(_CHUNK) if self._dec.needs_input else b""
+                if self._dec.needs_input and not block:
+                    raise EOFError("the stream ended before its end-of-stream marker")
+                data = self._dec.decompress(block, len(b))
+            if data:
+                b[:len(data)] = data
+                return len(data)
 
 
 class _Source:
@@ -176,8 +215,12 @@ class _Source:
                 self.size = os.fstat(raw.fileno()).st_size
             except (OSError, ValueError):
                 self.size = None
-        if kind is not None:
-            raw = _OPENERS[kind](fileobj=raw, mode="rb") if kind == "gz" else _OPENERS[kind](raw)
+        if kind == "gz":
+            raw = gzip.GzipFile(fileobj=raw, mode="rb")
+            self._owned.append(raw)
+        elif kind is not None:
+            decompressor = bz2.BZ2Decompressor if kind == "bz2" else lzma.LZMADecompressor
+            raw = io.BufferedReader(_Decompressed(raw, decompressor), _CHUNK)
             self._owned.append(raw)
         self.stream = raw
 
@@ -186,8 +229,6 @@ class _Source:
             obj.close()
 
 
-class _StreamError(Exception):
-    """Reading or decompressing failed; the caller adds the line number."""
 
 
 def _blocks(stream, chunk_size, n_buffers=1):
@@ -426,8 +467,12 @@ class _Parser:
                           f"{self.first_skip}", SvmlightWarning, stacklevel=3)
 
 
-def _check_args(n_features, zero_based, dtype, on_error):
+def _check_args(n_features, zero_based, dtype, on_error, chunk_size):
     """Validate the common arguments; return ``(zero_based, dtype)`` normalised."""
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) \
+            or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive int (bytes read at a time), "
+                         f"not {chunk_size!r}")
     if isinstance(zero_based, str) and zero_based != "auto" or zero_based not in (
             True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
@@ -559,7 +604,7 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     gives zero columns rather than one, a row without ``qid`` is an error
     when ``query_id=True``, and malformed input is reported with its line.
     """
-    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error)
+    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error, chunk_size)
     source = _Source(f)
     try:
         parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
@@ -678,7 +723,7 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
     >>> [(X.shape, y.tolist()) for X, y in iter_svmlight(io.BytesIO(text), batch_size=2)]
     [((2, 3), [1.0, -1.0]), ((1, 3), [1.0])]
     """
-    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error)
+    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error, chunk_size)
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
             or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
@@ -738,7 +783,7 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     SvmlightInfo
         ``(n_samples, n_features, nnz, zero_based, classes)``.
     """
-    zero_based, _ = _check_args(None, zero_based, np.float64, on_error)
+    zero_based, _ = _check_args(None, zero_based, np.float64, on_error, chunk_size)
     source = _Source(f)
     parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error)
     batches = _batches(source, parser, 8192, chunk_size, multilabel)
@@ -762,6 +807,22 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     if zero_based == "auto" and base:
         _warn_lone_zero(parser, lo, n_zero, n_rows)
     return SvmlightInfo(n_rows, max(hi + (1 if base else 0), 0), nnz, base, classes)
+
+
+def label_line(f, label):
+    """The 1-based line of the first row of ``f`` whose (first) label equals ``label``, or
+    None: to name FILE:LINE when a label found by :func:`scan_svmlight` is wrong."""
+    source = _Source(f)
+    try:
+        for number, line in enumerate(source.stream, 1):
+            token = line.split(b"#", 1)[0].split(None, 1)[:1]
+            if token:
+                with contextlib.suppress(ValueError):
+                    if float(token[0].split(b",", 1)[0]) == label:
+                        return number
+    finally:
+        source.close()
+    return None
 
 
 def _dump_labels(y, n, multilabel):

@@ -829,3 +829,50 @@ def test_a_lone_index_0_in_a_one_based_file_warns(capsys, tmp_path):
     with warnings.catch_warnings():  # index 0 in several rows: a zero-based file
         warnings.simplefilter("error")
         cwkit.load_svmlight(io.BytesIO(b"1 0:1\n-1 0:2 1:1\n"))
+
+
+# ----------------------------------------------------------------------------- smaller checks
+
+def test_small_usage_and_data_errors(capsys, data, tmp_path):
+    *_, train, _ = data
+    rc, out, err = run(capsys, "eval", "--cv", "0", train, "--quiet")
+    assert rc == 2 and out == "" and "--cv: must be >= 2, got 0" in err
+    empty = tmp_path / "empty.svm"
+    empty.write_text("# only a comment\n\n")
+    for argv in (["eval", empty], ["train", "--algo", "pa", empty, "-o", tmp_path / "m"]):
+        rc, _, err = run(capsys, *argv, "--quiet")
+        assert rc == 1 and err == f"cwkit: error: {empty}: no examples (an empty file, or " \
+                                  f"only blank and comment lines)\n"
+    half = tmp_path / "half.svm"
+    half.write_text("1 1:1\n# a comment\n-1 2:1\n0.5 1:2\n")
+    rc, _, err = run(capsys, "eval", half, "--quiet")
+    assert rc == 1 and err.startswith(f"cwkit: error: {half}:4: label 0.5 is not an integer")
+    zero = tmp_path / "zero.svm"
+    zero.write_text("1 1:1\n-1 0:1\n")
+    rc, _, err = run(capsys, "eval", zero, "--one-based", "--quiet")
+    assert rc == 1 and "pass --zero-based if" in err and "zero_based" not in err
+    rc, _, err = run(capsys, "eval", train, "--n-features", "2", "--one-based",
+                     "--classes=-1,1", "--quiet")
+    assert rc == 1 and "beyond --n-features 2" in err
+    multi = tmp_path / "multi.svm"
+    multi.write_text("1 1:1\n2 2:1\n3 1:1 2:1\n")
+    rc, out, err = run(capsys, "eval", "--algos", "pa,perceptron", "--multiclass", "topk",
+                       multi, "--quiet")
+    assert rc == 2 and out == "" and err.startswith("cwkit: error: --multiclass topk: ")
+    assert "Perceptron" in err and len(err.splitlines()) == 1
+    rc, _, err = run(capsys, "train", "--algo", "sop", "--multiclass", "topk", multi,
+                     "-o", tmp_path / "m.cwk")
+    assert rc == 2 and "--multiclass topk" in err
+
+
+def test_a_model_out_of_memory_fails_its_row(capsys, data, monkeypatch):
+    *_, train, _ = data
+
+    def no_memory(self, *args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(cwkit.linear.PassiveAggressive, "partial_fit", no_memory)
+    report = run_json(capsys, "eval", "--algos", "pa,arow", train)
+    pa, arow = report["tasks"][0]["results"]
+    assert pa["failed"]["error"] == "MemoryError" and pa["failed"]["row"] == 1
+    assert arow["failed"] is None

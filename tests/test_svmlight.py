@@ -653,3 +653,24 @@ def test_agrees_with_sklearn_on_shared_data(path):
     # The file itself, decompressed by cwkit, streamed: its first n rows.
     Xb, yb = next(iter_svmlight(path, batch_size=n, chunk_size=1 << 16))
     assert Xb.shape == X.shape and (Xb != X).nnz == 0 and same_bits(yb, y)
+
+
+def test_chunk_size_must_be_positive():
+    for read in (load_svmlight, scan_svmlight, lambda f, **kw: list(iter_svmlight(f, **kw))):
+        with pytest.raises(ValueError, match="chunk_size must be a positive int"):
+            read(io.BytesIO(b"1 1:1\n"), chunk_size=0)
+
+
+@pytest.mark.parametrize("compress", [bz2.compress, lzma.compress])
+def test_trailing_data_after_a_compressed_stream_is_an_error(tmp_path, compress):
+    text = b"1 1:1\n-1 2:1\n"
+    path = tmp_path / "d.svm"
+    path.write_bytes(compress(text) + compress(text))   # concatenated streams: both read
+    assert load_svmlight(path)[1].tolist() == [1, -1, 1, -1]
+    assert scan_svmlight(path).n_samples == 4
+    path.write_bytes(compress(text) + b"-1 3:1\n")
+    for read in (load_svmlight, scan_svmlight, lambda f: list(iter_svmlight(f))):
+        with pytest.raises(SvmlightError, match="trailing data after the compressed stream") \
+                as info:
+            read(path)
+        assert info.value.path == str(path)
