@@ -7,20 +7,19 @@ the result of :func:`cwkit.evaluate.evaluate_tasks` (``{"tasks": [...], "mean_ra
 into a file. Files are written with :func:`atomic_write`: to a temporary file moved into
 place on success, so an error leaves no partial file.
 """
-import contextlib
 import csv
 import io
 import json
 import math
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from .evaluate import task_ranks
+from .svmlight import atomic_write
 
 __all__ = [
     "CSV_FIELDS",
@@ -258,39 +257,6 @@ def check_writable(path):
         raise ValueError(f"the folder of {path} is not writable")
     if path.exists() and not os.access(path, os.W_OK):
         raise ValueError(f"{path} is not writable")
-
-
-def _file_mode(path):
-    """The permission bits a plain ``open(path, "w")`` would leave: those of the file it
-    replaces, else 0o666 less the umask."""
-    with contextlib.suppress(OSError):
-        return os.stat(path).st_mode & 0o7777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def atomic_write(path, write):
-    """Call ``write(tmp_path)`` then move the file into place; no partial file on error.
-
-    The temporary file is in the folder of ``path``; the file gets the permissions a plain
-    ``open(path, "w")`` gives (those of the file it replaces, else the umask's).
-    """
-    path = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
-                                   dir=path.parent if str(path.parent) else ".")
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, _file_mode(path))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def write_text(path, text):

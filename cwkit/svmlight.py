@@ -26,17 +26,19 @@ import os
 import queue
 import re
 import sys
+import tempfile
 import threading
 import warnings
 import zlib
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import _core
 
-__all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight",
+__all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "atomic_write", "dump_svmlight",
            "iter_svmlight", "load_svmlight", "scan_svmlight"]
 
 _S = _core.SvmStatus
@@ -860,7 +862,13 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
         when ``multilabel``.
     f : str, path-like or binary file object
         ``"-"`` writes to standard output; a path ending in ``.gz``,
-        ``.bz2`` or ``.xz`` is compressed accordingly.
+        ``.bz2`` or ``.xz`` is compressed accordingly.  A path is written
+        all or nothing: to a temporary file in the same folder, moved into
+        place once complete (:func:`atomic_write`), so an error (a full
+        disk, an interrupt) leaves the previous file, or none, never a
+        truncated one.  A file object or standard output is written as the
+        rows are formatted: after an error it holds the rows written so
+        far, and the caller must discard it.
     zero_based : bool
         Write column j as index j (True) or j + 1 (False, libsvm's one-based
         convention).
@@ -911,8 +919,8 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
             raise ValueError("comment must not contain NUL bytes")
         head = "".join(f"# {line}\n" for line in comment.splitlines()).encode("utf-8")
     offset = 0 if zero_based else 1
-    target, owned = _writer(f)
-    try:
+
+    def write(target):
         target.write(head)
         start = 0
         while start < n:
@@ -926,29 +934,72 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
                 labels, label_ptr[start:stop + 1], qids[start:stop], query_id is not None,
                 offset, 0, stop - start))
             start = stop
-        if not owned and hasattr(target, "flush"):
-            target.flush()
-    finally:
-        for obj in reversed(owned):
-            obj.close()
+
+    _write_to(f, write)
 
 
-def _writer(f):
-    """A binary stream to write to and the objects to close afterwards."""
+def _file_mode(path):
+    """The permission bits a plain ``open(path, "w")`` would leave: those of the file it
+    replaces, else 0o666 less the umask."""
+    with contextlib.suppress(OSError):
+        return os.stat(path).st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def atomic_write(path, write):
+    """Call ``write(tmp_path)`` then move the file into place; no partial file on error.
+
+    The temporary file is in the folder of ``path``; the file gets the permissions a plain
+    ``open(path, "w")`` gives (those of the file it replaces, else the umask's).
+    """
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
+                                   dir=path.parent if str(path.parent) else ".")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, _file_mode(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _write_to(f, write):
+    """Call ``write(stream)`` on the binary stream of ``f``: a path is written all or
+    nothing (:func:`atomic_write`, compressed by its suffix), ``"-"`` is standard output,
+    a file object is written in place."""
     if isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
         sys.stdout.flush()          # text already printed goes first
-        return sys.stdout.buffer, []
-    if isinstance(f, (str, bytes, os.PathLike)):
+        write(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    elif isinstance(f, (str, bytes, os.PathLike)):
         path = os.fsdecode(f)
         kind = _SUFFIX.get(os.path.splitext(path)[1].lower())
-        raw = open(path, "wb")  # noqa: SIM115 - the caller closes it
-        if kind is None:
-            return raw, [raw]
-        comp = _OPENERS[kind](fileobj=raw, mode="wb") if kind == "gz" else _OPENERS[kind](raw, "wb")
-        return comp, [raw, comp]
-    if hasattr(f, "write"):
+
+        def to_file(tmp):
+            with open(tmp, "wb") as raw:
+                if kind is None:
+                    write(raw)
+                    return
+                opener = _OPENERS[kind]
+                with opener(fileobj=raw, mode="wb") if kind == "gz" else opener(raw, "wb") \
+                        as comp:
+                    write(comp)
+
+        atomic_write(path, to_file)
+    elif hasattr(f, "write"):
         if isinstance(f, io.TextIOBase):
             raise TypeError("svmlight output must be a binary file object; open it with 'wb'")
-        return f, []
-    raise TypeError(f"svmlight output must be a path, '-' or a binary file object, "
-                    f"not {type(f).__name__}")
+        write(f)
+        if hasattr(f, "flush"):
+            f.flush()
+    else:
+        raise TypeError(f"svmlight output must be a path, '-' or a binary file object, "
+                        f"not {type(f).__name__}")

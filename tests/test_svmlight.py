@@ -674,3 +674,37 @@ def test_trailing_data_after_a_compressed_stream_is_an_error(tmp_path, compress)
                 as info:
             read(path)
         assert info.value.path == str(path)
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".xz"])
+def test_dump_to_a_path_is_all_or_nothing(tmp_path, monkeypatch, suffix):
+    """A write that fails half-way leaves the previous file (or none), never a truncated
+    file that loads back without error."""
+    from cwkit import svmlight
+
+    X = sp.csr_matrix(np.ones((1400, 200)))  # 2**18 nonzeros per call: two calls or more
+    y = np.where(np.arange(1400) % 2, 1.0, -1.0)
+    path = tmp_path / f"d.svm{suffix}"
+    calls = []
+    real = svmlight._core._svm_format
+
+    class Core:
+        @staticmethod
+        def _svm_format(*args):
+            calls.append(1)
+            if len(calls) == 2:
+                raise OSError(28, "No space left on device")
+            return real(*args)
+
+    monkeypatch.setattr(svmlight, "_core", Core)
+    with pytest.raises(OSError, match="No space left"):
+        dump_svmlight(X, y, path)
+    assert not path.exists() and list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    dump_svmlight(X[:3], y[:3], path)
+    before = path.read_bytes()
+    calls.clear()
+    monkeypatch.setattr(svmlight, "_core", Core)
+    with pytest.raises(OSError, match="No space left"):
+        dump_svmlight(X, y, path)
+    assert path.read_bytes() == before and len(list(tmp_path.iterdir())) == 1
