@@ -22,7 +22,14 @@ import numpy as np
 
 from . import datasets, report, sources
 from ._version import __version__
-from .evaluate import DEFAULT_SHUFFLE_WINDOW, AlgoSpec, evaluate, mean_ranks, train
+from .evaluate import (
+    DEFAULT_SHUFFLE_WINDOW,
+    AlgoSpec,
+    Interrupted,
+    evaluate,
+    mean_ranks,
+    train,
+)
 from .persist import load, save
 from .registry import algorithms, make
 from .svmlight import SvmlightError, label_line, scan_svmlight
@@ -212,7 +219,18 @@ def _eval(args, spool):
                "curve_every": args.curve_every if (args.curve or args.plot) else 0,
                "shuffle_window": args.shuffle_window,
                "progress": report.Progress(enabled=not args.quiet)}
-    results = [evaluate(s, specs, test=t, **options) for s, t in zip(tasks, tests)]
+    results = []
+    try:
+        for src, tst in zip(tasks, tests):
+            results.append(evaluate(src, specs, test=tst, **options))
+    except KeyboardInterrupt as exc:  # show what is finished, then exit 130
+        options["progress"].end_run()
+        if isinstance(exc, Interrupted):
+            results.append(exc.result)
+        if not results:
+            raise
+        print(f"cwkit: interrupted: the results of {len(results)} of {len(tasks)} "
+              f"task(s), the last one partial", file=sys.stderr)
     outcome = {"tasks": results, "mean_rank": mean_ranks(results)}
     if args.curve:
         report.write_text(args.curve, report.curves_csv(outcome))
@@ -226,7 +244,8 @@ def _eval(args, spool):
     else:
         text = report.table(public, specs, notes)
     sys.stdout.write(text)
-    return _eval_status(outcome, args.strict)
+    status = _eval_status(outcome, args.strict)
+    return 130 if results[-1]["interrupted"] or len(results) < len(tasks) else status
 
 
 def _eval_status(outcome, strict):
@@ -388,10 +407,17 @@ def _train(args, spool):
     multiclass = _multiclass_params(args, [spec])
     src = _file_source(spool.path(args.data), args.data, args)
     _check_two_classes(src)
-    learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
-                    shuffle_window=args.shuffle_window,
-                    multiclass_params=multiclass,
-                    progress=report.Progress(enabled=not args.quiet))
+    progress = report.Progress(enabled=not args.quiet)
+    try:
+        learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
+                        shuffle_window=args.shuffle_window, multiclass_params=multiclass,
+                        progress=progress)
+    except Interrupted as exc:
+        progress.end_run()
+        lr = exc.result
+        print(f"cwkit: interrupted after {lr.examples} examples ({lr.mistakes} online "
+              f"mistakes, {lr.updates} updates); no model saved", file=sys.stderr)
+        return 130
     report.atomic_write(args.output, lambda tmp: save(learner.model, tmp))
     if not args.quiet:
         print(f"cwkit: trained {args.algo} on {learner.examples} examples "
@@ -436,6 +462,8 @@ def _predict(args, spool):
     rows = sources.rows_for_model(path, width, batch_size=args.batch_size,
                                   zero_based=bool(info.zero_based))
 
+    done = [0]
+
     def write(f):
         for X in rows:
             if args.scores:
@@ -446,14 +474,21 @@ def _predict(args, spool):
                 values = np.asarray(model.predict(X))
             for row in values:
                 f.write(" ".join(report.format_label(v) for v in np.atleast_1d(row)) + "\n")
+            done[0] += values.shape[0]
 
-    if args.output:
-        def to_file(tmp):
-            with open(tmp, "w", encoding="utf-8") as f:
-                write(f)
-        report.atomic_write(args.output, to_file)
-    else:
-        write(sys.stdout)
+    try:
+        if args.output:
+            def to_file(tmp):
+                with open(tmp, "w", encoding="utf-8") as f:
+                    write(f)
+            report.atomic_write(args.output, to_file)
+        else:
+            write(sys.stdout)
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        where = f"; {args.output} not written" if args.output else " written"
+        print(f"cwkit: interrupted after {done[0]} predictions{where}", file=sys.stderr)
+        return 130
     return 0
 
 

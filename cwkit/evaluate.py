@@ -24,6 +24,7 @@ from .registry import algorithms, make
 __all__ = [
     "DEFAULT_SHUFFLE_WINDOW",
     "AlgoSpec",
+    "Interrupted",
     "Learner",
     "average_ranks",
     "evaluate",
@@ -329,6 +330,13 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
         ``model`` is the fitted estimator; ``examples``, ``mistakes`` (online) and
         ``updates`` count every pass.
 
+    Raises
+    ------
+    ValueError
+        When the model fails (a :class:`cwkit.ModelError`), naming the row of the data.
+    Interrupted
+        On KeyboardInterrupt; its ``result`` is the learner as far as it got.
+
     Notes
     -----
     Chunk after chunk, the model's ``partial_fit`` sees the rows in the order of the pass
@@ -347,8 +355,15 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
     _learn_classes(source)
     learner = Learner(spec, spec.params, source.classes, dict(multiclass_params or {}))
     stream = _StreamConfig(seed=seed, shuffle=shuffle, shuffle_window=shuffle_window)
-    _run(source, stream, [learner], passes, progress=progress,
-         label=source.name if label is None else label)
+    try:
+        _run(source, stream, [learner], passes, progress=progress,
+             label=source.name if label is None else label)
+    except KeyboardInterrupt as exc:
+        raise Interrupted(learner) from exc
+    if learner.failed is not None:  # a model that stopped half-way is no result
+        failure = _failure(source, learner, 0)
+        raise ValueError(f"{failure['file']}, row {failure['row']}: {failure['error']}") \
+            from learner.failed
     return learner
 
 
@@ -479,59 +494,112 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
     dict
         The task object of the JSON schema in ``docs/cli.md``, plus ``curves`` when asked
         for: per trial, a list of ``(algo, examples, cumulative mistakes)`` rows.
+
+    Raises
+    ------
+    Interrupted
+        On KeyboardInterrupt once a run has started; its ``result`` is the task object of
+        what was done (``"interrupted": True``). Before that, KeyboardInterrupt itself.
     """
     if cv and cv < 2:
         raise ValueError(f"cv must be >= 2, got {cv}")
     multiclass_params = dict(multiclass_params or {})
-    trials = []
+    trials, running = [], []
     n_trials = cv if cv else repeats
     first = None
     t_start = time.perf_counter()
-    for trial in range(n_trials):
-        if callable(source):
-            src, tst = source(trial)
-        else:
-            src, tst = source, test
-        first = first or src
-        _learn_classes(src)
-        tseed = seed + (0 if cv else trial)
-        keep_train = keep_test = None
-        if cv:
-            def keep_train(index, k=trial):
-                return _fold(seed, index, cv) != k
+    try:
+        for trial in range(n_trials):
+            first = _trial(source, test, specs, trial, trials, running, first, passes=passes,
+                           shuffle=shuffle, seed=seed, noise=noise, cv=cv, tune_on=tune_on,
+                           multiclass_params=multiclass_params, curve_every=curve_every,
+                           shuffle_window=shuffle_window, progress=progress)
+    except KeyboardInterrupt as exc:
+        if running:  # the trial under way, with its counters so far
+            learners, src, trial = running
+            _locate_failures(learners, src, trial)
+            trials.append((learners, [None] * len(learners), {}))
+            first = first or src
+        if not trials:
+            raise
+        result = _result(first, specs, trials, passes, t_start, curve_every)
+        result["interrupted"] = True
+        raise Interrupted(result) from exc
+    return _result(first, specs, trials, passes, t_start, curve_every)
 
-            def keep_test(index, k=trial):
-                return _fold(seed, index, cv) == k
-        cfg = _StreamConfig(noise, tseed, shuffle, shuffle_window, keep_train)
-        chosen, tune_failed = _tune(src, cfg, specs, passes, multiclass_params, tune_on,
-                                    progress)
-        learners = [Learner(s, {**s.params, **chosen.get(s.label, {})}, src.classes,
-                             multiclass_params) for s in specs]
-        for lr in learners:
-            if lr.spec.label in tune_failed:  # not run: no value of its grid could learn
-                tried = tune_failed[lr.spec.label]
-                lr.failed = ValueError(f"every value of --grid failed on the tuning run; "
-                                       f"the first ({tried.combo}): "
-                                       + _ROW_IN_CALL.sub("", _describe(tried.failed), count=1))
-                lr.failed_at = tried.failed_at
-        _run(src, cfg, learners, passes, curve_every=curve_every, progress=progress,
-             label=src.name)
-        for lr in learners:
-            if lr.failed is not None:
-                lr.failure = _failure(src, lr, trial)
-        if cv:
-            test_errors = _test(learners, src, keep_test)
-        elif tst is not None:
-            test_errors = _test(learners, tst)
-        else:
-            test_errors = [None] * len(learners)
-        trials.append((learners, test_errors, chosen))
+
+class Interrupted(KeyboardInterrupt):
+    """:func:`evaluate` or :func:`train` was interrupted (Ctrl-C). ``result`` is what was
+    done: for :func:`evaluate` the task object of the trials finished and the one under
+    way, with its counters so far, and ``"interrupted": True``; for :func:`train` the
+    :class:`Learner` as far as it got."""
+
+    def __init__(self, result):
+        super().__init__("interrupted")
+        self.result = result
+
+
+def _result(first, specs, trials, passes, t_start, curve_every):
+    """The task object of :func:`evaluate` from its trials."""
     result = _summarize(first, specs, trials, passes)
     result["seconds"] = time.perf_counter() - t_start
+    result["interrupted"] = False
     if curve_every:
         result["curves"] = [[(lr.spec.label, e, m) for lr in t[0] for e, m in lr.curve]
                             for t in trials]
     return result
+
+
+def _trial(source, test, specs, trial, trials, running, first, *, passes, shuffle, seed,
+           noise, cv, tune_on, multiclass_params, curve_every, shuffle_window, progress):
+    """Trial ``trial`` of :func:`evaluate`, appended to ``trials``; ``running`` holds
+    ``[learners, source, trial]`` while its learners run. Returns the first source."""
+    if callable(source):
+        src, tst = source(trial)
+    else:
+        src, tst = source, test
+    first = first or src
+    _learn_classes(src)
+    tseed = seed + (0 if cv else trial)
+    keep_train = keep_test = None
+    if cv:
+        def keep_train(index, k=trial):
+            return _fold(seed, index, cv) != k
+
+        def keep_test(index, k=trial):
+            return _fold(seed, index, cv) == k
+    cfg = _StreamConfig(noise, tseed, shuffle, shuffle_window, keep_train)
+    chosen, tune_failed = _tune(src, cfg, specs, passes, multiclass_params, tune_on,
+                                progress)
+    learners = [Learner(s, {**s.params, **chosen.get(s.label, {})}, src.classes,
+                         multiclass_params) for s in specs]
+    for lr in learners:
+        if lr.spec.label in tune_failed:  # not run: no value of its grid could learn
+            tried = tune_failed[lr.spec.label]
+            lr.failed = ValueError(f"every value of --grid failed on the tuning run; "
+                                   f"the first ({tried.combo}): "
+                                   + _ROW_IN_CALL.sub("", _describe(tried.failed), count=1))
+            lr.failed_at = tried.failed_at
+    running[:] = [learners, src, trial]
+    _run(src, cfg, learners, passes, curve_every=curve_every, progress=progress,
+         label=src.name)
+    _locate_failures(learners, src, trial)
+    if cv:
+        test_errors = _test(learners, src, keep_test)
+    elif tst is not None:
+        test_errors = _test(learners, tst)
+    else:
+        test_errors = [None] * len(learners)
+    running.clear()
+    trials.append((learners, test_errors, chosen))
+    return first
+
+
+def _locate_failures(learners, source, trial):
+    """Give each failed learner its ``failure`` (:func:`_failure`)."""
+    for lr in learners:
+        if lr.failed is not None:
+            lr.failure = _failure(source, lr, trial)
 
 
 def _failure(source, learner, trial):
@@ -598,7 +666,8 @@ def _summarize(source, specs, trials, passes):
         })
     return {
         "data": source.name,
-        "n_examples": int(source.n_examples),
+        "n_examples": int(source.n_examples if source.n_examples is not None  # interrupted
+                          else max(lr.examples // passes for t in trials for lr in t[0])),
         "n_features": int(source.n_features),
         "n_classes": int(source.classes.size),
         "results": results,

@@ -151,6 +151,9 @@ def table(report, specs, notes=None):
         ranks = task_ranks(task)
         out.write(f"data: {task['data']}  ({task['n_examples']} examples, "
                   f"{task['n_features']} features, {task['n_classes']} classes)\n")
+        if task.get("interrupted"):
+            out.write("  INTERRUPTED: partial results, the counters as far as each "
+                      "learner got\n")
         for note in notes.get(task["data"], []):
             out.write(f"  {note}\n")
         header = ["algo", "rank", "examples", "mistakes", "online err", "updates",

@@ -111,7 +111,7 @@ RESULT_KEYS = {"algo": str, "params": dict, "examples": (int, float), "mistakes"
                "tuned": (dict, list, type(None)), "failed": (dict, type(None)),
                "notes": list}
 TASK_KEYS = {"data": str, "n_examples": int, "n_features": int, "n_classes": int,
-             "results": list, "seconds": float}
+             "results": list, "seconds": float, "interrupted": bool}
 
 
 def check_schema(report):
@@ -732,6 +732,11 @@ def test_a_failing_learner_is_reported_in_its_row(capsys, tmp_path):
     pa, cw = report["tasks"][0]["results"]
     assert pa["failed"] is None and cw["failed"]["row"] == 48
     assert cw["failed"]["error"].startswith("every value of --grid failed")
+    # train: a model that failed half-way is not saved
+    model = tmp_path / "cw.cwk"
+    rc, _, err = run(capsys, "train", "--algo", "cw", path, "-o", model, "--quiet")
+    assert rc == 1 and not model.exists()
+    assert err.startswith(f"cwkit: error: {path}, row 48: this update would overflow")
     # every learner fails: status 1 with the table printed
     rc, out, err = run(capsys, "eval", "--algos", "cw", path, "--quiet")
     assert rc == 1 and "failed at row" in out
@@ -876,3 +881,60 @@ def test_a_model_out_of_memory_fails_its_row(capsys, data, monkeypatch):
     pa, arow = report["tasks"][0]["results"]
     assert pa["failed"]["error"] == "MemoryError" and pa["failed"]["row"] == 1
     assert arow["failed"] is None
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+
+def _interrupt_at(monkeypatch, examples):
+    """KeyboardInterrupt from the progress hook once ``examples`` rows are learnt."""
+    def update(self, seen, learners):
+        if seen >= examples:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cwkit.report.Progress, "update", update)
+
+
+def test_ctrl_c_prints_what_is_finished(capsys, tmp_path, monkeypatch):
+    X, y = make_data(n=3000)
+    a, b = write_svm(tmp_path / "a.svm", X, y), write_svm(tmp_path / "b.svm", X[:500], y[:500])
+    _interrupt_at(monkeypatch, 2000)
+    argv = ["eval", "--algos", "perceptron,pa", b, a, "--batch-size", "500", "--quiet"]
+    rc, out, err = run(capsys, *argv, "--format", "json")
+    assert rc == 130 and "cwkit: interrupted: the results of 2 of 2 task(s)" in err
+    report = json.loads(out)
+    check_schema(report)
+    done, partial = report["tasks"]
+    assert not done["interrupted"] and done["results"][0]["examples"] == 500
+    assert partial["interrupted"] and partial["results"][0]["examples"] == 2000
+    assert partial["results"][0]["mistakes"] == ref_perceptron(X[:2000], y[:2000])[1]
+    rc, out, _ = run(capsys, *argv)
+    assert rc == 130 and "INTERRUPTED: partial results" in out
+    # train: nothing saved; predict -o: nothing written
+    model = tmp_path / "m.cwk"
+    rc, _, err = run(capsys, "train", "--algo", "pa", a, "-o", model, "--batch-size", "500")
+    assert rc == 130 and not model.exists()
+    assert "cwkit: interrupted after 2000 examples (" in err and "no model saved" in err
+
+
+def test_sigint_in_the_middle_of_a_run(tmp_path):
+    """A real Ctrl-C (SIGINT) during a long run: the table so far, status 130."""
+    import signal
+
+    X, y = make_data(n=2000)
+    path = write_svm(tmp_path / "d.svm", X, y)
+    site = Path(cwkit.__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", "cwkit", "eval", "--algos", "pa,arow",
+                             path, "--passes", "100000", "--batch-size", "500"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tempfile.gettempdir(),
+                            env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
+    for line in proc.stderr:  # progress lines: 1000, 2000, 4000, ... examples
+        if "8000 examples" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "INTERRUPTED: partial results" in out and "pa" in out and "arow" in out
+    assert "cwkit: interrupted: the results of 1 of 1 task(s)" in err
+    examples = int(next(ln for ln in out.splitlines() if ln.startswith("pa")).split()[2])
+    assert examples >= 8000 and examples % 500 == 0
