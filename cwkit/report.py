@@ -23,13 +23,15 @@ from .svmlight import atomic_write
 
 __all__ = [
     "CSV_FIELDS",
+    "PLOT_TASK_PANELS",
     "PlotUnavailable",
     "Progress",
     "algorithms_text",
     "atomic_write",
-    "failure_lines",
     "check_writable",
     "curves_csv",
+    "failure_lines",
+    "figure",
     "format_label",
     "json_text",
     "jsonable",
@@ -312,12 +314,40 @@ def plot_format(path):
     return kind
 
 
+PLOT_TASK_PANELS = 6
+"""Tasks drawn as one panel of curves each; with more tasks (e.g. the 45 of
+``--tasks all-pairs`` on 10 classes) :func:`plot` draws one summary figure instead."""
+
+_LINE_STYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "v", "D", "x", "+", "*")
+
+
 def plot(report, path):
-    """Draw each task's cumulative mistakes (mean over trials) into ``path`` (atomic)."""
+    """Draw :func:`figure` of ``report`` into ``path`` (atomic; the format from the
+    suffix, :func:`plot_format`)."""
     plt = matplotlib_pyplot()
     kind = plot_format(path)
+    fig = figure(report)
+    try:
+        atomic_write(path, lambda tmp: fig.savefig(tmp, format=kind))
+    finally:
+        plt.close(fig)
 
+
+def figure(report):
+    """The matplotlib figure of ``report``.
+
+    Up to ``PLOT_TASK_PANELS`` tasks: one panel per task with each algorithm's cumulative
+    mistakes (mean over trials); more tasks: one summary of two panels, each algorithm's
+    mean rank over the tasks and its error on every task (test error where every learner
+    has one, else online error) with their mean. Each algorithm has its own line style
+    and marker, the markers staggered, so that identical curves stay visible; a learner
+    that failed is labelled so.
+    """
+    plt = matplotlib_pyplot()
     tasks = report["tasks"]
+    if len(tasks) > PLOT_TASK_PANELS:
+        return _summary_figure(plt, report)
     fig, axes = plt.subplots(len(tasks), 1, figsize=(7, 4 * len(tasks)), squeeze=False)
     for ax, task in zip(axes[:, 0], tasks):
         curves = {}
@@ -328,20 +358,67 @@ def plot(report, path):
             for algo, pts in per_trial.items():
                 curves.setdefault(algo, []).append(pts)
         failed = {r["algo"] for r in task["results"] if r.get("failed")}
-        for algo, trials in curves.items():
+        for i, (algo, trials) in enumerate(curves.items()):
             n = min(len(t) for t in trials)
             x = [p[0] for p in trials[0][:n]]
             y = np.mean([[p[1] for p in t[:n]] for t in trials], axis=0)
-            ax.plot(x, y, label=algo + (" (failed)" if algo in failed else ""))
-        ax.set_title(task["data"])
+            ax.plot(x, y, label=algo + (" (failed)" if algo in failed else ""),
+                    **_style(i, len(curves), n))
+        ax.set_title(task["data"] + (" (interrupted)" if task.get("interrupted") else ""))
         ax.set_xlabel("examples")
         ax.set_ylabel("cumulative mistakes" + (" (mean over trials)"
                                                if len(task.get("curves", [])) > 1 else ""))
         ax.legend()
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format=kind))
-    plt.close(fig)
+    return fig
 
+
+def _style(i, n_lines, n_points):
+    """Line style, width and marker of the ``i``-th of ``n_lines`` curves of ``n_points``
+    points: markers about every tenth point, shifted per curve; lines drawn first (under
+    the others) are wider, so a curve equal to a later one shows around it."""
+    every = max(n_points // 10, 1)
+    start = i * max(every // n_lines, 1) % every
+    return {"linestyle": _LINE_STYLES[i % len(_LINE_STYLES)],
+            "linewidth": 1.0 + 2.0 * (n_lines - 1 - i) / max(n_lines - 1, 1),
+            "marker": _MARKERS[i % len(_MARKERS)],
+            "markevery": (min(start, n_points - 1), every),
+            "markersize": 5, "fillstyle": "none"}
+
+
+def _summary_figure(plt, report):
+    tasks = report["tasks"]
+    algos = [r["algo"] for r in tasks[0]["results"]]
+    errors = {a: [] for a in algos}
+    for task in tasks:
+        ok = [r for r in task["results"] if not r.get("failed")]
+        key = "test_error" if ok and all(r["test_error"] is not None for r in ok) \
+            else "online_error"
+        for r in task["results"]:
+            if not r.get("failed") and r["algo"] in errors:
+                errors[r["algo"]].append(100.0 * r[key])
+    ranks = report.get("mean_rank") or {}
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 0.5 * len(algos) + 2.5))
+    positions = np.arange(len(algos))
+    left.barh(positions, [ranks.get(a, np.nan) for a in algos])
+    left.set_yticks(positions, algos)
+    left.invert_yaxis()
+    left.set_xlabel(f"mean rank over {len(tasks)} tasks (1 = best)")
+    for i, algo in enumerate(algos):
+        values = errors[algo]
+        jitter = np.linspace(-0.25, 0.25, len(values)) if len(values) > 1 else [0.0]
+        right.plot(values, i + np.asarray(jitter), linestyle="none",
+                   marker=_MARKERS[i % len(_MARKERS)], fillstyle="none", alpha=0.6)
+        if values:
+            right.plot([np.mean(values)] * 2, [i - 0.35, i + 0.35], color="black")
+    right.set_yticks(positions, algos)
+    right.invert_yaxis()
+    right.set_xlabel("error per task, % (bar: the mean)")
+    right.set_title("test error where every learner has one, else online", fontsize=9)
+    fig.suptitle(f"{len(tasks)} tasks" + (" (interrupted)" if tasks[-1].get("interrupted")
+                                           else ""))
+    fig.tight_layout()
+    return fig
 
 
 def format_label(v):
