@@ -185,7 +185,7 @@ def _file_source(path, name, args):
     """A file task; scanned now if the label set, width or index base is not given."""
     src = sources.SvmlightSource(path, name=name, batch_size=args.batch_size,
                                  n_features=args.n_features, zero_based=_zero_based(args),
-                                 classes=_classes(args))
+                                 classes=_classes(args), hash_bits=args.hash_bits)
     if src.needs_scan:
         src.scan()
         _check_labels(path, src.classes)
@@ -291,8 +291,17 @@ def _check_eval_options(args):
             raise UsageError(str(exc)) from None
         except ValueError as exc:
             raise UsageError(f"--plot: {exc}") from None
+    _check_hash_bits(args)
+    if args.synthetic and args.hash_bits is not None:
+        raise UsageError("--hash-bits is for data files, not --synthetic")
     if args.synthetic and args.tasks:
         raise UsageError("--tasks needs multi-class data; the synthetic tasks are binary")
+
+
+def _check_hash_bits(args):
+    if args.hash_bits is not None and args.n_features is not None:
+        raise UsageError("--hash-bits and --n-features exclude each other (--hash-bits B "
+                         "means 2^B features)")
 
 
 def _check_output(option, path):
@@ -338,7 +347,8 @@ def _file_tasks(args, spool, notes):
             tname = args.test[i]
             tst = sources.SvmlightSource(
                 spool.path(tname), name=tname, batch_size=args.batch_size,
-                zero_based=src.zero_based, n_features=args.n_features).scan()
+                zero_based=src.zero_based, n_features=args.n_features,
+                hash_bits=args.hash_bits).scan()
             _check_test_labels(tst, src)
             if args.n_features is None:
                 # train and test share one index space: the wider of the two
@@ -404,6 +414,7 @@ def _train(args, spool):
         params.append(p if "." in key else f"{args.algo}.{p}")
     (spec,) = _parse_specs(args.algo, params, [], registry)
     _check_output("--output", args.output)
+    _check_hash_bits(args)
     multiclass = _multiclass_params(args, [spec])
     src = _file_source(spool.path(args.data), args.data, args)
     _check_two_classes(src)
@@ -448,11 +459,11 @@ def _predict(args, spool):
                          f"(cw and arow do); use --scores")
     path = spool.path(args.data)
     width = _n_features(model)
-    info = scan_svmlight(path, zero_based=_zero_based(args))
+    info = scan_svmlight(path, zero_based=_zero_based(args), hash_bits=args.hash_bits)
     if info.n_features > width and not args.ignore_extra_features:
         raise DataError(f"{args.data}: the model {args.model} has {width} features, the "
-                        f"file has {info.n_features} (was it trained on other data?); "
-                        f"--ignore-extra-features drops the extra ones")
+                        f"file has {info.n_features} (was it trained on other data, or "
+                        f"with --hash-bits?); --ignore-extra-features drops the extra ones")
     known = set(np.asarray(model.classes_).tolist())
     unseen = [c for c in info.classes.tolist() if c not in known]
     if unseen:
@@ -460,7 +471,7 @@ def _predict(args, spool):
               f"the model's classes ({_labels_text(model.classes_)}); each row still gets "
               f"one of the model's classes", file=sys.stderr)
     rows = sources.rows_for_model(path, width, batch_size=args.batch_size,
-                                  zero_based=bool(info.zero_based))
+                                  zero_based=bool(info.zero_based), hash_bits=args.hash_bits)
 
     done = [0]
 
@@ -535,6 +546,14 @@ def _data_options(p):
                    help="the label set (default: the labels found in the data)")
     g.add_argument("--batch-size", type=_positive_int, default=sources.DEFAULT_BATCH_SIZE,
                    metavar="N", help="rows read per chunk (default %(default)s)")
+    _hash_bits_option(g)
+
+
+def _hash_bits_option(group):
+    group.add_argument("--hash-bits", type=_hash_bits, metavar="B",
+                       help="fold every feature index into 2^B columns (index mod 2^B; "
+                       "repeated ones in a row summed): memory bounded by B whatever the "
+                       "indices, as Vowpal Wabbit's -b")
 
 
 def _learning_options(p):
@@ -567,6 +586,16 @@ def _int_at_least(lo, what):
 
 _positive_int = _int_at_least(1, "a positive integer")
 _nonnegative_int = _int_at_least(0, "an integer >= 0")
+
+
+def _hash_bits(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 31:
+        raise argparse.ArgumentTypeError(f"expected an integer from 1 to 31, got {text!r}")
+    return value
 
 
 def _probability(text):
@@ -675,6 +704,7 @@ def _build_parser():
     z.add_argument("--one-based", action="store_true", help="indices start at 1")
     d.add_argument("--batch-size", type=_positive_int, default=sources.DEFAULT_BATCH_SIZE,
                    metavar="N")
+    _hash_bits_option(d)
     d.add_argument("--ignore-extra-features", action="store_true",
                    help="drop features beyond the model's width (default: such a file is "
                    "an error, as it was likely not the model's kind of data)")

@@ -469,8 +469,15 @@ class _Parser:
                           f"{self.first_skip}", SvmlightWarning, stacklevel=3)
 
 
-def _check_args(n_features, zero_based, dtype, on_error, chunk_size):
+def _check_args(n_features, zero_based, dtype, on_error, chunk_size, hash_bits=None):
     """Validate the common arguments; return ``(zero_based, dtype)`` normalised."""
+    if hash_bits is not None:
+        if isinstance(hash_bits, bool) or not isinstance(hash_bits, (int, np.integer)) \
+                or not 1 <= hash_bits <= 31:
+            raise ValueError(f"hash_bits must be an int in [1, 31], not {hash_bits!r}")
+        if n_features is not None:
+            raise ValueError("give n_features or hash_bits, not both (hash_bits=B means "
+                             "n_features=2**B)")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) \
             or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int (bytes read at a time), "
@@ -525,13 +532,23 @@ def _labels(out):
     return [tuple(sorted(flat[a:b])) for a, b in itertools.pairwise(ptr)]
 
 
-def _csr(out, n_cols, dtype):
+def _csr(out, n_cols, dtype, hash_bits=None):
+    """The CSR matrix of ``out`` (indices already shifted to zero-based); with
+    ``hash_bits`` every index ``j`` becomes ``j mod 2**hash_bits`` and the entries a row
+    then has twice are summed, so that the matrix stays canonical."""
     data = out.data if dtype == np.float64 else out.data.astype(dtype)
-    return sp.csr_matrix((data, out.indices, out.indptr), shape=(out.n_rows, n_cols), copy=False)
+    if hash_bits is None:
+        return sp.csr_matrix((data, out.indices, out.indptr), shape=(out.n_rows, n_cols),
+                             copy=False)
+    np.bitwise_and(out.indices, (1 << hash_bits) - 1, out=out.indices)
+    X = sp.csr_matrix((data, out.indices, out.indptr), shape=(out.n_rows, 1 << hash_bits),
+                      copy=False)
+    X.sum_duplicates()
+    return X
 
 
 def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query_id=False,
-                  multilabel=False, on_error="raise", chunk_size=_CHUNK):
+                  multilabel=False, on_error="raise", chunk_size=_CHUNK, hash_bits=None):
     r"""Read a whole svmlight/libsvm file into a CSR matrix.
 
     Parameters
@@ -562,6 +579,14 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         itself (truncated compression) are always raised.
     chunk_size : int
         Bytes read at a time; it changes speed, never the result.
+    hash_bits : int, optional
+        Fold the columns into ``2**hash_bits`` (1 to 31): column ``j`` (after
+        the base shift) becomes ``j mod 2**hash_bits``, and entries a row
+        then has twice are summed (the rows stay canonical CSR).  Memory
+        for the columns, and the width of any model trained on them, is
+        then bounded by this choice whatever the indices in the file, as
+        with Vowpal Wabbit's ``-b``; features ``2**hash_bits`` apart share
+        a weight.  Excludes ``n_features``.
 
     Returns
     -------
@@ -606,7 +631,8 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     gives zero columns rather than one, a row without ``qid`` is an error
     when ``query_id=True``, and malformed input is reported with its line.
     """
-    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error, chunk_size)
+    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error, chunk_size,
+                                    hash_bits)
     source = _Source(f)
     try:
         parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
@@ -641,7 +667,7 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         out.indices -= 1
     n_cols = n_features if n_features is not None else hi.value + (1 if zero_based else 0)
     parser.warn_skipped()
-    X = _csr(out, max(n_cols, 0), dtype)
+    X = _csr(out, max(n_cols, 0), dtype, hash_bits)
     y = _labels(out)
     return (X, y, out.qids) if query_id else (X, y)
 
@@ -674,13 +700,14 @@ def _batches(source, parser, batch_size, chunk_size, multilabel):
 
 def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=np.float64,
                   query_id=False, multilabel=False, on_error="raise", prefetch=True,
-                  chunk_size=_CHUNK):
+                  chunk_size=_CHUNK, hash_bits=None):
     r"""Read an svmlight/libsvm file in batches of rows, in bounded memory.
 
     Parameters
     ----------
-    f, dtype, query_id, multilabel, on_error, chunk_size
-        As in :func:`load_svmlight`.
+    f, dtype, query_id, multilabel, on_error, chunk_size, hash_bits
+        As in :func:`load_svmlight` (with ``hash_bits`` every batch is
+        ``2**hash_bits`` wide).
     batch_size : int
         Rows per batch (the last batch may be smaller).  Rows are parsed
         straight into the batch's arrays; memory is about two batches (the
@@ -725,16 +752,17 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
     >>> [(X.shape, y.tolist()) for X, y in iter_svmlight(io.BytesIO(text), batch_size=2)]
     [((2, 3), [1.0, -1.0]), ((1, 3), [1.0])]
     """
-    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error, chunk_size)
+    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error, chunk_size,
+                                    hash_bits)
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
             or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
     return _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on_error,
-                 prefetch, chunk_size)
+                 prefetch, chunk_size, hash_bits)
 
 
 def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on_error,
-          prefetch, chunk_size):
+          prefetch, chunk_size, hash_bits):
     source = _Source(f)
     parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
     batches = _batches(source, parser, batch_size, chunk_size, multilabel)
@@ -756,7 +784,7 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
                 out.indices -= 1
             if n_features is None:
                 width = max(width, out.hi.value + (1 if base else 0))
-            X = _csr(out, width, dtype)
+            X = _csr(out, width, dtype, hash_bits)
             y = _labels(out)
             yield (X, y, out.qids) if query_id else (X, y)
         parser.warn_skipped()
@@ -766,7 +794,7 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
 
 
 def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_error="raise",
-                  chunk_size=_CHUNK):
+                  chunk_size=_CHUNK, hash_bits=None):
     """One pass over a file for its shape, index base and label set.
 
     For a stable batch width and index base in :func:`iter_svmlight` (as the
@@ -779,13 +807,17 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     ----------
     f, zero_based, query_id, multilabel, on_error, chunk_size
         As in :func:`load_svmlight`.
+    hash_bits : int, optional
+        As in :func:`load_svmlight`: ``n_features`` is then ``2**hash_bits``
+        (``nnz`` still counts the entries as the file has them).
 
     Returns
     -------
     SvmlightInfo
         ``(n_samples, n_features, nnz, zero_based, classes)``.
     """
-    zero_based, _ = _check_args(None, zero_based, np.float64, on_error, chunk_size)
+    zero_based, _ = _check_args(None, zero_based, np.float64, on_error, chunk_size,
+                                hash_bits)
     source = _Source(f)
     parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error)
     batches = _batches(source, parser, 8192, chunk_size, multilabel)
@@ -808,7 +840,8 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     base = lo.value == 0 if zero_based == "auto" else zero_based
     if zero_based == "auto" and base:
         _warn_lone_zero(parser, lo, n_zero, n_rows)
-    return SvmlightInfo(n_rows, max(hi + (1 if base else 0), 0), nnz, base, classes)
+    width = max(hi + (1 if base else 0), 0) if hash_bits is None else 1 << hash_bits
+    return SvmlightInfo(n_rows, width, nnz, base, classes)
 
 
 def label_line(f, label):

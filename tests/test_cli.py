@@ -938,3 +938,36 @@ def test_sigint_in_the_middle_of_a_run(tmp_path):
     assert "cwkit: interrupted: the results of 1 of 1 task(s)" in err
     examples = int(next(ln for ln in out.splitlines() if ln.startswith("pa")).split()[2])
     assert examples >= 8000 and examples % 500 == 0
+
+
+# ----------------------------------------------------------------------------- --hash-bits
+
+def test_hash_bits_bound_the_width(capsys, tmp_path):
+    X, y = make_data(n=200, d=4)
+    path = tmp_path / "wide.svm"
+    # the same four features at indices up to 2**30: folded mod 2**4 they are 1..4 again
+    with path.open("w") as f:
+        for row, label in zip(X, y):
+            feats = " ".join(f"{i}:{v!r}" for i, v in sorted(
+                (j + 1 + (j % 2) * 2**30, float(v)) for j, v in enumerate(row)))
+            f.write(f"{label} {feats}\n")
+    narrow = write_svm(tmp_path / "narrow.svm", X, y)
+    report = run_json(capsys, "eval", "--algos", "perceptron", path, "--hash-bits", "4")
+    assert report["tasks"][0]["n_features"] == 16
+    assert report["tasks"][0]["results"][0]["mistakes"] == ref_perceptron(X, y)[1]
+    model = tmp_path / "m.cwk"
+    rc, _, err = run(capsys, "train", "--algo", "perceptron", path, "--hash-bits", "4",
+                     "-o", model, "--quiet")
+    assert rc == 0, err
+    assert cwkit.load(model).coef_.shape[-1] == 16
+    rc, hashed, _ = run(capsys, "predict", model, path, "--hash-bits", "4", "--scores")
+    rc2, plain, _ = run(capsys, "predict", model, narrow, "--scores")
+    assert rc == rc2 == 0 and hashed == plain
+    rc, _, err = run(capsys, "predict", model, path)
+    assert rc == 1 and "or with --hash-bits?" in err
+    for argv in (["eval", path, "--hash-bits", "4", "--n-features", "16"],
+                 ["train", "--algo", "pa", path, "--hash-bits", "4", "--n-features", "16",
+                  "-o", model],
+                 ["eval", path, "--hash-bits", "32"]):
+        rc, _, err = run(capsys, *argv)
+        assert rc == 2 and "--hash-bits" in err

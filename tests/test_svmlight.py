@@ -708,3 +708,24 @@ def test_dump_to_a_path_is_all_or_nothing(tmp_path, monkeypatch, suffix):
     with pytest.raises(OSError, match="No space left"):
         dump_svmlight(X, y, path)
     assert path.read_bytes() == before and len(list(tmp_path.iterdir())) == 1
+
+
+def test_hash_bits_fold_indices_modulo_and_sum_repeats():
+    text = b"1 1:1 5:2 9:4 17:8\n-1 3:1 20:0.5\n1 2:1\n"
+    X, y = load_svmlight(io.BytesIO(text), hash_bits=3)    # one-based: columns 0..19
+    dense = load_svmlight(io.BytesIO(text))[0].toarray()
+    folded = np.zeros((3, 8))
+    for j in range(dense.shape[1]):
+        folded[:, j % 8] += dense[:, j]
+    assert X.shape == (3, 8) and X.has_canonical_format
+    assert np.array_equal(X.toarray(), folded)
+    assert X[0].nnz == 2  # columns 0, 8 and 16 fold into one entry, 4 stays
+    batches = list(iter_svmlight(io.BytesIO(text), batch_size=2, hash_bits=3))
+    assert [b[0].shape for b in batches] == [(2, 8), (1, 8)]
+    assert np.array_equal(sp.vstack([b[0] for b in batches]).toarray(), folded)
+    info = scan_svmlight(io.BytesIO(text), hash_bits=3)
+    assert (info.n_features, info.nnz, info.zero_based) == (8, 7, False)
+    with pytest.raises(ValueError, match="hash_bits must be an int in"):
+        load_svmlight(io.BytesIO(text), hash_bits=0)
+    with pytest.raises(ValueError, match="not both"):
+        load_svmlight(io.BytesIO(text), hash_bits=3, n_features=8)
