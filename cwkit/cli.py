@@ -429,6 +429,8 @@ def _train(args, spool):
         print(f"cwkit: interrupted after {lr.examples} examples ({lr.mistakes} online "
               f"mistakes, {lr.updates} updates); no model saved", file=sys.stderr)
         return 130
+    for note in learner.note_lines():  # warnings of the model, as eval shows them
+        print(f"cwkit: warning: {args.algo}: {note}", file=sys.stderr)
     report.atomic_write(args.output, lambda tmp: save(learner.model, tmp))
     if not args.quiet:
         print(f"cwkit: trained {args.algo} on {learner.examples} examples "
@@ -513,6 +515,16 @@ def _algos(args, spool):
 
 
 # ---------------------------------------------------------------------------- parser
+
+EXIT_STATUS = """\
+exit status:
+  0    success (eval: also when some learners failed; they are reported in their rows)
+  1    data error (unreadable or malformed file, FILE:LINE on stderr); eval: every
+       learner of a task failed, or any with --strict (the results are printed first)
+  2    usage error (bad option or value, an output that cannot be written), before any
+       data is read
+  130  interrupted (Ctrl-C): what was finished is printed first
+"""
 
 EVAL_EXAMPLES = """\
 examples:
@@ -610,7 +622,8 @@ def _probability(text):
 
 def _build_parser():
     parser = _Parser(prog="cwkit", description="Online linear classifiers: compare, train, "
-                     "predict. `cwkit COMMAND --help` for each command.")
+                     "predict. `cwkit COMMAND --help` for each command.", epilog=EXIT_STATUS,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"cwkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     fmt = argparse.RawDescriptionHelpFormatter
@@ -618,7 +631,7 @@ def _build_parser():
     p = sub.add_parser("eval", help="compare online learners on data (progressive validation)",
                        description="Compare online learners the way the papers do: every "
                        "example is predicted, then learnt; then the test set is scored.",
-                       epilog=EVAL_EXAMPLES, formatter_class=fmt)
+                       epilog=EVAL_EXAMPLES + "\n" + EXIT_STATUS, formatter_class=fmt)
     p.add_argument("data", nargs="*", help="svmlight/libsvm files (.gz/.bz2/.xz; - for "
                    "stdin); none: the small data set shipped with cwkit")
     p.add_argument("--algos", default="pa,cw,arow", metavar="A,B,...",

@@ -172,6 +172,10 @@ class Learner:
         self.failed_at = None
         self.notes = {}
 
+    def note_lines(self):
+        """The ``notes`` as text, ``(N times)`` after those repeated."""
+        return _note_lines(self.notes)
+
     def hyper_parameters(self):
         """The algorithm's own hyper-parameters with their effective values."""
         names = next(e["params"] for e in algorithms() if e["name"] == self.spec.name)
@@ -259,6 +263,10 @@ class Learner:
     def test_errors(self, X, y):
         """Number of rows of ``X`` the model mislabels."""
         return int(np.count_nonzero(self.model.predict(X) != y))
+
+
+def _note_lines(notes):
+    return [text + (f" ({count} times)" if count > 1 else "") for text, count in notes.items()]
 
 
 def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label=""):
@@ -642,7 +650,7 @@ def _summarize(source, specs, trials, passes):
             return int(m) if n_trials == 1 else m
 
         failures = [lr.failure for lr in lrs if lr.failed is not None]
-        notes = {}
+        notes = {}  # of every trial
         for lr in lrs:
             for text, count in lr.notes.items():
                 notes[text] = notes.get(text, 0) + count
@@ -661,8 +669,7 @@ def _summarize(source, specs, trials, passes):
             "trials": n_trials,
             "tuned": chosen if spec.grid and n_trials > 1 else (chosen[0] if spec.grid else None),
             "failed": failures[0] if failures else None,
-            "notes": [text + (f" ({count} times)" if count > 1 else "")
-                      for text, count in notes.items()],
+            "notes": _note_lines(notes),
         })
     return {
         "data": source.name,

@@ -550,6 +550,13 @@ def test_help(capsys, command):
     assert rc == 0 and "examples:" in out and f"cwkit {command}" in out
 
 
+def test_help_gives_the_exit_statuses(capsys):
+    for argv in (["--help"], ["eval", "--help"]):
+        rc, out, _ = run(capsys, *argv)
+        assert rc == 0 and "exit status:" in out and "130  interrupted" in out
+        assert "--strict" in out
+
+
 def test_algos(capsys):
     rc, out, _ = run(capsys, "algos")
     registry = cwkit.algorithms()
@@ -769,7 +776,7 @@ def test_a_failing_learner_row_is_the_file_row_through_filters_and_shuffles(caps
     assert report["tasks"][0]["results"][0]["failed"]["row"] == 61
 
 
-def test_model_warnings_become_notes(capsys, data, monkeypatch):
+def test_model_warnings_become_notes(capsys, data, monkeypatch, tmp_path):
     *_, train, _ = data
     original = cwkit.linear.PassiveAggressive.partial_fit
 
@@ -787,6 +794,10 @@ def test_model_warnings_become_notes(capsys, data, monkeypatch):
     pa, arow = report["tasks"][0]["results"]
     assert pa["notes"] == ["RuntimeWarning: variances collapsed (3 times)"]
     assert arow["notes"] == []
+    rc, _, err = run(capsys, "train", "--algo", "pa", train, "-o", tmp_path / "m.cwk",
+                     "--batch-size", "100", "--quiet")
+    assert rc == 0 and err == ("cwkit: warning: pa: RuntimeWarning: variances "
+                               "collapsed (3 times)\n")
 
 
 # ----------------------------------------------------------------------------- mismatches
