@@ -188,16 +188,16 @@ def _file_source(path, name, args):
                                  classes=_classes(args), hash_bits=args.hash_bits)
     if src.needs_scan:
         src.scan()
-        _check_labels(path, src.classes)
+        _check_labels(src)
     return src
 
 
-def _check_labels(path, classes):
+def _check_labels(src):
     """Class labels in svmlight files are integers: 0.5 is a typo or a regression file."""
-    odd = [c for c in classes.tolist() if not float(c).is_integer()]
+    odd = [c for c in src.classes.tolist() if not float(c).is_integer()]
     if odd:
-        line = label_line(path, odd[0])
-        raise DataError(f"{path}:{line}: label {report.format_label(odd[0])} is not an "
+        line = label_line(src.path, odd[0])
+        raise DataError(f"{src.name}:{line}: label {report.format_label(odd[0])} is not an "
                         f"integer: cwkit classifies, so labels name classes (a regression "
                         f"target, or a typo?)")
 
@@ -388,7 +388,8 @@ def _multiclass_params(args, specs):
         probe_X, probe_y = np.eye(3), np.arange(3)  # the reduction is checked on first fit
         for spec in specs:
             try:
-                make(spec.name, **{**params, **spec.params}).partial_fit(probe_X, probe_y)
+                make(spec.name, **{**spec.params, "multiclass": params["multiclass"]}
+                     ).partial_fit(probe_X, probe_y)
             except ValueError as exc:
                 raise UsageError(f"--multiclass {args.multiclass}: {exc}") from None
     return params
@@ -583,14 +584,14 @@ def _learning_options(p):
     g.add_argument("--k", type=_positive_int, help="constraints per round for --multiclass topk")
 
 
-def _int_at_least(lo, what):
-    """An argparse type: an integer >= lo, else "expected <what>, got '...'"."""
+def _int_at_least(lo, what, hi=None):
+    """An argparse type: an integer >= lo (and <= hi), else "expected <what>, got '...'"."""
     def parse(text):
         try:
             value = int(text)
         except ValueError:
             value = lo - 1
-        if value < lo:
+        if value < lo or hi is not None and value > hi:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         return value
     return parse
@@ -598,16 +599,7 @@ def _int_at_least(lo, what):
 
 _positive_int = _int_at_least(1, "a positive integer")
 _nonnegative_int = _int_at_least(0, "an integer >= 0")
-
-
-def _hash_bits(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= 31:
-        raise argparse.ArgumentTypeError(f"expected an integer from 1 to 31, got {text!r}")
-    return value
+_hash_bits = _int_at_least(1, "an integer from 1 to 31", hi=31)
 
 
 def _probability(text):

@@ -170,6 +170,7 @@ class Learner:
         self.curve = []
         self.failed = None
         self.failed_at = None
+        self.failed_offset = None  # the failed row's position in the piece being learnt
         self.notes = {}
 
     def note_lines(self):
