@@ -232,10 +232,6 @@ def _eval(args, spool):
         print(f"cwkit: interrupted: the results of {len(results)} of {len(tasks)} "
               f"task(s), the last one partial", file=sys.stderr)
     outcome = {"tasks": results, "mean_rank": mean_ranks(results)}
-    if args.curve:
-        report.write_text(args.curve, report.curves_csv(outcome))
-    if args.plot:
-        report.plot(outcome, args.plot)
     public = report.without_curves(outcome)
     if args.format == "json":
         text = report.json_text(public)
@@ -243,7 +239,12 @@ def _eval(args, spool):
         text = report.results_csv(public)
     else:
         text = report.table(public, specs, notes)
-    sys.stdout.write(text)
+    sys.stdout.write(text)  # first: a failure to write the files below loses no results
+    sys.stdout.flush()
+    if args.curve:
+        report.write_text(args.curve, report.curves_csv(outcome))
+    if args.plot:
+        report.plot(outcome, args.plot)
     status = _eval_status(outcome, args.strict)
     return 130 if results[-1]["interrupted"] or len(results) < len(tasks) else status
 

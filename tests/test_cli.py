@@ -982,3 +982,17 @@ def test_hash_bits_bound_the_width(capsys, tmp_path):
                  ["eval", path, "--hash-bits", "32"]):
         rc, _, err = run(capsys, *argv)
         assert rc == 2 and "--hash-bits" in err
+
+
+def test_results_are_printed_before_the_output_files_are_written(capsys, data, tmp_path,
+                                                                 monkeypatch):
+    *_, train, _ = data
+
+    def disk_full(path, text):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(cwkit.report, "write_text", disk_full)
+    curve = tmp_path / "c.csv"
+    rc, out, err = run(capsys, "eval", "--algos", "pa", train, "--curve", curve, "--quiet")
+    assert rc == 1 and out.startswith(f"data: {train}") and "pa *" in out
+    assert err == f"cwkit: error: {curve}: No space left on device\n"
