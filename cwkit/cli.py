@@ -229,8 +229,9 @@ def _eval(args, spool):
             results.append(exc.result)
         if not results:
             raise
+        partial = ", the last one partial" if results[-1]["interrupted"] else ""
         print(f"cwkit: interrupted: the results of {len(results)} of {len(tasks)} "
-              f"task(s), the last one partial", file=sys.stderr)
+              f"task(s){partial}", file=sys.stderr)
     outcome = {"tasks": results, "mean_rank": mean_ranks(results)}
     public = report.without_curves(outcome)
     if args.format == "json":
