@@ -204,7 +204,7 @@ def table(report, specs, notes=None):
 
 CSV_FIELDS = ["data", "algo", "params", "examples", "mistakes", "online_error",
               "online_error_sd", "updates", "test_error", "test_error_sd", "passes",
-              "seconds", "trials", "mean_rank", "failed", "notes"]
+              "seconds", "trials", "mean_rank", "failed", "notes", "interrupted"]
 
 
 def failure_lines(res):
@@ -231,7 +231,8 @@ def results_csv(report):
             row = {**res, "data": task["data"], "mean_rank": mean_rank.get(res["algo"]),
                    "params": ";".join(f"{k}={v}" for k, v in res["params"].items()),
                    "failed": failure_lines({**res, "notes": []})[0] if failed else None,
-                   "notes": "; ".join(res.get("notes") or []) or None}
+                   "notes": "; ".join(res.get("notes") or []) or None,
+                   "interrupted": "true" if task.get("interrupted") else "false"}
             writer.writerow(["" if row[f] is None else row[f] for f in CSV_FIELDS])
     return out.getvalue()
 

@@ -920,6 +920,9 @@ def test_ctrl_c_prints_what_is_finished(capsys, tmp_path, monkeypatch):
     assert partial["results"][0]["mistakes"] == ref_perceptron(X[:2000], y[:2000])[1]
     rc, out, _ = run(capsys, *argv)
     assert rc == 130 and "INTERRUPTED: partial results" in out
+    rc, out, _ = run(capsys, *argv, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rc == 130 and [r["interrupted"] for r in rows] == ["false"] * 2 + ["true"] * 2
     # train: nothing saved; predict -o: nothing written
     model = tmp_path / "m.cwk"
     rc, _, err = run(capsys, "train", "--algo", "pa", a, "-o", model, "--batch-size", "500")
