@@ -502,7 +502,11 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
     -------
     dict
         The task object of the JSON schema in ``docs/cli.md``, plus ``curves`` when asked
-        for: per trial, a list of ``(algo, examples, cumulative mistakes)`` rows.
+        for: per trial, a list of ``(algo, examples, cumulative mistakes)`` rows. A
+        learner whose model fails (a :class:`cwkit.ModelError`, or MemoryError) stops
+        there and the others go on: its result's ``failed`` gives the data, the 1-based
+        row of the data (whatever the chunks, shuffling, folds or binary task) and the
+        error; warnings its model emits become its ``notes``.
 
     Raises
     ------
