@@ -5,23 +5,34 @@ This module parses arguments, turns files and options into sources
 and writes what comes back.
 
 Exit status: 0 on success, 1 for data errors (unreadable or malformed file, a model file
-that is not one), 2 for usage errors (unknown algorithm or parameter, bad value). Errors
-are one line on stderr, ``cwkit: error: ...``; ``--debug`` shows the traceback.
+that is not one) and for ``eval`` runs in which every learner of a task failed (any
+learner with ``--strict``), 2 for usage errors (unknown algorithm or parameter, bad
+value), 130 when interrupted. Errors are one line on stderr, ``cwkit: error: ...``;
+``--debug`` shows the traceback.
 """
 import argparse
 import contextlib
 import os
+import re
 import sys
 import tempfile
-from pathlib import Path
+import warnings
 
 import numpy as np
 
 from . import datasets, report, sources
 from ._version import __version__
-from .evaluate import DEFAULT_SHUFFLE_WINDOW, AlgoSpec, evaluate, mean_ranks, train
+from .evaluate import (
+    DEFAULT_SHUFFLE_WINDOW,
+    AlgoSpec,
+    Interrupted,
+    evaluate,
+    mean_ranks,
+    train,
+)
 from .persist import load, save
 from .registry import algorithms, make
+from .svmlight import SvmlightError, label_line, scan_svmlight
 
 __all__ = ["main"]
 
@@ -174,10 +185,21 @@ def _file_source(path, name, args):
     """A file task; scanned now if the label set, width or index base is not given."""
     src = sources.SvmlightSource(path, name=name, batch_size=args.batch_size,
                                  n_features=args.n_features, zero_based=_zero_based(args),
-                                 classes=_classes(args))
+                                 classes=_classes(args), hash_bits=args.hash_bits)
     if src.needs_scan:
         src.scan()
+        _check_labels(src)
     return src
+
+
+def _check_labels(src):
+    """Class labels in svmlight files are integers: 0.5 is a typo or a regression file."""
+    odd = [c for c in src.classes.tolist() if not float(c).is_integer()]
+    if odd:
+        line = label_line(src.path, odd[0])
+        raise DataError(f"{src.name}:{line}: label {report.format_label(odd[0])} is not an "
+                        f"integer: cwkit classifies, so labels name classes (a regression "
+                        f"target, or a typo?)")
 
 
 # ---------------------------------------------------------------------------- commands
@@ -185,23 +207,32 @@ def _file_source(path, name, args):
 def _eval(args, spool):
     specs = _parse_specs(args.algos, args.param, args.grid, _registry())
     _check_eval_options(args)
+    multiclass = _multiclass_params(args, specs)
     notes = {}
     tasks, tests = _synthetic_task(args) if args.synthetic else _file_tasks(args, spool, notes)
     for src in tasks:
         if not callable(src):
             _check_two_classes(src)
     options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed,
-               "noise": args.noise, "cv": args.cv, "repeats": args.repeats,
-               "tune_on": args.tune_on, "multiclass_params": _multiclass_params(args),
+               "noise": args.noise, "cv": args.cv or 0, "repeats": args.repeats,
+               "tune_on": args.tune_on, "multiclass_params": multiclass,
                "curve_every": args.curve_every if (args.curve or args.plot) else 0,
                "shuffle_window": args.shuffle_window,
                "progress": report.Progress(enabled=not args.quiet)}
-    results = [evaluate(s, specs, test=t, **options) for s, t in zip(tasks, tests)]
+    results = []
+    try:
+        for src, tst in zip(tasks, tests):
+            results.append(evaluate(src, specs, test=tst, **options))
+    except KeyboardInterrupt as exc:  # show what is finished, then exit 130
+        options["progress"].end_run()
+        if isinstance(exc, Interrupted):
+            results.append(exc.result)
+        if not results:
+            raise
+        partial = ", the last one partial" if results[-1]["interrupted"] else ""
+        print(f"cwkit: interrupted: the results of {len(results)} of {len(tasks)} "
+              f"task(s){partial}", file=sys.stderr)
     outcome = {"tasks": results, "mean_rank": mean_ranks(results)}
-    if args.curve:
-        report.write_text(args.curve, report.curves_csv(outcome))
-    if args.plot:
-        report.plot(outcome, args.plot)
     public = report.without_curves(outcome)
     if args.format == "json":
         text = report.json_text(public)
@@ -209,16 +240,37 @@ def _eval(args, spool):
         text = report.results_csv(public)
     else:
         text = report.table(public, specs, notes)
-    sys.stdout.write(text)
-    return 0
+    sys.stdout.write(text)  # first: a failure to write the files below loses no results
+    sys.stdout.flush()
+    if args.curve:
+        report.write_text(args.curve, report.curves_csv(outcome))
+    if args.plot:
+        report.plot(outcome, args.plot)
+    status = _eval_status(outcome, args.strict)
+    return 130 if results[-1]["interrupted"] or len(results) < len(tasks) else status
+
+
+def _eval_status(outcome, strict):
+    """0, or 1 when every learner of a task failed or, with ``--strict``, any did; each
+    failure is also said on stderr."""
+    status = 0
+    for task in outcome["tasks"]:
+        failed = [r for r in task["results"] if r["failed"]]
+        for res in failed:
+            print(f"cwkit: warning: {task['data']}: {res['algo']} "
+                  f"{report.failure_lines(res)[0]}", file=sys.stderr)
+        if failed and (strict or len(failed) == len(task["results"])):
+            status = 1
+    return status
 
 
 def _check_eval_options(args):
     """Usage errors of ``eval`` that the parser cannot see, before any data is read."""
     if args.noise < 0 or args.noise > 1:
         raise UsageError(f"--noise: must be in [0, 1], got {args.noise}")
-    if args.cv == 1 or args.cv < 0:
-        raise UsageError(f"--cv: must be >= 2, got {args.cv}")
+    if args.cv is not None and args.cv < 2:
+        raise UsageError(f"--cv: must be >= 2, got {args.cv} (leave --cv out for no "
+                         f"cross-validation)")
     if args.cv and args.test:
         raise UsageError("--cv and --test exclude each other (cross-validation makes its "
                          "own test folds)")
@@ -232,16 +284,37 @@ def _check_eval_options(args):
     if args.test and len(args.test) != len(args.data):
         raise UsageError(f"--test: give one test file per data file "
                          f"({len(args.data)} data files, {len(args.test)} --test)")
-    for option, path in (("--curve", args.curve), ("--plot", args.plot)):
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise UsageError(f"{option}: the folder of {path} does not exist")
+    _check_output("--curve", args.curve)
+    _check_output("--plot", args.plot)
     if args.plot:
         try:
-            report.matplotlib_pyplot()  # fail before a long run, not after it
+            report.plot_format(args.plot)  # fail before a long run, not after it
         except report.PlotUnavailable as exc:
             raise UsageError(str(exc)) from None
+        except ValueError as exc:
+            raise UsageError(f"--plot: {exc}") from None
+    _check_hash_bits(args)
+    if args.synthetic and args.hash_bits is not None:
+        raise UsageError("--hash-bits is for data files, not --synthetic")
     if args.synthetic and args.tasks:
         raise UsageError("--tasks needs multi-class data; the synthetic tasks are binary")
+
+
+def _check_hash_bits(args):
+    if args.hash_bits is not None and args.n_features is not None:
+        raise UsageError("--hash-bits and --n-features exclude each other (--hash-bits B "
+                         "means 2^B features)")
+
+
+def _check_output(option, path):
+    """An output file that could not be written is a usage error before any data is read,
+    not a failure after the work is done."""
+    if path is None:
+        return
+    try:
+        report.check_writable(path)
+    except ValueError as exc:
+        raise UsageError(f"{option}: {exc}") from None
 
 
 def _synthetic_task(args):
@@ -276,10 +349,11 @@ def _file_tasks(args, spool, notes):
             tname = args.test[i]
             tst = sources.SvmlightSource(
                 spool.path(tname), name=tname, batch_size=args.batch_size,
-                zero_based=src.zero_based, n_features=args.n_features, classes=src.classes)
+                zero_based=src.zero_based, n_features=args.n_features,
+                hash_bits=args.hash_bits).scan()
+            _check_test_labels(tst, src)
             if args.n_features is None:
                 # train and test share one index space: the wider of the two
-                tst.scan()
                 src.n_features = tst.n_features = max(src.n_features, tst.n_features)
         if args.tasks:
             for tname_, pos, neg in datasets.binary_tasks(src.classes, args.tasks):
@@ -292,12 +366,41 @@ def _file_tasks(args, spool, notes):
     return tasks, tests
 
 
-def _multiclass_params(args):
-    """``--multiclass`` and ``--k`` as estimator parameters (only those given)."""
-    return {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k)) if v is not None}
+def _check_test_labels(test, train):
+    """A test file with labels the training data never had: every such row would count as
+    a mistake, so the test error would mean nothing."""
+    unseen = np.setdiff1d(test.classes, train.classes)
+    if unseen.size:
+        raise DataError(f"{test.name}: test labels {_labels_text(unseen)} never occur in the "
+                        f"training data {train.name} (labels {_labels_text(train.classes)}); "
+                        f"every such row would count as a mistake")
+    test.classes = train.classes
+
+
+def _labels_text(labels):
+    return ", ".join(report.format_label(v) for v in labels)
+
+
+def _multiclass_params(args, specs):
+    """``--multiclass`` and ``--k`` as estimator parameters (only those given), checked on
+    every spec before any data is read: a rule without that reduction is a usage error."""
+    params = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k))
+              if v is not None}
+    if "multiclass" in params:
+        probe_X, probe_y = np.eye(3), np.arange(3)  # the reduction is checked on first fit
+        for spec in specs:
+            try:
+                make(spec.name, **{**spec.params, "multiclass": params["multiclass"]}
+                     ).partial_fit(probe_X, probe_y)
+            except ValueError as exc:
+                raise UsageError(f"--multiclass {args.multiclass}: {exc}") from None
+    return params
 
 
 def _check_two_classes(src):
+    if src.n_examples == 0:
+        raise DataError(f"{src.name}: no examples (an empty file, or only blank and comment "
+                        f"lines)")
     if src.classes.size < 2:
         raise DataError(f"{src.name}: needs at least two classes, found "
                         f"{src.classes.tolist()}")
@@ -313,12 +416,24 @@ def _train(args, spool):
         key = p.split("=", 1)[0]
         params.append(p if "." in key else f"{args.algo}.{p}")
     (spec,) = _parse_specs(args.algo, params, [], registry)
+    _check_output("--output", args.output)
+    _check_hash_bits(args)
+    multiclass = _multiclass_params(args, [spec])
     src = _file_source(spool.path(args.data), args.data, args)
     _check_two_classes(src)
-    learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
-                    shuffle_window=args.shuffle_window,
-                    multiclass_params=_multiclass_params(args),
-                    progress=report.Progress(enabled=not args.quiet))
+    progress = report.Progress(enabled=not args.quiet)
+    try:
+        learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
+                        shuffle_window=args.shuffle_window, multiclass_params=multiclass,
+                        progress=progress)
+    except Interrupted as exc:
+        progress.end_run()
+        lr = exc.result
+        print(f"cwkit: interrupted after {lr.examples} examples ({lr.mistakes} online "
+              f"mistakes, {lr.updates} updates); no model saved", file=sys.stderr)
+        return 130
+    for note in learner.note_lines():  # warnings of the model, as eval shows them
+        print(f"cwkit: warning: {args.algo}: {note}", file=sys.stderr)
     report.atomic_write(args.output, lambda tmp: save(learner.model, tmp))
     if not args.quiet:
         print(f"cwkit: trained {args.algo} on {learner.examples} examples "
@@ -337,6 +452,7 @@ def _n_features(model):
 def _predict(args, spool):
     if args.scores and args.proba:
         raise UsageError("--scores and --proba exclude each other")
+    _check_output("--output", args.output)
     if not os.path.exists(args.model):
         raise DataError(f"{args.model}: no such file")
     try:
@@ -346,8 +462,23 @@ def _predict(args, spool):
     if args.proba and not hasattr(model, "predict_proba"):
         raise UsageError(f"--proba: {type(model).__name__} gives no probabilities "
                          f"(cw and arow do); use --scores")
-    rows = sources.rows_for_model(spool.path(args.data), _n_features(model),
-                                  batch_size=args.batch_size, zero_based=_zero_based(args))
+    path = spool.path(args.data)
+    width = _n_features(model)
+    info = scan_svmlight(path, zero_based=_zero_based(args), hash_bits=args.hash_bits)
+    if info.n_features > width and not args.ignore_extra_features:
+        raise DataError(f"{args.data}: the model {args.model} has {width} features, the "
+                        f"file has {info.n_features} (was it trained on other data, or "
+                        f"with --hash-bits?); --ignore-extra-features drops the extra ones")
+    known = set(np.asarray(model.classes_).tolist())
+    unseen = [c for c in info.classes.tolist() if c not in known]
+    if unseen:
+        print(f"cwkit: warning: {args.data}: labels {_labels_text(unseen)} are not among "
+              f"the model's classes ({_labels_text(model.classes_)}); each row still gets "
+              f"one of the model's classes", file=sys.stderr)
+    rows = sources.rows_for_model(path, width, batch_size=args.batch_size,
+                                  zero_based=bool(info.zero_based), hash_bits=args.hash_bits)
+
+    done = [0]
 
     def write(f):
         for X in rows:
@@ -359,14 +490,21 @@ def _predict(args, spool):
                 values = np.asarray(model.predict(X))
             for row in values:
                 f.write(" ".join(report.format_label(v) for v in np.atleast_1d(row)) + "\n")
+            done[0] += values.shape[0]
 
-    if args.output:
-        def to_file(tmp):
-            with open(tmp, "w", encoding="utf-8") as f:
-                write(f)
-        report.atomic_write(args.output, to_file)
-    else:
-        write(sys.stdout)
+    try:
+        if args.output:
+            def to_file(tmp):
+                with open(tmp, "w", encoding="utf-8") as f:
+                    write(f)
+            report.atomic_write(args.output, to_file)
+        else:
+            write(sys.stdout)
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        where = f"; {args.output} not written" if args.output else " written"
+        print(f"cwkit: interrupted after {done[0]} predictions{where}", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -380,6 +518,16 @@ def _algos(args, spool):
 
 
 # ---------------------------------------------------------------------------- parser
+
+EXIT_STATUS = """\
+exit status:
+  0    success (eval: also when some learners failed; they are reported in their rows)
+  1    data error (unreadable or malformed file, FILE:LINE on stderr); eval: every
+       learner of a task failed, or any with --strict (the results are printed first)
+  2    usage error (bad option or value, an output that cannot be written), before any
+       data is read
+  130  interrupted (Ctrl-C): what was finished is printed first
+"""
 
 EVAL_EXAMPLES = """\
 examples:
@@ -413,6 +561,14 @@ def _data_options(p):
                    help="the label set (default: the labels found in the data)")
     g.add_argument("--batch-size", type=_positive_int, default=sources.DEFAULT_BATCH_SIZE,
                    metavar="N", help="rows read per chunk (default %(default)s)")
+    _hash_bits_option(g)
+
+
+def _hash_bits_option(group):
+    group.add_argument("--hash-bits", type=_hash_bits, metavar="B",
+                       help="fold every feature index into 2^B columns (index mod 2^B; "
+                       "repeated ones in a row summed): memory bounded by B whatever the "
+                       "indices, as Vowpal Wabbit's -b")
 
 
 def _learning_options(p):
@@ -430,14 +586,14 @@ def _learning_options(p):
     g.add_argument("--k", type=_positive_int, help="constraints per round for --multiclass topk")
 
 
-def _int_at_least(lo, what):
-    """An argparse type: an integer >= lo, else "expected <what>, got '...'"."""
+def _int_at_least(lo, what, hi=None):
+    """An argparse type: an integer >= lo (and <= hi), else "expected <what>, got '...'"."""
     def parse(text):
         try:
             value = int(text)
         except ValueError:
             value = lo - 1
-        if value < lo:
+        if value < lo or hi is not None and value > hi:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         return value
     return parse
@@ -445,6 +601,7 @@ def _int_at_least(lo, what):
 
 _positive_int = _int_at_least(1, "a positive integer")
 _nonnegative_int = _int_at_least(0, "an integer >= 0")
+_hash_bits = _int_at_least(1, "an integer from 1 to 31", hi=31)
 
 
 def _probability(text):
@@ -459,7 +616,8 @@ def _probability(text):
 
 def _build_parser():
     parser = _Parser(prog="cwkit", description="Online linear classifiers: compare, train, "
-                     "predict. `cwkit COMMAND --help` for each command.")
+                     "predict. `cwkit COMMAND --help` for each command.", epilog=EXIT_STATUS,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"cwkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     fmt = argparse.RawDescriptionHelpFormatter
@@ -467,7 +625,7 @@ def _build_parser():
     p = sub.add_parser("eval", help="compare online learners on data (progressive validation)",
                        description="Compare online learners the way the papers do: every "
                        "example is predicted, then learnt; then the test set is scored.",
-                       epilog=EVAL_EXAMPLES, formatter_class=fmt)
+                       epilog=EVAL_EXAMPLES + "\n" + EXIT_STATUS, formatter_class=fmt)
     p.add_argument("data", nargs="*", help="svmlight/libsvm files (.gz/.bz2/.xz; - for "
                    "stdin); none: the small data set shipped with cwkit")
     p.add_argument("--algos", default="pa,cw,arow", metavar="A,B,...",
@@ -476,6 +634,10 @@ def _build_parser():
     p.add_argument("--test", action="append", metavar="FILE",
                    help="test file scored after training (one per data file)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with status 1 if any learner fails (default: a learner that "
+                   "fails is reported in its row and the others go on; the status is 1 "
+                   "only when every learner of a task fails)")
     p.add_argument("--param", action="append", metavar="ALGO.KEY=VALUE",
                    help="hyper-parameter, repeatable (e.g. arow.r=0.1)")
     p.add_argument("--grid", action="append", metavar="ALGO.KEY=V1,V2,...",
@@ -483,7 +645,7 @@ def _build_parser():
     p.add_argument("--tune-on", choices=("shuffled", "first-half"), default="shuffled",
                    help="held-out run for --grid: a separate shuffled run of the training "
                    "data (default) or its first half")
-    p.add_argument("--cv", type=_nonnegative_int, default=0, metavar="K",
+    p.add_argument("--cv", type=int, metavar="K",
                    help="K-fold cross-validation (mean ± sd)")
     p.add_argument("--repeats", type=_positive_int, default=1, metavar="R",
                    help="independent trials: fresh synthetic data or reshuffles (mean ± sd)")
@@ -549,6 +711,10 @@ def _build_parser():
     z.add_argument("--one-based", action="store_true", help="indices start at 1")
     d.add_argument("--batch-size", type=_positive_int, default=sources.DEFAULT_BATCH_SIZE,
                    metavar="N")
+    _hash_bits_option(d)
+    d.add_argument("--ignore-extra-features", action="store_true",
+                   help="drop features beyond the model's width (default: such a file is "
+                   "an error, as it was likely not the model's kind of data)")
     _common(p)
     p.set_defaults(run=_predict)
 
@@ -572,9 +738,18 @@ def _parse(argv):
     return parser.parse_args(argv)
 
 
+_KEYWORD_OPTIONS = ((re.compile(r"\bzero_based=True\b"), "--zero-based"),
+                    (re.compile(r"\bzero_based=False\b"), "--one-based"),
+                    (re.compile(r"\bn_features=(\d+)"), r"--n-features \1"))
+
+
 def _data_error_message(exc):
+    """``FILE:LINE: message``, the reader's Python keywords named as their options."""
     path, line = getattr(exc, "path", None), getattr(exc, "line", None)
     msg = str(exc)
+    if isinstance(exc, SvmlightError):
+        for keyword, option in _KEYWORD_OPTIONS:
+            msg = keyword.sub(option, msg)
     if isinstance(exc, OSError) and getattr(exc, "filename", None) is not None:
         return f"{exc.filename}: {exc.strerror or msg}"
     if path is not None:
@@ -587,6 +762,11 @@ def _data_error_message(exc):
     return msg
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning (e.g. of the svmlight reader) as one line ``cwkit: warning: ...``."""
+    print(f"cwkit: warning: {message}", file=sys.stderr)
+
+
 def main(argv=None):
     """Run the command line; returns the exit status (0, 1 data error, 2 usage error)."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -597,7 +777,9 @@ def main(argv=None):
             args = _parse(argv)
         except SystemExit as exc:  # --help
             return int(exc.code or 0)
-        return args.run(args, spool)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.run(args, spool)
     except UsageError as exc:
         if debug:
             raise
@@ -614,6 +796,12 @@ def main(argv=None):
             raise
         msg = _data_error_message(exc)
         print(f"cwkit: error: {msg}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        if debug:
+            raise
+        print("cwkit: error: out of memory (a smaller --batch-size or --shuffle-window, or "
+              "fewer features, needs less)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("cwkit: interrupted", file=sys.stderr)

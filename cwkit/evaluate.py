@@ -10,7 +10,9 @@ by the chunk size (and the shuffle window when shuffling). :func:`train` fits on
 learner on a source the same way, for ``cwkit train``.
 """
 import itertools
+import re
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +24,7 @@ from .registry import algorithms, make
 __all__ = [
     "DEFAULT_SHUFFLE_WINDOW",
     "AlgoSpec",
+    "Interrupted",
     "Learner",
     "average_ranks",
     "evaluate",
@@ -34,6 +37,8 @@ __all__ = [
 DEFAULT_SHUFFLE_WINDOW = 65536
 """Rows shuffled together when shuffling a stream (a full shuffle of smaller data)."""
 
+_ROW_IN_CALL = re.compile(r"^(?:[\w.-]+: )?row (\d+): ")  # a model error's row in its call
+_MODEL_FAILURES = (ValueError, MemoryError)  # what stops one learner, not the run
 _FOLD_STREAM = 3  # the row_uniform stream of the cross-validation folds (1, 2: label noise)
 _TUNE_SEED_OFFSET = 7919  # the shuffled tuning run's seed is the trial's seed plus this
 
@@ -74,7 +79,7 @@ class _StreamConfig:
 
 
 def _stream(source, cfg, pass_no):
-    """Chunks ``(X, y_clean, y_train, flipped)`` of one pass."""
+    """Chunks ``(X, y_clean, y_train, flipped, index)`` of one pass."""
     classes = source.classes
 
     def prepared():
@@ -90,7 +95,7 @@ def _stream(source, cfg, pass_no):
                                                         seed=cfg.seed, index=index)
             else:
                 y_train, flipped = y, np.zeros(y.size, dtype=bool)
-            yield X, y, y_train, flipped
+            yield X, y, y_train, flipped, index
 
     if not cfg.shuffle:
         yield from prepared()
@@ -110,7 +115,7 @@ def _stream(source, cfg, pass_no):
 def _emit_shuffled(buffer, rng, batch_size):
     X = sp.vstack([b[0] for b in buffer], format="csr") if sp.issparse(buffer[0][0]) \
         else np.vstack([b[0] for b in buffer])
-    cols = [np.concatenate([b[k] for b in buffer]) for k in (1, 2, 3)]
+    cols = [np.concatenate([b[k] for b in buffer]) for k in (1, 2, 3, 4)]
     perm = rng.permutation(cols[0].size)
     X = X[perm]
     cols = [c[perm] for c in cols]
@@ -143,8 +148,14 @@ class Learner:
         Time spent learning.
     curve : list of (int, int)
         ``(examples, mistakes)`` points when a run records a curve.
-    failed : ValueError or None
-        The error that dropped the learner from a tolerant run (tuning).
+    failed : ValueError, MemoryError or None
+        The error of the model (e.g. a :class:`cwkit.ModelError`) that stopped the learner;
+        it then learns no more and its counters stop at the last piece it completed.
+    failed_at : int or None
+        The position in the task (0-based ``index``) of the row that failed.
+    notes : dict
+        Warning text -> number of times the model emitted it during the learner's rounds
+        (captured, not printed).
     """
 
     def __init__(self, spec, params, classes, multiclass_params):
@@ -158,6 +169,13 @@ class Learner:
         self.seconds = 0.0
         self.curve = []
         self.failed = None
+        self.failed_at = None
+        self.failed_offset = None  # the failed row's position in the piece being learnt
+        self.notes = {}
+
+    def note_lines(self):
+        """The ``notes`` as text, ``(N times)`` after those repeated."""
+        return _note_lines(self.notes)
 
     def hyper_parameters(self):
         """The algorithm's own hyper-parameters with their effective values."""
@@ -168,12 +186,22 @@ class Learner:
             out.update(multiclass=values["multiclass"], k=values["k"])
         return out
 
-    def _partial_fit(self, X, y):
-        if self.fitted:
-            self.model.partial_fit(X, y)
-        else:
-            self.model.partial_fit(X, y, classes=self.classes)
-            self.fitted = True
+    def _partial_fit(self, X, y, offset):
+        """Learn rows ``offset, offset + 1, ...`` of the current piece; on a model error,
+        ``failed_offset`` is the row of the piece that failed."""
+        try:
+            if self.fitted:
+                self.model.partial_fit(X, y)
+            else:
+                self.model.partial_fit(X, y, classes=self.classes)
+                self.fitted = True
+        except _MODEL_FAILURES as exc:
+            row = getattr(exc, "row", None)
+            if row is None:
+                found = _ROW_IN_CALL.search(str(exc))
+                row = int(found.group(1)) if found else 0
+            self.failed_offset = offset + min(int(row), max(y.size - 1, 0))
+            raise
         self.updates += int(self.model.n_updates_)
         return int(self.model.mistakes_)
 
@@ -194,42 +222,67 @@ class Learner:
         return bool(self.model.predict(x)[0] != y_clean)
 
     def learn(self, X, y_clean, y_train, flipped):
-        """One online round per row: ``y_train`` is learnt, ``y_clean`` scores mistakes."""
+        """One online round per row: ``y_train`` is learnt, ``y_clean`` scores mistakes.
+
+        Warnings of the model are kept in ``notes``. A model error propagates with the
+        counters as they were before this call and ``failed_offset`` the row that failed.
+        """
         t0 = time.perf_counter()
-        if not flipped.any():
-            self.mistakes += self._partial_fit(X, y_train)
-        else:
-            # Rows with clean labels: mistakes_ counts them right. A flipped row is
-            # predicted first (against its clean label), then learnt with the noisy one.
-            start = 0
-            for i in np.flatnonzero(flipped).tolist():
-                if i > start:
-                    self.mistakes += self._partial_fit(X[start:i], y_train[start:i])
-                self.mistakes += self._clean_mistake(X[i:i + 1], y_clean[i])
-                self._partial_fit(X[i:i + 1], y_train[i:i + 1])
-                start = i + 1
-            if start < y_clean.size:
-                self.mistakes += self._partial_fit(X[start:], y_train[start:])
+        mistakes, updates = self.mistakes, self.updates
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                mistakes += self._learn_rows(X, y_clean, y_train, flipped)
+        except _MODEL_FAILURES:
+            self.updates = updates
+            raise
+        finally:
+            self.seconds += time.perf_counter() - t0
+            for w in caught:
+                text = f"{w.category.__name__}: {w.message}"
+                self.notes[text] = self.notes.get(text, 0) + 1
+        self.mistakes = mistakes
         self.examples += y_clean.size
-        self.seconds += time.perf_counter() - t0
+
+    def _learn_rows(self, X, y_clean, y_train, flipped):
+        """The rounds of :meth:`learn`; returns the mistakes against the clean labels."""
+        if not flipped.any():
+            return self._partial_fit(X, y_train, 0)
+        # Rows with clean labels: mistakes_ counts them right. A flipped row is
+        # predicted first (against its clean label), then learnt with the noisy one.
+        mistakes = start = 0
+        for i in np.flatnonzero(flipped).tolist():
+            if i > start:
+                mistakes += self._partial_fit(X[start:i], y_train[start:i], start)
+            mistakes += self._clean_mistake(X[i:i + 1], y_clean[i])
+            self._partial_fit(X[i:i + 1], y_train[i:i + 1], i)
+            start = i + 1
+        if start < y_clean.size:
+            mistakes += self._partial_fit(X[start:], y_train[start:], start)
+        return mistakes
 
     def test_errors(self, X, y):
         """Number of rows of ``X`` the model mislabels."""
         return int(np.count_nonzero(self.model.predict(X) != y))
 
 
-def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="",
-         tolerate=False):
+def _note_lines(notes):
+    return [text + (f" ({count} times)" if count > 1 else "") for text, count in notes.items()]
+
+
+def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label=""):
     """Progressive run of ``learners`` over ``passes`` passes of ``source``.
 
-    With ``tolerate``, a learner whose model raises ValueError (e.g. a hyper-parameter
-    value that overflows) is dropped from the run and keeps the error in ``failed``.
+    A learner whose model raises ValueError (a :class:`cwkit.ModelError`: an update that
+    overflows, a hyper-parameter value that does not suit the data) or MemoryError stops
+    there and keeps the error in ``failed`` and the row in ``failed_at``; the others go
+    on. Its curve ends at its last point before the failure.
     """
     seen = 0
     if progress is not None:
         progress.start_run(label)
     for pass_no in range(passes):
-        for X, y_clean, y_train, flipped in _stream(source, cfg, pass_no):
+        for X, y_clean, y_train, flipped, index in _stream(source, cfg, pass_no):
             for piece in _pieces(y_clean.size, seen, curve_every):
                 Xp = X[piece]
                 for lr in learners:
@@ -237,19 +290,19 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
                         continue
                     try:
                         lr.learn(Xp, y_clean[piece], y_train[piece], flipped[piece])
-                    except ValueError as exc:
-                        if not tolerate:
-                            raise
+                    except _MODEL_FAILURES as exc:
                         lr.failed = exc
+                        lr.failed_at = int(index[piece][lr.failed_offset])
                 seen += piece.stop - piece.start
                 if curve_every and seen % curve_every == 0:
                     for lr in learners:
-                        lr.curve.append((seen, lr.mistakes))
+                        if lr.failed is None:
+                            lr.curve.append((seen, lr.mistakes))
             if progress is not None:
                 progress.update(seen, learners)
     if curve_every:
         for lr in learners:
-            if not lr.curve or lr.curve[-1][0] != seen:
+            if lr.failed is None and (not lr.curve or lr.curve[-1][0] != seen):
                 lr.curve.append((seen, lr.mistakes))
     if progress is not None:
         progress.end_run()
@@ -286,6 +339,13 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
         ``model`` is the fitted estimator; ``examples``, ``mistakes`` (online) and
         ``updates`` count every pass.
 
+    Raises
+    ------
+    ValueError
+        When the model fails (a :class:`cwkit.ModelError`), naming the row of the data.
+    Interrupted
+        On KeyboardInterrupt; its ``result`` is the learner as far as it got.
+
     Notes
     -----
     Chunk after chunk, the model's ``partial_fit`` sees the rows in the order of the pass
@@ -304,8 +364,15 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
     _learn_classes(source)
     learner = Learner(spec, spec.params, source.classes, dict(multiclass_params or {}))
     stream = _StreamConfig(seed=seed, shuffle=shuffle, shuffle_window=shuffle_window)
-    _run(source, stream, [learner], passes, progress=progress,
-         label=source.name if label is None else label)
+    try:
+        _run(source, stream, [learner], passes, progress=progress,
+             label=source.name if label is None else label)
+    except KeyboardInterrupt as exc:
+        raise Interrupted(learner) from exc
+    if learner.failed is not None:  # a model that stopped half-way is no result
+        failure = _failure(source, learner, 0)
+        raise ValueError(f"{failure['file']}, row {failure['row']}: {failure['error']}") \
+            from learner.failed
     return learner
 
 
@@ -339,11 +406,13 @@ def _test(learners, test_source, keep=None):
             continue
         n += y.size
         for i, lr in enumerate(learners):
+            if lr.failed is not None:
+                continue
             if lr.fitted:
                 errors[i] += lr.test_errors(X, y)
             else:
                 errors[i] += y.size
-    return [e / n if n else None for e in errors]
+    return [e / n if n and lr.failed is None else None for e, lr in zip(errors, learners)]
 
 
 def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
@@ -352,12 +421,13 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
     ``tune_on="shuffled"``: a separate shuffled run of the training rows ([AROW13] Sect.
     5.3: "optimized using a single randomized run"); ``"first-half"``: the first half of
     the rows in stored order ([LMC09] Sect. 4.2). Ties go to the earlier grid value; a
-    value whose model fails numerically (ValueError) is not chosen.
+    value whose model fails numerically (ValueError) is not chosen. Returns the chosen
+    values by label, and by label the failed learner of each spec whose every value failed.
     """
-    chosen = {}
+    chosen, failed = {}, {}
     todo = [s for s in specs if s.grid]
     if not todo:
-        return chosen
+        return chosen, failed
     if tune_on == "shuffled":
         tcfg = _StreamConfig(cfg.noise, cfg.seed + _TUNE_SEED_OFFSET, True,
                              cfg.shuffle_window, cfg.keep)
@@ -378,17 +448,15 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
             learners.append(Learner(spec, {**spec.params, **combo}, source.classes,
                                      multiclass_params))
             learners[-1].combo = combo
-    _run(source, tcfg, learners, passes, progress=progress, label=f"{source.name} (tuning)",
-         tolerate=True)
+    _run(source, tcfg, learners, passes, progress=progress, label=f"{source.name} (tuning)")
     for spec in todo:
         mine = [lr for lr in learners if lr.spec is spec and lr.failed is None]
         if not mine:
-            failed = next(lr.failed for lr in learners if lr.spec is spec)
-            raise ValueError(f"{spec.label}: every value of --grid failed on the tuning "
-                             f"run; the first error: {failed}")
+            failed[spec.label] = next(lr for lr in learners if lr.spec is spec)
+            continue
         best = min(mine, key=lambda lr: lr.mistakes)  # min keeps the first on ties
         chosen[spec.label] = best.combo
-    return chosen
+    return chosen, failed
 
 
 def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise=0.0,
@@ -434,49 +502,131 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
     -------
     dict
         The task object of the JSON schema in ``docs/cli.md``, plus ``curves`` when asked
-        for: per trial, a list of ``(algo, examples, cumulative mistakes)`` rows.
+        for: per trial, a list of ``(algo, examples, cumulative mistakes)`` rows. A
+        learner whose model fails (a :class:`cwkit.ModelError`, or MemoryError) stops
+        there and the others go on: its result's ``failed`` gives the data, the 1-based
+        row of the data (whatever the chunks, shuffling, folds or binary task) and the
+        error; warnings its model emits become its ``notes``.
+
+    Raises
+    ------
+    Interrupted
+        On KeyboardInterrupt once a run has started; its ``result`` is the task object of
+        what was done (``"interrupted": True``). Before that, KeyboardInterrupt itself.
     """
     if cv and cv < 2:
         raise ValueError(f"cv must be >= 2, got {cv}")
     multiclass_params = dict(multiclass_params or {})
-    trials = []
+    trials, running = [], []
     n_trials = cv if cv else repeats
     first = None
     t_start = time.perf_counter()
-    for trial in range(n_trials):
-        if callable(source):
-            src, tst = source(trial)
-        else:
-            src, tst = source, test
-        first = first or src
-        _learn_classes(src)
-        tseed = seed + (0 if cv else trial)
-        keep_train = keep_test = None
-        if cv:
-            def keep_train(index, k=trial):
-                return _fold(seed, index, cv) != k
+    try:
+        for trial in range(n_trials):
+            first = _trial(source, test, specs, trial, trials, running, first, passes=passes,
+                           shuffle=shuffle, seed=seed, noise=noise, cv=cv, tune_on=tune_on,
+                           multiclass_params=multiclass_params, curve_every=curve_every,
+                           shuffle_window=shuffle_window, progress=progress)
+    except KeyboardInterrupt as exc:
+        if running:  # the trial under way, with its counters so far
+            learners, src, trial = running
+            _locate_failures(learners, src, trial)
+            trials.append((learners, [None] * len(learners), {}))
+            first = first or src
+        if not trials:
+            raise
+        result = _result(first, specs, trials, passes, t_start, curve_every)
+        result["interrupted"] = True
+        raise Interrupted(result) from exc
+    return _result(first, specs, trials, passes, t_start, curve_every)
 
-            def keep_test(index, k=trial):
-                return _fold(seed, index, cv) == k
-        cfg = _StreamConfig(noise, tseed, shuffle, shuffle_window, keep_train)
-        chosen = _tune(src, cfg, specs, passes, multiclass_params, tune_on, progress)
-        learners = [Learner(s, {**s.params, **chosen.get(s.label, {})}, src.classes,
-                             multiclass_params) for s in specs]
-        _run(src, cfg, learners, passes, curve_every=curve_every, progress=progress,
-             label=src.name)
-        if cv:
-            test_errors = _test(learners, src, keep_test)
-        elif tst is not None:
-            test_errors = _test(learners, tst)
-        else:
-            test_errors = [None] * len(learners)
-        trials.append((learners, test_errors, chosen))
+
+class Interrupted(KeyboardInterrupt):
+    """:func:`evaluate` or :func:`train` was interrupted (Ctrl-C). ``result`` is what was
+    done: for :func:`evaluate` the task object of the trials finished and the one under
+    way, with its counters so far, and ``"interrupted": True``; for :func:`train` the
+    :class:`Learner` as far as it got."""
+
+    def __init__(self, result):
+        super().__init__("interrupted")
+        self.result = result
+
+
+def _result(first, specs, trials, passes, t_start, curve_every):
+    """The task object of :func:`evaluate` from its trials."""
     result = _summarize(first, specs, trials, passes)
     result["seconds"] = time.perf_counter() - t_start
+    result["interrupted"] = False
     if curve_every:
         result["curves"] = [[(lr.spec.label, e, m) for lr in t[0] for e, m in lr.curve]
                             for t in trials]
     return result
+
+
+def _trial(source, test, specs, trial, trials, running, first, *, passes, shuffle, seed,
+           noise, cv, tune_on, multiclass_params, curve_every, shuffle_window, progress):
+    """Trial ``trial`` of :func:`evaluate`, appended to ``trials``; ``running`` holds
+    ``[learners, source, trial]`` while its learners run. Returns the first source."""
+    if callable(source):
+        src, tst = source(trial)
+    else:
+        src, tst = source, test
+    first = first or src
+    _learn_classes(src)
+    tseed = seed + (0 if cv else trial)
+    keep_train = keep_test = None
+    if cv:
+        def keep_train(index, k=trial):
+            return _fold(seed, index, cv) != k
+
+        def keep_test(index, k=trial):
+            return _fold(seed, index, cv) == k
+    cfg = _StreamConfig(noise, tseed, shuffle, shuffle_window, keep_train)
+    chosen, tune_failed = _tune(src, cfg, specs, passes, multiclass_params, tune_on,
+                                progress)
+    learners = [Learner(s, {**s.params, **chosen.get(s.label, {})}, src.classes,
+                         multiclass_params) for s in specs]
+    for lr in learners:
+        if lr.spec.label in tune_failed:  # not run: no value of its grid could learn
+            tried = tune_failed[lr.spec.label]
+            lr.failed = ValueError(f"every value of --grid failed on the tuning run; "
+                                   f"the first ({tried.combo}): "
+                                   + _ROW_IN_CALL.sub("", _describe(tried.failed), count=1))
+            lr.failed_at = tried.failed_at
+    running[:] = [learners, src, trial]
+    _run(src, cfg, learners, passes, curve_every=curve_every, progress=progress,
+         label=src.name)
+    _locate_failures(learners, src, trial)
+    if cv:
+        test_errors = _test(learners, src, keep_test)
+    elif tst is not None:
+        test_errors = _test(learners, tst)
+    else:
+        test_errors = [None] * len(learners)
+    running.clear()
+    trials.append((learners, test_errors, chosen))
+    return first
+
+
+def _locate_failures(learners, source, trial):
+    """Give each failed learner its ``failure`` (:func:`_failure`)."""
+    for lr in learners:
+        if lr.failed is not None:
+            lr.failure = _failure(source, lr, trial)
+
+
+def _failure(source, learner, trial):
+    """The ``failed`` object of a result: where in which file the learner failed, and why."""
+    name, row = source.origin(learner.failed_at)
+    error = _ROW_IN_CALL.sub("", _describe(learner.failed), count=1)  # not a chunk's row
+    return {"trial": trial, "file": name, "row": row + 1, "error": error}
+
+
+def _describe(exc):
+    """The message of a model's error; other errors (MemoryError) also by their type."""
+    if isinstance(exc, ValueError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _fold(seed, index, k):
@@ -504,6 +654,11 @@ def _summarize(source, specs, trials, passes):
             m = float(np.mean(values))
             return int(m) if n_trials == 1 else m
 
+        failures = [lr.failure for lr in lrs if lr.failed is not None]
+        notes = {}  # of every trial
+        for lr in lrs:
+            for text, count in lr.notes.items():
+                notes[text] = notes.get(text, 0) + count
         results.append({
             "algo": spec.label,
             "params": params,
@@ -518,10 +673,13 @@ def _summarize(source, specs, trials, passes):
             "test_error_sd": test_sd,
             "trials": n_trials,
             "tuned": chosen if spec.grid and n_trials > 1 else (chosen[0] if spec.grid else None),
+            "failed": failures[0] if failures else None,
+            "notes": _note_lines(notes),
         })
     return {
         "data": source.name,
-        "n_examples": int(source.n_examples),
+        "n_examples": int(source.n_examples if source.n_examples is not None  # interrupted
+                          else max(lr.examples // passes for t in trials for lr in t[0])),
         "n_features": int(source.n_features),
         "n_classes": int(source.classes.size),
         "results": results,
@@ -546,10 +704,13 @@ def mean_ranks(tasks):
 
 
 def task_ranks(task):
-    """Ranks of a task's results (1 = best), by test error if all have one, else online."""
+    """Ranks of a task's results (1 = best), by test error if all have one, else online;
+    learners that failed come last (sharing the last ranks)."""
     res = task["results"]
-    key = "test_error" if all(r["test_error"] is not None for r in res) else "online_error"
-    return average_ranks([r[key] for r in res])
+    ok = [r for r in res if not r.get("failed")]
+    key = "test_error" if ok and all(r["test_error"] is not None for r in ok) \
+        else "online_error"
+    return average_ranks([np.inf if r.get("failed") else r[key] for r in res])
 
 
 def average_ranks(values):

@@ -7,33 +7,37 @@ the result of :func:`cwkit.evaluate.evaluate_tasks` (``{"tasks": [...], "mean_ra
 into a file. Files are written with :func:`atomic_write`: to a temporary file moved into
 place on success, so an error leaves no partial file.
 """
-import contextlib
 import csv
 import io
 import json
 import math
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from .evaluate import task_ranks
+from .svmlight import atomic_write
 
 __all__ = [
     "CSV_FIELDS",
+    "PLOT_TASK_PANELS",
     "PlotUnavailable",
     "Progress",
     "algorithms_text",
     "atomic_write",
+    "check_writable",
     "curves_csv",
+    "failure_lines",
+    "figure",
     "format_label",
     "json_text",
     "jsonable",
     "matplotlib_pyplot",
     "plot",
+    "plot_format",
     "results_csv",
     "table",
     "write_text",
@@ -149,11 +153,16 @@ def table(report, specs, notes=None):
         ranks = task_ranks(task)
         out.write(f"data: {task['data']}  ({task['n_examples']} examples, "
                   f"{task['n_features']} features, {task['n_classes']} classes)\n")
+        if task.get("interrupted"):
+            out.write("  INTERRUPTED: partial results, the counters as far as each "
+                      "learner got\n")
         for note in notes.get(task["data"], []):
             out.write(f"  {note}\n")
         header = ["algo", "rank", "examples", "mistakes", "online err", "updates",
                   "test err", "passes", "seconds", "examples/s", "params"]
-        rows = []
+        rows, remarks = [], []
+        best = min((r for r, res in zip(ranks, task["results"]) if not res.get("failed")),
+                   default=None)
         for rank, res in zip(ranks, task["results"]):
             spec = shown[res["algo"]]
             explicit = {**spec.params, **(res["tuned"] if isinstance(res["tuned"], dict)
@@ -164,8 +173,10 @@ def table(report, specs, notes=None):
             elif res["tuned"]:
                 params += " (tuned)"
             rate = res["examples"] * res["trials"] / res["seconds"] if res["seconds"] else 0
+            remarks.extend(f"  {res['algo']}: {line}" for line in failure_lines(res))
             rows.append([
-                res["algo"] + (" *" if rank == min(ranks) else ""), _format_number(float(rank), 3),
+                res["algo"] + (" *" if rank == best else ""),
+                "failed" if res.get("failed") else _format_number(float(rank), 3),
                 _format_number(res["examples"]), _format_number(res["mistakes"], 6),
                 _format_error(res["online_error"], res["online_error_sd"]),
                 _format_number(res["updates"], 6),
@@ -177,7 +188,9 @@ def table(report, specs, notes=None):
             cells = [c.ljust(w) if i in left else c.rjust(w)
                      for i, (c, w) in enumerate(zip(row, widths))]
             out.write("  ".join(cells).rstrip() + "\n")
-        by = "test error" if all(r["test_error"] is not None for r in task["results"]) \
+        out.writelines(line + "\n" for line in remarks)
+        ok = [r for r in task["results"] if not r.get("failed")]
+        by = "test error" if ok and all(r["test_error"] is not None for r in ok) \
             else "online error"
         trials = task["results"][0]["trials"] if task["results"] else 1
         extra = f"; means over {trials} trials, ± one standard deviation" if trials > 1 else ""
@@ -191,7 +204,19 @@ def table(report, specs, notes=None):
 
 CSV_FIELDS = ["data", "algo", "params", "examples", "mistakes", "online_error",
               "online_error_sd", "updates", "test_error", "test_error_sd", "passes",
-              "seconds", "trials", "mean_rank"]
+              "seconds", "trials", "mean_rank", "failed", "notes", "interrupted"]
+
+
+def failure_lines(res):
+    """A result's failure and notes as lines of text (none when it ran cleanly)."""
+    lines = []
+    failed = res.get("failed")
+    if failed:
+        lines.append(f"failed at row {failed['row']} of {failed['file']}"
+                     + (f" (trial {failed['trial'] + 1})" if res["trials"] > 1 else "")
+                     + f": {failed['error']}")
+    lines.extend(f"note: {note}" for note in res.get("notes") or [])
+    return lines
 
 
 def results_csv(report):
@@ -202,8 +227,12 @@ def results_csv(report):
     mean_rank = report["mean_rank"] or {}
     for task in report["tasks"]:
         for res in task["results"]:
+            failed = res.get("failed")
             row = {**res, "data": task["data"], "mean_rank": mean_rank.get(res["algo"]),
-                   "params": ";".join(f"{k}={v}" for k, v in res["params"].items())}
+                   "params": ";".join(f"{k}={v}" for k, v in res["params"].items()),
+                   "failed": failure_lines({**res, "notes": []})[0] if failed else None,
+                   "notes": "; ".join(res.get("notes") or []) or None,
+                   "interrupted": "true" if task.get("interrupted") else "false"}
             writer.writerow(["" if row[f] is None else row[f] for f in CSV_FIELDS])
     return out.getvalue()
 
@@ -221,19 +250,19 @@ def jsonable(obj):
     return obj
 
 
-def atomic_write(path, write):
-    """Call ``write(tmp_path)`` then move the file into place; no partial file on error."""
+def check_writable(path):
+    """Raise ValueError, naming ``path``, unless a file can be written there: its folder
+    exists and is writable and ``path`` is not a folder."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
-                               dir=path.parent if str(path.parent) else ".")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    folder = path.parent
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a file name")
+    if not folder.is_dir():
+        raise ValueError(f"the folder of {path} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"the folder of {path} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"{path} is not writable")
 
 
 def write_text(path, text):
@@ -270,11 +299,56 @@ def matplotlib_pyplot():
     return plt
 
 
-def plot(report, path):
-    """Draw each task's cumulative mistakes (mean over trials) into ``path`` (atomic)."""
-    plt = matplotlib_pyplot()
+def plot_format(path):
+    """The image format of ``path`` from its suffix (none: ``"png"``).
 
+    Raises :class:`PlotUnavailable` without matplotlib and ValueError for a suffix
+    matplotlib cannot write, naming those it can.
+    """
+    plt = matplotlib_pyplot()
+    kind = Path(path).suffix[1:].lower() or "png"
+    supported = plt.figure().canvas.get_supported_filetypes()
+    plt.close("all")
+    if kind not in supported:
+        raise ValueError(f"{path}: matplotlib cannot write .{kind} images (it writes "
+                         f"{', '.join('.' + k for k in sorted(supported))})")
+    return kind
+
+
+PLOT_TASK_PANELS = 6
+"""Tasks drawn as one panel of curves each; with more tasks (e.g. the 45 of
+``--tasks all-pairs`` on 10 classes) :func:`plot` draws one summary figure instead."""
+
+_LINE_STYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "v", "D", "x", "+", "*")
+
+
+def plot(report, path):
+    """Draw :func:`figure` of ``report`` into ``path`` (atomic; the format from the
+    suffix, :func:`plot_format`)."""
+    plt = matplotlib_pyplot()
+    kind = plot_format(path)
+    fig = figure(report)
+    try:
+        atomic_write(path, lambda tmp: fig.savefig(tmp, format=kind))
+    finally:
+        plt.close(fig)
+
+
+def figure(report):
+    """The matplotlib figure of ``report``.
+
+    Up to ``PLOT_TASK_PANELS`` tasks: one panel per task with each algorithm's cumulative
+    mistakes (mean over trials); more tasks: one summary of two panels, each algorithm's
+    mean rank over the tasks and its error on every task (test error where every learner
+    has one, else online error) with their mean. Each algorithm has its own line style
+    and marker, the markers staggered, so that identical curves stay visible; a learner
+    that failed is labelled so.
+    """
+    plt = matplotlib_pyplot()
     tasks = report["tasks"]
+    if len(tasks) > PLOT_TASK_PANELS:
+        return _summary_figure(plt, report)
     fig, axes = plt.subplots(len(tasks), 1, figsize=(7, 4 * len(tasks)), squeeze=False)
     for ax, task in zip(axes[:, 0], tasks):
         curves = {}
@@ -284,20 +358,68 @@ def plot(report, path):
                 per_trial.setdefault(algo, []).append((examples, mistakes))
             for algo, pts in per_trial.items():
                 curves.setdefault(algo, []).append(pts)
-        for algo, trials in curves.items():
+        failed = {r["algo"] for r in task["results"] if r.get("failed")}
+        for i, (algo, trials) in enumerate(curves.items()):
             n = min(len(t) for t in trials)
             x = [p[0] for p in trials[0][:n]]
             y = np.mean([[p[1] for p in t[:n]] for t in trials], axis=0)
-            ax.plot(x, y, label=algo)
-        ax.set_title(task["data"])
+            ax.plot(x, y, label=algo + (" (failed)" if algo in failed else ""),
+                    **_style(i, len(curves), n))
+        ax.set_title(task["data"] + (" (interrupted)" if task.get("interrupted") else ""))
         ax.set_xlabel("examples")
         ax.set_ylabel("cumulative mistakes" + (" (mean over trials)"
                                                if len(task.get("curves", [])) > 1 else ""))
         ax.legend()
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix[1:] or "png"))
-    plt.close(fig)
+    return fig
 
+
+def _style(i, n_lines, n_points):
+    """Line style, width and marker of the ``i``-th of ``n_lines`` curves of ``n_points``
+    points: markers about every tenth point, shifted per curve; lines drawn first (under
+    the others) are wider, so a curve equal to a later one shows around it."""
+    every = max(n_points // 10, 1)
+    start = i * max(every // n_lines, 1) % every
+    return {"linestyle": _LINE_STYLES[i % len(_LINE_STYLES)],
+            "linewidth": 1.0 + 2.0 * (n_lines - 1 - i) / max(n_lines - 1, 1),
+            "marker": _MARKERS[i % len(_MARKERS)],
+            "markevery": (min(start, n_points - 1), every),
+            "markersize": 5, "fillstyle": "none"}
+
+
+def _summary_figure(plt, report):
+    tasks = report["tasks"]
+    algos = [r["algo"] for r in tasks[0]["results"]]
+    errors = {a: [] for a in algos}
+    for task in tasks:
+        ok = [r for r in task["results"] if not r.get("failed")]
+        key = "test_error" if ok and all(r["test_error"] is not None for r in ok) \
+            else "online_error"
+        for r in task["results"]:
+            if not r.get("failed") and r["algo"] in errors:
+                errors[r["algo"]].append(100.0 * r[key])
+    ranks = report.get("mean_rank") or {}
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 0.5 * len(algos) + 2.5))
+    positions = np.arange(len(algos))
+    left.barh(positions, [ranks.get(a, np.nan) for a in algos])
+    left.set_yticks(positions, algos)
+    left.invert_yaxis()
+    left.set_xlabel(f"mean rank over {len(tasks)} tasks (1 = best)")
+    for i, algo in enumerate(algos):
+        values = errors[algo]
+        jitter = np.linspace(-0.25, 0.25, len(values)) if len(values) > 1 else [0.0]
+        right.plot(values, i + np.asarray(jitter), linestyle="none",
+                   marker=_MARKERS[i % len(_MARKERS)], fillstyle="none", alpha=0.6)
+        if values:
+            right.plot([np.mean(values)] * 2, [i - 0.35, i + 0.35], color="black")
+    right.set_yticks(positions, algos)
+    right.invert_yaxis()
+    right.set_xlabel("error per task, % (bar: the mean)")
+    right.set_title("test error where every learner has one, else online", fontsize=9)
+    fig.suptitle(f"{len(tasks)} tasks" + (" (interrupted)" if tasks[-1].get("interrupted")
+                                           else ""))
+    fig.tight_layout()
+    return fig
 
 
 def format_label(v):

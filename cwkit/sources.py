@@ -1,10 +1,11 @@
 """Sources: the rows of an evaluation task, streamed as chunks in their stored order.
 
 A source has ``name``, ``classes``, ``n_features``, ``batch_size``, ``n_examples`` (``None``
-until known), :meth:`count` (the number of rows, reading the data if need be) and
+until known), :meth:`count` (the number of rows, reading the data if need be),
 :meth:`chunks`, which yields ``(X, y, index)`` with ``index`` each row's position in the
-task. :mod:`cwkit.evaluate` reads a source once per pass; nothing here
-learns. :func:`synthetic` builds the papers' synthetic tasks as fresh sources per trial;
+task, and :meth:`origin` (the data and row that a position is, to report a failure).
+:mod:`cwkit.evaluate` reads a source once per pass; nothing here learns.
+:func:`synthetic` builds the papers' synthetic tasks as fresh sources per trial;
 :func:`rows_for_model` reads a file's rows for a fitted model (``cwkit predict``).
 """
 import numpy as np
@@ -54,6 +55,10 @@ class ArraySource:
         """Number of rows of the task."""
         return self.n_examples
 
+    def origin(self, index):
+        """``(name, row)``: the data and 0-based row that task position ``index`` is."""
+        return self.name, int(index)
+
     def chunks(self):
         """Chunks ``(X, y, index)`` of ``batch_size`` rows."""
         for start in range(0, self.n_examples, self.batch_size):
@@ -68,14 +73,17 @@ class SvmlightSource:
     in advance and every model needs from its first round: the label set, the number of
     features and whether indices are zero-based (and the number of rows). When all three
     are given, the scan is skipped and the rows are counted on the first pass.
+    ``hash_bits`` folds the columns into ``2**hash_bits`` (:func:`cwkit.load_svmlight`),
+    which is then the number of features.
     """
 
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, n_features=None,
-                 zero_based="auto", classes=None):
+                 zero_based="auto", classes=None, hash_bits=None):
         self.path = path
         self.name = str(path) if name is None else name
         self.batch_size = int(batch_size)
-        self.n_features = n_features
+        self.hash_bits = hash_bits
+        self.n_features = n_features if hash_bits is None else 1 << hash_bits
         self.zero_based = zero_based
         self.classes = None if classes is None else np.asarray(classes)
         self.n_examples = None
@@ -87,7 +95,7 @@ class SvmlightSource:
 
     def scan(self):
         """Read the file once (:func:`cwkit.scan_svmlight`): rows, width, base, labels."""
-        info = scan_svmlight(self.path, zero_based=self.zero_based)
+        info = scan_svmlight(self.path, zero_based=self.zero_based, hash_bits=self.hash_bits)
         self.zero_based = bool(info.zero_based)
         self.n_examples = int(info.n_samples)
         if self.n_features is None:
@@ -102,13 +110,18 @@ class SvmlightSource:
             self.scan()
         return self.n_examples
 
+    def origin(self, index):
+        """``(name, row)``: the file and its 0-based row (example, not line) ``index``."""
+        return self.name, int(index)
+
     def chunks(self):
         """Chunks ``(X, y, index)`` as :func:`cwkit.iter_svmlight` reads them."""
         if self.needs_scan:
             self.scan()
         start = 0
-        for X, y in iter_svmlight(self.path, batch_size=self.batch_size,
-                                  n_features=self.n_features, zero_based=self.zero_based):
+        width = self.n_features if self.hash_bits is None else None
+        for X, y in iter_svmlight(self.path, batch_size=self.batch_size, n_features=width,
+                                  zero_based=self.zero_based, hash_bits=self.hash_bits):
             stop = start + X.shape[0]
             yield X, np.asarray(y), np.arange(start, stop)
             start = stop
@@ -137,6 +150,18 @@ class FilteredSource:
             for _ in self.chunks():
                 pass
         return self.n_examples
+
+    def origin(self, index):
+        """``(name, row)`` of the base data that task row ``index`` comes from (one pass
+        over the base, up to that row)."""
+        kept = 0
+        for _, y, base_index in self.base.chunks():
+            mask, _ = datasets.task_rows(y, self.positive, self.negative)
+            n = int(np.count_nonzero(mask))
+            if kept + n > index:
+                return self.base.origin(base_index[mask][index - kept])
+            kept += n
+        raise IndexError(f"{self.name} has no row {index}")
 
     def chunks(self):
         """The base's chunks, restricted to the task's rows and relabelled +-1."""
@@ -207,7 +232,8 @@ def synthetic(kind, *, seed=0, n_samples=None, test_size=10000, s_long=10.0, s_s
     return make
 
 
-def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="auto"):
+def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="auto",
+                   hash_bits=None):
     """The rows of an svmlight file as CSR chunks of exactly ``width`` columns.
 
     Features beyond ``width`` (never seen by a model of that width, so of weight 0) are
@@ -221,6 +247,8 @@ def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="au
     batch_size : int
     zero_based : bool or "auto"
         Index base; ``"auto"`` scans the file first (zero-based if any index 0 occurs).
+    hash_bits : int, optional
+        Fold the columns into ``2**hash_bits`` first (as the model's training data was).
 
     Yields
     ------
@@ -228,7 +256,8 @@ def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="au
     """
     if zero_based == "auto":
         zero_based = bool(scan_svmlight(path).zero_based)
-    for X, _ in iter_svmlight(path, batch_size=batch_size, zero_based=zero_based):
+    for X, _ in iter_svmlight(path, batch_size=batch_size, zero_based=zero_based,
+                              hash_bits=hash_bits):
         if X.shape[1] > width:
             X = X[:, :width]
         elif X.shape[1] < width:

@@ -16,6 +16,7 @@ starts a comment, blank and comment-only lines are skipped, CRLF line ends
 and a last line without newline are accepted.
 """
 import bz2
+import contextlib
 import gzip
 import io
 import itertools
@@ -25,17 +26,19 @@ import os
 import queue
 import re
 import sys
+import tempfile
 import threading
 import warnings
 import zlib
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import _core
 
-__all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight",
+__all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "atomic_write", "dump_svmlight",
            "iter_svmlight", "load_svmlight", "scan_svmlight"]
 
 _S = _core.SvmStatus
@@ -95,7 +98,8 @@ class SvmlightError(ValueError):
 
 
 class SvmlightWarning(UserWarning):
-    """Bad lines were skipped (``on_error="skip"``)."""
+    """Bad lines were skipped (``on_error="skip"``), or the index base was decided by a
+    single index 0 (``zero_based="auto"``)."""
 
 
 SvmlightInfo = namedtuple("SvmlightInfo", "n_samples n_features nnz zero_based classes")
@@ -108,6 +112,10 @@ distinct labels, a float64 array)."""
 
 def _show(token):
     return repr(token[:60])[1:] + ("..." if len(token) > 60 else "")
+
+
+class _StreamError(Exception):
+    """Reading or decompressing failed; the caller adds the line number."""
 
 
 class _Prefixed(io.RawIOBase):
@@ -129,6 +137,40 @@ class _Prefixed(io.RawIOBase):
         data = self._stream.read(len(b))
         b[:len(data)] = data
         return len(data)
+
+
+class _Decompressed(io.RawIOBase):
+    """A bzip2 or xz input decompressed: concatenated streams are read in turn (as
+    ``bzip2 -d`` and ``xz -d`` do) and anything else after the end of a stream is an
+    error, where :class:`bz2.BZ2File` and :class:`lzma.LZMAFile` ignore it."""
+
+    def __init__(self, raw, decompressor):
+        self._raw = raw
+        self._new = decompressor
+        self._dec = decompressor()
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        while True:
+            if self._dec.eof:
+                block = self._dec.unused_data or self._raw.read(_CHUNK)
+                if not block:
+                    return 0
+                self._dec = self._new()
+                try:
+                    data = self._dec.decompress(block, len(b))
+                except (OSError, lzma.LZMAError):
+                    raise _StreamError("trailing data after the compressed stream") from None
+            else:
+                block = self._raw.read(_CHUNK) if self._dec.needs_input else b""
+                if self._dec.needs_input and not block:
+                    raise EOFError("the stream ended before its end-of-stream marker")
+                data = self._dec.decompress(block, len(b))
+            if data:
+                b[:len(data)] = data
+                return len(data)
 
 
 class _Source:
@@ -175,8 +217,12 @@ class _Source:
                 self.size = os.fstat(raw.fileno()).st_size
             except (OSError, ValueError):
                 self.size = None
-        if kind is not None:
-            raw = _OPENERS[kind](fileobj=raw, mode="rb") if kind == "gz" else _OPENERS[kind](raw)
+        if kind == "gz":
+            raw = gzip.GzipFile(fileobj=raw, mode="rb")
+            self._owned.append(raw)
+        elif kind is not None:
+            decompressor = bz2.BZ2Decompressor if kind == "bz2" else lzma.LZMADecompressor
+            raw = io.BufferedReader(_Decompressed(raw, decompressor), _CHUNK)
             self._owned.append(raw)
         self.stream = raw
 
@@ -185,8 +231,6 @@ class _Source:
             obj.close()
 
 
-class _StreamError(Exception):
-    """Reading or decompressing failed; the caller adds the line number."""
 
 
 def _blocks(stream, chunk_size, n_buffers=1):
@@ -425,8 +469,19 @@ class _Parser:
                           f"{self.first_skip}", SvmlightWarning, stacklevel=3)
 
 
-def _check_args(n_features, zero_based, dtype, on_error):
+def _check_args(n_features, zero_based, dtype, on_error, chunk_size, hash_bits=None):
     """Validate the common arguments; return ``(zero_based, dtype)`` normalised."""
+    if hash_bits is not None:
+        if isinstance(hash_bits, bool) or not isinstance(hash_bits, (int, np.integer)) \
+                or not 1 <= hash_bits <= 31:
+            raise ValueError(f"hash_bits must be an int in [1, 31], not {hash_bits!r}")
+        if n_features is not None:
+            raise ValueError("give n_features or hash_bits, not both (hash_bits=B means "
+                             "n_features=2**B)")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) \
+            or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive int (bytes read at a time), "
+                         f"not {chunk_size!r}")
     if isinstance(zero_based, str) and zero_based != "auto" or zero_based not in (
             True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
@@ -443,6 +498,18 @@ def _check_args(n_features, zero_based, dtype, on_error):
     if dtype.kind != "f":
         raise ValueError(f"dtype must be a floating-point type, not {dtype}")
     return zero_based, dtype
+
+
+def _warn_lone_zero(parser, lo, n_zero, n_rows):
+    """Warn, naming FILE:LINE, when ``zero_based="auto"`` made a file of several rows
+    zero-based because of a single index 0: more likely a one-based file with one bad
+    index than a zero-based file whose first column is used once."""
+    if n_zero == 1 and n_rows > 1:
+        warnings.warn(f"{parser.name}:{lo.line}: the only index 0 of the data ({_show(lo.token)}) "
+                      f"makes it zero-based, shifting every other column by one; if the "
+                      f"file is one-based that index is an error. Give the base "
+                      f"(zero_based=True/False, --zero-based/--one-based) to decide",
+                      SvmlightWarning, stacklevel=3)
 
 
 def _check_base(parser, hi, zero_based):
@@ -465,13 +532,23 @@ def _labels(out):
     return [tuple(sorted(flat[a:b])) for a, b in itertools.pairwise(ptr)]
 
 
-def _csr(out, n_cols, dtype):
+def _csr(out, n_cols, dtype, hash_bits=None):
+    """The CSR matrix of ``out`` (indices already shifted to zero-based); with
+    ``hash_bits`` every index ``j`` becomes ``j mod 2**hash_bits`` and the entries a row
+    then has twice are summed, so that the matrix stays canonical."""
     data = out.data if dtype == np.float64 else out.data.astype(dtype)
-    return sp.csr_matrix((data, out.indices, out.indptr), shape=(out.n_rows, n_cols), copy=False)
+    if hash_bits is None:
+        return sp.csr_matrix((data, out.indices, out.indptr), shape=(out.n_rows, n_cols),
+                             copy=False)
+    np.bitwise_and(out.indices, (1 << hash_bits) - 1, out=out.indices)
+    X = sp.csr_matrix((data, out.indices, out.indptr), shape=(out.n_rows, 1 << hash_bits),
+                      copy=False)
+    X.sum_duplicates()
+    return X
 
 
 def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query_id=False,
-                  multilabel=False, on_error="raise", chunk_size=_CHUNK):
+                  multilabel=False, on_error="raise", chunk_size=_CHUNK, hash_bits=None):
     r"""Read a whole svmlight/libsvm file into a CSR matrix.
 
     Parameters
@@ -502,6 +579,14 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         itself (truncated compression) are always raised.
     chunk_size : int
         Bytes read at a time; it changes speed, never the result.
+    hash_bits : int, optional
+        Fold the columns into ``2**hash_bits`` (1 to 31): column ``j`` (after
+        the base shift) becomes ``j mod 2**hash_bits``, and entries a row
+        then has twice are summed (the rows stay canonical CSR).  Memory
+        for the columns, and the width of any model trained on them, is
+        then bounded by this choice whatever the indices in the file, as
+        with Vowpal Wabbit's ``-b``; features ``2**hash_bits`` apart share
+        a weight.  Excludes ``n_features``.
 
     Returns
     -------
@@ -546,7 +631,8 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     gives zero columns rather than one, a row without ``qid`` is an error
     when ``query_id=True``, and malformed input is reported with its line.
     """
-    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error)
+    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error, chunk_size,
+                                    hash_bits)
     source = _Source(f)
     try:
         parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
@@ -572,13 +658,16 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         source.close()
     if zero_based == "auto":
         zero_based = lo.value == 0
+        if zero_based:
+            _warn_lone_zero(parser, lo, np.count_nonzero(out.indices[:out.nnz] == 0),
+                            out.n_rows)
     _check_base(parser, hi, zero_based)
     out.trim()
     if not zero_based:
         out.indices -= 1
     n_cols = n_features if n_features is not None else hi.value + (1 if zero_based else 0)
     parser.warn_skipped()
-    X = _csr(out, max(n_cols, 0), dtype)
+    X = _csr(out, max(n_cols, 0), dtype, hash_bits)
     y = _labels(out)
     return (X, y, out.qids) if query_id else (X, y)
 
@@ -611,13 +700,14 @@ def _batches(source, parser, batch_size, chunk_size, multilabel):
 
 def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=np.float64,
                   query_id=False, multilabel=False, on_error="raise", prefetch=True,
-                  chunk_size=_CHUNK):
+                  chunk_size=_CHUNK, hash_bits=None):
     r"""Read an svmlight/libsvm file in batches of rows, in bounded memory.
 
     Parameters
     ----------
-    f, dtype, query_id, multilabel, on_error, chunk_size
-        As in :func:`load_svmlight`.
+    f, dtype, query_id, multilabel, on_error, chunk_size, hash_bits
+        As in :func:`load_svmlight` (with ``hash_bits`` every batch is
+        ``2**hash_bits`` wide).
     batch_size : int
         Rows per batch (the last batch may be smaller).  Rows are parsed
         straight into the batch's arrays; memory is about two batches (the
@@ -662,16 +752,17 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
     >>> [(X.shape, y.tolist()) for X, y in iter_svmlight(io.BytesIO(text), batch_size=2)]
     [((2, 3), [1.0, -1.0]), ((1, 3), [1.0])]
     """
-    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error)
+    zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error, chunk_size,
+                                    hash_bits)
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
             or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
     return _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on_error,
-                 prefetch, chunk_size)
+                 prefetch, chunk_size, hash_bits)
 
 
 def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on_error,
-          prefetch, chunk_size):
+          prefetch, chunk_size, hash_bits):
     source = _Source(f)
     parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
     batches = _batches(source, parser, batch_size, chunk_size, multilabel)
@@ -683,6 +774,9 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
         for out in batches:
             if base is None:            # decided by the first batch
                 base = out.lo.value == 0
+                if base:
+                    _warn_lone_zero(parser, out.lo, np.count_nonzero(out.indices == 0),
+                                    out.n_rows)
             if base is False and out.lo.value == 0:
                 raise parser.error(_S.SVM_ZERO_INDEX, out.lo.line, out.lo.token)
             _check_base(parser, out.hi, base)
@@ -690,7 +784,7 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
                 out.indices -= 1
             if n_features is None:
                 width = max(width, out.hi.value + (1 if base else 0))
-            X = _csr(out, width, dtype)
+            X = _csr(out, width, dtype, hash_bits)
             y = _labels(out)
             yield (X, y, out.qids) if query_id else (X, y)
         parser.warn_skipped()
@@ -700,7 +794,7 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
 
 
 def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_error="raise",
-                  chunk_size=_CHUNK):
+                  chunk_size=_CHUNK, hash_bits=None):
     """One pass over a file for its shape, index base and label set.
 
     For a stable batch width and index base in :func:`iter_svmlight` (as the
@@ -713,31 +807,57 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     ----------
     f, zero_based, query_id, multilabel, on_error, chunk_size
         As in :func:`load_svmlight`.
+    hash_bits : int, optional
+        As in :func:`load_svmlight`: ``n_features`` is then ``2**hash_bits``
+        (``nnz`` still counts the entries as the file has them).
 
     Returns
     -------
     SvmlightInfo
         ``(n_samples, n_features, nnz, zero_based, classes)``.
     """
-    zero_based, _ = _check_args(None, zero_based, np.float64, on_error)
+    zero_based, _ = _check_args(None, zero_based, np.float64, on_error, chunk_size,
+                                hash_bits)
     source = _Source(f)
     parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error)
     batches = _batches(source, parser, 8192, chunk_size, multilabel)
-    n_rows = nnz = 0
-    lo, hi = 2**31, -1
+    n_rows = nnz = n_zero = 0
+    lo, hi = _Extreme(2**31), -1
     classes = np.empty(0)
     try:
         for out in batches:
             n_rows += out.n_rows
             nnz += out.nnz
-            lo, hi = min(lo, out.lo.value), max(hi, out.hi.value)
+            n_zero += np.count_nonzero(out.indices == 0)
+            if out.lo.value < lo.value:
+                lo = out.lo
+            hi = max(hi, out.hi.value)
             classes = np.union1d(classes, out.labels)
     finally:
         batches.close()
         source.close()
     parser.warn_skipped()
-    base = lo == 0 if zero_based == "auto" else zero_based
-    return SvmlightInfo(n_rows, max(hi + (1 if base else 0), 0), nnz, base, classes)
+    base = lo.value == 0 if zero_based == "auto" else zero_based
+    if zero_based == "auto" and base:
+        _warn_lone_zero(parser, lo, n_zero, n_rows)
+    width = max(hi + (1 if base else 0), 0) if hash_bits is None else 1 << hash_bits
+    return SvmlightInfo(n_rows, width, nnz, base, classes)
+
+
+def label_line(f, label):
+    """The 1-based line of the first row of ``f`` whose (first) label equals ``label``, or
+    None: to name FILE:LINE when a label found by :func:`scan_svmlight` is wrong."""
+    source = _Source(f)
+    try:
+        for number, line in enumerate(source.stream, 1):
+            token = line.split(b"#", 1)[0].split(None, 1)[:1]
+            if token:
+                with contextlib.suppress(ValueError):
+                    if float(token[0].split(b",", 1)[0]) == label:
+                        return number
+    finally:
+        source.close()
+    return None
 
 
 def _dump_labels(y, n, multilabel):
@@ -775,7 +895,13 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
         when ``multilabel``.
     f : str, path-like or binary file object
         ``"-"`` writes to standard output; a path ending in ``.gz``,
-        ``.bz2`` or ``.xz`` is compressed accordingly.
+        ``.bz2`` or ``.xz`` is compressed accordingly.  A path is written
+        all or nothing: to a temporary file in the same folder, moved into
+        place once complete (:func:`atomic_write`), so an error (a full
+        disk, an interrupt) leaves the previous file, or none, never a
+        truncated one.  A file object or standard output is written as the
+        rows are formatted: after an error it holds the rows written so
+        far, and the caller must discard it.
     zero_based : bool
         Write column j as index j (True) or j + 1 (False, libsvm's one-based
         convention).
@@ -826,8 +952,8 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
             raise ValueError("comment must not contain NUL bytes")
         head = "".join(f"# {line}\n" for line in comment.splitlines()).encode("utf-8")
     offset = 0 if zero_based else 1
-    target, owned = _writer(f)
-    try:
+
+    def write(target):
         target.write(head)
         start = 0
         while start < n:
@@ -841,29 +967,72 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
                 labels, label_ptr[start:stop + 1], qids[start:stop], query_id is not None,
                 offset, 0, stop - start))
             start = stop
-        if not owned and hasattr(target, "flush"):
-            target.flush()
-    finally:
-        for obj in reversed(owned):
-            obj.close()
+
+    _write_to(f, write)
 
 
-def _writer(f):
-    """A binary stream to write to and the objects to close afterwards."""
+def _file_mode(path):
+    """The permission bits a plain ``open(path, "w")`` would leave: those of the file it
+    replaces, else 0o666 less the umask."""
+    with contextlib.suppress(OSError):
+        return os.stat(path).st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def atomic_write(path, write):
+    """Call ``write(tmp_path)`` then move the file into place; no partial file on error.
+
+    The temporary file is in the folder of ``path``; the file gets the permissions a plain
+    ``open(path, "w")`` gives (those of the file it replaces, else the umask's).
+    """
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
+                                   dir=path.parent if str(path.parent) else ".")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, _file_mode(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _write_to(f, write):
+    """Call ``write(stream)`` on the binary stream of ``f``: a path is written all or
+    nothing (:func:`atomic_write`, compressed by its suffix), ``"-"`` is standard output,
+    a file object is written in place."""
     if isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
         sys.stdout.flush()          # text already printed goes first
-        return sys.stdout.buffer, []
-    if isinstance(f, (str, bytes, os.PathLike)):
+        write(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    elif isinstance(f, (str, bytes, os.PathLike)):
         path = os.fsdecode(f)
         kind = _SUFFIX.get(os.path.splitext(path)[1].lower())
-        raw = open(path, "wb")  # noqa: SIM115 - the caller closes it
-        if kind is None:
-            return raw, [raw]
-        comp = _OPENERS[kind](fileobj=raw, mode="wb") if kind == "gz" else _OPENERS[kind](raw, "wb")
-        return comp, [raw, comp]
-    if hasattr(f, "write"):
+
+        def to_file(tmp):
+            with open(tmp, "wb") as raw:
+                if kind is None:
+                    write(raw)
+                    return
+                opener = _OPENERS[kind]
+                with opener(fileobj=raw, mode="wb") if kind == "gz" else opener(raw, "wb") \
+                        as comp:
+                    write(comp)
+
+        atomic_write(path, to_file)
+    elif hasattr(f, "write"):
         if isinstance(f, io.TextIOBase):
             raise TypeError("svmlight output must be a binary file object; open it with 'wb'")
-        return f, []
-    raise TypeError(f"svmlight output must be a path, '-' or a binary file object, "
-                    f"not {type(f).__name__}")
+        write(f)
+        if hasattr(f, "flush"):
+            f.flush()
+    else:
+        raise TypeError(f"svmlight output must be a path, '-' or a binary file object, "
+                        f"not {type(f).__name__}")

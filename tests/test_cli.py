@@ -9,6 +9,7 @@ import lzma
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -107,9 +108,10 @@ RESULT_KEYS = {"algo": str, "params": dict, "examples": (int, float), "mistakes"
                "online_error": float, "updates": (int, float), "test_error": (float, type(None)),
                "passes": int, "seconds": float, "online_error_sd": (float, type(None)),
                "test_error_sd": (float, type(None)), "trials": int,
-               "tuned": (dict, list, type(None))}
+               "tuned": (dict, list, type(None)), "failed": (dict, type(None)),
+               "notes": list}
 TASK_KEYS = {"data": str, "n_examples": int, "n_features": int, "n_classes": int,
-             "results": list, "seconds": float}
+             "results": list, "seconds": float, "interrupted": bool}
 
 
 def check_schema(report):
@@ -520,7 +522,7 @@ def test_train_and_predict(capsys, data, tmp_path):
     wide = tmp_path / "wide.svm"
     wide.write_text("".join(line.rstrip("\n") + " 9:2.5\n"
                             for line in Path(test).read_text().splitlines(True)))
-    rc, out_wide, _ = run(capsys, "predict", model, wide, "--scores")
+    rc, out_wide, _ = run(capsys, "predict", model, wide, "--scores", "--ignore-extra-features")
     assert rc == 0 and np.allclose([float(v) for v in out_wide.split()], augment(Xt) @ w)
     dest = tmp_path / "labels.txt"
     rc, out, _ = run(capsys, "predict", model, test, "-o", dest)
@@ -546,6 +548,13 @@ def test_train_params_and_proba(capsys, data, tmp_path):
 def test_help(capsys, command):
     rc, out, _ = run(capsys, command, "--help")
     assert rc == 0 and "examples:" in out and f"cwkit {command}" in out
+
+
+def test_help_gives_the_exit_statuses(capsys):
+    for argv in (["--help"], ["eval", "--help"]):
+        rc, out, _ = run(capsys, *argv)
+        assert rc == 0 and "exit status:" in out and "130  interrupted" in out
+        assert "--strict" in out
 
 
 def test_algos(capsys):
@@ -646,3 +655,347 @@ def test_output_into_a_closed_pipe_stops_quietly(tmp_path):
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait() in (0, 141) and err == ""
+
+
+# ----------------------------------------------------------------------------- outputs first
+
+def test_outputs_are_checked_before_any_data_is_read(capsys, tmp_path):
+    """A bad output path or plot format is a usage error before the data are read (here a
+    malformed file, which would be a data error), never a failure after the work."""
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5\n+1 3:zz\n")
+    missing = tmp_path / "missing" / "m.cwk"
+    for argv, message in [
+        (["eval", bad, "--plot", tmp_path / "out.txt"], "--plot: "),
+        (["eval", bad, "--curve", missing], "--curve: the folder of"),
+        (["train", "--algo", "pa", bad, "-o", missing], f"--output: the folder of {missing}"),
+        (["train", "--algo", "pa", bad, "-o", tmp_path], "is a folder"),
+        (["predict", bad, bad, "-o", missing], "--output: the folder of"),
+    ]:
+        rc, out, err = run(capsys, *argv, "--quiet")
+        assert rc == 2 and out == "" and message in err, (argv, err)
+        assert ".part" not in err and len(err.splitlines()) == 1
+    pytest.importorskip("matplotlib")
+    rc, _, err = run(capsys, "eval", bad, "--plot", tmp_path / "out.txt")
+    assert "cannot write .txt images" in err and ".png" in err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_output_files_respect_the_umask(capsys, data, tmp_path):
+    import os
+    *_, train, _ = data
+    old = os.umask(0o027)
+    try:
+        model, curve = tmp_path / "m.cwk", tmp_path / "c.csv"
+        assert run(capsys, "train", "--algo", "pa", train, "-o", model, "--quiet")[0] == 0
+        assert run(capsys, "eval", "--algos", "pa", train, "--curve", curve, "--quiet")[0] == 0
+        assert (model.stat().st_mode & 0o777) == 0o640
+        assert (curve.stat().st_mode & 0o777) == 0o640
+        model.chmod(0o600)  # a file replaced keeps its permissions, as with open(path, "w")
+        assert run(capsys, "train", "--algo", "pa", train, "-o", model, "--quiet")[0] == 0
+        assert (model.stat().st_mode & 0o777) == 0o600
+    finally:
+        os.umask(old)
+
+
+# ----------------------------------------------------------------------------- failing learners
+
+def _cw_fails_at_row_48(tmp_path):
+    """A file on which cw's update overflows at row 48 (1-based) while pa and arow go on."""
+    X, y = datasets.make_twonorm(100, random_state=0)
+    X[37, 3] = X[38, 3] = 1e100
+    X[39, 3], X[40, 3] = 1e150, 1e154
+    path = tmp_path / "huge.svm"
+    cwkit.dump_svmlight(X, y, path)
+    return X, y, path
+
+
+def test_a_failing_learner_is_reported_in_its_row(capsys, tmp_path):
+    X, y, path = _cw_fails_at_row_48(tmp_path)
+    with pytest.raises(cwkit.ModelError, match="row 47"):
+        cwkit.make("cw").partial_fit(X, y, classes=[-1, 1])
+    argv = ["eval", "--algos", "pa,cw,arow", path, "--batch-size", "16", "--quiet"]
+    report = run_json(capsys, *argv)
+    check_schema(report)
+    pa, cw, arow = report["tasks"][0]["results"]
+    assert pa["failed"] is None and arow["failed"] is None and pa["examples"] == 100
+    assert cw["failed"]["row"] == 48 and cw["failed"]["file"] == str(path)
+    assert "overflow" in cw["failed"]["error"] and cw["test_error"] is None
+    assert cw["examples"] == 32  # the chunks it completed
+    assert pa["mistakes"] == cwkit.make("pa").partial_fit(X, y).mistakes_
+    rc, out, err = run(capsys, *argv)
+    assert rc == 0 and "cw failed at row 48 of" in err and "cwkit: warning:" in err
+    row = next(line for line in out.splitlines() if line.startswith("cw "))
+    assert row.split()[1] == "failed"
+    assert f"  cw: failed at row 48 of {path}: this update would overflow" in out
+    rows = list(csv.DictReader(io.StringIO(run(capsys, *argv, "--format", "csv")[1])))
+    assert rows[1]["failed"].startswith("failed at row 48") and rows[0]["failed"] == ""
+    # --strict: the same output, status 1
+    rc, out_strict, _ = run(capsys, *argv, "--strict")
+    assert rc == 1 and out_strict.split("\n")[0] == out.split("\n")[0]
+    # every value of a grid fails on the tuning run: that row fails, the others go on
+    report = run_json(capsys, "eval", "--algos", "pa,cw", path, "--grid", "cw.a=1,1",
+                      "--tune-on", "first-half")
+    pa, cw = report["tasks"][0]["results"]
+    assert pa["failed"] is None and cw["failed"]["row"] == 48
+    assert cw["failed"]["error"].startswith("every value of --grid failed")
+    # train: a model that failed half-way is not saved
+    model = tmp_path / "cw.cwk"
+    rc, _, err = run(capsys, "train", "--algo", "cw", path, "-o", model, "--quiet")
+    assert rc == 1 and not model.exists()
+    assert err.startswith(f"cwkit: error: {path}, row 48: this update would overflow")
+    # every learner fails: status 1 with the table printed
+    rc, out, err = run(capsys, "eval", "--algos", "cw", path, "--quiet")
+    assert rc == 1 and "failed at row" in out
+
+
+def test_a_failing_learner_row_is_the_file_row_through_filters_and_shuffles(capsys, tmp_path):
+    """Row 61 of the file cannot be learnt (its squared norm overflows): every report names
+    row 61, whatever the chunks, the shuffle, the noise or the binary task it is in."""
+    X, _ = datasets.make_twonorm(120, random_state=0)
+    X[60, 2] = 1e200
+    y3 = np.arange(120) % 3  # row 61 (index 60) has label 0
+    path = tmp_path / "multi.svm"
+    cwkit.dump_svmlight(X, y3, path)
+    def failing(*argv):
+        rc, out, err = run(capsys, "eval", path, "--format", "json", "--quiet", *argv)
+        assert rc == 1 and "failed at row 61" in err  # every learner (of a task) failed
+        return json.loads(out)
+
+    report = failing("--algos", "pa,arow", "--shuffle", "--noise", "0.2", "--batch-size", "7",
+                     "--curve", tmp_path / "c.csv", "--curve-every", "10")
+    assert [r["failed"]["row"] for r in report["tasks"][0]["results"]] == [61, 61]
+    assert report["tasks"][0]["results"][0]["failed"]["error"].startswith(
+        "the score or squared norm of this example is not finite")  # no row of a chunk
+    report = failing("--algos", "pa", "--tasks", "all-pairs", "--batch-size", "5")
+    failed = {t["data"].rsplit(":", 1)[1]: t["results"][0]["failed"] for t in report["tasks"]}
+    assert failed["1-vs-2"] is None
+    for task in ("0-vs-1", "0-vs-2"):
+        assert (failed[task]["row"], failed[task]["file"]) == (61, str(path))
+    report = failing("--algos", "pa", "--cv", "3")
+    assert report["tasks"][0]["results"][0]["failed"]["row"] == 61
+
+
+def test_model_warnings_become_notes(capsys, data, monkeypatch, tmp_path):
+    *_, train, _ = data
+    original = cwkit.linear.PassiveAggressive.partial_fit
+
+    def noisy(self, *args, **kwargs):
+        import warnings
+        warnings.warn("variances collapsed", RuntimeWarning, stacklevel=2)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cwkit.linear.PassiveAggressive, "partial_fit", noisy)
+    argv = ["eval", "--algos", "pa,arow", train, "--batch-size", "100", "--quiet"]
+    rc, out, err = run(capsys, *argv)
+    assert rc == 0 and "variances collapsed" not in err
+    assert "  pa: note: RuntimeWarning: variances collapsed (3 times)" in out
+    report = run_json(capsys, *argv)
+    pa, arow = report["tasks"][0]["results"]
+    assert pa["notes"] == ["RuntimeWarning: variances collapsed (3 times)"]
+    assert arow["notes"] == []
+    rc, _, err = run(capsys, "train", "--algo", "pa", train, "-o", tmp_path / "m.cwk",
+                     "--batch-size", "100", "--quiet")
+    assert rc == 0 and err == ("cwkit: warning: pa: RuntimeWarning: variances "
+                               "collapsed (3 times)\n")
+
+
+# ----------------------------------------------------------------------------- mismatches
+
+def test_predict_on_a_file_of_another_width_or_labels(capsys, data, tmp_path):
+    *_, train, test = data
+    model = tmp_path / "m.cwk"
+    assert run(capsys, "train", "--algo", "pa", train, "-o", model, "--quiet")[0] == 0
+    wide = tmp_path / "wide.svm"
+    wide.write_text("1 1:1 9:2.5\n-1 2:1\n")
+    rc, out, err = run(capsys, "predict", model, wide)
+    assert rc == 1 and out == "" and len(err.splitlines()) == 1
+    assert f"{wide}: the model {model} has 5 features, the file has 9" in err
+    # labels the model never saw: a warning, the predictions still come
+    other = tmp_path / "other.svm"
+    other.write_text("0 1:1\n2 2:1\n1 3:1\n")
+    rc, out, err = run(capsys, "predict", model, other)
+    assert rc == 0 and len(out.split()) == 3
+    assert err == (f"cwkit: warning: {other}: labels 0, 2 are not among the model's classes "
+                   f"(-1, 1); each row still gets one of the model's classes\n")
+
+
+def test_eval_test_labels_unseen_in_training(capsys, data, tmp_path):
+    X, y, Xt, yt, train, _ = data
+    test01 = write_svm(tmp_path / "t01.svm", Xt, (yt > 0).astype(int))
+    rc, out, err = run(capsys, "eval", "--algos", "pa", train, "--test", test01, "--quiet")
+    assert rc == 1 and out == ""
+    assert err == (f"cwkit: error: {test01}: test labels 0 never occur in the training data "
+                   f"{train} (labels -1, 1); every such row would count as a mistake\n")
+
+
+def test_a_lone_index_0_in_a_one_based_file_warns(capsys, tmp_path):
+    lone = tmp_path / "lone.svm"
+    lone.write_text("1 1:1 3:1\n-1 2:1\n-1 0:1 2:1\n1 3:2\n")
+    with pytest.warns(cwkit.SvmlightWarning, match=f"{lone}:3: the only index 0"):
+        cwkit.load_svmlight(lone)
+    for read in (cwkit.scan_svmlight, lambda f: list(cwkit.iter_svmlight(f))):
+        with pytest.warns(cwkit.SvmlightWarning, match=f"{lone}:3: the only index 0"):
+            read(lone)
+    rc, _, err = run(capsys, "eval", "--algos", "pa", lone, "--quiet")
+    assert rc == 0 and err.startswith(f"cwkit: warning: {lone}:3: the only index 0 of the "
+                                      f"data ('0:1') makes it zero-based")
+    rc, _, err = run(capsys, "eval", "--algos", "pa", lone, "--quiet", "--zero-based")
+    assert rc == 0 and err == ""
+    with warnings.catch_warnings():  # index 0 in several rows: a zero-based file
+        warnings.simplefilter("error")
+        cwkit.load_svmlight(io.BytesIO(b"1 0:1\n-1 0:2 1:1\n"))
+
+
+# ----------------------------------------------------------------------------- smaller checks
+
+def test_small_usage_and_data_errors(capsys, data, tmp_path):
+    *_, train, _ = data
+    rc, out, err = run(capsys, "eval", "--cv", "0", train, "--quiet")
+    assert rc == 2 and out == "" and "--cv: must be >= 2, got 0" in err
+    empty = tmp_path / "empty.svm"
+    empty.write_text("# only a comment\n\n")
+    for argv in (["eval", empty], ["train", "--algo", "pa", empty, "-o", tmp_path / "m"]):
+        rc, _, err = run(capsys, *argv, "--quiet")
+        assert rc == 1 and err == f"cwkit: error: {empty}: no examples (an empty file, or " \
+                                  f"only blank and comment lines)\n"
+    half = tmp_path / "half.svm"
+    half.write_text("1 1:1\n# a comment\n-1 2:1\n0.5 1:2\n")
+    rc, _, err = run(capsys, "eval", half, "--quiet")
+    assert rc == 1 and err.startswith(f"cwkit: error: {half}:4: label 0.5 is not an integer")
+    zero = tmp_path / "zero.svm"
+    zero.write_text("1 1:1\n-1 0:1\n")
+    rc, _, err = run(capsys, "eval", zero, "--one-based", "--quiet")
+    assert rc == 1 and "pass --zero-based if" in err and "zero_based" not in err
+    rc, _, err = run(capsys, "eval", train, "--n-features", "2", "--one-based",
+                     "--classes=-1,1", "--quiet")
+    assert rc == 1 and "beyond --n-features 2" in err
+    multi = tmp_path / "multi.svm"
+    multi.write_text("1 1:1\n2 2:1\n3 1:1 2:1\n")
+    rc, out, err = run(capsys, "eval", "--algos", "pa,perceptron", "--multiclass", "topk",
+                       multi, "--quiet")
+    assert rc == 2 and out == "" and err.startswith("cwkit: error: --multiclass topk: ")
+    assert "Perceptron" in err and len(err.splitlines()) == 1
+    rc, _, err = run(capsys, "train", "--algo", "sop", "--multiclass", "topk", multi,
+                     "-o", tmp_path / "m.cwk")
+    assert rc == 2 and "--multiclass topk" in err
+
+
+def test_a_model_out_of_memory_fails_its_row(capsys, data, monkeypatch):
+    *_, train, _ = data
+
+    def no_memory(self, *args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(cwkit.linear.PassiveAggressive, "partial_fit", no_memory)
+    report = run_json(capsys, "eval", "--algos", "pa,arow", train)
+    pa, arow = report["tasks"][0]["results"]
+    assert pa["failed"]["error"] == "MemoryError" and pa["failed"]["row"] == 1
+    assert arow["failed"] is None
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+
+def _interrupt_at(monkeypatch, examples):
+    """KeyboardInterrupt from the progress hook once ``examples`` rows are learnt."""
+    def update(self, seen, learners):
+        if seen >= examples:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cwkit.report.Progress, "update", update)
+
+
+def test_ctrl_c_prints_what_is_finished(capsys, tmp_path, monkeypatch):
+    X, y = make_data(n=3000)
+    a, b = write_svm(tmp_path / "a.svm", X, y), write_svm(tmp_path / "b.svm", X[:500], y[:500])
+    _interrupt_at(monkeypatch, 2000)
+    argv = ["eval", "--algos", "perceptron,pa", b, a, "--batch-size", "500", "--quiet"]
+    rc, out, err = run(capsys, *argv, "--format", "json")
+    assert rc == 130 and "cwkit: interrupted: the results of 2 of 2 task(s)" in err
+    report = json.loads(out)
+    check_schema(report)
+    done, partial = report["tasks"]
+    assert not done["interrupted"] and done["results"][0]["examples"] == 500
+    assert partial["interrupted"] and partial["results"][0]["examples"] == 2000
+    assert partial["results"][0]["mistakes"] == ref_perceptron(X[:2000], y[:2000])[1]
+    rc, out, _ = run(capsys, *argv)
+    assert rc == 130 and "INTERRUPTED: partial results" in out
+    rc, out, _ = run(capsys, *argv, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rc == 130 and [r["interrupted"] for r in rows] == ["false"] * 2 + ["true"] * 2
+    # train: nothing saved; predict -o: nothing written
+    model = tmp_path / "m.cwk"
+    rc, _, err = run(capsys, "train", "--algo", "pa", a, "-o", model, "--batch-size", "500")
+    assert rc == 130 and not model.exists()
+    assert "cwkit: interrupted after 2000 examples (" in err and "no model saved" in err
+
+
+def test_sigint_in_the_middle_of_a_run(tmp_path):
+    """A real Ctrl-C (SIGINT) during a long run: the table so far, status 130."""
+    import signal
+
+    X, y = make_data(n=2000)
+    path = write_svm(tmp_path / "d.svm", X, y)
+    site = Path(cwkit.__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", "cwkit", "eval", "--algos", "pa,arow",
+                             path, "--passes", "100000", "--batch-size", "500"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tempfile.gettempdir(),
+                            env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
+    for line in proc.stderr:  # progress lines: 1000, 2000, 4000, ... examples
+        if "8000 examples" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "INTERRUPTED: partial results" in out and "pa" in out and "arow" in out
+    assert "cwkit: interrupted: the results of 1 of 1 task(s)" in err
+    examples = int(next(ln for ln in out.splitlines() if ln.startswith("pa")).split()[2])
+    assert examples >= 8000 and examples % 500 == 0
+
+
+# ----------------------------------------------------------------------------- --hash-bits
+
+def test_hash_bits_bound_the_width(capsys, tmp_path):
+    X, y = make_data(n=200, d=4)
+    path = tmp_path / "wide.svm"
+    # the same four features at indices up to 2**30: folded mod 2**4 they are 1..4 again
+    with path.open("w") as f:
+        for row, label in zip(X, y):
+            feats = " ".join(f"{i}:{v!r}" for i, v in sorted(
+                (j + 1 + (j % 2) * 2**30, float(v)) for j, v in enumerate(row)))
+            f.write(f"{label} {feats}\n")
+    narrow = write_svm(tmp_path / "narrow.svm", X, y)
+    report = run_json(capsys, "eval", "--algos", "perceptron", path, "--hash-bits", "4")
+    assert report["tasks"][0]["n_features"] == 16
+    assert report["tasks"][0]["results"][0]["mistakes"] == ref_perceptron(X, y)[1]
+    model = tmp_path / "m.cwk"
+    rc, _, err = run(capsys, "train", "--algo", "perceptron", path, "--hash-bits", "4",
+                     "-o", model, "--quiet")
+    assert rc == 0, err
+    assert cwkit.load(model).coef_.shape[-1] == 16
+    rc, hashed, _ = run(capsys, "predict", model, path, "--hash-bits", "4", "--scores")
+    rc2, plain, _ = run(capsys, "predict", model, narrow, "--scores")
+    assert rc == rc2 == 0 and hashed == plain
+    rc, _, err = run(capsys, "predict", model, path)
+    assert rc == 1 and "or with --hash-bits?" in err
+    for argv in (["eval", path, "--hash-bits", "4", "--n-features", "16"],
+                 ["train", "--algo", "pa", path, "--hash-bits", "4", "--n-features", "16",
+                  "-o", model],
+                 ["eval", path, "--hash-bits", "32"]):
+        rc, _, err = run(capsys, *argv)
+        assert rc == 2 and "--hash-bits" in err
+
+
+def test_results_are_printed_before_the_output_files_are_written(capsys, data, tmp_path,
+                                                                 monkeypatch):
+    *_, train, _ = data
+
+    def disk_full(path, text):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(cwkit.report, "write_text", disk_full)
+    curve = tmp_path / "c.csv"
+    rc, out, err = run(capsys, "eval", "--algos", "pa", train, "--curve", curve, "--quiet")
+    assert rc == 1 and out.startswith(f"data: {train}") and "pa *" in out
+    assert err == f"cwkit: error: {curve}: No space left on device\n"

@@ -93,3 +93,40 @@ def test_the_python_example_of_docs_cli_runs(capsys):
     out = capsys.readouterr().out
     assert "breast-cancer_scale.svm" in out and "arow *" in out
     assert namespace["model"].classes_.tolist() == [-1, 1]
+
+
+def test_evaluate_keeps_going_past_a_failing_learner_and_reports_the_row():
+    from cwkit.evaluate import evaluate
+
+    X, y = datasets.make_twonorm(300, random_state=0)
+    X[200, 5] = 1e200  # its squared norm overflows: every rule refuses row 201
+    specs = [AlgoSpec("pa"), AlgoSpec("arow")]
+    task = evaluate(ArraySource(X, y, "twonorm", batch_size=64), specs, shuffle=True,
+                    cv=3)
+    for res in task["results"]:
+        assert res["failed"]["row"] == 201 and res["failed"]["file"] == "twonorm"
+        assert res["failed"]["error"].startswith("the score or squared norm")
+
+
+def test_evaluate_interrupted_returns_what_is_done():
+    from cwkit.evaluate import Interrupted, evaluate
+
+    class StopAt:
+        def start_run(self, label):
+            pass
+
+        def end_run(self):
+            pass
+
+        def update(self, seen, learners):
+            if seen >= 128:
+                raise KeyboardInterrupt
+
+    X, y = datasets.make_twonorm(300, random_state=0)
+    with pytest.raises(Interrupted) as info:
+        evaluate(ArraySource(X, y, "twonorm", batch_size=64), [AlgoSpec("perceptron")],
+                 progress=StopAt())
+    task = info.value.result
+    assert task["interrupted"] and task["results"][0]["examples"] == 128
+    assert task["results"][0]["mistakes"] == make("perceptron").partial_fit(
+        X[:128], y[:128]).mistakes_

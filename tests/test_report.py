@@ -111,3 +111,38 @@ def test_plot(outcome, tmp_path):
     pytest.importorskip("matplotlib")
     report.plot(outcome, tmp_path / "c.png")
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _png_size(path):
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def test_plot_many_tasks_is_one_summary_figure(tmp_path):
+    pytest.importorskip("matplotlib")
+    X, y = datasets.make_twonorm(60, random_state=0)
+    many = evaluate_tasks([ArraySource(X, y, f"task {i}") for i in range(45)], SPECS,
+                          curve_every=20)
+    path = tmp_path / "many.png"
+    report.plot(many, path)
+    width, height = _png_size(path)
+    assert width <= 1500 and height <= 600  # not 45 stacked panels (700 x 18,000 px)
+    fig = report.figure(many)
+    assert len(fig.axes) == 2 and "mean rank over 45 tasks" in fig.axes[0].get_xlabel()
+    few = evaluate_tasks([ArraySource(X, y, f"task {i}") for i in range(3)], SPECS,
+                         curve_every=20)
+    assert len(report.figure(few).axes) == 3 <= report.PLOT_TASK_PANELS
+
+
+def test_plot_identical_curves_stay_visible():
+    pytest.importorskip("matplotlib")
+    X, y = datasets.make_twonorm(200, random_state=0)
+    twins = [AlgoSpec("perceptron"), AlgoSpec("perceptron", label="perceptron again")]
+    outcome = evaluate_tasks([ArraySource(X, y, "one")], twins, curve_every=10)
+    (ax,) = report.figure(outcome).axes
+    first, second = ax.get_lines()
+    assert np.array_equal(first.get_ydata(), second.get_ydata())
+    assert first.get_linestyle() != second.get_linestyle()
+    assert first.get_marker() != second.get_marker()
+    assert first.get_markevery() != second.get_markevery()

@@ -653,3 +653,79 @@ def test_agrees_with_sklearn_on_shared_data(path):
     # The file itself, decompressed by cwkit, streamed: its first n rows.
     Xb, yb = next(iter_svmlight(path, batch_size=n, chunk_size=1 << 16))
     assert Xb.shape == X.shape and (Xb != X).nnz == 0 and same_bits(yb, y)
+
+
+def test_chunk_size_must_be_positive():
+    for read in (load_svmlight, scan_svmlight, lambda f, **kw: list(iter_svmlight(f, **kw))):
+        with pytest.raises(ValueError, match="chunk_size must be a positive int"):
+            read(io.BytesIO(b"1 1:1\n"), chunk_size=0)
+
+
+@pytest.mark.parametrize("compress", [bz2.compress, lzma.compress])
+def test_trailing_data_after_a_compressed_stream_is_an_error(tmp_path, compress):
+    text = b"1 1:1\n-1 2:1\n"
+    path = tmp_path / "d.svm"
+    path.write_bytes(compress(text) + compress(text))   # concatenated streams: both read
+    assert load_svmlight(path)[1].tolist() == [1, -1, 1, -1]
+    assert scan_svmlight(path).n_samples == 4
+    path.write_bytes(compress(text) + b"-1 3:1\n")
+    for read in (load_svmlight, scan_svmlight, lambda f: list(iter_svmlight(f))):
+        with pytest.raises(SvmlightError, match="trailing data after the compressed stream") \
+                as info:
+            read(path)
+        assert info.value.path == str(path)
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".xz"])
+def test_dump_to_a_path_is_all_or_nothing(tmp_path, monkeypatch, suffix):
+    """A write that fails half-way leaves the previous file (or none), never a truncated
+    file that loads back without error."""
+    from cwkit import svmlight
+
+    X = sp.csr_matrix(np.ones((1400, 200)))  # 2**18 nonzeros per call: two calls or more
+    y = np.where(np.arange(1400) % 2, 1.0, -1.0)
+    path = tmp_path / f"d.svm{suffix}"
+    calls = []
+    real = svmlight._core._svm_format
+
+    class Core:
+        @staticmethod
+        def _svm_format(*args):
+            calls.append(1)
+            if len(calls) == 2:
+                raise OSError(28, "No space left on device")
+            return real(*args)
+
+    monkeypatch.setattr(svmlight, "_core", Core)
+    with pytest.raises(OSError, match="No space left"):
+        dump_svmlight(X, y, path)
+    assert not path.exists() and list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    dump_svmlight(X[:3], y[:3], path)
+    before = path.read_bytes()
+    calls.clear()
+    monkeypatch.setattr(svmlight, "_core", Core)
+    with pytest.raises(OSError, match="No space left"):
+        dump_svmlight(X, y, path)
+    assert path.read_bytes() == before and len(list(tmp_path.iterdir())) == 1
+
+
+def test_hash_bits_fold_indices_modulo_and_sum_repeats():
+    text = b"1 1:1 5:2 9:4 17:8\n-1 3:1 20:0.5\n1 2:1\n"
+    X, y = load_svmlight(io.BytesIO(text), hash_bits=3)    # one-based: columns 0..19
+    dense = load_svmlight(io.BytesIO(text))[0].toarray()
+    folded = np.zeros((3, 8))
+    for j in range(dense.shape[1]):
+        folded[:, j % 8] += dense[:, j]
+    assert X.shape == (3, 8) and X.has_canonical_format
+    assert np.array_equal(X.toarray(), folded)
+    assert X[0].nnz == 2  # columns 0, 8 and 16 fold into one entry, 4 stays
+    batches = list(iter_svmlight(io.BytesIO(text), batch_size=2, hash_bits=3))
+    assert [b[0].shape for b in batches] == [(2, 8), (1, 8)]
+    assert np.array_equal(sp.vstack([b[0] for b in batches]).toarray(), folded)
+    info = scan_svmlight(io.BytesIO(text), hash_bits=3)
+    assert (info.n_features, info.nnz, info.zero_based) == (8, 7, False)
+    with pytest.raises(ValueError, match="hash_bits must be an int in"):
+        load_svmlight(io.BytesIO(text), hash_bits=0)
+    with pytest.raises(ValueError, match="not both"):
+        load_svmlight(io.BytesIO(text), hash_bits=3, n_features=8)
