@@ -57,7 +57,7 @@ def augment(X):
 
 
 def ref_perceptron(X, y_train, y_clean=None, passes=1, every=0):
-    """Rosenblatt's perceptron with a constant feature (FORMULAS.md Sect. 1), progressive."""
+    """Rosenblatt's perceptron with a constant feature ([Ros58]), progressive."""
     y_clean = y_train if y_clean is None else y_clean
     Xa = augment(X)
     w = np.zeros(Xa.shape[1])
@@ -77,7 +77,7 @@ def ref_perceptron(X, y_train, y_clean=None, passes=1, every=0):
 
 
 def ref_pa1(X, y, C):
-    """PA-I with a constant feature: tau = min(C, loss / ||x~||^2) (FORMULAS.md Sect. 1)."""
+    """PA-I with a constant feature: tau = min(C, loss / ||x~||^2) ([PA06])."""
     Xa = augment(X)
     w = np.zeros(Xa.shape[1])
     mistakes = 0
@@ -444,7 +444,7 @@ def test_eval_tasks_all_pairs_and_one_vs_all(capsys, tmp_path):
 
 
 def ref_multiclass_perceptron(X, y_train, y_clean):
-    """1-of-k perceptron, top-1 (FORMULAS.md Sect. 4): on a mistake W[y] += x~,
+    """1-of-k perceptron, top-1 ([CS03]): on a mistake W[y] += x~,
     W[yhat] -= x~; yhat = argmax, ties to the smallest label; labels 0..K-1."""
     W = np.zeros((3, X.shape[1] + 1))
     mistakes = 0

@@ -51,7 +51,7 @@ def test_drift_schedule_matches_the_paper():
     p = datasets.drift_probabilities(1000)
     assert p.shape == (4000, 4)
     assert np.allclose(p.sum(axis=1), 1.0)
-    # seed 004 Sect. 4.1, phase by phase (P1, P2, N1, N2) at start and end
+    # [LMC09] Sect. 4.1, phase by phase (P1, P2, N1, N2) at start and end
     expected = [((0.7, 0, 0.3, 0), (0.5, 0, 0.5, 0)), ((0.5, 0, 0.5, 0), (0.3, 0.2, 0.5, 0)),
                 ((0, 0.5, 0.2, 0.3), (0, 0.5, 0, 0.5)), ((0, 0.5, 0, 0.5), (0, 0.3, 0, 0.7))]
     for k, (start, end) in enumerate(expected):
