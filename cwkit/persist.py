@@ -12,6 +12,7 @@ import tempfile
 import numpy as np
 
 from . import registry
+from .models.size import ModelSizeError, state_size
 
 FORMAT = "cwkit-model"
 VERSION = 1
@@ -176,23 +177,36 @@ def _read_classes(meta, files, path):
     return classes
 
 
-def _build(meta, classes, path):
-    """The estimator of the metadata, its model allocated and not yet filled."""
+def _build(meta, classes, files, path):
+    """The estimator of the metadata, its model allocated and not yet filled.
+
+    The model is allocated only once the file is known to hold its state (as
+    many values as the metadata's shape needs): a damaged ``n_features_in_``
+    never makes it allocate more than the file holds.
+    """
     cls = _classes()[meta["class"]]
     unknown = sorted(set(meta["params"]) - set(cls._param_names()))
     if unknown:
         raise ModelFileError(f"{path}: damaged cwkit model file ({cls.__name__} has no "
                              f"parameter {unknown[0]!r:.40})")
     est = cls(**meta["params"])
+    n_features = meta["n_features_in_"]
     try:
         est._validate_params()
-        est._reset(classes, meta["n_features_in_"])
+        need = state_size(est._spec(len(classes), n_features))
+        held = sum(a.size for key, a in files.items() if key.startswith("state/"))
+        if need != held:
+            raise ModelFileError(
+                f"{path}: damaged cwkit model file (its state arrays hold {held} values, "
+                f"where {cls.__name__} with {n_features} features and {len(classes)} "
+                f"classes has {need})")
+        est._reset(classes, n_features)
+    except ModelSizeError as exc:
+        raise ModelFileError(f"{path}: cannot load this model: {exc}") from None
+    except ModelFileError:
+        raise
     except (ValueError, TypeError, KeyError, OverflowError) as exc:
         raise ModelFileError(f"{path}: damaged cwkit model file ({exc})") from None
-    except MemoryError:
-        raise ModelFileError(f"{path}: damaged cwkit model file (a model of "
-                             f"{meta['n_features_in_']} features and {len(classes)} classes "
-                             "does not fit in memory)") from None
     return est
 
 
@@ -234,7 +248,7 @@ def load(path):
     files = _read_archive(path)
     meta = _read_meta(files, path)
     classes = _read_classes(meta, files, path)
-    est = _build(meta, classes, path)
+    est = _build(meta, classes, files, path)
     _fill_state(est, files, path)
     for key in COUNTERS:
         setattr(est, key, meta[key])
