@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _core, _params
 from ._rowdata import as_rows
+from .models.collapse import VarianceCollapseWarning, Watch, may_collapse, warning_text
 from .models.factory import build_model
 from .models.interface import ModelSpec, raise_status
 
@@ -156,11 +157,14 @@ class OnlineClassifier:
         codes = self._encode(y)
         rng = np.random.default_rng(self.random_state)
         self.mistakes_ = self.n_updates_ = 0
+        collapsed = None
         for _ in range(self.n_passes):
             order = rng.permutation(rows.n_rows) if self.shuffle else np.arange(rows.n_rows)
-            _, mistakes, updates = self._run(rows, codes, order)
+            _, mistakes, updates, row = self._run(rows, codes, order, collapsed is None)
+            collapsed = row if collapsed is None else collapsed
             self.mistakes_ += mistakes
             self.n_updates_ += updates
+        self._warn_collapse(collapsed)
         return self
 
     def partial_fit(self, X, y, classes=None):
@@ -195,7 +199,9 @@ class OnlineClassifier:
                                  "with every label the stream may hold (at least 2)")
             self._reset(labels, rows.n_features)
         codes = self._encode(y)
-        _, self.mistakes_, self.n_updates_ = self._run(rows, codes, np.arange(rows.n_rows))
+        _, self.mistakes_, self.n_updates_, collapsed = self._run(rows, codes,
+                                                                  np.arange(rows.n_rows))
+        self._warn_collapse(collapsed)
         return self
 
     def _reset(self, classes, n_features):
@@ -236,16 +242,30 @@ class OnlineClassifier:
     def _bias(self):
         return 1.0 if self.fit_intercept else 0.0
 
-    def _run(self, rows, codes, order):
-        """One pass; returns (rounds, mistakes, updates) and advances ``t_``."""
+    def _run(self, rows, codes, order, watch=True):
+        """One pass; returns (rounds, mistakes, updates, collapsed) and advances ``t_``.
+
+        `collapsed` is the row after which a variance of a diagonal
+        Gaussian-weight model newly collapsed (``cwkit.models.collapse``; looked
+        for if `watch` and the rule can collapse), else None.
+        """
         model = self._model
         target = np.where(codes, 1.0, -1.0) if len(self.classes_) == 2 else codes
+        watch = Watch(model, rows) if watch and may_collapse(model) else None
         result = model.run(rows, target, order, self._bias)
         self.t_ += result.rounds
         if result.status != _core.Status.OK:
             raise_status(result.status, result.pos, self._name(),
                          model.status_detail(result.status))
-        return result.rounds, result.mistakes, result.updates
+        collapsed = None
+        if watch is not None and watch.collapsed(model):
+            collapsed = watch.row(model, target, order, self._bias)
+        return result.rounds, result.mistakes, result.updates, collapsed
+
+    def _warn_collapse(self, row):
+        if row is not None:
+            warnings.warn(warning_text(type(self).__name__, self._name(), row),
+                          VarianceCollapseWarning, stacklevel=3)
 
     def _name(self):
         """The registered name of this estimator (its class name if none matches)."""
