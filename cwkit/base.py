@@ -4,8 +4,10 @@ scikit-learn conventions without depending on scikit-learn: ``__init__`` only
 stores its arguments, ``get_params``/``set_params`` read the signature,
 ``fit`` resets, ``partial_fit`` makes exactly one pass in the given order.
 """
+import functools
 import inspect
 import sys
+import threading
 import warnings
 from dataclasses import dataclass, field
 
@@ -46,6 +48,19 @@ class Registration:
     params: tuple = field(default=())
 
 
+#: Guards the lazy creation of the estimators' locks.
+_LOCK_CREATION = threading.Lock()
+
+
+def serialised(method):
+    """Run `method` holding the estimator's lock (see :class:`OnlineClassifier`)."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._state_lock():
+            return method(self, *args, **kwargs)
+    return locked
+
+
 def _labels_1d(y, n_rows):
     if y is None:
         raise ValueError("this classifier requires y to be passed, but the target y is None")
@@ -83,6 +98,20 @@ class OnlineClassifier:
     algorithm names they register: name -> :class:`Registration`), and
     implement ``_model_options()``, the fields of their
     :class:`~cwkit.models.interface.ModelSpec` (shape, rule, hyper-parameters).
+
+    Notes
+    -----
+    Thread safety: an estimator may be shared by threads.  ``fit``,
+    ``partial_fit``, ``decision_function``, ``predict``, ``predict_proba``,
+    ``score``, the fitted attributes (``coef_``, ``intercept_``, ...) and
+    :func:`cwkit.save` hold the estimator's lock (one per estimator, created on
+    first use, neither a parameter nor pickled), so calls from several threads
+    run one after the other, each as it would alone: the state is that of
+    the same calls made serially in the order they took the lock.  Different
+    estimators never wait for each other, and the compiled passes release
+    the GIL, so threads training different estimators run in parallel.  An
+    array returned by a fitted attribute may be a view of the state that a
+    later update changes: copy it to keep it.
     """
 
     _constraints = {}
@@ -94,6 +123,19 @@ class OnlineClassifier:
     def _param_names(cls):
         sig = inspect.signature(cls.__init__)
         return [p for p in sig.parameters if p != "self"]
+
+    def _state_lock(self):
+        """The lock serialising this estimator's updates and reads (created on first use)."""
+        lock = self.__dict__.get("_lock")
+        if lock is None:
+            with _LOCK_CREATION:
+                lock = self.__dict__.setdefault("_lock", threading.RLock())
+        return lock
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_lock", None)   # a lock is not pickled: the copy makes its own
+        return state
 
     def get_params(self, deep=True):
         return {name: getattr(self, name) for name in self._param_names()}
@@ -126,6 +168,7 @@ class OnlineClassifier:
         _params.validate(type(self).__name__, {**COMMON, **self._constraints}, self.get_params())
 
     # -- fitting ------------------------------------------------------------
+    @serialised
     def fit(self, X, y):
         """Reset, then make ``n_passes`` passes (shuffled unless ``shuffle=False``).
 
@@ -167,6 +210,7 @@ class OnlineClassifier:
         self._warn_collapse(collapsed)
         return self
 
+    @serialised
     def partial_fit(self, X, y, classes=None):
         """One online pass over the rows in the given order (one row, one round).
 
@@ -286,18 +330,21 @@ class OnlineClassifier:
         self._check_fitted()
         return as_rows(X, self.n_features_in_, owner=type(self).__name__)
 
+    @serialised
     def decision_function(self, X):
         """Scores: (n_samples,) for two classes (> 0 means ``classes_[1]``),
         (n_samples, n_classes) otherwise."""
         rows = self._rows(X)
         return self._model.scores(rows, self._bias)
 
+    @serialised
     def predict(self, X):
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.intp)]
         return self.classes_[np.argmax(scores, axis=1)]
 
+    @serialised
     def score(self, X, y):
         """Mean accuracy on (X, y)."""
         return float(np.mean(self.predict(X) == np.asarray(y)))
@@ -308,11 +355,13 @@ class OnlineClassifier:
         return self.n_features_in_
 
     @property
+    @serialised
     def coef_(self):
         d = self._dims()
         return np.atleast_2d(self._model.weights())[..., :d].reshape(-1, d)
 
     @property
+    @serialised
     def intercept_(self):
         d = self._dims()
         w = np.atleast_2d(self._model.weights())[..., d].ravel()
@@ -352,6 +401,7 @@ class VarianceMixin:
     """Fitted variances (diagonal) or covariance (full) of second-order rules."""
 
     @property
+    @serialised
     def coef_var_(self):
         d = self._dims()
         s = self._model.variances()
@@ -361,6 +411,7 @@ class VarianceMixin:
         return np.atleast_2d(s)[..., :d].reshape(-1, d)
 
     @property
+    @serialised
     def intercept_var_(self):
         d = self._dims()
         s = self._model.variances()
@@ -370,6 +421,7 @@ class VarianceMixin:
         return np.atleast_2d(s)[..., d].ravel()
 
     @property
+    @serialised
     def covariance_(self):
         d = self._dims()
         S = self._model.covariance()
@@ -381,6 +433,7 @@ class VarianceMixin:
 class GaussianMixin(VarianceMixin):
     """Probabilities of rules whose state is a Gaussian over weights (CW, AROW)."""
 
+    @serialised
     def predict_proba(self, X):
         """Probabilities from the Gaussian over weights.
 

@@ -52,7 +52,17 @@ def save(model, path):
     model : a fitted cwkit estimator
     path : str or os.PathLike
     """
-    model._check_fitted()
+    with model._state_lock():      # no thread updates the model while it is read
+        model._check_fitted()
+        meta, arrays = _contents(model)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                        **arrays)
+    _write_atomically(buf.getvalue(), os.fspath(path))
+
+
+def _contents(model):
+    """The metadata and the arrays (copies) of a fitted estimator."""
     params = model.get_params()
     if isinstance(params.get("random_state"), np.random.Generator):
         params["random_state"] = None
@@ -67,18 +77,19 @@ def save(model, path):
     }
     if classes.dtype.kind == "O":
         meta["classes"] = [_jsonable(c) for c in classes]
-    arrays = {"state/" + k: np.asarray(v) for k, v in model._model.state.items()}
+    arrays = {"state/" + k: np.array(v) for k, v in model._model.state.items()}
     if classes.dtype.kind != "O":
         arrays["classes_"] = classes
-    buf = io.BytesIO()
-    np.savez_compressed(buf, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8),
-                        **arrays)
-    path = os.fspath(path)
+    return meta, arrays
+
+
+def _write_atomically(content, path):
+    """Write `content` to `path` through a temporary file in the same folder."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".cwkit-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(buf.getvalue())
+            f.write(content)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
