@@ -17,8 +17,7 @@ import cwkit
 
 def test_damaged_model_files_load_exactly_or_raise_model_file_error():
     result = run_child("""
-        import json, sys
-        sys.path.insert(0, "tests")
+        import json
         from model_file_fuzz import fuzz
         print(json.dumps(fuzz(n_random=15, seed=1)))
     """)

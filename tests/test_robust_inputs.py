@@ -1,4 +1,4 @@
-"""Malformed inputs raise a clear ValueError and never crash the process.
+"""Malformed and random inputs work or raise a clear ValueError, never crash the process.
 
 scipy does not check the index arrays of a CSR matrix built or edited by hand
 (``has_canonical_format`` can still be True); the compiled kernels index the
@@ -91,3 +91,18 @@ def test_wellformed_csr_with_spare_capacity_and_int64_indices_is_accepted():
     np.testing.assert_array_equal(rows.X.toarray(), [[0, 2, 0], [1, 0, 3]])
     empty = sp.csr_matrix((2, 3))
     assert as_rows(empty).n_rows == 2
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_inputs_work_or_raise_a_clear_valueerror(seed):
+    """A small campaign of ``input_fuzz`` (``python tests/fuzz_inputs.py`` runs a
+    larger one): random CSR structure, dtypes, formats, index bounds, non-canonical
+    rows, NaN / inf, empty rows and columns, huge and tiny values, threads."""
+    result = run_child(f"""
+        import json, warnings
+        warnings.simplefilter("ignore")
+        from input_fuzz import fuzz
+        print(json.dumps(fuzz(400, seed={seed})))
+    """)
+    assert result["cases"] == 400
+    assert result["failures"] == []
