@@ -56,7 +56,7 @@ def serialised(method):
     """Run `method` holding the estimator's lock (see :class:`OnlineClassifier`)."""
     @functools.wraps(method)
     def locked(self, *args, **kwargs):
-        with self._state_lock():
+        with self.__dict__.get("_lock") or self._state_lock():
             return method(self, *args, **kwargs)
     return locked
 

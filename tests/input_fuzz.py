@@ -3,7 +3,8 @@
 Used by ``tests/test_robust_inputs.py`` (a small campaign, in a child process)
 and, at a larger size, by ``python tests/fuzz_inputs.py`` (not collected by
 pytest).  The inputs: random CSR structure (valid, or with indices / indptr
-out of bounds), index and value dtypes, every sparse format, non-canonical
+out of bounds, or rows edited behind scipy's cached canonical flag), index
+and value dtypes, every sparse format, non-canonical
 rows, NaN / inf, empty rows and columns, huge and tiny values, labels of the
 wrong length, a second call with another number of features, and threads
 sharing one estimator.
@@ -47,6 +48,13 @@ def damage(rng, X):
             a[rng.integers(0, len(a))] = rng.choice([-1, 10**6])
         return X
     if X.format not in ("csr", "csc", "bsr"):
+        return X
+    if X.format == "csr" and X.has_canonical_format and rng.random() < 0.3:
+        # duplicates and descents behind the flag scipy has cached as True
+        for i in range(X.shape[0]):
+            a, b = X.indptr[i], X.indptr[i + 1]
+            if b - a >= 2:
+                X.indices[a:b] = rng.choice(X.indices[a:b], b - a)
         return X
     indices, indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
     which = rng.random()

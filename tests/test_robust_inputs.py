@@ -23,8 +23,8 @@ MALFORMED = {
                            "X.indptr[1] = 5",
     "indptr beyond nnz": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
                          "X.indptr[2] = 10**6",
-    "indptr short of nnz": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
-                           "X.indptr[2] = 1",
+    "indptr negative": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
+                       "X.indptr[2] = -1",
     "indptr not from 0": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
                          "X.indptr[0] = 1",
     "indptr too short": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
@@ -83,12 +83,51 @@ def test_malformed_csr_message_says_what_is_wrong(case):
         as_rows(ns["X"])
 
 
+def test_rows_edited_behind_scipys_cached_canonical_flag_are_summed():
+    """Duplicate or unsorted indices written into a matrix whose has_canonical_format
+    scipy has cached as True: the rows are summed as if canonical, never trusted."""
+    result = run_child("""
+        import json, warnings
+        import numpy as np, scipy.sparse as sp, cwkit
+        warnings.simplefilter("ignore")
+        rng = np.random.default_rng(0)
+        X = sp.csr_matrix(rng.normal(size=(30, 8)) * (rng.random((30, 8)) < 0.6))
+        assert X.has_canonical_format
+        for i in range(30):
+            a, b = X.indptr[i], X.indptr[i + 1]
+            if b - a >= 2:
+                if i % 2:
+                    X.indices[a + 1] = X.indices[a]
+                else:
+                    X.indices[a:b] = X.indices[a:b][::-1].copy()
+        assert X.has_canonical_format
+        canonical = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()),
+                                  shape=X.shape)
+        canonical.sum_duplicates()
+        y = rng.integers(0, 3, 30)
+        out = {}
+        for entry in cwkit.algorithms():
+            for mc in ("top1", "ovr"):
+                a = cwkit.make(entry["name"], multiclass=mc, shuffle=False).fit(X, y)
+                b = cwkit.make(entry["name"], multiclass=mc, shuffle=False).fit(canonical, y)
+                out[entry["name"] + " " + mc] = bool(np.array_equal(a.coef_, b.coef_))
+        print(json.dumps(out))
+    """)
+    assert result and all(result.values()), result
+
+
 def test_wellformed_csr_with_spare_capacity_and_int64_indices_is_accepted():
     X = sp.csr_matrix(np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]]))
     X.indices = X.indices.astype(np.int64)
     X.indptr = X.indptr.astype(np.int64)
     rows = as_rows(X)
     np.testing.assert_array_equal(rows.X.toarray(), [[0, 2, 0], [1, 0, 3]])
+    # scipy allows arrays longer than the stored entries: the rest is ignored
+    X.indices = np.r_[X.indices, 10**6]
+    X.data = np.r_[X.data, np.nan]
+    rows = as_rows(X)
+    np.testing.assert_array_equal(rows.X.toarray(), [[0, 2, 0], [1, 0, 3]])
+    assert rows.X.nnz == len(rows.X.indices) == 3
     empty = sp.csr_matrix((2, 3))
     assert as_rows(empty).n_rows == 2
 
