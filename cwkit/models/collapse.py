@@ -47,16 +47,20 @@ class Watch:
     def __init__(self, model, rows):
         D = model.n_features + 1
         self.rows = rows
-        # fancy indexing copies; a dense row touches every coordinate
-        self.cols = (np.append(rows.X.indices, D - 1) if rows.sparse
-                     else np.arange(D))
-        self.before = {key: arr[self.cols] for key, arr in model.state.items()}
+        if rows.sparse:          # the row's features and the intercept, the last coordinate
+            self.cols = np.empty(len(rows.X.indices) + 1, dtype=np.intp)
+            self.cols[:-1] = rows.X.indices
+            self.cols[-1] = D - 1
+        else:                    # a dense row touches every coordinate
+            self.cols = np.arange(D)
+        # (take copies, and is faster than fancy indexing on this per-call path)
+        self.before = {key: arr.take(self.cols, axis=0) for key, arr in model.state.items()}
 
     def collapsed(self, model):
         """Whether a watched variance fell below THRESHOLD during the pass (the
         variances of these rules never grow: most passes end at the first test)."""
-        var = model.diag_variances()[self.cols]
-        if np.minimum.reduce(var, axis=None) >= THRESHOLD:
+        var = model.diag_variances()[self.cols]     # (take would copy a strided view)
+        if not np.count_nonzero(var < THRESHOLD):
             return False
         return bool(((var < THRESHOLD) & (model.diag_variances(self.before) >= THRESHOLD)).any())
 
