@@ -4,6 +4,7 @@ scikit-learn conventions without depending on scikit-learn: ``__init__`` only
 stores its arguments, ``get_params``/``set_params`` read the signature,
 ``fit`` resets, ``partial_fit`` makes exactly one pass in the given order.
 """
+import copy
 import functools
 import inspect
 import sys
@@ -103,8 +104,8 @@ class OnlineClassifier:
     -----
     Thread safety: an estimator may be shared by threads.  ``fit``,
     ``partial_fit``, ``decision_function``, ``predict``, ``predict_proba``,
-    ``score``, the fitted attributes (``coef_``, ``intercept_``, ...) and
-    :func:`cwkit.save` hold the estimator's lock (one per estimator, created on
+    ``score``, the fitted attributes (``coef_``, ``intercept_``, ...),
+    pickling and :func:`cwkit.save` hold the estimator's lock (one per estimator, created on
     first use, neither a parameter nor pickled), so calls from several threads
     run one after the other, each as it would alone: the state is that of
     the same calls made serially in the order they took the lock.  Different
@@ -133,7 +134,10 @@ class OnlineClassifier:
         return lock
 
     def __getstate__(self):
-        state = dict(self.__dict__)
+        with self._state_lock():
+            state = dict(self.__dict__)
+            if "_model" in state:   # a snapshot: no thread updates it while it is pickled
+                state["_model"] = copy.deepcopy(state["_model"])
         state.pop("_lock", None)   # a lock is not pickled: the copy makes its own
         return state
 

@@ -77,8 +77,8 @@ def test_the_lock_is_not_a_parameter_and_not_pickled():
 
 
 @pytest.mark.parametrize("method", ["fit", "partial_fit", "decision_function", "predict",
-                                    "predict_proba", "score"])
-def test_entry_points_hold_the_lock(method):
+                                    "predict_proba", "score", "coef_", "pickle", "save"])
+def test_entry_points_hold_the_lock(method, tmp_path):
     """While another thread holds the estimator's lock, every entry point waits."""
     import threading
     est = cwkit.make("arow").fit(np.eye(3), [0, 1, 1])
@@ -86,8 +86,11 @@ def test_entry_points_hold_the_lock(method):
     done = threading.Event()
     args = (np.eye(3),) if method in ("decision_function", "predict", "predict_proba") else (
         np.eye(3), [0, 1, 1])
+    call = {"coef_": lambda: est.coef_, "pickle": lambda: pickle.dumps(est),
+            "save": lambda: cwkit.save(est, tmp_path / "m.cwk")}.get(
+        method, lambda: getattr(est, method)(*args))
     with lock:
-        t = threading.Thread(target=lambda: (getattr(est, method)(*args), done.set()))
+        t = threading.Thread(target=lambda: (call(), done.set()))
         t.start()
         assert not done.wait(0.2)
     assert done.wait(10)
