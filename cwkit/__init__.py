@@ -30,6 +30,8 @@ from .svmlight import (
 )
 from .base import NotFittedError  # noqa: E402
 from .models.interface import ModelError  # noqa: E402
+from .models.collapse import VarianceCollapseWarning  # noqa: E402
+from .models.size import ModelSizeError  # noqa: E402
 from .l1pa import L1ConstrainedPA  # noqa: E402
 from .linear import (  # noqa: E402
     AROW,
@@ -48,7 +50,8 @@ __all__ = [
     "AROW", "AdaGrad", "ConfidenceWeighted", "L1ConstrainedPA", "MiniBatchPA",
     "PassiveAggressive", "Perceptron",
     "RegularizedPA", "SecondOrderPerceptron", "NotFittedError", "ModelError",
-    "ModelFileError", "algorithms", "make", "save", "load",
+    "ModelFileError", "ModelSizeError", "VarianceCollapseWarning", "algorithms", "make",
+    "save", "load",
     "SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight", "iter_svmlight",
     "load_svmlight", "scan_svmlight",
 ]

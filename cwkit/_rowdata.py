@@ -9,6 +9,7 @@ from . import _core
 _EMPTY_I64 = np.empty(0, dtype=np.int64)
 _EMPTY_I32 = np.empty(0, dtype=np.int32)
 _ARANGE_CACHE = {}
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 @dataclass(frozen=True)
@@ -42,27 +43,128 @@ def _dense_idx(d):
     return idx
 
 
+def _malformed(name, what):
+    return ValueError(f"{name} is a malformed sparse matrix: {what} (scipy does not check "
+                      "index arrays set by hand; rebuild it, e.g. with scipy.sparse.csr_matrix"
+                      "((data, indices, indptr), shape) and check_format(full_check=True))")
+
+
+def _check_index(index, bound, name, what):
+    """`index` (any integer dtype) lies in [0, bound): one reduction over it."""
+    if index.dtype.kind not in "iu":
+        raise _malformed(name, f"{what} have dtype {index.dtype}, not an integer type")
+    # as unsigned, a negative index is larger than any bound: one max checks both ends
+    unsigned = index.view(_UNSIGNED[index.dtype.itemsize])
+    if index.size and int(np.maximum.reduce(unsigned)) >= bound:
+        bad = index[(index < 0) | (index >= bound)][0]
+        raise _malformed(name, f"{what} hold {bad}, outside [0, {bound})")
+
+
+def _increasing(indices, indptr):
+    """Whether the indices increase strictly within each row (canonical CSR).
+
+    Computed, not read from scipy's cached ``has_canonical_format``, which
+    indices edited in place leave stale: the kernels rely on it.
+    """
+    if len(indices) < 2:
+        return True
+    descents = indices[1:] <= indices[:-1]
+    if len(indptr) > 2:
+        # a descent across the boundary of two rows is not one within a row
+        starts = indptr[1:-1]
+        descents[starts[(starts > 0) & (starts < len(indices))] - 1] = False
+    return not np.count_nonzero(descents)     # (faster than .any() on short rows)
+
+
+def _check_compressed(X, name, n_major, n_minor):
+    """CSR / CSC / BSR arrays: indptr of n_major + 1 nondecreasing offsets from 0 to
+    nnz <= len(indices) = len(data), the first nnz indices in [0, n_minor) (scipy
+    allows spare capacity after them).  O(n_major + nnz).
+
+    Returns whether the indices increase strictly within each row (of the
+    compressed axis).
+    """
+    indptr, indices = X.indptr, X.indices
+    if indptr.ndim != 1 or indices.ndim != 1 or indptr.dtype.kind not in "iu":
+        raise _malformed(name, "indptr and indices must be 1-D integer arrays")
+    if len(indptr) != n_major + 1:
+        raise _malformed(name, f"indptr has {len(indptr)} entries for {n_major} rows (of "
+                               "the compressed axis); it needs one more")
+    if len(X.data) != len(indices):
+        raise _malformed(name, f"data has {len(X.data)} entries and indices {len(indices)}")
+    nnz = int(indptr[-1])
+    if indptr[0] != 0 or not 0 <= nnz <= len(indices):
+        raise _malformed(name, f"indptr runs from {indptr[0]} to {nnz}, not from 0 to the "
+                               f"number of stored entries, at most {len(indices)}")
+    if n_major > 1 and np.count_nonzero(indptr[1:] < indptr[:-1]):
+        raise _malformed(name, "indptr is not nondecreasing")
+    if nnz < len(indices):
+        indices = indices[:nnz]
+    if indices.dtype.kind not in "iu":
+        raise _malformed(name, f"the indices have dtype {indices.dtype}, not an integer type")
+    increasing = _increasing(indices, indptr)
+    # one sorted row is bounded by its ends; else one reduction over all
+    if not (increasing and n_major == 1
+            and (nnz == 0 or (0 <= indices[0] and indices[-1] < n_minor))):
+        _check_index(indices, n_minor, name, "the indices")
+    return increasing
+
+
+def check_structure(X, name="X"):
+    """Raise ValueError when the index arrays of a scipy.sparse X are out of bounds.
+
+    scipy checks them only when asked (``check_format(full_check=True)``), and
+    its own conversions, like cwkit's kernels, read them unchecked.  Returns,
+    for CSR, whether its rows are canonical (see :func:`_increasing`), else None.
+    """
+    n, d = X.shape
+    if X.format == "csr":
+        return _check_compressed(X, name, n, d)
+    if X.format == "csc":
+        _check_compressed(X, name, d, n)
+    elif X.format == "bsr":
+        r, c = X.blocksize
+        _check_compressed(X, name, n // r, d // c)
+    elif X.format == "coo":
+        row, col = X.coords
+        if len(row) != len(col) or len(col) != len(X.data):
+            raise _malformed(name, "row, col and data have different lengths")
+        _check_index(row, n, name, "the row indices")
+        _check_index(col, d, name, "the column indices")
+    return None
+
+
 def as_rows(X, n_features=None, name="X", owner="the model"):
     """Validate X (array-like or scipy.sparse) into `Rows`, never mutating it.
 
     CSR is used as is when it is already float64 with canonical indices; other
     sparse formats are converted, float32 is upcast.  Raises ValueError for
-    NaN/inf, a wrong number of features or a non-2-D input.
+    NaN/inf, a wrong number of features, a non-2-D input or sparse index arrays
+    out of bounds (:func:`check_structure`).
     """
     if sp.issparse(X):
         if X.dtype.kind == "c":
             raise ValueError(f"Complex data not supported: {name} has complex values")
-        if X.format != "csr":
-            X = X.tocsr()
-        if X.dtype != np.float64:
-            X = X.astype(np.float64)
         if X.ndim != 2:
             raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
-        if not X.has_canonical_format:
+        canonical = check_structure(X, name)
+        if X.format != "csr":
+            X = X.tocsr()
+        nnz = X.indptr[-1]
+        if nnz < len(X.indices):      # spare capacity after the stored entries
+            X = sp.csr_matrix((X.data[:nnz], X.indices[:nnz], X.indptr), shape=X.shape)
+        if X.dtype != np.float64:
+            X = X.astype(np.float64)
+        if canonical is None:
+            canonical = _increasing(X.indices, X.indptr)
+        if not canonical:
             X = X.copy()
+            # the flags scipy caches may be stale (indices edited in place): reset them
+            X.has_sorted_indices = False
+            X.has_canonical_format = False
             X.sum_duplicates()
         n, d = X.shape
-        if not np.isfinite(X.data).all():
+        if np.count_nonzero(np.isfinite(X.data)) != len(X.data):   # (faster than .all())
             bad = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0],
                                       side="right") - 1)
             raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
@@ -71,7 +173,7 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
         if indices.dtype != np.int32:
             if d > np.iinfo(np.int32).max:
                 raise ValueError(f"{name} has {d} features; at most 2**31 - 1 are supported")
-            indices = indices.astype(np.int32)
+            indices = indices.astype(np.int32)  # in [0, d) (checked): no wrap-around
         indptr = X.indptr.astype(np.int64, copy=False)
         view = _core.RowView(X.data, indices, indptr, _EMPTY_I32, d)
     else:

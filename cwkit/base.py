@@ -4,8 +4,11 @@ scikit-learn conventions without depending on scikit-learn: ``__init__`` only
 stores its arguments, ``get_params``/``set_params`` read the signature,
 ``fit`` resets, ``partial_fit`` makes exactly one pass in the given order.
 """
+import copy
+import functools
 import inspect
 import sys
+import threading
 import warnings
 from dataclasses import dataclass, field
 
@@ -13,6 +16,7 @@ import numpy as np
 
 from . import _core, _params
 from ._rowdata import as_rows
+from .models.collapse import VarianceCollapseWarning, Watch, may_collapse, warning_text
 from .models.factory import build_model
 from .models.interface import ModelSpec, raise_status
 
@@ -43,6 +47,19 @@ class Registration:
     fixed: dict
     description: str
     params: tuple = field(default=())
+
+
+#: Guards the lazy creation of the estimators' locks.
+_LOCK_CREATION = threading.Lock()
+
+
+def serialised(method):
+    """Run `method` holding the estimator's lock (see :class:`OnlineClassifier`)."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self.__dict__.get("_lock") or self._state_lock():
+            return method(self, *args, **kwargs)
+    return locked
 
 
 def _labels_1d(y, n_rows):
@@ -82,6 +99,20 @@ class OnlineClassifier:
     algorithm names they register: name -> :class:`Registration`), and
     implement ``_model_options()``, the fields of their
     :class:`~cwkit.models.interface.ModelSpec` (shape, rule, hyper-parameters).
+
+    Notes
+    -----
+    Thread safety: an estimator may be shared by threads.  ``fit``,
+    ``partial_fit``, ``decision_function``, ``predict``, ``predict_proba``,
+    ``score``, the fitted attributes (``coef_``, ``intercept_``, ...),
+    pickling and :func:`cwkit.save` hold the estimator's lock (one per estimator, created on
+    first use, neither a parameter nor pickled), so calls from several threads
+    run one after the other, each as it would alone: the state is that of
+    the same calls made serially in the order they took the lock.  Different
+    estimators never wait for each other, and the compiled passes release
+    the GIL, so threads training different estimators run in parallel.  An
+    array returned by a fitted attribute may be a view of the state that a
+    later update changes: copy it to keep it.
     """
 
     _constraints = {}
@@ -93,6 +124,22 @@ class OnlineClassifier:
     def _param_names(cls):
         sig = inspect.signature(cls.__init__)
         return [p for p in sig.parameters if p != "self"]
+
+    def _state_lock(self):
+        """The lock serialising this estimator's updates and reads (created on first use)."""
+        lock = self.__dict__.get("_lock")
+        if lock is None:
+            with _LOCK_CREATION:
+                lock = self.__dict__.setdefault("_lock", threading.RLock())
+        return lock
+
+    def __getstate__(self):
+        with self._state_lock():
+            state = dict(self.__dict__)
+            if "_model" in state:   # a snapshot: no thread updates it while it is pickled
+                state["_model"] = copy.deepcopy(state["_model"])
+        state.pop("_lock", None)   # a lock is not pickled: the copy makes its own
+        return state
 
     def get_params(self, deep=True):
         return {name: getattr(self, name) for name in self._param_names()}
@@ -125,6 +172,7 @@ class OnlineClassifier:
         _params.validate(type(self).__name__, {**COMMON, **self._constraints}, self.get_params())
 
     # -- fitting ------------------------------------------------------------
+    @serialised
     def fit(self, X, y):
         """Reset, then make ``n_passes`` passes (shuffled unless ``shuffle=False``).
 
@@ -156,13 +204,17 @@ class OnlineClassifier:
         codes = self._encode(y)
         rng = np.random.default_rng(self.random_state)
         self.mistakes_ = self.n_updates_ = 0
+        collapsed = None
         for _ in range(self.n_passes):
             order = rng.permutation(rows.n_rows) if self.shuffle else np.arange(rows.n_rows)
-            _, mistakes, updates = self._run(rows, codes, order)
+            _, mistakes, updates, row = self._run(rows, codes, order, collapsed is None)
+            collapsed = row if collapsed is None else collapsed
             self.mistakes_ += mistakes
             self.n_updates_ += updates
+        self._warn_collapse(collapsed)
         return self
 
+    @serialised
     def partial_fit(self, X, y, classes=None):
         """One online pass over the rows in the given order (one row, one round).
 
@@ -195,7 +247,9 @@ class OnlineClassifier:
                                  "with every label the stream may hold (at least 2)")
             self._reset(labels, rows.n_features)
         codes = self._encode(y)
-        _, self.mistakes_, self.n_updates_ = self._run(rows, codes, np.arange(rows.n_rows))
+        _, self.mistakes_, self.n_updates_, collapsed = self._run(rows, codes,
+                                                                  np.arange(rows.n_rows))
+        self._warn_collapse(collapsed)
         return self
 
     def _reset(self, classes, n_features):
@@ -236,16 +290,30 @@ class OnlineClassifier:
     def _bias(self):
         return 1.0 if self.fit_intercept else 0.0
 
-    def _run(self, rows, codes, order):
-        """One pass; returns (rounds, mistakes, updates) and advances ``t_``."""
+    def _run(self, rows, codes, order, watch=True):
+        """One pass; returns (rounds, mistakes, updates, collapsed) and advances ``t_``.
+
+        `collapsed` is the row after which a variance of a diagonal
+        Gaussian-weight model newly collapsed (``cwkit.models.collapse``; looked
+        for if `watch` and the rule can collapse), else None.
+        """
         model = self._model
         target = np.where(codes, 1.0, -1.0) if len(self.classes_) == 2 else codes
+        watch = Watch(model, rows) if watch and may_collapse(model) else None
         result = model.run(rows, target, order, self._bias)
         self.t_ += result.rounds
         if result.status != _core.Status.OK:
             raise_status(result.status, result.pos, self._name(),
                          model.status_detail(result.status))
-        return result.rounds, result.mistakes, result.updates
+        collapsed = None
+        if watch is not None and watch.collapsed(model):
+            collapsed = watch.row(model, target, order, self._bias)
+        return result.rounds, result.mistakes, result.updates, collapsed
+
+    def _warn_collapse(self, row):
+        if row is not None:
+            warnings.warn(warning_text(type(self).__name__, self._name(), row),
+                          VarianceCollapseWarning, stacklevel=3)
 
     def _name(self):
         """The registered name of this estimator (its class name if none matches)."""
@@ -266,18 +334,21 @@ class OnlineClassifier:
         self._check_fitted()
         return as_rows(X, self.n_features_in_, owner=type(self).__name__)
 
+    @serialised
     def decision_function(self, X):
         """Scores: (n_samples,) for two classes (> 0 means ``classes_[1]``),
         (n_samples, n_classes) otherwise."""
         rows = self._rows(X)
         return self._model.scores(rows, self._bias)
 
+    @serialised
     def predict(self, X):
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.intp)]
         return self.classes_[np.argmax(scores, axis=1)]
 
+    @serialised
     def score(self, X, y):
         """Mean accuracy on (X, y)."""
         return float(np.mean(self.predict(X) == np.asarray(y)))
@@ -288,11 +359,13 @@ class OnlineClassifier:
         return self.n_features_in_
 
     @property
+    @serialised
     def coef_(self):
         d = self._dims()
         return np.atleast_2d(self._model.weights())[..., :d].reshape(-1, d)
 
     @property
+    @serialised
     def intercept_(self):
         d = self._dims()
         w = np.atleast_2d(self._model.weights())[..., d].ravel()
@@ -332,6 +405,7 @@ class VarianceMixin:
     """Fitted variances (diagonal) or covariance (full) of second-order rules."""
 
     @property
+    @serialised
     def coef_var_(self):
         d = self._dims()
         s = self._model.variances()
@@ -341,6 +415,7 @@ class VarianceMixin:
         return np.atleast_2d(s)[..., :d].reshape(-1, d)
 
     @property
+    @serialised
     def intercept_var_(self):
         d = self._dims()
         s = self._model.variances()
@@ -350,6 +425,7 @@ class VarianceMixin:
         return np.atleast_2d(s)[..., d].ravel()
 
     @property
+    @serialised
     def covariance_(self):
         d = self._dims()
         S = self._model.covariance()
@@ -361,6 +437,7 @@ class VarianceMixin:
 class GaussianMixin(VarianceMixin):
     """Probabilities of rules whose state is a Gaussian over weights (CW, AROW)."""
 
+    @serialised
     def predict_proba(self, X):
         """Probabilities from the Gaussian over weights.
 

@@ -9,7 +9,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from . import _core, _params
-from .base import GaussianMixin, OnlineClassifier, Registration, VarianceMixin
+from .base import GaussianMixin, OnlineClassifier, Registration, VarianceMixin, serialised
 from .models.scoring import row_scores
 
 
@@ -226,6 +226,7 @@ class RegularizedPA(OnlineClassifier):
         return {"shape": "first_order", "rule": self._rules[self.variant],
                 "alpha": float(self.alpha), "beta": float(self.beta), "C": float(self.C)}
 
+    @serialised
     def decision_function(self, X):
         rows = self._rows(X)
         W = np.atleast_2d(self._model.weights()).copy()

@@ -8,11 +8,11 @@ import io
 import json
 import os
 import tempfile
-import zipfile
 
 import numpy as np
 
 from . import registry
+from .models.size import ModelSizeError, state_size
 
 FORMAT = "cwkit-model"
 VERSION = 1
@@ -52,7 +52,17 @@ def save(model, path):
     model : a fitted cwkit estimator
     path : str or os.PathLike
     """
-    model._check_fitted()
+    with model._state_lock():      # no thread updates the model while it is read
+        model._check_fitted()
+        meta, arrays = _contents(model)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                        **arrays)
+    _write_atomically(buf.getvalue(), os.fspath(path))
+
+
+def _contents(model):
+    """The metadata and the arrays (copies) of a fitted estimator."""
     params = model.get_params()
     if isinstance(params.get("random_state"), np.random.Generator):
         params["random_state"] = None
@@ -67,18 +77,19 @@ def save(model, path):
     }
     if classes.dtype.kind == "O":
         meta["classes"] = [_jsonable(c) for c in classes]
-    arrays = {"state/" + k: np.asarray(v) for k, v in model._model.state.items()}
+    arrays = {"state/" + k: np.array(v) for k, v in model._model.state.items()}
     if classes.dtype.kind != "O":
         arrays["classes_"] = classes
-    buf = io.BytesIO()
-    np.savez_compressed(buf, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8),
-                        **arrays)
-    path = os.fspath(path)
+    return meta, arrays
+
+
+def _write_atomically(content, path):
+    """Write `content` to `path` through a temporary file in the same folder."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".cwkit-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(buf.getvalue())
+            f.write(content)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -86,49 +97,170 @@ def save(model, path):
         raise
 
 
-def load(path):
-    """Load an estimator saved by :func:`save`; raises ModelFileError if `path` is not one."""
-    path = os.fspath(path)
+#: The integer counters of the metadata (the estimator's attributes of the same name).
+COUNTERS = ("t_", "mistakes_", "n_updates_")
+
+
+def _is_count(value, lo=0):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= lo
+
+
+def _read_archive(path):
+    """The arrays of the archive at `path`, by name (never unpickling anything)."""
     try:
-        with np.load(path, allow_pickle=False) as z:
-            files = {k: z[k] for k in z.files}
+        with open(path, "rb") as f:
+            magic = f.read(4)
     except FileNotFoundError as exc:
         raise ModelFileError(f"{path}: cannot read the model file ({exc.strerror})") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise ModelFileError(f"{path}: not a cwkit model file ({exc})") from None
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot read the model file "
+                             f"({exc.strerror or exc})") from None
+    if magic != b"PK\x03\x04":
+        raise ModelFileError(f"{path}: not a cwkit model file (not a .npz archive)")
     try:
-        meta = json.loads(files.pop("__meta__").tobytes().decode())
-    except (KeyError, ValueError, UnicodeDecodeError):
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except ValueError as exc:
+        # numpy's own text suggests allow_pickle=True, which a model file never needs
+        reason = ("it holds an object array" if "pickle" in str(exc)
+                  else "an array is damaged")
+        raise ModelFileError(f"{path}: not a cwkit model file, or a damaged one "
+                             f"({reason})") from None
+    except MemoryError:
+        raise ModelFileError(f"{path}: not a cwkit model file, or a damaged one (an array "
+                             "header declares more data than fits in memory)") from None
+    except Exception as exc:   # zipfile, zlib, EOF, OSError: the archive itself is damaged
+        raise ModelFileError(f"{path}: not a cwkit model file, or a damaged one (the "
+                             f"archive cannot be read: {type(exc).__name__})") from None
+
+
+def _read_meta(files, path):
+    """The metadata of the archive, checked field by field."""
+    raw = files.pop("__meta__", None)
+    try:
+        meta = json.loads(raw.tobytes().decode())
+    except (AttributeError, ValueError, UnicodeDecodeError):
         raise ModelFileError(f"{path}: not a cwkit model file (no metadata)") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelFileError(f"{path}: not a cwkit model file (format {meta!r:.60})")
-    if meta.get("version") != VERSION:
-        raise ModelFileError(f"{path}: model format version {meta.get('version')!r} is not "
-                             f"supported by this cwkit (version {VERSION})")
-    cls = _classes().get(meta.get("class"))
-    if cls is None:
-        raise ModelFileError(f"{path}: unknown estimator class {meta.get('class')!r}")
+    if not _is_count(meta.get("version")) or meta["version"] != VERSION:
+        raise ModelFileError(f"{path}: model format version {meta.get('version')!r:.40} is "
+                             f"not supported by this cwkit (version {VERSION})")
+    if not isinstance(meta.get("class"), str) or meta["class"] not in _classes():
+        raise ModelFileError(f"{path}: unknown estimator class {meta.get('class')!r:.60}")
+    problems = [f"{k} is not an integer >= 0" for k in COUNTERS
+                if not _is_count(meta.get(k))]
+    if not _is_count(meta.get("n_features_in_"), 1):
+        problems.append("n_features_in_ is not an integer >= 1")
+    if not isinstance(meta.get("params"), dict):
+        problems.append("params is not a mapping")
+    if meta.get("classes_kind") not in ("b", "i", "u", "f", "U", "S", "O"):
+        problems.append("classes_kind is not a numpy dtype kind of labels")
+    elif meta["classes_kind"] == "O" and not isinstance(meta.get("classes"), list):
+        problems.append("classes is not a list")
+    if problems:
+        raise ModelFileError(f"{path}: damaged cwkit model file (metadata: "
+                             f"{'; '.join(problems)})")
+    return meta
+
+
+def _read_classes(meta, files, path):
+    """The labels: a 1-D array of at least 2 distinct labels, sorted (as ``np.unique``)."""
+    if meta["classes_kind"] == "O":
+        classes = np.array(meta["classes"] + [None], dtype=object)[:-1]
+    else:
+        classes = files.pop("classes_", None)
+        if classes is None:
+            raise ModelFileError(f"{path}: damaged cwkit model file (no array classes_)")
+    if classes.dtype.kind != meta["classes_kind"] or classes.ndim != 1 or len(classes) < 2:
+        raise ModelFileError(f"{path}: damaged cwkit model file (classes_ must be a 1-D "
+                             f"array of at least 2 labels of kind {meta['classes_kind']!r}, "
+                             f"got shape {classes.shape} of kind {classes.dtype.kind!r})")
     try:
-        est = cls(**meta["params"])
+        unique = np.unique(classes)
+    except TypeError:
+        unique = None       # labels that do not compare with each other
+    if (unique is None or len(unique) != len(classes) or not (unique == classes).all()
+            or (classes.dtype.kind == "O"
+                and not all(isinstance(c, (str, int, float)) for c in classes))):
+        raise ModelFileError(f"{path}: damaged cwkit model file (classes_ must be distinct "
+                             "labels in increasing order, as fit finds them)")
+    return classes
+
+
+def _build(meta, classes, files, path):
+    """The estimator of the metadata, its model allocated and not yet filled.
+
+    The model is allocated only once the file is known to hold its state (as
+    many values as the metadata's shape needs): a damaged ``n_features_in_``
+    never makes it allocate more than the file holds.
+    """
+    cls = _classes()[meta["class"]]
+    unknown = sorted(set(meta["params"]) - set(cls._param_names()))
+    if unknown:
+        raise ModelFileError(f"{path}: damaged cwkit model file ({cls.__name__} has no "
+                             f"parameter {unknown[0]!r:.40})")
+    est = cls(**meta["params"])
+    n_features = meta["n_features_in_"]
+    try:
         est._validate_params()
-        classes = (np.array(meta["classes"], dtype=object) if meta["classes_kind"] == "O"
-                   else files.pop("classes_"))
-        est._reset(classes, int(meta["n_features_in_"]))
-        state = est._model.state
-        for key in list(state):
-            arr = files.pop("state/" + key, None)
-            if arr is None:
-                arr = files.pop("state/" + _former_name(key))
-            if arr.shape != np.shape(state[key]) or arr.dtype != np.float64:
-                raise ModelFileError(f"{path}: state array {key!r} has shape {arr.shape} and "
-                                     f"dtype {arr.dtype}, expected {np.shape(state[key])} "
-                                     "float64")
-            state[key][...] = arr
+        need = state_size(est._spec(len(classes), n_features))
+        held = sum(a.size for key, a in files.items() if key.startswith("state/"))
+        if need != held:
+            raise ModelFileError(
+                f"{path}: damaged cwkit model file (its state arrays hold {held} values, "
+                f"where {cls.__name__} with {n_features} features and {len(classes)} "
+                f"classes has {need})")
+        est._reset(classes, n_features)
+    except ModelSizeError as exc:
+        raise ModelFileError(f"{path}: cannot load this model: {exc}") from None
     except ModelFileError:
         raise
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelFileError(f"{path}: damaged cwkit model file ({exc!r})") from None
-    est.t_ = int(meta["t_"])
-    est.mistakes_ = int(meta["mistakes_"])
-    est.n_updates_ = int(meta["n_updates_"])
+    except (ValueError, TypeError, KeyError, OverflowError) as exc:
+        raise ModelFileError(f"{path}: damaged cwkit model file ({exc})") from None
+    return est
+
+
+def _fill_state(est, files, path):
+    """Copy the state arrays of the file into the model; they must match it exactly."""
+    state = est._model.state
+    for key in list(state):
+        arr = files.pop("state/" + key, None)
+        if arr is None:
+            arr = files.pop("state/" + _former_name(key), None)
+        if arr is None:
+            raise ModelFileError(f"{path}: damaged cwkit model file (no state array {key!r})")
+        if arr.shape != np.shape(state[key]) or arr.dtype != np.float64:
+            raise ModelFileError(f"{path}: state array {key!r} has shape {arr.shape} and "
+                                 f"dtype {arr.dtype}, expected {np.shape(state[key])} "
+                                 "float64")
+        state[key][...] = arr
+    problem = est._model.state_problem()
+    if problem is not None:
+        raise ModelFileError(f"{path}: damaged cwkit model file (inconsistent state: "
+                             f"{problem})")
+
+
+def load(path):
+    """Load an estimator saved by :func:`save`.
+
+    Raises
+    ------
+    ModelFileError
+        If `path` cannot be read or is not a cwkit model file, or a damaged or
+        inconsistent one: unreadable archive, missing or ill-typed metadata,
+        parameters that fail validation, labels that are not distinct and
+        sorted, state arrays of the wrong shape or dtype, NaN or inf, negative
+        variances or other broken invariants of the model's state
+        (:meth:`cwkit.models.interface.Model.state_problem`).  Never another
+        exception for the file's content.
+    """
+    path = os.fspath(path)
+    files = _read_archive(path)
+    meta = _read_meta(files, path)
+    classes = _read_classes(meta, files, path)
+    est = _build(meta, classes, files, path)
+    _fill_state(est, files, path)
+    for key in COUNTERS:
+        setattr(est, key, meta[key])
     return est

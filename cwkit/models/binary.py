@@ -6,7 +6,7 @@ runs its compiled driver; see :class:`cwkit.models.interface.Model`.
 import numpy as np
 
 from .. import _core
-from .interface import Model, PassResult
+from .interface import Model, PassResult, counts, nonnegative, positive
 from .scoring import row_scores, sign_proba
 
 #: largest dimension D (features + 1) of a full covariance matrix (D*D*8 bytes).
@@ -27,8 +27,7 @@ def collapsed_variance_detail(model, status):
     """The explanation of an overflow of a Gaussian-weight model: collapsed variances."""
     if status != _core.Status.NONFINITE_STATE or model.spec.rule not in GAUSSIAN_RULES:
         return ""
-    s = model.variances()
-    s = np.diag(model.covariance()) if s is None else s
+    s = variance_diagonal(model)
     return (f"The smallest variance has collapsed to {np.min(s):.3g}: confidence-weighted "
             "updates on contradictory labels shrink the variances geometrically ([ECCW08] "
             "eq. 15, diagonal CW-Stdev). Use a smaller eta, AROW, or scale the features")
@@ -97,6 +96,28 @@ class FirstOrder(BinaryModel):
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status)
 
+    def invariants(self):
+        return first_order_invariants(self.state["aux"])
+
+
+def first_order_invariants(aux):
+    """The scale s > 0 (w = s v), the cached ||v||^2 >= 0 and the round count."""
+    aux = np.atleast_2d(aux)
+    return (positive("the scale aux[0]", aux[:, _core.AUX_S]),
+            nonnegative("the norm aux[1]", aux[:, _core.AUX_VN2]),
+            counts("the round count aux[2]", aux[:, _core.AUX_T], 0, np.inf))
+
+
+def variance_diagonal(model):
+    """The variances of the weights: the diagonal state, or the diagonal of Sigma."""
+    s = model.variances()
+    return model.sigma_diagonal() if s is None else s
+
+
+def gaussian_invariants(model):
+    """The variances of a Gaussian over weights are >= 0 (they may collapse to 0)."""
+    return (nonnegative("the variances", variance_diagonal(model)),)
+
 
 class Diagonal(BinaryModel):
     """mu and sigma = diag(Sigma) (initially a), interleaved as rows of `mu_sigma`."""
@@ -120,8 +141,16 @@ class Diagonal(BinaryModel):
     def variances(self):
         return self.state["mu_sigma"][:, SIGMA]
 
+    def diag_variances(self, state=None):
+        """The variances in `state` (default: the model's), a view (see
+        ``cwkit.models.collapse``)."""
+        return (self.state if state is None else state)["mu_sigma"][:, SIGMA]
+
     def status_detail(self, status):
         return collapsed_variance_detail(self, status)
+
+    def invariants(self):
+        return gaussian_invariants(self)
 
 
 def initial_variance(spec):
@@ -153,6 +182,9 @@ class Full(BinaryModel):
     def covariance(self):
         return symmetric(self.state["Sigma"])
 
+    def sigma_diagonal(self):
+        return np.diagonal(self.state["Sigma"])
+
     def proba_args(self, rows, bias):
         mu = self.state["mu"]
         m = np.empty(rows.n_rows)
@@ -170,6 +202,16 @@ class Full(BinaryModel):
 
     def status_detail(self, status):
         return collapsed_variance_detail(self, status)
+
+    def invariants(self):
+        return gaussian_invariants(self)
+
+
+def adagrad_invariants(state):
+    """The sums of squared subgradients G >= 0 and the round count."""
+    return (nonnegative("G", state["G"]),
+            counts("the round count aux[2]", state["aux"][_core.AUX_T:_core.AUX_T + 1], 0,
+                   np.inf))
 
 
 def symmetric(L):
@@ -195,6 +237,9 @@ class SOPDiagonal(BinaryModel):
     def variances(self):
         return 1.0 / self.state["A"]
 
+    def invariants(self):
+        return (positive("A", self.state["A"]),)
+
     def scores(self, rows, bias):
         # per test point: w = vv / (A + x^2)  ([SOP05] Fig. 3.1, diagonal projection)
         out = np.empty(rows.n_rows)
@@ -213,6 +258,9 @@ class AdaGrad(BinaryModel):
         return PassResult(*_core.adagrad_pass(
             rows.view, y, order, bias, st["u"], st["G"], st["aux"], spec.eta, spec.lam,
             spec.delta))
+
+    def invariants(self):
+        return adagrad_invariants(self.state)
 
     def weights(self):
         st, spec = self.state, self.spec

@@ -10,6 +10,7 @@ from functools import partial
 from . import binary, l1, minibatch, multiclass, topk
 from .interface import BINARY, OVR, TOP1, TOPK
 from .ovr import OneVsRest
+from .size import check_size
 
 #: (shape, case) -> the callable building the model from its spec.
 TABLE = {
@@ -51,6 +52,9 @@ def build_model(spec):
         If the rule has no form for the requested strategy (top-k of a rule
         outside the PA family and AROW) or the spec combines options that do
         not go together.
+    cwkit.models.size.ModelSizeError
+        If the state would exceed the memory available (checked before
+        anything is allocated).
     """
     build = TABLE.get((spec.shape, spec.kind))
     if spec.kind == TOPK and (build is None or (spec.rule is not None
@@ -59,4 +63,5 @@ def build_model(spec):
             f"{spec.owner}: multiclass='topk' is defined for the PA family (variant "
             "'pa', 'pa1', 'pa2', 'pa-ls') and AROW with the squared hinge; use "
             "multiclass='top1' or 'ovr' for this rule")
+    check_size(spec)
     return build(spec)

@@ -10,6 +10,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
+
 from .. import _core
 
 #: `PassResult.pos` of a pass that stopped at no row.
@@ -137,6 +139,40 @@ class Model(ABC):
 
     def status_detail(self, status):
         return ""
+
+    def invariants(self):
+        """(what must hold, whether it holds) pairs of the state beyond finiteness
+        (an iterable, read until the first that does not hold)."""
+        return ()
+
+    def state_problem(self):
+        """What is wrong with ``state`` (e.g. read from a file), or None.
+
+        Every array must be finite and every pair of :meth:`invariants` hold.
+        """
+        for key, arr in self.state.items():
+            if not np.isfinite(arr).all():
+                return f"state array {key!r} holds NaN or inf"
+        for what, holds in self.invariants():
+            if not holds:
+                return what
+        return None
+
+
+def nonnegative(name, values):
+    """The invariant "`values` (named `name`) are >= 0", for :meth:`Model.invariants`."""
+    return f"{name} must be >= 0", bool((values >= 0).all())
+
+
+def positive(name, values):
+    """The invariant "`values` (named `name`) are > 0", for :meth:`Model.invariants`."""
+    return f"{name} must be > 0", bool((values > 0).all())
+
+
+def counts(name, values, lo, hi):
+    """The invariant "`values` are whole numbers in [lo, hi]"."""
+    return (f"{name} must be whole numbers in [{lo}, {hi}]",
+            bool(((values >= lo) & (values <= hi) & (values == np.round(values))).all()))
 
 
 class ModelError(ValueError):

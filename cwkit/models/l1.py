@@ -23,6 +23,12 @@ def infeasible_detail(spec, status):
             "the intercept feature 1 when fit_intercept=True)")
 
 
+def in_ball(spec, w):
+    """The invariant ||w||_1 <= beta (up to the rounding of the exact update)."""
+    return (f"the weights must lie in the L1 ball ||w||_1 <= beta = {spec.beta:g}",
+            bool(np.abs(w).sum() <= spec.beta * (1.0 + 1e-9)))
+
+
 class BinaryL1PA(BinaryModel):
     """The weight vector w (length D, intercept last)."""
 
@@ -37,6 +43,9 @@ class BinaryL1PA(BinaryModel):
 
     def weights(self):
         return self.state["w"]
+
+    def invariants(self):
+        return (in_ball(self.spec, self.state["w"]),)
 
     def status_detail(self, status):
         return infeasible_detail(self.spec, status)
@@ -59,6 +68,9 @@ class MulticlassL1PA(MulticlassModel):
 
     def weights_dk(self):
         return self.state["W"]
+
+    def invariants(self):
+        return (in_ball(self.spec, self.state["W"]),)
 
     def status_detail(self, status):
         return infeasible_detail(self.spec, status)

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from .. import _core
 from .._rowdata import as_rows
 from .binary import BinaryModel
-from .interface import TOP1, PassResult
+from .interface import TOP1, PassResult, counts
 from .scoring import mc_row_scores
 
 #: The rules, in the order of the drivers' `variant` argument.
@@ -86,6 +86,15 @@ class BinaryBPA(BinaryModel):
     def weights(self):
         return self.state["w"]
 
+    def invariants(self):
+        st, B = self.state, self.spec.batch_size
+        yield counts("n_pend, the number of rows carried over,", st["n_pend"], 0, B - 1)
+        yield self.pending_labels(st["pend_y"][:int(st["n_pend"][0])])
+
+    def pending_labels(self, pend_y):
+        """The invariant of the labels of the rows carried over: +-1."""
+        return "pend_y must be -1 or +1", bool((np.abs(pend_y) == 1).all())
+
     def status_detail(self, status):
         if status != _core.Status.QP_NOT_CONVERGED:
             return ""
@@ -127,6 +136,9 @@ class MulticlassBPA(BinaryBPA):
 
     def weights(self):
         return self.state["w"].T
+
+    def pending_labels(self, pend_y):
+        return counts("pend_y, class codes,", pend_y, 0, self.K - 1)
 
     def scores(self, rows, bias):
         return mc_row_scores(rows, self.state["w"], bias)[0]

@@ -22,12 +22,15 @@ from .. import _core
 from .binary import (
     AUX_SIZE,
     MAX_FULL_DIM,
+    adagrad_invariants,
     collapsed_variance_detail,
+    first_order_invariants,
+    gaussian_invariants,
     initial_variance,
     l2_infeasible_detail,
     symmetric,
 )
-from .interface import OVR, TOP1, Model, PassResult
+from .interface import OVR, TOP1, Model, PassResult, positive
 from .scoring import argmax_proba, mc_row_scores
 
 
@@ -104,6 +107,9 @@ class FirstOrder(MulticlassModel):
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status, delta=not self.ovr)
 
+    def invariants(self):
+        return first_order_invariants(self.state["aux"])
+
 
 class Diagonal(MulticlassModel):
     """mu, sigma = diag(Sigma) per block; initial sigma = a."""
@@ -123,8 +129,15 @@ class Diagonal(MulticlassModel):
     def variances_dk(self):
         return self.state["sigma"]
 
+    def diag_variances(self, state=None):
+        """The variances in `state` (default: the model's) (see ``cwkit.models.collapse``)."""
+        return (self.state if state is None else state)["sigma"]
+
     def status_detail(self, status):
         return collapsed_variance_detail(self, status)
+
+    def invariants(self):
+        return gaussian_invariants(self)
 
 
 class Full(MulticlassModel):
@@ -168,6 +181,12 @@ class Full(MulticlassModel):
             return block_diag(*[symmetric(self._block(c)) for c in range(self.K)])
         return symmetric(self.state["Sigma"])
 
+    def sigma_diagonal(self):
+        """(K D,) variances of the stacked blocks."""
+        if self.ovr:
+            return np.concatenate([np.diagonal(self._block(c)) for c in range(self.K)])
+        return np.diagonal(self.state["Sigma"])
+
     def score_moments(self, rows, bias):
         mu = self.state["mu"]
         D = mu.shape[1]
@@ -187,6 +206,9 @@ class Full(MulticlassModel):
     def status_detail(self, status):
         return collapsed_variance_detail(self, status)
 
+    def invariants(self):
+        return gaussian_invariants(self)
+
 
 class SOPDiagonal(MulticlassModel):
     """Diagonal SOP per block: vv = sum of Delta over mistakes, A = a + sum Delta^2."""
@@ -205,6 +227,9 @@ class SOPDiagonal(MulticlassModel):
     def variances_dk(self):
         return 1.0 / self.state["A"]
 
+    def invariants(self):
+        return (positive("A", self.state["A"]),)
+
     def scores(self, rows, bias):
         out = np.empty((rows.n_rows, self.K))
         _core.mc_sop_scores(rows.view, bias, self.state["vv"], self.state["A"], out)
@@ -222,6 +247,9 @@ class AdaGrad(MulticlassModel):
         return PassResult(*_core.mc_adagrad_pass(
             *self._args(rows, codes, order), bias, self.ovr, st["u"], st["G"], st["aux"],
             spec.eta, spec.lam, spec.delta))
+
+    def invariants(self):
+        return adagrad_invariants(self.state)
 
     def weights_dk(self):
         st, spec = self.state, self.spec

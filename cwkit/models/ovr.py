@@ -46,6 +46,11 @@ class OneVsRest(Model):
     def scores(self, rows, bias):
         return mc_row_scores(rows, self.weights().T, bias)[0]
 
+    def invariants(self):
+        for c, model in enumerate(self.models):
+            for what, holds in model.invariants():
+                yield f"class {c}: {what}", holds
+
     def status_detail(self, status):
         # the K models share one spec, so they explain a status alike
         return self.models[0].status_detail(status)

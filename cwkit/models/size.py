@@ -1,0 +1,128 @@
+"""The memory of a model, known from its spec before anything is allocated.
+
+:func:`state_size` counts the float64 values of the state that
+:func:`cwkit.models.factory.build_model` would allocate (the arrays of
+``Model.state``); :func:`check_size` refuses a model larger than the memory
+that is available, with a :class:`ModelSizeError` saying what to do.
+
+The limit is the environment variable ``CWKIT_MAX_MODEL_BYTES`` (a number of
+bytes; ``inf`` disables the check) when it is set, else the memory the
+system reports available (``MemAvailable`` of ``/proc/meminfo``, or the
+physical memory from ``os.sysconf``), lowered to what the address-space limit
+of the process (``ulimit -v``) leaves free.
+"""
+import os
+
+from .. import _core
+from .interface import BINARY, OVR, TOPK
+
+#: The environment variable overriding the memory limit of a model (bytes).
+LIMIT_VARIABLE = "CWKIT_MAX_MODEL_BYTES"
+
+#: Models below this size are built without reading the system's memory (bytes).
+SMALL = 64 * 2**20
+
+#: Length of the `aux` array of the first-order and AdaGrad states (see binary.AUX_SIZE).
+_AUX = max(_core.AUX_S, _core.AUX_VN2, _core.AUX_T) + 1
+
+
+class ModelSizeError(ValueError, MemoryError):
+    """A model that would not fit in the memory available (raised before allocating)."""
+
+
+def _minibatch(D, K, B):
+    """w and w0 (D, K), the B pending rows (B, D - 1), their labels and their count."""
+    return 2 * D * K + B * (D - 1) + B + 1
+
+
+def state_size(spec):
+    """The number of float64 values of the state of the model of `spec`."""
+    D, kind, shape = spec.n_features + 1, spec.kind, spec.shape
+    K = 1 if kind == BINARY else spec.n_classes
+    blocks = D * K
+    if shape == "first_order":
+        if kind == TOPK and spec.rule == _core.Rule.PA_LS:
+            return _minibatch(D, K, 1)       # top-k PA-LS is mini-batch PA-LS (B = 1)
+        averaged = blocks if spec.rule == _core.Rule.AVG_PERCEPTRON else 0
+        return blocks + averaged + _AUX * (K if kind == OVR else 1)
+    if shape in ("diagonal", "sop_diagonal"):
+        return 2 * blocks
+    if shape == "adagrad":
+        return 2 * blocks + _AUX
+    if shape == "full":
+        return blocks + (K * D * D if kind in (BINARY, OVR) else blocks * blocks)
+    if shape == "minibatch":
+        if kind == OVR:
+            return K * _minibatch(D, 1, spec.batch_size)
+        return _minibatch(D, K, spec.batch_size)
+    if shape == "l1":
+        return blocks
+    raise ValueError(f"unknown shape of state {shape!r}")
+
+
+def _meminfo_available():
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _address_space_left():
+    """What ``ulimit -v`` leaves to this process, or None without such a limit."""
+    try:
+        import resource
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/statm", "rb") as f:
+            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        return max(soft - used, 0)
+    except (ImportError, OSError, ValueError, IndexError):
+        return None
+
+
+def memory_limit():
+    """The largest model (bytes) that may be built, or None when it is unknown."""
+    value = os.environ.get(LIMIT_VARIABLE)
+    if value:
+        try:
+            limit = float(value)
+        except ValueError:
+            limit = -1.0
+        if not limit >= 0:
+            raise ValueError(f"{LIMIT_VARIABLE} must be a number of bytes (or inf), got "
+                             f"{value!r}")
+        return limit
+    limits = [v for v in (_meminfo_available(), _address_space_left()) if v is not None]
+    return min(limits) if limits else None
+
+
+def _human(n):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def check_size(spec):
+    """Raise ModelSizeError if the state of `spec`'s model exceeds :func:`memory_limit`."""
+    need = 8 * state_size(spec)
+    if need < SMALL and not os.environ.get(LIMIT_VARIABLE):
+        return
+    limit = memory_limit()
+    if limit is None or need <= limit:
+        return
+    advice = "use fewer features (e.g. fold them with `cwkit train --hash-bits`)"
+    if spec.shape == "full":
+        advice += ", covariance='diag' instead of 'full'"
+    raise ModelSizeError(
+        f"{spec.owner}: a model of {spec.n_features} features and {spec.n_classes} classes "
+        f"needs {_human(need)} of memory and {_human(limit)} is available; {advice}, or "
+        f"set {LIMIT_VARIABLE} (bytes) to change the limit")

@@ -1,0 +1,147 @@
+"""Malformed and random inputs work or raise a clear ValueError, never crash the process.
+
+scipy does not check the index arrays of a CSR matrix built or edited by hand
+(``has_canonical_format`` can still be True); the compiled kernels index the
+model state with them unchecked, so ``cwkit._rowdata.as_rows`` must.  The
+cases run in a child process: a segfault is a failed test, not a dead run.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _child import run_child
+
+from cwkit._rowdata import as_rows
+
+#: Builders of malformed sparse matrices of shape (2, 3): name -> code making `X`.
+MALFORMED = {
+    "index beyond n_features": "X = sp.csr_matrix((np.ones(2), [0, 10**6], [0, 1, 2]), "
+                               "shape=(2, 3))",
+    "negative index": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
+                      "X.indices[1] = -5",
+    "indptr not monotone": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
+                           "X.indptr = np.array([0, 2, 2], dtype=X.indptr.dtype); "
+                           "X.indptr[1] = 5",
+    "indptr beyond nnz": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
+                         "X.indptr[2] = 10**6",
+    "indptr negative": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
+                       "X.indptr[2] = -1",
+    "indptr not from 0": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
+                         "X.indptr[0] = 1",
+    "indptr too short": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
+                        "X.indptr = X.indptr[:2]",
+    "indptr too long": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), shape=(2, 3)); "
+                       "X.indptr = np.array([0, 1, 2, 2], dtype=X.indptr.dtype)",
+    "int64 index beyond int32": "X = sp.csr_matrix((np.ones(2), np.array([0, 2**32 + 1]), "
+                                "np.array([0, 1, 2])), shape=(2, 3)); "
+                                "X.indices = np.array([0, 2**32 + 1], dtype=np.int64)",
+    "data shorter than indices": "X = sp.csr_matrix((np.ones(2), [0, 1], [0, 1, 2]), "
+                                 "shape=(2, 3)); X.data = X.data[:1]",
+    "csc index beyond n_rows": "X = sp.csc_matrix((np.ones(2), [0, 1], [0, 1, 2, 2]), "
+                               "shape=(2, 3)); X.indices[1] = 10**6",
+    "coo column beyond n_features": "X = sp.coo_matrix((np.ones(2), ([0, 1], [0, 1])), "
+                                    "shape=(2, 3)); X.col[1] = 10**6",
+}
+
+#: Estimators whose kernels read the indices in different ways.
+ESTIMATORS = [("pa1", {}), ("arow", {}), ("arow", {"covariance": "full"}), ("l1-pa", {}),
+              ("bpa1", {"batch_size": 2}), ("sop", {})]
+
+
+def test_malformed_csr_raises_valueerror_in_every_entry_point():
+    result = run_child(f"""
+        import json
+        import numpy as np, scipy.sparse as sp, cwkit
+        cases = {MALFORMED!r}
+        out = {{}}
+        for name, params in {ESTIMATORS!r}:
+            fitted = cwkit.make(name, **params).fit(np.eye(3)[:2] + 0.1, [0, 1])
+            for case, code in cases.items():
+                for call in ("fit", "partial_fit", "decision_function"):
+                    ns = {{"np": np, "sp": sp}}
+                    exec(code, ns)
+                    X = ns["X"]
+                    est = fitted if call == "decision_function" else cwkit.make(name, **params)
+                    args = (X,) if call == "decision_function" else (X, [0, 1])
+                    try:
+                        getattr(est, call)(*args)
+                        out[f"{{name}}{{params}} {{call}} {{case}}"] = "no error"
+                    except ValueError as exc:
+                        out[f"{{name}}{{params}} {{call}} {{case}}"] = "ValueError: " + str(exc)
+        print(json.dumps(out))
+    """)
+    assert len(result) == len(ESTIMATORS) * len(MALFORMED) * 3
+    for key, outcome in result.items():
+        assert outcome.startswith("ValueError: X"), (key, outcome)
+        assert "\n" not in outcome and "Traceback" not in outcome
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_csr_message_says_what_is_wrong(case):
+    ns = {"np": np, "sp": sp}
+    exec(MALFORMED[case], ns)
+    with pytest.raises(ValueError, match=r"^X is a malformed sparse matrix: "):
+        as_rows(ns["X"])
+
+
+def test_rows_edited_behind_scipys_cached_canonical_flag_are_summed():
+    """Duplicate or unsorted indices written into a matrix whose has_canonical_format
+    scipy has cached as True: the rows are summed as if canonical, never trusted."""
+    result = run_child("""
+        import json, warnings
+        import numpy as np, scipy.sparse as sp, cwkit
+        warnings.simplefilter("ignore")
+        rng = np.random.default_rng(0)
+        X = sp.csr_matrix(rng.normal(size=(30, 8)) * (rng.random((30, 8)) < 0.6))
+        assert X.has_canonical_format
+        for i in range(30):
+            a, b = X.indptr[i], X.indptr[i + 1]
+            if b - a >= 2:
+                if i % 2:
+                    X.indices[a + 1] = X.indices[a]
+                else:
+                    X.indices[a:b] = X.indices[a:b][::-1].copy()
+        assert X.has_canonical_format
+        canonical = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()),
+                                  shape=X.shape)
+        canonical.sum_duplicates()
+        y = rng.integers(0, 3, 30)
+        out = {}
+        for entry in cwkit.algorithms():
+            for mc in ("top1", "ovr"):
+                a = cwkit.make(entry["name"], multiclass=mc, shuffle=False).fit(X, y)
+                b = cwkit.make(entry["name"], multiclass=mc, shuffle=False).fit(canonical, y)
+                out[entry["name"] + " " + mc] = bool(np.array_equal(a.coef_, b.coef_))
+        print(json.dumps(out))
+    """)
+    assert result and all(result.values()), result
+
+
+def test_wellformed_csr_with_spare_capacity_and_int64_indices_is_accepted():
+    X = sp.csr_matrix(np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]]))
+    X.indices = X.indices.astype(np.int64)
+    X.indptr = X.indptr.astype(np.int64)
+    rows = as_rows(X)
+    np.testing.assert_array_equal(rows.X.toarray(), [[0, 2, 0], [1, 0, 3]])
+    # scipy allows arrays longer than the stored entries: the rest is ignored
+    X.indices = np.r_[X.indices, 10**6]
+    X.data = np.r_[X.data, np.nan]
+    rows = as_rows(X)
+    np.testing.assert_array_equal(rows.X.toarray(), [[0, 2, 0], [1, 0, 3]])
+    assert rows.X.nnz == len(rows.X.indices) == 3
+    empty = sp.csr_matrix((2, 3))
+    assert as_rows(empty).n_rows == 2
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_inputs_work_or_raise_a_clear_valueerror(seed):
+    """A small campaign of ``input_fuzz`` (``python tests/fuzz_inputs.py`` runs a
+    larger one): random CSR structure, dtypes, formats, index bounds, non-canonical
+    rows, NaN / inf, empty rows and columns, huge and tiny values, threads."""
+    result = run_child(f"""
+        import json, warnings
+        warnings.simplefilter("ignore")
+        from input_fuzz import fuzz
+        print(json.dumps(fuzz(400, seed={seed})))
+    """)
+    assert result["cases"] == 400
+    assert result["failures"] == []

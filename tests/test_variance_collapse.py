@@ -1,0 +1,65 @@
+"""Diagonal CW whose variances collapse to 0 stop learning: the user is told,
+once per call, with the row where it happened."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cwkit
+from cwkit.models.collapse import THRESHOLD
+
+
+def _noisy(n=300, d=5, K=2, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)), rng.integers(0, K, n)
+
+
+def _min_variance(est):
+    return min(est.coef_var_.min(), est.intercept_var_.min())
+
+
+def _first_collapsed_row(name, params, X, y):
+    """Row by row (the same online pass): the first row after which a variance is tiny."""
+    est = cwkit.make(name, shuffle=False, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cwkit.VarianceCollapseWarning)
+        for i in range(len(y)):
+            est.partial_fit(X[i:i + 1], y[i:i + 1], classes=np.unique(y))
+            if _min_variance(est) < THRESHOLD:
+                return i
+    return None
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("K, params", [(2, {}), (3, {}), (3, {"multiclass": "ovr"})],
+                         ids=["binary", "top1", "ovr"])
+def test_collapse_is_warned_once_with_its_row(sparse, K, params):
+    X, y = _noisy(K=K)
+    params = {"eta": 0.95, **params}
+    row = _first_collapsed_row("cw-stdev", params, X, y)
+    assert row is not None and row > 0
+    Xs = sp.csr_matrix(X) if sparse else X
+    est = cwkit.make("cw-stdev", shuffle=False, n_passes=3, **params)
+    with pytest.warns(cwkit.VarianceCollapseWarning, match=rf"row {row} of X: the variance") as rec:
+        est.fit(Xs, y)
+    assert len([w for w in rec if w.category is cwkit.VarianceCollapseWarning]) == 1
+    # later calls on the collapsed model: nothing newly collapses, no new warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cwkit.VarianceCollapseWarning)
+        est.partial_fit(Xs[:50], y[:50])
+    # a call that starts before the collapse names the row of its own X
+    fresh = cwkit.make("cw-stdev", shuffle=False, **params)
+    fresh.partial_fit(Xs[:row - 1 if row > 1 else 1], y[:max(row - 1, 1)], classes=np.unique(y))
+    start = max(row - 1, 1)
+    with pytest.warns(cwkit.VarianceCollapseWarning, match=rf"row {row - start} of X"):
+        fresh.partial_fit(Xs[start:], y[start:])
+
+
+def test_no_warning_without_collapse():
+    X, y = _noisy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cwkit.VarianceCollapseWarning)
+        for name in ("arow", "cw"):
+            cwkit.make(name).fit(X, y)
+    assert issubclass(cwkit.VarianceCollapseWarning, UserWarning)
