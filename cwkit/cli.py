@@ -30,7 +30,7 @@ from .evaluate import (
     mean_ranks,
     train,
 )
-from .persist import load, save
+from .persist import ModelFileError, load, save
 from .registry import algorithms, make
 from .svmlight import SvmlightError, label_line, scan_svmlight
 
@@ -457,8 +457,10 @@ def _predict(args, spool):
         raise DataError(f"{args.model}: no such file")
     try:
         model = load(args.model)
-    except (ValueError, KeyError, OSError) as exc:
-        raise DataError(f"{args.model}: not a cwkit model file ({exc})") from exc
+    except ModelFileError as exc:    # names the file and what is wrong, in one line
+        raise DataError(str(exc)) from exc
+    except OSError as exc:
+        raise DataError(f"{args.model}: {exc.strerror or exc}") from exc
     if args.proba and not hasattr(model, "predict_proba"):
         raise UsageError(f"--proba: {type(model).__name__} gives no probabilities "
                          f"(cw and arow do); use --scores")

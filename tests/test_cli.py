@@ -999,3 +999,23 @@ def test_results_are_printed_before_the_output_files_are_written(capsys, data, t
     rc, out, err = run(capsys, "eval", "--algos", "pa", train, "--curve", curve, "--quiet")
     assert rc == 1 and out.startswith(f"data: {train}") and "pa *" in out
     assert err == f"cwkit: error: {curve}: No space left on device\n"
+
+
+def test_predict_with_a_damaged_model_file(capsys, data, tmp_path):
+    """One line naming the file once, exit 1, no traceback, for a file that is not a model
+    and for one whose arrays were damaged."""
+    train, test = data[4], data[5]
+    model = tmp_path / "m.cwk"
+    assert run(capsys, "train", "--algo", "pa1", train, "-o", model)[0] == 0
+    junk = tmp_path / "junk.cwk"
+    junk.write_bytes(b"not a model")
+    damaged = tmp_path / "damaged.cwk"
+    blob = bytearray(model.read_bytes())
+    blob[len(blob) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(blob))
+    for path in (junk, damaged):
+        rc, out, err = run(capsys, "predict", path, test)
+        assert rc == 1 and out == ""
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"cwkit: error: {path}: ")
+        assert lines[0].count(str(path)) == 1 and "Traceback" not in err and "pickle" not in err

@@ -266,7 +266,7 @@ def test_predict_proba_is_the_argmax_probability(name, params, strategy):
     fitted moments (the class scores are independent for diagonal Sigma)."""
     rng = np.random.default_rng(6)
     X, y = make_multiclass(rng, n=80, d=3, K=4)
-    est = cwkit.make(name, multiclass=strategy, a=4.0, **params).fit(X, y)
+    est = cwkit.make(name, multiclass=strategy, a=4.0, random_state=0, **params).fit(X, y)
     P = est.predict_proba(X[:10])
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
     Xa = np.hstack([X[:10], np.ones((10, 1))])
