@@ -257,8 +257,9 @@ def _eval_status(outcome, strict):
     for task in outcome["tasks"]:
         failed = [r for r in task["results"] if r["failed"]]
         for res in failed:
-            print(f"cwkit: warning: {task['data']}: {res['algo']} "
-                  f"{report.failure_lines(res)[0]}", file=sys.stderr)
+            task_name = "" if task["data"] == res["failed"]["file"] else f" ({task['data']})"
+            print(f"cwkit: warning: {res['algo']}{task_name} {report.failure_lines(res)[0]}",
+                  file=sys.stderr)
         if failed and (strict or len(failed) == len(task["results"])):
             status = 1
     return status
