@@ -87,3 +87,12 @@ def test_a_model_file_claiming_more_features_than_it_holds_allocates_nothing(tmp
     with pytest.raises(cwkit.ModelFileError,
                        match="its state arrays hold 8 values, where AROW with 1000000000000 "):
         cwkit.load(path)
+
+
+def test_a_huge_batch_size_is_refused_with_advice(monkeypatch):
+    """Mini-batch PA keeps B pending rows: batch_size=1e9 is refused before allocating,
+    naming the batch size as what to change."""
+    monkeypatch.setenv(LIMIT_VARIABLE, "1e9")
+    X = np.eye(4)
+    with pytest.raises(cwkit.ModelSizeError, match="a smaller batch_size than 1000000000"):
+        cwkit.make("bpa1", batch_size=10**9).fit(X, [0, 1, 0, 1])

@@ -122,6 +122,8 @@ def check_size(spec):
     advice = "use fewer features (e.g. fold them with `cwkit train --hash-bits`)"
     if spec.shape == "full":
         advice += ", covariance='diag' instead of 'full'"
+    if spec.shape == "minibatch":
+        advice += f", a smaller batch_size than {spec.batch_size}"
     raise ModelSizeError(
         f"{spec.owner}: a model of {spec.n_features} features and {spec.n_classes} classes "
         f"needs {_human(need)} of memory and {_human(limit)} is available; {advice}, or "
