@@ -937,7 +937,8 @@ def test_sigint_in_the_middle_of_a_run(tmp_path):
     X, y = make_data(n=2000)
     path = write_svm(tmp_path / "d.svm", X, y)
     site = Path(cwkit.__file__).resolve().parents[1]
-    proc = subprocess.Popen([sys.executable, "-m", "cwkit", "eval", "--algos", "pa,arow",
+    proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "cwkit", "eval",
+                             "--algos", "pa,arow",
                              path, "--passes", "100000", "--batch-size", "500"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=tempfile.gettempdir(),
@@ -946,7 +947,13 @@ def test_sigint_in_the_middle_of_a_run(tmp_path):
         if "8000 examples" in line:
             break
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:  # where every thread of the child stands, then fail
+        proc.send_signal(signal.SIGABRT)
+        out, err = proc.communicate()
+        raise AssertionError("no exit 120 s after SIGINT; the child's threads:\n"
+                             + err[-4000:]) from None
     assert proc.returncode == 130, err
     assert "INTERRUPTED: partial results" in out and "pa" in out and "arow" in out
     assert "cwkit: interrupted: the results of 1 of 1 task(s)" in err
