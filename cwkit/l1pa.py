@@ -115,7 +115,7 @@ class L1ConstrainedPA(OnlineClassifier):
     _names: ClassVar[dict] = {"l1-pa": Registration(
         {}, "L1-norm-constrained PA, exact update ([LMC09] eq. 3.9)", ("beta",))}
 
-    def __init__(self, beta=10.0, *, fit_intercept=True, n_passes=1, shuffle=True,
+    def __init__(self, beta=10.0, *, fit_intercept=True, n_passes=1, shuffle=False,
                  random_state=None, multiclass="top1", k=1):
         self.beta = beta
         self.fit_intercept = fit_intercept

@@ -128,7 +128,7 @@ class MiniBatchPA(OnlineClassifier):
     }
 
     def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block",
-                 slack="per-constraint", *, fit_intercept=True, n_passes=1, shuffle=True,
+                 slack="per-constraint", *, fit_intercept=True, n_passes=1, shuffle=False,
                  random_state=None, multiclass="top1", k=1):
         self.variant = variant
         self.C = C
