@@ -61,7 +61,7 @@ class Perceptron(OnlineClassifier):
     --------
     >>> import numpy as np, cwkit
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
-    >>> clf = cwkit.Perceptron(shuffle=False).fit(X, [1, -1, 1, -1])
+    >>> clf = cwkit.Perceptron().fit(X, [1, -1, 1, -1])
     >>> clf.predict(X).tolist()
     [1, -1, 1, -1]
     """
@@ -376,7 +376,7 @@ class AROW(GaussianMixin, OnlineClassifier):
     --------
     >>> import numpy as np, scipy.sparse as sp, cwkit
     >>> X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]]))
-    >>> clf = cwkit.AROW(r=0.1, shuffle=False).fit(X, ["spam", "ham", "spam", "ham"])
+    >>> clf = cwkit.AROW(r=0.1).fit(X, ["spam", "ham", "spam", "ham"])
     >>> clf.predict(X).tolist()
     ['spam', 'ham', 'spam', 'ham']
     >>> clf.predict_proba(X).shape, bool(np.all(clf.coef_var_ < 1.0))

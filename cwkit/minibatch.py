@@ -100,11 +100,11 @@ class MiniBatchPA(OnlineClassifier):
     --------
     >>> import numpy as np, cwkit
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
-    >>> clf = cwkit.make("bpa1", batch_size=2, shuffle=False).fit(X, [1, -1, 1, -1])
+    >>> clf = cwkit.make("bpa1", batch_size=2).fit(X, [1, -1, 1, -1])
     >>> clf.predict(X).tolist()
     [1, -1, 1, -1]
     >>> X3 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]] * 3)
-    >>> clf = cwkit.make("bpa2", batch_size=3, multiclass="topk", k=2, shuffle=False)
+    >>> clf = cwkit.make("bpa2", batch_size=3, multiclass="topk", k=2)
     >>> clf.fit(X3, ["a", "b", "c"] * 3).predict(X3[:3]).tolist()
     ['a', 'b', 'c']
     """
