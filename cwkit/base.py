@@ -174,7 +174,7 @@ class OnlineClassifier:
     # -- fitting ------------------------------------------------------------
     @serialised
     def fit(self, X, y):
-        """Reset, then make ``n_passes`` passes (shuffled unless ``shuffle=False``).
+        """Reset, then make ``n_passes`` passes (in the given order unless ``shuffle=True``).
 
         Parameters
         ----------

@@ -97,12 +97,12 @@ class L1ConstrainedPA(OnlineClassifier):
     --------
     >>> import numpy as np, cwkit
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
-    >>> clf = cwkit.make("l1-pa", beta=3.0, shuffle=False).fit(X, [1, -1, 1, -1])
+    >>> clf = cwkit.make("l1-pa", beta=3.0).fit(X, [1, -1, 1, -1])
     >>> clf.predict(X).tolist(), bool(np.abs(clf.coef_).sum() + abs(clf.intercept_[0]) <= 3.0)
     ([1, -1, 1, -1], True)
     >>> X3 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]] * 3)
     >>> for mc in ("top1", "topk"):
-    ...     m = cwkit.make("l1-pa", beta=2.0, multiclass=mc, k=2, shuffle=False)
+    ...     m = cwkit.make("l1-pa", beta=2.0, multiclass=mc, k=2)
     ...     m = m.fit(X3, ["a", "b", "c"] * 3)
     ...     print(mc, m.predict(X3[:3]).tolist(), m.coef_.shape,
     ...           bool(np.abs(m.coef_).sum() + np.abs(m.intercept_).sum() <= 2.0 + 1e-12))
@@ -115,7 +115,7 @@ class L1ConstrainedPA(OnlineClassifier):
     _names: ClassVar[dict] = {"l1-pa": Registration(
         {}, "L1-norm-constrained PA, exact update ([LMC09] eq. 3.9)", ("beta",))}
 
-    def __init__(self, beta=10.0, *, fit_intercept=True, n_passes=1, shuffle=True,
+    def __init__(self, beta=10.0, *, fit_intercept=True, n_passes=1, shuffle=False,
                  random_state=None, multiclass="top1", k=1):
         self.beta = beta
         self.fit_intercept = fit_intercept

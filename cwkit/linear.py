@@ -25,10 +25,14 @@ class Perceptron(OnlineClassifier):
         Learn an intercept as an augmented constant feature of value 1.
     n_passes : int, default=1
         Passes over the data made by ``fit``.
-    shuffle : bool, default=True
+    shuffle : bool, default=False
         Shuffle the rows before each pass of ``fit`` (``partial_fit`` never does).
-    random_state : int, Generator or None
-        Seed of the shuffling.
+        By default ``fit`` keeps the given order, so two ``fit`` calls on the same
+        data give identical models (and one pass equals ``partial_fit``).
+    random_state : int >= 0, numpy.random.Generator or None, default=None
+        Seed of the shuffling (used only with ``shuffle=True``).  ``shuffle=True``
+        with ``random_state=None`` draws a new order on every ``fit``: not
+        reproducible; give a seed, e.g. ``shuffle=True, random_state=0``.
     multiclass : {"top1", "topk", "ovr"}, default="top1"
         Reduction used when there are more than two classes (``cwkit.models``):
         the binary rule on f(x, y) - f(x, c) against the closest competitor c
@@ -57,7 +61,7 @@ class Perceptron(OnlineClassifier):
     --------
     >>> import numpy as np, cwkit
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
-    >>> clf = cwkit.Perceptron(shuffle=False).fit(X, [1, -1, 1, -1])
+    >>> clf = cwkit.Perceptron().fit(X, [1, -1, 1, -1])
     >>> clf.predict(X).tolist()
     [1, -1, 1, -1]
     """
@@ -68,7 +72,7 @@ class Perceptron(OnlineClassifier):
         "avg-perceptron": Registration({"average": True}, "averaged Perceptron [FS99]"),
     }
 
-    def __init__(self, average=False, *, fit_intercept=True, n_passes=1, shuffle=True,
+    def __init__(self, average=False, *, fit_intercept=True, n_passes=1, shuffle=False,
                  random_state=None, multiclass="top1", k=1):
         self.average = average
         self.fit_intercept = fit_intercept
@@ -137,7 +141,7 @@ class PassiveAggressive(OnlineClassifier):
               "pa-ls": _core.Rule.PA_LS}
 
     def __init__(self, variant="pa1", C=1.0, slack="per-constraint", *, fit_intercept=True,
-                 n_passes=1, shuffle=True, random_state=None, multiclass="top1", k=1):
+                 n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1):
         self.variant = variant
         self.C = C
         self.slack = slack
@@ -207,7 +211,7 @@ class RegularizedPA(OnlineClassifier):
     _rules = {"reg": _core.Rule.REG_PA, "l2": _core.Rule.L2_PA, "soft": _core.Rule.SOFT_REG_PA}
 
     def __init__(self, variant="reg", alpha=0.01, beta=10.0, C=1.0, prune_sigma=0.0,
-                 prune_mode="squared", *, fit_intercept=True, n_passes=1, shuffle=True,
+                 prune_mode="squared", *, fit_intercept=True, n_passes=1, shuffle=False,
                  random_state=None, multiclass="top1", k=1):
         self.variant = variant
         self.alpha = alpha
@@ -315,7 +319,7 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
     _default_eta = {"var": 0.9, "stdev": 0.7}
 
     def __init__(self, variant="var", eta=None, a=1.0, covariance="diag", *,
-                 fit_intercept=True, n_passes=1, shuffle=True, random_state=None,
+                 fit_intercept=True, n_passes=1, shuffle=False, random_state=None,
                  multiclass="top1", k=1):
         self.variant = variant
         self.eta = eta
@@ -372,7 +376,7 @@ class AROW(GaussianMixin, OnlineClassifier):
     --------
     >>> import numpy as np, scipy.sparse as sp, cwkit
     >>> X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]]))
-    >>> clf = cwkit.AROW(r=0.1, shuffle=False).fit(X, ["spam", "ham", "spam", "ham"])
+    >>> clf = cwkit.AROW(r=0.1).fit(X, ["spam", "ham", "spam", "ham"])
     >>> clf.predict(X).tolist()
     ['spam', 'ham', 'spam', 'ham']
     >>> clf.predict_proba(X).shape, bool(np.all(clf.coef_var_ < 1.0))
@@ -400,7 +404,7 @@ class AROW(GaussianMixin, OnlineClassifier):
 
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="diag",
                  diag_update="inverse", sigma_update="auto", *, fit_intercept=True,
-                 n_passes=1, shuffle=True, random_state=None, multiclass="top1", k=1):
+                 n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1):
         self.r = r
         self.a = a
         self.loss = loss
@@ -452,7 +456,7 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
     _names = {"sop": Registration({}, "second-order Perceptron [SOP05]", ("a", "covariance"))}
 
     def __init__(self, a=1.0, covariance="diag", *, fit_intercept=True, n_passes=1,
-                 shuffle=True, random_state=None, multiclass="top1", k=1):
+                 shuffle=False, random_state=None, multiclass="top1", k=1):
         self.a = a
         self.covariance = covariance
         self.fit_intercept = fit_intercept
@@ -501,7 +505,7 @@ class AdaGrad(OnlineClassifier):
         ("eta", "lam", "delta"))}
 
     def __init__(self, eta=1.0, lam=0.0, delta=1e-8, *, fit_intercept=True, n_passes=1,
-                 shuffle=True, random_state=None, multiclass="top1", k=1):
+                 shuffle=False, random_state=None, multiclass="top1", k=1):
         self.eta = eta
         self.lam = lam
         self.delta = delta

@@ -100,11 +100,11 @@ class MiniBatchPA(OnlineClassifier):
     --------
     >>> import numpy as np, cwkit
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
-    >>> clf = cwkit.make("bpa1", batch_size=2, shuffle=False).fit(X, [1, -1, 1, -1])
+    >>> clf = cwkit.make("bpa1", batch_size=2).fit(X, [1, -1, 1, -1])
     >>> clf.predict(X).tolist()
     [1, -1, 1, -1]
     >>> X3 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]] * 3)
-    >>> clf = cwkit.make("bpa2", batch_size=3, multiclass="topk", k=2, shuffle=False)
+    >>> clf = cwkit.make("bpa2", batch_size=3, multiclass="topk", k=2)
     >>> clf.fit(X3, ["a", "b", "c"] * 3).predict(X3[:3]).tolist()
     ['a', 'b', 'c']
     """
@@ -128,7 +128,7 @@ class MiniBatchPA(OnlineClassifier):
     }
 
     def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block",
-                 slack="per-constraint", *, fit_intercept=True, n_passes=1, shuffle=True,
+                 slack="per-constraint", *, fit_intercept=True, n_passes=1, shuffle=False,
                  random_state=None, multiclass="top1", k=1):
         self.variant = variant
         self.C = C

@@ -99,7 +99,7 @@ def random_labels(rng, n, K):
 def _estimator(rng):
     name = str(rng.choice(NAMES))
     strategy = str(rng.choice(["top1", "topk", "ovr"]))
-    return name, {"multiclass": strategy, "k": 2, "random_state": 0}
+    return name, {"multiclass": strategy, "k": 2, "shuffle": True, "random_state": 0}
 
 
 def clear(exc):

@@ -109,7 +109,8 @@ CASES = [("bpa1", {"C": 0.3, "batch_size": 4}),
 def test_dense_equals_csr_bit_for_bit(data, name, params):
     X, y = data
     for fit_intercept in (True, False):
-        kw = dict(params, fit_intercept=fit_intercept, n_passes=2, random_state=3)
+        kw = dict(params, fit_intercept=fit_intercept, n_passes=2, shuffle=True,
+                  random_state=3)
         a = cwkit.make(name, **kw).fit(X, y)
         b = cwkit.make(name, **kw).fit(sp.csr_matrix(X), y)
         np.testing.assert_array_equal(a.coef_, b.coef_)

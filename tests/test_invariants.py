@@ -34,10 +34,9 @@ def data():
 def test_dense_and_csr_identical(any_case, data, fit_intercept):
     name, params = any_case
     X, y = data
-    a = cwkit.make(name, random_state=1, n_passes=2, fit_intercept=fit_intercept,
-                   **params).fit(X, y)
-    b = cwkit.make(name, random_state=1, n_passes=2, fit_intercept=fit_intercept,
-                   **params).fit(sp.csr_matrix(X), y)
+    kw = dict(shuffle=True, random_state=1, n_passes=2, fit_intercept=fit_intercept, **params)
+    a = cwkit.make(name, **kw).fit(X, y)
+    b = cwkit.make(name, **kw).fit(sp.csr_matrix(X), y)
     _assert_same(a, b)
     assert (a.mistakes_, a.n_updates_, a.t_) == (b.mistakes_, b.n_updates_, b.t_)
     np.testing.assert_array_equal(a.decision_function(X),
@@ -76,13 +75,13 @@ def test_partial_fit_in_pieces_equals_one_pass(any_case, data):
 def test_fit_is_deterministic_and_resets(any_case, data):
     name, params = any_case
     X, y = data
-    a = cwkit.make(name, random_state=3, n_passes=3, **params).fit(X, y)
-    b = cwkit.make(name, random_state=3, n_passes=3, **params)
+    a = cwkit.make(name, shuffle=True, random_state=3, n_passes=3, **params).fit(X, y)
+    b = cwkit.make(name, shuffle=True, random_state=3, n_passes=3, **params)
     b.fit(X[:20], y[:20])
     b.fit(X, y)
     _assert_same(a, b)
     assert b.t_ == 600
-    c = cwkit.make(name, random_state=4, n_passes=3, **params).fit(X, y)
+    c = cwkit.make(name, shuffle=True, random_state=4, n_passes=3, **params).fit(X, y)
     assert not np.array_equal(a.coef_, c.coef_) or name in ("sop",)
 
 

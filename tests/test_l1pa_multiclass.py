@@ -248,7 +248,8 @@ def test_two_classes_equal_the_flattened_binary_problem(fit_intercept):
 def test_dense_equals_csr_bit_for_bit(strategy):
     X, y = make_data(np.random.default_rng(6), n=60, zero_rows=(7,))
     for fit_intercept in (True, False):
-        kw = {"beta": 2.5, "fit_intercept": fit_intercept, "n_passes": 2, "random_state": 1,
+        kw = {"beta": 2.5, "fit_intercept": fit_intercept, "n_passes": 2, "shuffle": True,
+              "random_state": 1,
               **strategy}
         a = cwkit.make("l1-pa", **kw).fit(X, LABELS[y])
         b = cwkit.make("l1-pa", **kw).fit(sp.csr_matrix(X), LABELS[y])

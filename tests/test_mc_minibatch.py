@@ -331,7 +331,7 @@ def test_mistakes_and_loss_are_those_of_the_prediction_scores():
 
 def test_fit_passes_and_classes_argument():
     X, y = make_data(np.random.default_rng(8), n=40)
-    est = cwkit.make("bpa1", n_passes=3, random_state=0).fit(X, LABELS[y])
+    est = cwkit.make("bpa1", n_passes=3, shuffle=True, random_state=0).fit(X, LABELS[y])
     assert est.t_ == 3 * len(y) and est.score(X, LABELS[y]) > 0.8
     est = cwkit.make("bpa2").partial_fit(X[:6], LABELS[y[:6]], classes=LABELS)
     est.partial_fit(X[6:], LABELS[y[6:]])

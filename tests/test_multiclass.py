@@ -178,7 +178,7 @@ def test_ovr_equals_independent_binary_fits(case):
     for strategy in ["top1", "ovr", "topk"] if strategy != "topk" or name in ("pa1", "arow")])
 def test_dense_equals_csr_one_pass(name, strategy):
     X, y = make_multiclass(np.random.default_rng(4), n=200, d=12, K=5, sparse_frac=0.5)
-    kw = {"multiclass": strategy, "random_state": 0, "n_passes": 2, "k": 3}
+    kw = {"multiclass": strategy, "shuffle": True, "random_state": 0, "n_passes": 2, "k": 3}
     a = cwkit.make(name, **kw).fit(X, y)
     b = cwkit.make(name, **kw).fit(sp.csr_matrix(X), y)
     assert a.mistakes_ == b.mistakes_
@@ -266,7 +266,8 @@ def test_predict_proba_is_the_argmax_probability(name, params, strategy):
     fitted moments (the class scores are independent for diagonal Sigma)."""
     rng = np.random.default_rng(6)
     X, y = make_multiclass(rng, n=80, d=3, K=4)
-    est = cwkit.make(name, multiclass=strategy, a=4.0, random_state=0, **params).fit(X, y)
+    est = cwkit.make(name, multiclass=strategy, a=4.0, shuffle=True, random_state=0,
+                     **params).fit(X, y)
     P = est.predict_proba(X[:10])
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
     Xa = np.hstack([X[:10], np.ones((10, 1))])

@@ -26,7 +26,7 @@ def test_round_trip_is_exact_and_training_continues(any_case, tmp_path, labels):
     X, y = make_binary(np.random.default_rng(1), n=80, d=6)
     if labels == "str":
         y = np.where(y > 0, "pos", "neg")
-    est = cwkit.make(name, random_state=5, **params).fit(X, y)
+    est = cwkit.make(name, shuffle=True, random_state=5, **params).fit(X, y)
     path = tmp_path / "model.cwk"
     cwkit.save(est, path)
     back = cwkit.load(path)
@@ -39,6 +39,30 @@ def test_round_trip_is_exact_and_training_continues(any_case, tmp_path, labels):
     est.partial_fit(X, y)
     back.partial_fit(X, y)
     np.testing.assert_array_equal(est.coef_, back.coef_)
+
+
+def test_a_file_saved_with_shuffle_true_keeps_it(tmp_path):
+    """Files of versions whose default was ``shuffle=True`` store it in their params:
+    loading keeps that setting (and its seed); only new estimators default to False."""
+    X, y = make_binary(np.random.default_rng(2), n=50, d=4)
+    default = cwkit.make("arow").fit(X, y)
+    path, old = tmp_path / "model.cwk", tmp_path / "old.cwk"
+    cwkit.save(default, path)
+    assert cwkit.load(path).shuffle is False
+    with zipfile.ZipFile(path) as z:
+        meta = json.loads(np.lib.format.read_array(z.open("__meta__.npy")).tobytes())
+    assert meta["params"]["shuffle"] is False
+    meta["params"].update(shuffle=True, random_state=5)
+    arrays = dict(np.load(path))
+    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    with open(old, "wb") as f:
+        np.savez(f, **arrays)
+    back = cwkit.load(old)
+    assert (back.shuffle, back.random_state) == (True, 5)
+    np.testing.assert_array_equal(back.coef_, default.coef_)
+    seeded = cwkit.make("arow", shuffle=True, random_state=5, n_passes=2)
+    np.testing.assert_array_equal(back.set_params(n_passes=2).fit(X, y).coef_,
+                                  seeded.fit(X, y).coef_)
 
 
 @pytest.mark.parametrize("params", [{}, {"window": "sliding"}, {"multiclass": "topk", "k": 2},

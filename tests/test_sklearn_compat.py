@@ -20,7 +20,7 @@ GAUSSIAN_PROBA = {"check_decision_proba_consistency":
 @pytest.mark.parametrize("name", NAMES)
 def test_check_estimator(name):
     from sklearn.utils.estimator_checks import check_estimator
-    est = cwkit.make(name, random_state=0)
+    est = cwkit.make(name, shuffle=True, random_state=0)
     expected = GAUSSIAN_PROBA if hasattr(est, "predict_proba") else {}
     check_estimator(est, expected_failed_checks=expected)
 
@@ -33,7 +33,7 @@ def test_clone_pipeline_gridsearch(name):
     from sklearn.preprocessing import StandardScaler
 
     X, y = make_binary(np.random.default_rng(0), n=120, d=5)
-    est = cwkit.make(name, random_state=0)
+    est = cwkit.make(name, shuffle=True, random_state=0)
     twin = clone(est)
     assert twin.get_params() == est.get_params() and twin is not est
     pipe = make_pipeline(StandardScaler(), est).fit(X, y)
