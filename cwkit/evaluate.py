@@ -10,7 +10,6 @@ by the chunk size (and the shuffle window when shuffling). :func:`train` fits on
 learner on a source the same way, for ``cwkit train``.
 """
 import itertools
-import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import datasets
+from .models.interface import ModelError
 from .registry import algorithms, make
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
 DEFAULT_SHUFFLE_WINDOW = 65536
 """Rows shuffled together when shuffling a stream (a full shuffle of smaller data)."""
 
-_ROW_IN_CALL = re.compile(r"^(?:[\w.-]+: )?row (\d+): ")  # a model error's row in its call
 _MODEL_FAILURES = (ValueError, MemoryError)  # what stops one learner, not the run
 _FOLD_STREAM = 3  # the row_uniform stream of the cross-validation folds (1, 2: label noise)
 _TUNE_SEED_OFFSET = 7919  # the shuffled tuning run's seed is the trial's seed plus this
@@ -196,11 +195,8 @@ class Learner:
                 self.model.partial_fit(X, y, classes=self.classes)
                 self.fitted = True
         except _MODEL_FAILURES as exc:
-            row = getattr(exc, "row", None)
-            if row is None:
-                found = _ROW_IN_CALL.search(str(exc))
-                row = int(found.group(1)) if found else 0
-            self.failed_offset = offset + min(int(row), max(y.size - 1, 0))
+            row = getattr(exc, "row", None) or 0    # ModelError: the row of this call
+            self.failed_offset = offset + min(row, max(y.size - 1, 0))
             raise
         self.updates += int(self.model.n_updates_)
         return int(self.model.mistakes_)
@@ -591,7 +587,7 @@ def _trial(source, test, specs, trial, trials, running, first, *, passes, shuffl
             tried = tune_failed[lr.spec.label]
             lr.failed = ValueError(f"every value of --grid failed on the tuning run; "
                                    f"the first ({tried.combo}): "
-                                   + _ROW_IN_CALL.sub("", _describe(tried.failed), count=1))
+                                   + _describe(tried.failed))
             lr.failed_at = tried.failed_at
     running[:] = [learners, src, trial]
     _run(src, cfg, learners, passes, curve_every=curve_every, progress=progress,
@@ -618,12 +614,15 @@ def _locate_failures(learners, source, trial):
 def _failure(source, learner, trial):
     """The ``failed`` object of a result: where in which file the learner failed, and why."""
     name, row = source.origin(learner.failed_at)
-    error = _ROW_IN_CALL.sub("", _describe(learner.failed), count=1)  # not a chunk's row
+    error = _describe(learner.failed)
     return {"trial": trial, "file": name, "row": row + 1, "error": error}
 
 
 def _describe(exc):
-    """The message of a model's error; other errors (MemoryError) also by their type."""
+    """The message of a model's error without the row of its call (a chunk's row, not the
+    file's); other errors (MemoryError) also by their type."""
+    if isinstance(exc, ModelError):
+        return exc.reason
     if isinstance(exc, ValueError):
         return str(exc)
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -41,3 +41,19 @@ def test_every_registered_name_builds_through_the_table():
             spec = est._spec(3, X.shape[1])
             assert (spec.shape, spec.kind) in TABLE
             assert spec.name == entry["name"] and spec.owner == entry["class"]
+
+
+def test_a_model_error_carries_its_row_and_reason():
+    """raise_status: the message names the estimator and row; `row` and `reason` give them
+    apart (evaluate maps the row of a call to the row of the file)."""
+    import numpy as np
+    import pytest
+
+    import cwkit
+
+    X = np.array([[1.0, 0.0], [1e200, 1e200], [0.0, 1.0]])
+    with pytest.raises(cwkit.ModelError) as info:
+        cwkit.make("pa1").fit(X, [0, 1, 0])
+    exc = info.value
+    assert exc.row == 1 and str(exc) == f"pa1: row 1: {exc.reason}"
+    assert exc.reason.startswith("the score or squared norm of this example is not finite")

@@ -176,24 +176,37 @@ def counts(name, values, lo, hi):
 
 
 class ModelError(ValueError):
-    """An online update could not be made (overflow, infeasible constraint)."""
+    """An online update could not be made (overflow, infeasible constraint).
+
+    Attributes
+    ----------
+    row : int or None
+        The row of the call's X at which the pass stopped.
+    reason : str
+        What went wrong, without the estimator's name and the row.
+    """
+
+    def __init__(self, message, row=None, reason=None):
+        super().__init__(message)
+        self.row = row
+        self.reason = message if reason is None else reason
 
 
 def raise_status(status, pos, algo, detail=""):
     """Turn a driver status into an exception naming the row (the one error path)."""
     if status == _core.Status.NONFINITE_INPUT:
-        raise ModelError(
-            f"{algo}: row {pos}: the score or squared norm of this example is not finite "
-            "(feature values too large for float64 arithmetic); scale the features")
-    if status == _core.Status.NONFINITE_STATE:
-        raise ModelError(
-            f"{algo}: row {pos}: this update would overflow the model state to inf; the "
-            "state is left as it was before this example. " + (detail or
-            "Scale the features or use stronger regularisation"))
-    if status == _core.Status.INFEASIBLE:
-        raise ModelError(f"{algo}: row {pos}: {detail}")
-    if status == _core.Status.QP_NOT_CONVERGED:
-        raise ModelError(f"{algo}: row {pos}: " + (detail or
-            "the top-k update's QP (Hildreth) did not converge; the state is left as it was "
-            "before this example. Scale the features or use a smaller k"))
-    raise ModelError(f"{algo}: row {pos}: driver status {status}")
+        reason = ("the score or squared norm of this example is not finite (feature values "
+                  "too large for float64 arithmetic); scale the features")
+    elif status == _core.Status.NONFINITE_STATE:
+        reason = ("this update would overflow the model state to inf; the state is left as "
+                  "it was before this example. " + (detail or
+                  "Scale the features or use stronger regularisation"))
+    elif status == _core.Status.INFEASIBLE:
+        reason = detail
+    elif status == _core.Status.QP_NOT_CONVERGED:
+        reason = detail or ("the top-k update's QP (Hildreth) did not converge; the state is "
+                            "left as it was before this example. Scale the features or use a "
+                            "smaller k")
+    else:
+        reason = f"driver status {status}"
+    raise ModelError(f"{algo}: row {pos}: {reason}", row=int(pos), reason=reason)
