@@ -435,7 +435,7 @@ def _train(args, spool):
         return 130
     for note in learner.note_lines():  # warnings of the model, as eval shows them
         print(f"cwkit: warning: {args.algo}: {note}", file=sys.stderr)
-    report.atomic_write(args.output, lambda tmp: save(learner.model, tmp))
+    save(learner.model, args.output)   # all or nothing
     if not args.quiet:
         print(f"cwkit: trained {args.algo} on {learner.examples} examples "
               f"({args.passes} pass{'es' * (args.passes > 1)}, {learner.mistakes} online "

@@ -7,11 +7,12 @@ cwkit's own registry of classes, never imported from the file.
 import io
 import json
 import os
-import tempfile
+from pathlib import Path
 
 import numpy as np
 
 from . import registry
+from ._atomic import atomic_write
 from .models.size import ModelSizeError, state_size
 
 FORMAT = "cwkit-model"
@@ -58,7 +59,8 @@ def save(model, path):
     buf = io.BytesIO()
     np.savez_compressed(buf, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8),
                         **arrays)
-    _write_atomically(buf.getvalue(), os.fspath(path))
+    content = buf.getvalue()
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(content))
 
 
 def _contents(model):
@@ -81,20 +83,6 @@ def _contents(model):
     if classes.dtype.kind != "O":
         arrays["classes_"] = classes
     return meta, arrays
-
-
-def _write_atomically(content, path):
-    """Write `content` to `path` through a temporary file in the same folder."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".cwkit-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 #: The integer counters of the metadata (the estimator's attributes of the same name).

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .evaluate import task_ranks
-from .svmlight import atomic_write
+from ._atomic import atomic_write
 
 __all__ = [
     "CSV_FIELDS",

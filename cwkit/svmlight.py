@@ -26,19 +26,18 @@ import os
 import queue
 import re
 import sys
-import tempfile
 import threading
 import warnings
 import zlib
 from collections import namedtuple
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import _core
+from ._atomic import atomic_write
 
-__all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "atomic_write", "dump_svmlight",
+__all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight",
            "iter_svmlight", "load_svmlight", "scan_svmlight"]
 
 _S = _core.SvmStatus
@@ -969,39 +968,6 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
             start = stop
 
     _write_to(f, write)
-
-
-def _file_mode(path):
-    """The permission bits a plain ``open(path, "w")`` would leave: those of the file it
-    replaces, else 0o666 less the umask."""
-    with contextlib.suppress(OSError):
-        return os.stat(path).st_mode & 0o7777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def atomic_write(path, write):
-    """Call ``write(tmp_path)`` then move the file into place; no partial file on error.
-
-    The temporary file is in the folder of ``path``; the file gets the permissions a plain
-    ``open(path, "w")`` gives (those of the file it replaces, else the umask's).
-    """
-    path = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
-                                   dir=path.parent if str(path.parent) else ".")
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, _file_mode(path))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _write_to(f, write):

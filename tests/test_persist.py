@@ -1,5 +1,7 @@
 """Model files: exact round trip, no code execution, clear errors for bad files."""
 import json
+import os
+import sys
 import zipfile
 
 import numpy as np
@@ -162,3 +164,19 @@ def test_save_is_atomic_and_needs_a_fitted_model(tmp_path):
     with pytest.raises(OSError):
         cwkit.save(cwkit.make("pa1").fit([[0.0], [1.0]], [0, 1]), tmp_path / "no" / "m.cwk")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_save_respects_the_umask(tmp_path):
+    """A model file gets the permissions open(path, "w") would give, not mkstemp's 0600."""
+    est = cwkit.make("pa1").fit([[0.0], [1.0]], [0, 1])
+    path = tmp_path / "m.cwk"
+    old = os.umask(0o027)
+    try:
+        cwkit.save(est, path)
+    finally:
+        os.umask(old)
+    assert (path.stat().st_mode & 0o777) == 0o640
+    path.chmod(0o604)
+    cwkit.save(est, path)
+    assert (path.stat().st_mode & 0o777) == 0o604
