@@ -21,6 +21,9 @@ from .. import _core
 #: the CW step alpha grows as 1 / (x^T Sigma x) when the variances shrink.
 THRESHOLD = np.finfo(np.float64).tiny
 
+#: Above D / _DEDUP_RATIO stored entries, a watch lists each touched coordinate once.
+_DEDUP_RATIO = 16
+
 
 class VarianceCollapseWarning(UserWarning):
     """A weight's variance collapsed to (about) 0: that weight stops learning for good."""
@@ -47,10 +50,19 @@ class Watch:
     def __init__(self, model, rows):
         D = model.n_features + 1
         self.rows = rows
-        if rows.sparse:          # the row's features and the intercept, the last coordinate
-            self.cols = np.empty(len(rows.X.indices) + 1, dtype=np.intp)
-            self.cols[:-1] = rows.X.indices
+        indices = rows.X.indices if rows.sparse else None
+        if rows.sparse and len(indices) * _DEDUP_RATIO < D:
+            # a few rows (single-row partial_fit): their features and the intercept, O(nnz)
+            self.cols = np.empty(len(indices) + 1, dtype=np.intp)
+            self.cols[:-1] = indices
             self.cols[-1] = D - 1
+        elif rows.sparse:
+            # many rows: each touched coordinate once (an O(D) mask is cheaper than
+            # copying the state at every one of the nnz entries)
+            touched = np.zeros(D, dtype=bool)
+            touched[indices] = True
+            touched[D - 1] = True
+            self.cols = np.flatnonzero(touched)
         else:                    # a dense row touches every coordinate
             self.cols = np.arange(D)
         # (take copies, and is faster than fancy indexing on this per-call path)
