@@ -148,3 +148,62 @@ def test_no_scores_unless_asked_and_none_after_a_failure():
     res = model.run_with(as_rows(X), y, np.arange(len(y)), 1.0, scores=True)
     assert (res.status, res.pos, res.scores) == (_core.Status.NONFINITE_INPUT, 7, None)
 
+
+def _former_noise_mistakes(name, params, X, y_clean, y_train, flipped, classes):
+    """What ``cwkit eval --noise`` counted before its compiled path: the rows learnt one
+    call each; a flipped row predicted first with ``decision_function`` (binary, a score
+    of 0 errs) or ``predict`` (multi-class) against its clean label, the others counted
+    by ``mistakes_``."""
+    est = cwkit.make(name, **params)
+    mistakes = 0
+    for i in range(len(y_clean)):
+        if flipped[i]:
+            if i == 0:           # the zero state scores 0 everywhere
+                mistakes += len(classes) == 2 or y_clean[i] != classes[0]
+            elif len(classes) == 2:
+                sign = 1.0 if y_clean[i] == classes[1] else -1.0
+                mistakes += sign * est.decision_function(X[i:i + 1])[0] <= 0
+            else:
+                mistakes += est.predict(X[i:i + 1])[0] != y_clean[i]
+        est.partial_fit(X[i:i + 1], y_train[i:i + 1], classes=classes)
+        if not flipped[i]:
+            mistakes += est.mistakes_
+    return mistakes
+
+
+NOISY = [("perceptron", {}), ("pa", {}), ("pa1", {"C": 0.1}), ("pa2", {}), ("pa-ls", {}),
+         ("reg-pa", {}), ("l2-pa", {"beta": 5.0}), ("soft-reg-pa", {}), ("cw", {}),
+         ("cw-stdev", {}), ("cw", {"covariance": "full"}), ("arow", {}),
+         ("arow", {"diag_update": "direct"}), ("arow-h", {"covariance": "full"}), ("sop", {}),
+         ("sop", {"covariance": "full"}), ("adagrad", {"lam": 0.01}), ("l1-pa", {}),
+         ("bpa1", {"window": "sliding"}), ("bpa2", {"batch_size": 1})]
+MULTICLASS = [{"multiclass": "top1"}, {"multiclass": "ovr"}]
+
+
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("name, params", NOISY, ids=[f"{n}-{sorted(p.items())}" for n, p in NOISY])
+def test_noise_counts_are_those_of_the_former_per_row_computation(name, params, K):
+    """``evaluate(noise=...)`` counts flipped rows in the compiled pass: the same
+    mistakes as the former per-row computation, for every rule whose prediction is its
+    decision_function (all but avg-perceptron and mini-batch PA in blocks of B > 1)."""
+    from cwkit.evaluate import AlgoSpec, evaluate
+    from cwkit.sources import ArraySource
+
+    X, y = _binary_data(n=160, seed=4) if K == 2 else _multiclass_data(n=160, seed=4)
+    if K == 2:
+        y = np.where(y > 0, 7, 3)                  # labels other than +-1 and 0..K-1
+    classes = np.unique(y)
+    X = X * 3.0
+    for mc in ([{}] if K == 2 else MULTICLASS + [{"multiclass": "topk", "k": 2}]):
+        if mc.get("multiclass") == "topk" and name not in ("pa1", "pa2", "pa-ls", "arow"):
+            continue
+        index = np.arange(len(y))
+        y_train, flipped = cwkit.datasets.flip_labels(y, 0.3, classes=classes, seed=9,
+                                                      index=index)
+        expected = _former_noise_mistakes(name, {**params, **mc}, X, y, y_train, flipped,
+                                          classes)
+        task = evaluate(ArraySource(X, y, "t", batch_size=23),
+                        [AlgoSpec(name, params)], noise=0.3, seed=9, multiclass_params=mc)
+        (res,) = task["results"]
+        assert res["failed"] is None
+        assert res["mistakes"] == expected, mc
