@@ -164,7 +164,7 @@ def first_order_pass(RowView rows not None, const double[::1] y,
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
     cdef Py_ssize_t D = v.shape[0], k, j, nnz, i
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef double dot, n, m, tau, Z, c
@@ -299,7 +299,7 @@ def diag_pass(RowView rows not None, const double[::1] y,
     h.r = r
     h.direct = direct
     cdef Py_ssize_t D = ms.shape[0], k, j, nnz, i, p
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef double dot, v, m, yi, alpha, c, ay, xj, sj
@@ -377,7 +377,7 @@ def sop_diag_pass(RowView rows not None, const double[::1] y,
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Py_ssize_t D = vv.shape[0], k, j, nnz, i, p
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef double score, m, n, yi, xj
@@ -433,7 +433,7 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Py_ssize_t D = u.shape[0], k, j, nnz, i, p
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef double score, m, n, yi, xj, t = aux[AUX_T]

@@ -136,7 +136,7 @@ def full_pass(RowView rows not None, const double[::1] y,
     cdef Hyper h = hyper_second_order(rule, phi, r, False)
     cdef int D = <int>mu.shape[0]
     cdef Py_ssize_t k, nnz, i
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef double* xd = &work[0]

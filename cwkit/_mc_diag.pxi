@@ -4,7 +4,7 @@
 # Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update (also
 # used by the top-k AROW driver), mc_diag_pass, the driver of the additive rules
 # (additive_pass: mc_sop_diag_pass, mc_adagrad_pass), mc_sop_scores.
-# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax, Workspace,
 # sigma_step, restore_coords (_driver.pxi); Hyper, so_step, rda_weight, AUX_T
 # (_binary.pxi); the 1-of-k walks (_mc_rows.pxi).
 
@@ -111,7 +111,7 @@ cdef inline bint diag_top1_round(const Hyper* h, double* MU, double* SG, Py_ssiz
     if not isfinite(v):
         fail_row(cnt, NONFINITE_INPUT, i)
         return True
-    count_round(cnt, argmax_first(sc, K) != yi)
+    count_argmax(cnt, sc, K, yi, i)
     count_hinge(cnt, m)
     alpha = so_step(h, m, v, &cc)
     if alpha == 0.0:
@@ -139,7 +139,7 @@ cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize
     every step from the pre-update scores.  Returns True to stop the pass at row i."""
     cdef Py_ssize_t c, sv = 2 * (nnz + 1)
     cdef double yc, m, chk = 0.0
-    count_round(cnt, argmax_first(sc, K) != yi)
+    count_argmax(cnt, sc, K, yi, i)
     for c in range(K):
         yc = 1.0 if c == yi else -1.0
         m = yc * sc[c]
@@ -176,7 +176,7 @@ def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, direct)
     cdef Py_ssize_t K = MU.shape[1], D = MU.shape[0], k, nnz, i
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef double vy = 0.0
@@ -314,7 +314,7 @@ cdef tuple additive_pass(RowView rows, const Py_ssize_t[::1] y, const Py_ssize_t
     """One multi-class pass of an `Additive` rule on the (D, K) states P, Q (the
     driver of `mc_sop_diag_pass` and `mc_adagrad_pass`)."""
     cdef Py_ssize_t K = P.shape[1], D = P.shape[0], k, nnz, i, c
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef double* p = &P[0, 0]
@@ -330,7 +330,7 @@ cdef tuple additive_pass(RowView rows, const Py_ssize_t[::1] y, const Py_ssize_t
             if not all_finite(sc, K):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            count_round(&cnt, argmax_first(sc, K) != y[i])
+            count_argmax(&cnt, sc, K, y[i], i)
             a.t += 1.0                         # AdaGrad: rounds seen
             add_round(a, p, q, K, D, x, idx, nnz, bias, sc, y[i], ovr, &cnt)
     return counts_result(&cnt)

@@ -2,7 +2,7 @@
 # state W = s V of the binary first-order pass.
 #
 # Provides: mc_first_order_pass.
-# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax, Workspace,
 # scaled_rescale (_driver.pxi); Hyper, fo_step, AUX_* (_binary.pxi); the 1-of-k
 # walks and block updates (_mc_rows.pxi).
 
@@ -145,7 +145,7 @@ def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], na = aux.shape[1], k, nnz, i, c
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef double n
@@ -169,8 +169,7 @@ def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
             if not (all_finite(sc, K) and isfinite(n)):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            c = argmax_first(sc, K)
-            count_round(&cnt, c != y[i])
+            c = count_argmax(&cnt, sc, K, y[i], i)
             if ovr:
                 stop = fo_ovr_round(&h, Vp, &aux[0, 0], na, Up, K, D, x, idx, nnz, bias, sc,
                                     n, y[i], sc + K, act, save, &cnt, i)

@@ -20,10 +20,10 @@
 # window) and the returned counters are those of `bpa_pass` (_minibatch.pxi).
 #
 # Provides: the driver `mc_bpa_pass`.
-# Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
-# restore_coords (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size
-# (_qp.pxi); Groups, BPA_*, sparse_dot (_minibatch.pxi); all_dots, all_finite, argmax_first,
-# competitor, top_competitors, blk_add (_mc_rows.pxi); TOPK_QP_TOL,
+# Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
+# Workspace, restore_coords (_driver.pxi); hildreth_solve, qp_work_size,
+# qp_iwork_size (_qp.pxi); Groups, BPA_*, sparse_dot (_minibatch.pxi); all_dots,
+# all_finite, competitor, top_competitors, blk_add (_mc_rows.pxi); TOPK_QP_TOL,
 # TOPK_QP_MAX_ITER (_mc_topk.pxi).
 
 from libc.math cimport INFINITY
@@ -289,7 +289,7 @@ def mc_bpa_pass(RowView rows not None,
     """
     cdef Py_ssize_t D = W.shape[0], K = W.shape[1], t, i, lo, nb, nnz
     cdef Py_ssize_t m = B * kk, stride = max_row_nnz(&rows.R, order) + 1, yi
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
     cdef double* sc
     cdef bint moved
@@ -324,7 +324,7 @@ def mc_bpa_pass(RowView rows not None,
                     fail_row(&cnt, NONFINITE_INPUT, i)
                     break
                 yi = y[i]
-                count_round(&cnt, argmax_first(sc, K) != yi)
+                count_argmax(&cnt, sc, K, yi, i)
                 count_hinge(&cnt, sc[yi] - sc[competitor(sc, K, yi)])
             nb = group_due(&g, t + 1, &lo)
             if nb == 0:

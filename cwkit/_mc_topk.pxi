@@ -7,7 +7,7 @@
 #
 # Provides: TopK, topk_work, topk_losses, exchangeable, tie_mean, topk_solve,
 # mc_topk_pa_pass, mc_topk_arow_pass.
-# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax, Workspace,
 # restore_coords (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size
 # (_qp.pxi); PA1, PA2, AUX_* (_binary.pxi); dsymv, scatter_row, full_check,
 # full_apply (_full.pxi); the 1-of-k walks, top_competitors and blk_add
@@ -191,7 +191,7 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], c, nnz, i, k
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef double n
@@ -212,7 +212,7 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
             if not (all_finite(T.sc, K) and isfinite(n)):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            count_round(&cnt, argmax_first(T.sc, K) != y[i])
+            count_argmax(&cnt, T.sc, K, y[i], i)
             aux[0, AUX_T] += 1.0
             if topk_pa_round(&T, Vp, &aux[0, 0], K, D, x, idx, nnz, bias, n, y[i], shared,
                              ridge, save, &cnt, i):
@@ -337,7 +337,7 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef int K = <int>(MU.shape[0] if full else MU.shape[1])
     cdef int D = <int>(MU.shape[1] if full else MU.shape[0]), KD = K * D
     cdef Py_ssize_t j, nnz, i, q
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef double n
@@ -370,7 +370,7 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
             if not (all_finite(T.sc, K) and isfinite(n) and (full or all_finite(T.vs, K))):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            count_round(&cnt, argmax_first(T.sc, K) != y[i])
+            count_argmax(&cnt, T.sc, K, y[i], i)
             if topk_losses(&T, K, y[i], &cnt) <= 0.0 or n <= 0.0:
                 continue
             if full:

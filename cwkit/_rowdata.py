@@ -1,5 +1,5 @@
 """Input validation: turn X into the row view the compiled drivers read."""
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,6 +34,12 @@ class Rows:
     @property
     def sparse(self):
         return sp.issparse(self.X)
+
+    def counting(self, clean=None, scores=None):
+        """These rows with the per-pass options of the drivers' counters
+        (``RowView.counting``): rounds counted against ``clean``, scores
+        written to ``scores``; none given: the plain rows."""
+        return replace(self, view=self.view.counting(clean, scores))
 
 
 def _dense_idx(d):

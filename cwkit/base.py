@@ -215,7 +215,7 @@ class OnlineClassifier:
         return self
 
     @serialised
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, *, y_clean=None):
         """One online pass over the rows in the given order (one row, one round).
 
         Parameters
@@ -225,6 +225,11 @@ class OnlineClassifier:
         classes : array-like, optional
             All labels the stream may hold; needed on the first call when the
             first batch may not contain every class.  Ignored later.
+        y_clean : array-like of shape (n_samples,), optional
+            The labels each round is counted against (``mistakes_``) while ``y``
+            is learnt: the label-noise protocol of [AROW13] Sect. 5, ``y`` the
+            noisy labels and ``y_clean`` the true ones.  Each must be one of the
+            classes.  Learning does not depend on it.
 
         Returns
         -------
@@ -247,8 +252,10 @@ class OnlineClassifier:
                                  "with every label the stream may hold (at least 2)")
             self._reset(labels, rows.n_features)
         codes = self._encode(y)
+        clean = None if y_clean is None else self._encode(_labels_1d(y_clean, rows.n_rows))
         _, self.mistakes_, self.n_updates_, collapsed = self._run(rows, codes,
-                                                                  np.arange(rows.n_rows))
+                                                                  np.arange(rows.n_rows),
+                                                                  clean=clean)
         self._warn_collapse(collapsed)
         return self
 
@@ -290,17 +297,19 @@ class OnlineClassifier:
     def _bias(self):
         return 1.0 if self.fit_intercept else 0.0
 
-    def _run(self, rows, codes, order, watch=True):
+    def _run(self, rows, codes, order, watch=True, clean=None):
         """One pass; returns (rounds, mistakes, updates, collapsed) and advances ``t_``.
 
         `collapsed` is the row after which a variance of a diagonal
         Gaussian-weight model newly collapsed (``cwkit.models.collapse``; looked
-        for if `watch` and the rule can collapse), else None.
+        for if `watch` and the rule can collapse), else None.  `clean`: codes
+        of the labels the rounds are counted against (``Model.run_with``).
         """
         model = self._model
-        target = np.where(codes, 1.0, -1.0) if len(self.classes_) == 2 else codes
+        target = self._target(codes)
         watch = Watch(model, rows) if watch and may_collapse(model) else None
-        result = model.run(rows, target, order, self._bias)
+        result = model.run_with(rows, target, order, self._bias,
+                                clean=None if clean is None else self._target(clean))
         self.t_ += result.rounds
         if result.status != _core.Status.OK:
             raise_status(result.status, result.pos, self._name(),
@@ -309,6 +318,10 @@ class OnlineClassifier:
         if watch is not None and watch.collapsed(model):
             collapsed = watch.row(model, target, order, self._bias)
         return result.rounds, result.mistakes, result.updates, collapsed
+
+    def _target(self, codes):
+        """The labels the model learns: +-1 for two classes, else the class codes."""
+        return np.where(codes, 1.0, -1.0) if len(self.classes_) == 2 else codes
 
     def _warn_collapse(self, row):
         if row is not None:

@@ -59,7 +59,10 @@ class BinaryBPA(BinaryModel):
         if n_pend:  # the stream goes on: prepend the rows carried over
             X = sp.vstack([sp.csr_matrix(st["pend"][:n_pend]), sp.csr_matrix(rows.X)],
                           format="csr")
-            rows = as_rows(X)
+            clean = rows.view.clean     # (the rows carried over are not counted again)
+            rows = as_rows(X).counting(
+                None if clean is None else np.concatenate([np.zeros(n_pend), clean]),
+                rows.view.scores)
             y = np.concatenate([st["pend_y"][:n_pend], y])
             order = np.concatenate([np.arange(n_pend), np.asarray(order) + n_pend])
         result, n_left = self._pass(rows, y, order, n_pend, bias, st["w0"], False,
