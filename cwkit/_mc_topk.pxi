@@ -2,10 +2,11 @@
 # AROW ([AROW13] Fig. 2, eqs. 25-30), diagonal or full: the k highest-scoring
 # competitors c_1..c_k (ties to the smaller label), losses l_j = 1 - w.Delta_j,
 # and the dual max l^T a - a^T Q a / 2 over a box, solved per example by
-# `hildreth_solve` (_qp.pxi) on preallocated buffers (`TopK`).
+# `hildreth_solve` (_qp.pxi) on preallocated buffers (`TopK`); tied competitors
+# that the dual cannot tell apart get equal multipliers (`tie_mean`).
 #
-# Provides: TopK, topk_work, topk_losses, topk_solve, mc_topk_pa_pass,
-# mc_topk_arow_pass.
+# Provides: TopK, topk_work, topk_losses, exchangeable, tie_mean, topk_solve,
+# mc_topk_pa_pass, mc_topk_arow_pass.
 # Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax, Workspace,
 # restore_coords (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size
 # (_qp.pxi); PA1, PA2, AUX_* (_binary.pxi); dsymv, scatter_row, full_check,
@@ -72,9 +73,58 @@ cdef inline double topk_losses(TopK* T, Py_ssize_t K, Py_ssize_t yi, Counts* cnt
     return lmax
 
 
+cdef inline bint exchangeable(const double* Q, Py_ssize_t kk, Py_ssize_t f,
+                              Py_ssize_t j) noexcept nogil:
+    """Whether swapping constraints f and j leaves Q unchanged (bit for bit)."""
+    cdef Py_ssize_t m
+    if Q[j * kk + j] != Q[f * kk + f] or Q[f * kk + j] != Q[j * kk + f]:
+        return False
+    for m in range(kk):
+        if m != f and m != j and (Q[j * kk + m] != Q[f * kk + m]
+                                  or Q[m * kk + j] != Q[m * kk + f]):
+            return False
+    return True
+
+
+cdef inline void tie_mean(const double* Q, const double* b, const double* lo,
+                          const double* hi, double* a, Py_ssize_t kk) noexcept nogil:
+    """Exchangeable constraints (equal losses and boxes, Q unchanged by their swap) share the
+    mean of their multipliers.  The dual is then invariant under their permutations,
+    so the mean of an optimum over them is an optimum (the set of optima is convex),
+    and competitors whose blocks were bit-identical stay so: Hildreth's method,
+    sweeping the constraints in order, ends a last bit apart on tied ones, and a
+    later tie would break by that bit instead of by label.  Tied competitors are
+    adjacent (by decreasing score); each is compared with the first of its run
+    (swaps with one constraint generate every permutation of those that pass)."""
+    cdef Py_ssize_t f = 0, e, j, n
+    cdef double s
+    cdef bint same
+    while f < kk:
+        e = f + 1
+        while e < kk and b[e] == b[f]:
+            e += 1
+        if e - f > 1:
+            s = 0.0
+            n = 0
+            same = True
+            for j in range(f, e):
+                if j == f or (lo[j] == lo[f] and hi[j] == hi[f] and exchangeable(Q, kk, f, j)):
+                    s += a[j]
+                    n += 1
+                    same = same and a[j] == a[f]
+            if not same:
+                s = s / n                              # n >= 1
+                for j in range(f, e):
+                    if j == f or (lo[j] == lo[f] and hi[j] == hi[f]
+                                  and exchangeable(Q, kk, f, j)):
+                        a[j] = s
+        f = e
+
+
 cdef inline bint topk_solve(TopK* T) noexcept nogil:
-    """a = the dual solution for (Q, b) over [lo, hi] from a = 0, and asum; False
-    when Hildreth's method did not converge."""
+    """a = the dual solution for (Q, b) over [lo, hi] from a = 0 (exchangeable
+    constraints given equal multipliers by `tie_mean`), and asum; False when
+    Hildreth's method did not converge."""
     cdef Py_ssize_t j, nit, where
     cdef double kkt
     for j in range(T.kk):
@@ -82,6 +132,7 @@ cdef inline bint topk_solve(TopK* T) noexcept nogil:
     if hildreth_solve(T.Q, T.b, T.lo, T.hi, T.a, T.kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER, T.qw,
                       T.qiw, &kkt, &nit, &where) != OK:
         return False
+    tie_mean(T.Q, T.b, T.lo, T.hi, T.a, T.kk)
     T.asum = 0.0
     for j in range(T.kk):
         T.asum += T.a[j]

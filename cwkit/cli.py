@@ -462,9 +462,6 @@ def _predict(args, spool):
         raise DataError(str(exc)) from exc
     except OSError as exc:
         raise DataError(f"{args.model}: {exc.strerror or exc}") from exc
-    if args.proba and not hasattr(model, "predict_proba"):
-        raise UsageError(f"--proba: {type(model).__name__} gives no probabilities "
-                         f"(cw and arow do); use --scores")
     path = spool.path(args.data)
     width = _n_features(model)
     info = scan_svmlight(path, zero_based=_zero_based(args), hash_bits=args.hash_bits)
@@ -706,7 +703,7 @@ def _build_parser():
     p.add_argument("data", help="svmlight/libsvm file (- for stdin)")
     p.add_argument("--scores", action="store_true", help="decision scores instead of labels")
     p.add_argument("--proba", action="store_true",
-                   help="class probabilities (cw, arow) instead of labels")
+                   help="calibrated class probabilities instead of labels")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
     d = p.add_argument_group("data")
     z = d.add_mutually_exclusive_group()
