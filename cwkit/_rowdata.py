@@ -2,8 +2,9 @@
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._lazy import issparse
+from ._lazy import sparse as sp
 from . import _core
 
 _EMPTY_I64 = np.empty(0, dtype=np.int64)
@@ -19,7 +20,8 @@ class Rows:
     `view` (a `cwkit._core.RowView`) is what every driver takes first.
     """
 
-    X: object            # the float64 CSR matrix or dense ndarray, for vectorised scoring
+    X: object            # the float64 CSR matrix (its rows' unique indices in any order:
+    #                      `view` has them sorted) or dense ndarray
     view: _core.RowView
     n_rows: int
     n_features: int
@@ -33,7 +35,7 @@ class Rows:
 
     @property
     def sparse(self):
-        return sp.issparse(self.X)
+        return issparse(self.X)
 
 
 def _dense_idx(d):
@@ -74,6 +76,29 @@ def _increasing(indices, indptr):
         starts = indptr[1:-1]
         descents[starts[(starts > 0) & (starts < len(indices))] - 1] = False
     return not np.count_nonzero(descents)     # (faster than .any() on short rows)
+
+
+def _sorted(X):
+    """``(X, data, indices)`` for the valid float64 CSR matrix X whose rows are not
+    canonical: ``data`` and ``indices`` hold each row's entries in increasing index order.
+
+    A single row (``partial_fit`` on one example) whose indices are unique is put in
+    order by one numpy sort (a permutation: no value changes, and X itself serves as
+    is, no new matrix: a few microseconds where building one costs a hundred); other
+    rows are made canonical by scipy's ``sum_duplicates`` on a copy of X, which sums
+    repeated indices as it always did (in scipy's order).
+    """
+    if X.shape[0] == 1:
+        order = np.argsort(X.indices)
+        ordered = X.indices[order]
+        if _increasing(ordered, X.indptr):
+            return X, X.data[order], ordered
+    X = X.copy()
+    # the flags scipy caches may be stale (indices edited in place): reset them
+    X.has_sorted_indices = False
+    X.has_canonical_format = False
+    X.sum_duplicates()
+    return X, X.data, X.indices
 
 
 def _check_compressed(X, name, n_major, n_minor):
@@ -137,12 +162,13 @@ def check_structure(X, name="X"):
 def as_rows(X, n_features=None, name="X", owner="the model"):
     """Validate X (array-like or scipy.sparse) into `Rows`, never mutating it.
 
-    CSR is used as is when it is already float64 with canonical indices; other
-    sparse formats are converted, float32 is upcast.  Raises ValueError for
+    CSR is used as is when it is already float64 with canonical indices, and rows
+    whose unique indices are out of order are sorted into the view (``Rows.X`` is then
+    X itself); other sparse formats are converted, float32 is upcast.  Raises ValueError for
     NaN/inf, a wrong number of features, a non-2-D input or sparse index arrays
     out of bounds (:func:`check_structure`).
     """
-    if sp.issparse(X):
+    if issparse(X):
         if X.dtype.kind == "c":
             raise ValueError(f"Complex data not supported: {name} has complex values")
         if X.ndim != 2:
@@ -157,25 +183,21 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
             X = X.astype(np.float64)
         if canonical is None:
             canonical = _increasing(X.indices, X.indptr)
+        data, indices = X.data, X.indices
         if not canonical:
-            X = X.copy()
-            # the flags scipy caches may be stale (indices edited in place): reset them
-            X.has_sorted_indices = False
-            X.has_canonical_format = False
-            X.sum_duplicates()
+            X, data, indices = _sorted(X)
         n, d = X.shape
         if np.count_nonzero(np.isfinite(X.data)) != len(X.data):   # (faster than .all())
             bad = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0],
                                       side="right") - 1)
             raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
                              f"(row {bad})")
-        indices = X.indices
         if indices.dtype != np.int32:
             if d > np.iinfo(np.int32).max:
                 raise ValueError(f"{name} has {d} features; at most 2**31 - 1 are supported")
             indices = indices.astype(np.int32)  # in [0, d) (checked): no wrap-around
         indptr = X.indptr.astype(np.int64, copy=False)
-        view = _core.RowView(X.data, indices, indptr, _EMPTY_I32, d)
+        view = _core.RowView(data, indices, indptr, _EMPTY_I32, d)
     else:
         try:
             X = np.asarray(X)

@@ -9,8 +9,9 @@ task, and :meth:`origin` (the data and row that a position is, to report a failu
 :func:`rows_for_model` reads a file's rows for a fitted model (``cwkit predict``).
 """
 import numpy as np
-import scipy.sparse as sp
 
+from ._lazy import issparse
+from ._lazy import sparse as sp
 from . import datasets
 from .svmlight import iter_svmlight, scan_svmlight
 
@@ -41,7 +42,7 @@ class ArraySource:
     """A task held in memory: ``X`` (ndarray or CSR) and labels ``y``."""
 
     def __init__(self, X, y, name, *, batch_size=DEFAULT_BATCH_SIZE):
-        self.X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        self.X = sp.csr_matrix(X) if issparse(X) else np.asarray(X, dtype=np.float64)
         self.y = np.asarray(y)
         if self.X.shape[0] != self.y.shape[0]:
             raise ValueError(f"{name}: X has {self.X.shape[0]} rows but y has {self.y.size}")

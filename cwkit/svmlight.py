@@ -32,8 +32,9 @@ import zlib
 from collections import namedtuple
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._lazy import issparse
+from ._lazy import sparse as sp
 from . import _core
 from ._atomic import atomic_write
 
@@ -447,7 +448,7 @@ class _Task:
 
 class _Workers:
     """``n`` daemon threads running the calls submitted to them (the GIL is released
-    while they parse); :meth:`close` ends them."""
+    while they parse) until :meth:`close`."""
 
     def __init__(self, n):
         self.tasks = queue.SimpleQueue()
@@ -466,10 +467,12 @@ class _Workers:
         return task
 
     def close(self):
+        """Let the threads end (idle by then: every submitted call has been waited for).
+
+        Not joined: a blocking join in a reader's ``finally`` would widen the window in
+        which a Ctrl-C lands there."""
         for _ in self.threads:
             self.tasks.put(None)
-        for thread in self.threads:
-            thread.join()
 
 
 class _Piece:
@@ -1131,7 +1134,7 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
     >>> out.getvalue()
     b'1 2:0.1 3:2\n'
     """
-    if sp.issparse(X):
+    if issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=False)
         if not X.has_canonical_format:
             X = X.copy()

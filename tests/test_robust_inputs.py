@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 from _child import run_child
 
+import cwkit
 from cwkit._rowdata import as_rows
 
 #: Builders of malformed sparse matrices of shape (2, 3): name -> code making `X`.
@@ -114,6 +115,34 @@ def test_rows_edited_behind_scipys_cached_canonical_flag_are_summed():
         print(json.dumps(out))
     """)
     assert result and all(result.values()), result
+
+
+def test_single_row_partial_fit_on_non_canonical_rows_equals_canonical():
+    """One row per call, out of order (as ``diags(1 / norms) @ X`` makes them) or with
+    repeated indices: the state after every call equals that of the canonical rows, and
+    the caller's matrix is left as it was."""
+    rng = np.random.default_rng(3)
+    X = sp.random(40, 50, density=0.2, format="csr", random_state=4)
+    X.data = rng.normal(size=X.nnz)
+    y = rng.integers(0, 2, 40) * 2 - 1
+    unsorted = sp.csr_matrix(sp.diags(rng.uniform(0.5, 2, 40)) @ X)
+    rows = [unsorted[i] for i in range(40)]
+    rows[7] = sp.csr_matrix((np.array([1.0, 2.0, -0.5]), np.array([9, 3, 9]), [0, 3]),
+                            shape=(1, 50))          # a repeated index: summed
+    assert any(np.any(np.diff(r.indices) < 0) for r in rows)
+    saved = [(r.data.copy(), r.indices.copy()) for r in rows]
+    canonical = [r.copy() for r in rows]
+    for r in canonical:
+        r.sum_duplicates()
+    for name in ("pa1", "arow", "cw", "adagrad"):
+        a, b = cwkit.make(name), cwkit.make(name)
+        for i in range(40):
+            a.partial_fit(rows[i], y[i:i + 1], classes=[-1, 1])
+            b.partial_fit(canonical[i], y[i:i + 1], classes=[-1, 1])
+            assert np.array_equal(a.coef_, b.coef_), (name, i)
+            assert np.array_equal(a.decision_function(rows[i]), b.decision_function(canonical[i]))
+    assert all(np.array_equal(r.data, d) and np.array_equal(r.indices, j)
+               for r, (d, j) in zip(rows, saved))
 
 
 def test_wellformed_csr_with_spare_capacity_and_int64_indices_is_accepted():
