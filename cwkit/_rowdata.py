@@ -11,6 +11,8 @@ _EMPTY_I64 = np.empty(0, dtype=np.int64)
 _EMPTY_I32 = np.empty(0, dtype=np.int32)
 _ARANGE_CACHE = {}
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_I32 = np.dtype(np.int32)
+_PTR = (np.dtype(np.int32), np.dtype(np.int64))   # the indptr types of _core._csr_increasing
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,9 @@ def _increasing(indices, indptr):
     """
     if len(indices) < 2:
         return True
+    if indices.dtype == _I32 and indptr.dtype in _PTR and indices.flags.c_contiguous \
+            and indptr.flags.c_contiguous:
+        return _core._csr_increasing(indices, indptr)   # one pass, no temporaries
     descents = indices[1:] <= indices[:-1]
     if len(indptr) > 2:
         # a descent across the boundary of two rows is not one within a row
@@ -128,11 +133,22 @@ def _check_compressed(X, name, n_major, n_minor):
     if indices.dtype.kind not in "iu":
         raise _malformed(name, f"the indices have dtype {indices.dtype}, not an integer type")
     increasing = _increasing(indices, indptr)
-    # one sorted row is bounded by its ends; else one reduction over all
-    if not (increasing and n_major == 1
-            and (nnz == 0 or (0 <= indices[0] and indices[-1] < n_minor))):
+    # sorted rows are bounded by their ends (O(rows)); else one reduction over all
+    if not (increasing and _ends_within(indices, indptr, n_major, n_minor)):
         _check_index(indices, n_minor, name, "the indices")
     return increasing
+
+
+def _ends_within(indices, indptr, n_major, n_minor):
+    """Whether the first index of every nonempty row is >= 0 and the last < n_minor."""
+    if len(indices) == 0:
+        return True
+    if n_major == 1:
+        return bool(0 <= indices[0] and indices[-1] < n_minor)
+    stops = indptr[1:]
+    stops = stops[stops > indptr[:-1]]              # the nonempty rows
+    return bool(indices[stops - 1].max() < n_minor
+                and indices[np.concatenate(([0], stops[:-1]))].min() >= 0)
 
 
 def check_structure(X, name="X"):
