@@ -174,3 +174,20 @@ def test_random_inputs_work_or_raise_a_clear_valueerror(seed):
     """)
     assert result["cases"] == 400
     assert result["failures"] == []
+
+
+def test_compiled_canonical_check_equals_the_numpy_one():
+    """``_core._csr_increasing`` (int32 indices) against the plain definition, on rows
+    sorted, unsorted, with repeats, empty, across int32 and int64 indptr."""
+    from cwkit import _core
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        lengths = rng.integers(0, 5, rng.integers(1, 6))
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        indices = rng.integers(0, 6, indptr[-1]).astype(np.int32)
+        if rng.random() < 0.5:              # make most rows sorted and unique
+            for a, b in zip(indptr[:-1], indptr[1:]):
+                indices[a:b] = np.sort(rng.choice(20, b - a, replace=False))
+        expected = all(np.all(np.diff(indices[a:b]) > 0) for a, b in zip(indptr[:-1], indptr[1:]))
+        for ptr in (indptr.astype(np.int32), indptr.astype(np.int64)):
+            assert _core._csr_increasing(indices, ptr) == expected
