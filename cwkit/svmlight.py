@@ -919,10 +919,11 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
         As in :func:`load_svmlight` (with ``hash_bits`` every batch is
         ``2**hash_bits`` wide).
     batch_size : int
-        Rows per batch (the last batch may be smaller).  Rows are parsed
-        straight into the batch's arrays; memory is about two batches (the
-        one in use and, with ``prefetch``, the next) and one block of
-        ``chunk_size`` bytes, whatever the file size.
+        Rows per batch (the last batch may be smaller).  Memory is about
+        two batches (the one in use and, with ``prefetch``, the next) and
+        one block of ``chunk_size`` bytes with the rows parsed from it (by
+        the ``n_jobs`` threads, before they are copied into the batch),
+        whatever the file size.
     n_features : int, optional
         Width of every batch; an index beyond it is an error.  When None a
         batch is ``max index seen so far + 1`` wide, so widths never shrink
