@@ -4,7 +4,8 @@
 # Provides: `RowView` (the rows of one validated batch, built once per batch by
 # cwkit._rowdata and passed first to every driver; `RowView.counting` adds the
 # per-pass options of the counters, see _driver.pxi), the `Rows` struct it holds,
-# `get_row`, `max_row_nnz`, the prefetch macros and the `Ahead` cursor that
+# `get_row`, `max_row_nnz`, `_csr_increasing` (the canonical-rows check of
+# cwkit._rowdata), the prefetch macros and the `Ahead` cursor that
 # prefetches a driver's state AHEAD_DIST nonzeros ahead of its scoring walk.
 # Uses nothing from the other includes.
 
@@ -191,3 +192,28 @@ cdef inline void ahead_start(Ahead* a, const Rows* R, const Py_ssize_t[::1] orde
     a.j = 0
     for t in range(AHEAD_DIST):
         ahead_fetch(a, p1, st1, p2)
+
+
+ctypedef fused _ptr_t:
+    int
+    long long
+
+
+def _csr_increasing(const int[::1] indices, const _ptr_t[::1] indptr):
+    """Whether the int32 ``indices`` increase strictly within each row of ``indptr``.
+
+    One pass without temporary arrays (cwkit._rowdata's check that a CSR matrix is
+    canonical).  The caller has checked indptr: from 0, nondecreasing, its last
+    entry at most ``len(indices)``.
+    """
+    cdef Py_ssize_t r, j, n = indptr.shape[0] - 1
+    cdef bint ok = True
+    with nogil:
+        for r in range(n):
+            for j in range(indptr[r] + 1, indptr[r + 1]):
+                if indices[j] <= indices[j - 1]:
+                    ok = False
+                    break
+            if not ok:
+                break
+    return ok

@@ -15,8 +15,9 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._lazy import issparse
+from ._lazy import sparse as sp
 from . import datasets
 from .models.interface import ModelError
 from .registry import algorithms, make
@@ -112,7 +113,7 @@ def _stream(source, cfg, pass_no):
 
 
 def _emit_shuffled(buffer, rng, batch_size):
-    X = sp.vstack([b[0] for b in buffer], format="csr") if sp.issparse(buffer[0][0]) \
+    X = sp.vstack([b[0] for b in buffer], format="csr") if issparse(buffer[0][0]) \
         else np.vstack([b[0] for b in buffer])
     cols = [np.concatenate([b[k] for b in buffer]) for k in (1, 2, 3, 4)]
     perm = rng.permutation(cols[0].size)

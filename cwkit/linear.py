@@ -6,9 +6,9 @@ The update formulas are in each class's Notes, with their sources
 (docs/references.md).
 """
 import numpy as np
-from scipy.special import ndtri
 
 from . import _core, _params
+from ._lazy import special
 from .base import GaussianMixin, OnlineClassifier, Registration, VarianceMixin, serialised
 from .models.scoring import row_scores
 
@@ -263,7 +263,7 @@ _COVARIANCE_SHAPES = {"diag": "diagonal", "full": "full"}
 
 
 def _phi(eta):
-    return float(ndtri(eta))
+    return float(special.ndtri(eta))
 
 
 class ConfidenceWeighted(GaussianMixin, OnlineClassifier):

@@ -5,8 +5,9 @@ solves each group's dual with Hildreth's method; groups span calls, so the
 state carries the rows of an incomplete group (see :class:`cwkit.MiniBatchPA`).
 """
 import numpy as np
-import scipy.sparse as sp
 
+from .._lazy import issparse
+from .._lazy import sparse as sp
 from .. import _core
 from .._rowdata import as_rows
 from .binary import BinaryModel
@@ -71,7 +72,7 @@ class BinaryBPA(BinaryModel):
         tail = order[len(order) - n_left:]
         if status == _core.Status.OK:
             Xt = rows.X[tail]
-            st["pend"][:n_left] = Xt.toarray() if sp.issparse(Xt) else Xt
+            st["pend"][:n_left] = Xt.toarray() if issparse(Xt) else Xt
             st["pend_y"][:n_left] = y[tail]
             st["n_pend"][0] = n_left
             st["w"][:] = st["w0"]
