@@ -24,7 +24,7 @@ classes as its scores do, the largest is the predicted class, and for two classe
 P(classes_[1]) increases with w.x (both sides meet at 1/2 at w.x = 0).
 """
 import numpy as np
-from scipy.special import log_softmax
+from .._lazy import special
 
 #: Rounds kept for the fit of the slope (the most recent ones).
 WINDOW = 2048
@@ -73,7 +73,7 @@ def fit_slope(S, T):
     ts = (T * S).sum()
 
     def derivs(a):
-        P = np.exp(log_softmax(a * S, axis=1))
+        P = np.exp(special.log_softmax(a * S, axis=1))
         m = (P * S).sum(axis=1)
         return (m.sum() - ts, ((P * S * S).sum(axis=1) - m * m).sum())
 
@@ -180,4 +180,4 @@ class Calibration:
         """softmax(a_c s) per row, c the row's predicted class: (n, K), binary (n, 2)."""
         S = _as_classes(scores)
         a = self.slopes()[S.argmax(axis=1)]
-        return np.exp(log_softmax(a[:, None] * S, axis=1))
+        return np.exp(special.log_softmax(a[:, None] * S, axis=1))
