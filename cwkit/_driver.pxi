@@ -9,12 +9,15 @@
 #     returns, and the one way a pass stops at a row (status + position, its
 #     round undone if counted); the per-pass options a RowView carries (rounds
 #     counted against other labels, the scores of the rounds);
+#   normal_pair, newly_tiny, any_newly_tiny, count_collapse: the first row
+#     whose update collapsed a variance;
 #   Workspace: the one allocator of driver scratch (freed in one place);
 #   S_MIN, S_MAX, scaled_rescale: the scaled weight vector w = s v;
 #   sigma_step: the diagonal covariance step of CW and AROW;
 #   restore_coords: undo an update of the coordinates of one row.
 # Uses: Status (_status.pxi); RowView (_rows.pxi).
 
+from libc.float cimport DBL_MAX, DBL_MIN
 from libc.math cimport sqrt, fabs, isfinite, isinf
 from libc.stdlib cimport malloc, calloc, free
 
@@ -26,6 +29,7 @@ cdef struct Counts:
     double loss_sum         # hinge losses at prediction time
     int status              # a Status
     Py_ssize_t pos          # the row the pass stopped at, -1 if none
+    Py_ssize_t collapsed    # the first row whose update collapsed a variance, -1 if none
     # the per-pass options of the RowView (`RowView.counting`), NULL when off:
     const double* clean     # per row, the label the round is counted against
     double* out             # the scores of the counted rounds, in their order
@@ -42,6 +46,7 @@ cdef inline Counts counts_start(RowView rows, const double[::1] y=None) noexcept
     n.loss_sum = 0.0
     n.status = OK
     n.pos = -1
+    n.collapsed = -1
     n.clean = rows.clean_p
     n.out = rows.scores_p
     n.y = &y[0] if y is not None and y.shape[0] > 0 else NULL
@@ -115,9 +120,45 @@ cdef inline Py_ssize_t count_argmax(Counts* n, const double* sc, Py_ssize_t K, P
     return pred
 
 
+cdef inline bint normal_pair(double mu, double s) noexcept nogil:
+    """True only if mu is finite and the variance s in [DBL_MIN, DBL_MAX] (not
+    collapsed); False also for some finite pairs (|mu| + s > DBL_MAX): a quick test
+    whose False sends a driver to its exact checks."""
+    return (s >= DBL_MIN) & (fabs(mu) + s <= DBL_MAX)
+
+
+cdef inline bint newly_tiny(double old, double new) noexcept nogil:
+    """Whether a variance step took `old` >= DBL_MIN to `new` < DBL_MIN.
+
+    Below the smallest normal double a variance has lost its relative precision
+    and the next few multiplicative shrinks make it exactly 0, from where its
+    weight never moves again (``cwkit.models.collapse``).  The variances of the
+    diagonal rules never grow, so this is the round where one first falls below.
+    """
+    return (new < DBL_MIN) & (old >= DBL_MIN)
+
+
+cdef inline bint any_newly_tiny(const double* sg, const double* old, const int* idx,
+                                Py_ssize_t nnz, Py_ssize_t ks, Py_ssize_t os) noexcept nogil:
+    """`newly_tiny` for one of a row's coordinates p = idx[j]: new variance sg[p ks],
+    old one old[j os]."""
+    cdef Py_ssize_t j
+    for j in range(nnz):
+        if newly_tiny(old[j * os], sg[idx[j] * ks]):
+            return True
+    return False
+
+
+cdef inline void count_collapse(Counts* n, bint tiny, Py_ssize_t i) noexcept nogil:
+    """Row i's update, made, collapsed a variance (`tiny`): note it if it is the first."""
+    if tiny and n.collapsed < 0:
+        n.collapsed = i
+
+
 cdef inline tuple counts_result(const Counts* n):
-    """(rounds, mistakes, updates, loss_sum, status, position): what a pass returns."""
-    return n.rounds, n.mistakes, n.updates, n.loss_sum, n.status, n.pos
+    """(rounds, mistakes, updates, loss_sum, status, position, collapsed): what a
+    pass returns."""
+    return n.rounds, n.mistakes, n.updates, n.loss_sum, n.status, n.pos, n.collapsed
 
 
 cdef enum:

@@ -390,7 +390,7 @@ def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] 
     Updates when y w.x < 1 and x (with its intercept feature) is not zero;
     INFEASIBLE when beta ||x||_inf <= 1.  When `scores_out` is not empty it
     receives the score each row was predicted with.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = w.shape[0], smax = max_row_nnz(&rows.R, order) + 1
     cdef Py_ssize_t k, i, j, nnz, s

@@ -141,7 +141,7 @@ def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
     the [LMC09] rules shrink all of W, so a shared s keeps that O(1)); one row of
     aux (s, ||V||^2, t) per class in ovr (K independent binary problems).
     U (same shape as V, or empty) accumulates sum_t t Delta_t for averaging.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], na = aux.shape[1], k, nnz, i, c

@@ -104,7 +104,7 @@ def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
     (AROW, [AROW13] eqs. 29-30) Sigma -= Sigma f f^T Sigma / (r + f^T Sigma f), f = x~
     tiled K times.  ovr: Sigma is (K D, D), K independent D x D blocks.
     Class scores: mu_c.x~, or for SOP mu_c.x~ / (1 + x~^T Sigma_cc x~).
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, False)
     cdef int K = <int>MU.shape[0], D = <int>MU.shape[1], KD = K * D, one = 1

@@ -366,7 +366,7 @@ def mc_l1pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
     kk highest-scoring competitors (_l1k_update; kk <= K - 1).  Mistakes are argmax
     errors (ties to the first class).  Updates when 1 - (s_y - s_c) > 0 for the
     closest competitor c and x~ is not zero; INFEASIBLE when beta ||x~||_inf <= 1.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = W.shape[0], K = W.shape[1], DK = D * K
     cdef Py_ssize_t smax = 2 * (max_row_nnz(&rows.R, order) + 1), nk = smax // 2

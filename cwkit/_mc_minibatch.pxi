@@ -282,7 +282,7 @@ def mc_bpa_pass(RowView rows not None,
     is updated only when `flush`.  Sliding mode: predict row t, then update
     with the window of the last min(B, t + 1) rows.  kk >= 1 competitors per row.
 
-    Returns (rounds, mistakes, updates, loss_sum, status, position, n_left);
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed, n_left);
     loss_sum adds max(0, 1 - (s_y - s_c)) against the closest competitor c at
     prediction time; n_left = rows at the end of `order` to carry into the
     next call.

@@ -7,12 +7,12 @@
 #
 # Provides: TopK, topk_work, topk_losses, exchangeable, tie_mean, topk_solve,
 # mc_topk_pa_pass, mc_topk_arow_pass.
-# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax, Workspace,
-# restore_coords (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size
-# (_qp.pxi); PA1, PA2, AUX_* (_binary.pxi); dsymv, scatter_row, full_check,
-# full_apply (_full.pxi); the 1-of-k walks, top_competitors and blk_add
-# (_mc_rows.pxi); blk_diag_step, blk_diag_restore, blk_sigma_only,
-# sum_sigma_update (_mc_diag.pxi); vdot (_mc_full.pxi).
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
+# count_collapse, Workspace, restore_coords (_driver.pxi); hildreth_solve,
+# qp_work_size, qp_iwork_size (_qp.pxi); PA1, PA2, AROW, may_collapse, AUX_*
+# (_binary.pxi); dsymv, scatter_row, full_check, full_apply (_full.pxi); the
+# 1-of-k walks, top_competitors and blk_add (_mc_rows.pxi); blk_diag_step,
+# blk_diag_restore, blk_sigma_only, sum_sigma_update (_mc_diag.pxi); vdot
 
 from libc.math cimport INFINITY
 
@@ -188,7 +188,7 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
     a >= 0; PA-I: 0 <= a <= C; PA-II: Q = G + I/(2C) (or 11^T/(2C) when
     `shared`), a >= 0.  W += sum_j a_j Delta_j: block y gets (sum_j a_j) x~,
     block c_j gets -a_j x~.  State as in `mc_first_order_pass` (top1, W = s V).
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], c, nnz, i, k
     cdef Counts cnt = counts_start(rows)
@@ -241,15 +241,19 @@ cdef inline bint topk_arow_diag_round(TopK* T, double* mu, double* S, Py_ssize_t
     sum_j a_j Delta_j, then the covariance with f or Delta_1.  Returns True to stop."""
     cdef Py_ssize_t j, jl, kk = T.kk, sv = 2 * (nnz + 1)
     cdef double chk, cc
+    cdef bint tiny = False
+    cdef bint* watch = &tiny if may_collapse(AROW, direct) else NULL
     for j in range(kk):
         for jl in range(kk):
             T.Q[j * kk + jl] = T.vs[yi] + (T.vs[T.comp[j]] if j == jl else 0.0) + r
     if not topk_arow_solve(T, cnt, i):
         return True
-    chk = blk_diag_step(mu + yi, S + yi, T.asum, 0.0, False, x, idx, nnz, bias, D, save, K)
+    # (the mean steps, c = 0, leave the variances as they are)
+    chk = blk_diag_step(mu + yi, S + yi, T.asum, 0.0, False, x, idx, nnz, bias, D, save, K,
+                        NULL)
     for j in range(kk):
         chk += blk_diag_step(mu + T.comp[j], S + T.comp[j], -T.a[j], 0.0, False, x, idx,
-                             nnz, bias, D, save + (j + 1) * sv, K)
+                             nnz, bias, D, save + (j + 1) * sv, K, NULL)
     if not isfinite(chk):
         for j in range(kk - 1, -1, -1):
             blk_diag_restore(mu + T.comp[j], S + T.comp[j], save + (j + 1) * sv, idx, nnz, D,
@@ -258,11 +262,12 @@ cdef inline bint topk_arow_diag_round(TopK* T, double* mu, double* S, Py_ssize_t
         fail_round(cnt, NONFINITE_STATE, i)
         return True
     if sum_update:
-        sum_sigma_update(S, K, T.vs, r, direct, x, idx, nnz, bias, D)
+        sum_sigma_update(S, K, T.vs, r, direct, x, idx, nnz, bias, D, watch)
     else:
         cc = 1.0 / (T.vs[yi] + T.vs[T.comp[0]] + r) if direct else 1.0 / r   # r > 0
-        blk_sigma_only(S + yi, cc, direct, x, idx, nnz, bias, D, K)
-        blk_sigma_only(S + T.comp[0], cc, direct, x, idx, nnz, bias, D, K)
+        blk_sigma_only(S + yi, cc, direct, x, idx, nnz, bias, D, K, watch)
+        blk_sigma_only(S + T.comp[0], cc, direct, x, idx, nnz, bias, D, K, watch)
+    count_collapse(cnt, tiny, i)
     cnt.updates += 1
     return False
 
@@ -331,7 +336,7 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
     `direct`, sigma_i -= beta sigma_i^2 g_i^2).  Full (`full`, SG = Sigma over
     the stacked blocks, (K D, K D), one triangle kept): P_c = Sigma f(x, c),
     Sigma Delta_j = P_y - P_cj.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     # diagonal: (D, K) state, block c at offset c with stride K; full: (K, D)
     cdef int K = <int>(MU.shape[0] if full else MU.shape[1])

@@ -212,7 +212,7 @@ def bpa_pass(RowView rows not None,
     When `scores_out` is not empty, it receives the score each new row was
     predicted with (row t of `order` at t - n_seen).
 
-    Returns (rounds, mistakes, updates, loss_sum, status, position, n_left):
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed, n_left):
     n_left = rows at the end of `order` to carry into the next call (the
     pending group, or the last B - 1 rows of the sliding window).
     """

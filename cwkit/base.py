@@ -17,9 +17,9 @@ import numpy as np
 from . import _core, _params
 from ._rowdata import as_rows
 from .models.calibration import Calibration
-from .models.collapse import VarianceCollapseWarning, Watch, may_collapse, warning_text
+from .models.collapse import VarianceCollapseWarning, warning_text
 from .models.factory import build_model
-from .models.interface import ModelSpec, raise_status
+from .models.interface import NO_ROW, ModelSpec, raise_status
 
 #: Constraints of the parameters every estimator has.
 COMMON = {
@@ -208,7 +208,7 @@ class OnlineClassifier:
         collapsed = None
         for _ in range(self.n_passes):
             order = rng.permutation(rows.n_rows) if self.shuffle else np.arange(rows.n_rows)
-            _, mistakes, updates, row = self._run(rows, codes, order, collapsed is None)
+            _, mistakes, updates, row = self._run(rows, codes, order)
             collapsed = row if collapsed is None else collapsed
             self.mistakes_ += mistakes
             self.n_updates_ += updates
@@ -299,18 +299,17 @@ class OnlineClassifier:
     def _bias(self):
         return 1.0 if self.fit_intercept else 0.0
 
-    def _run(self, rows, codes, order, watch=True, clean=None):
+    def _run(self, rows, codes, order, clean=None):
         """One pass; returns (rounds, mistakes, updates, collapsed) and advances ``t_``.
 
         `collapsed` is the row after which a variance of a diagonal
-        Gaussian-weight model newly collapsed (``cwkit.models.collapse``; looked
-        for if `watch` and the rule can collapse), else None.  `clean`: codes
-        of the labels the rounds are counted against (``Model.run_with``).  The
-        rounds' pre-update scores go to the calibration window of ``predict_proba``.
+        Gaussian-weight model newly collapsed, as the compiled pass noted it
+        (``cwkit.models.collapse``), else None.  `clean`: codes of the labels the
+        rounds are counted against (``Model.run_with``).  The rounds' pre-update
+        scores go to the calibration window of ``predict_proba``.
         """
         model = self._model
         target = self._target(codes)
-        watch = Watch(model, rows) if watch and may_collapse(model) else None
         result = model.run_with(rows, target, order, self._bias, scores=True,
                                 clean=None if clean is None else self._target(clean))
         self.t_ += result.rounds
@@ -318,9 +317,7 @@ class OnlineClassifier:
             raise_status(result.status, result.pos, self._name(),
                          model.status_detail(result.status))
         self._calibration.add(result.scores, np.asarray(codes, dtype=np.intp)[order])
-        collapsed = None
-        if watch is not None and watch.collapsed(model):
-            collapsed = watch.row(model, target, order, self._bias)
+        collapsed = None if result.collapsed == NO_ROW else int(result.collapsed)
         return result.rounds, result.mistakes, result.updates, collapsed
 
     def _target(self, codes):

@@ -97,6 +97,9 @@ class PassResult(NamedTuple):
     loss_sum: float      #: sum of the losses before each update
     status: int          #: a ``cwkit._core.Status``
     pos: int             #: the row (of this call) the pass stopped at, or NO_ROW
+    #: the first row (of this call) whose update took a variance below the smallest
+    #: normal double (diagonal CW-Var, CW-Stdev and direct AROW), or NO_ROW
+    collapsed: int = NO_ROW
     scores: object = None  #: the rounds' scores, when asked for (:meth:`Model.run_with`)
 
 
