@@ -586,8 +586,8 @@ def _dask_client(where, quiet):
         raise DataError(f"--dask {where}: cannot connect to the scheduler ({exc})") from None
     try:
         yield client
-    except distributed.KilledWorker as exc:
-        raise DataError(f"--dask: a worker died while training ({exc}); no model") from None
+    except _distributed().WorkerLost as exc:
+        raise DataError(f"--dask: {exc}") from None
     finally:
         client.close()
         if cluster is not None:

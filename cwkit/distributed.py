@@ -26,7 +26,7 @@ from .models import mixing
 from .models.interface import ModelError
 from .svmlight import SvmlightError, load_svmlight
 
-__all__ = ["MIXING", "fit", "cut"]
+__all__ = ["MIXING", "WorkerLost", "cut", "fit"]
 
 #: The values of ``mixing``.
 MIXING = ("auto", "average", "updates", "confidence")
@@ -185,6 +185,11 @@ class _Result:
     warnings: list
 
 
+class WorkerLost(RuntimeError):
+    """A shard could not be trained: its worker kept dying (more often than Dask's
+    ``distributed.scheduler.allowed-failures``), or every copy of what it needed was lost."""
+
+
 class _ShardFailure(Exception):
     """A model error in a shard, with the row of the partition's data."""
 
@@ -311,14 +316,20 @@ def _gather_round(distributed, futures):
     """The shards' results, or the first failure as the error a local run gives."""
     try:
         distributed.wait(futures)
-        for f in futures:
+        for i, f in enumerate(futures):
             if f.status == "error":
                 exc = f.exception()
                 if isinstance(exc, _ShardFailure):
                     raise ModelError(f"{exc.name}, row {exc.row + 1}: {exc.reason}",
                                      row=exc.row, reason=exc.reason) from None
                 f.result()    # raises it (a data error, or a worker that kept dying)
+            elif f.status != "finished":
+                raise WorkerLost(f"shard {i + 1}: its task was lost ({f.status}): the "
+                                 "workers holding the model it needed died; no model")
         return [f.result() for f in futures]
+    except distributed.KilledWorker as exc:
+        raise WorkerLost(f"a worker died each time it ran a shard's pass ({exc}); no "
+                         "model") from None
     except BaseException:
         futures[0].client.cancel(futures)    # no shard goes on once the round has failed
         raise
@@ -380,9 +391,9 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
         A malformed row, named by ``FILE:LINE`` as in a local read.
     cwkit.ModelError
         An update that fails, naming the file (or ``dask array``) and its row.
-    distributed.KilledWorker
+    WorkerLost
         A shard whose worker died more often than Dask's ``allowed-failures`` (a
-        worker that dies is otherwise replaced and its tasks re-run).
+        worker that dies is otherwise replaced and its tasks re-run elsewhere).
 
     Notes
     -----
@@ -436,10 +447,13 @@ def _fit(distributed, client, estimator, data, rounds, mixing_, shuffle, partiti
     for r in range(rounds):
         t_start = time.perf_counter()
         seeds = rng.integers(2**63, size=len(shards)) if shuffle else [None] * len(shards)
-        # the model goes with each task (not scattered): a task whose worker dies is re-run
-        futures = [client.submit(_train, est, s, None if seed is None else int(seed),
+        # the model goes straight to every worker (a copy each, so that the task of a worker
+        # that dies can re-run on another); in the task graph it would pass the scheduler
+        sent = client.scatter(est, broadcast=True, hash=False)
+        futures = [client.submit(_train, sent, s, None if seed is None else int(seed),
                                  pure=False) for s, seed in zip(shards, seeds)]
         results = _gather_round(distributed, futures)
+        del sent, futures
         c = np.array([res.updates for res in results], dtype=np.float64)
         c = c if by_updates and c.sum() > 0 else None
         mixed = mixing.mix(model, [res.state for res in results], c, rule,

@@ -220,7 +220,7 @@ def test_a_worker_that_keeps_dying_is_reported_and_no_model_is_kept(client, file
             cluster = distributed.LocalCluster(n_workers=1, processes=True,
                                                threads_per_worker=1, dashboard_address=None,
                                                silence_logs=50)
-        with distributed.Client(cluster) as c, pytest.raises(distributed.KilledWorker):
+        with distributed.Client(cluster) as c, pytest.raises(cwd.WorkerLost):
             cwd.fit(est, path, client=c, rounds=2, partitions=2)
     finally:
         os.unlink(marker)
