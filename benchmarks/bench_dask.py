@@ -93,7 +93,7 @@ def distributed_run(client, algo, params, data, rounds, mixing, X_test, y_test, 
 def cluster(n):
     import distributed
     lc = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=50)
+                                  dashboard_address=":0", silence_logs=50)
     c = distributed.Client(lc)
     c.wait_for_workers(n)
     return c
@@ -159,13 +159,15 @@ def timing(train, test, algos, rounds, repeat, out):
             lc.close()
 
 
-def real_sets(tmp):
-    """(name, train, test, algos) of the real sets present, decompressed to `tmp`."""
+def real_sets(tmp, names):
+    """(name, train, test) of the real sets named and present, decompressed to `tmp`."""
     sets = [("a9a", "adult/a9a.gz", "adult/a9a.t.gz"),
             ("20ng-pc-mac", "text/20ng-pc-mac.train.xz", "text/20ng-pc-mac.test.xz"),
-            ("usps (10 classes)", "digits/usps.scale.xz", "digits/usps.scale.t.xz")]
+            ("usps", "digits/usps.scale.xz", "digits/usps.scale.t.xz")]
     out = []
     for name, tr, te in sets:
+        if name not in names:
+            continue
         if not (SHARED / tr).exists():
             print(f"{SHARED / tr} is absent: {name} skipped", flush=True)
             continue
@@ -189,25 +191,34 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--skip", choices=("timing", "accuracy", "real"), action="append",
                     default=[])
+    ap.add_argument("--algos", default="pa1,arow,cw", help="of pa1 (C=0.1), arow (r=0.1), cw")
+    ap.add_argument("--parts", default="1,2,4", help="partitions of the accuracy runs")
+    ap.add_argument("--mixings", default="average,updates,confidence")
+    ap.add_argument("--sets", default="a9a,20ng-pc-mac,usps",
+                    help="real sets of the accuracy runs (when present)")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args(argv)
-    train, test = synth_files(args.rows, args.test_rows, args.features)
-    print(f"data {train} ({os.path.getsize(train) / 2**20:.0f} MiB), load {load()}",
-          flush=True)
-    algos = [("pa1", {"C": 0.1}), ("arow", {"r": 0.1}), ("cw", {})]
+    if not {"timing", "accuracy"} <= set(args.skip):
+        train, test = synth_files(args.rows, args.test_rows, args.features)
+        print(f"data {train} ({os.path.getsize(train) / 2**20:.0f} MiB), load {load()}",
+              flush=True)
+    known = {"pa1": {"C": 0.1}, "arow": {"r": 0.1}, "cw": {}}
+    algos = [(a, known[a]) for a in args.algos.split(",")]
+    parts = tuple(int(p) for p in args.parts.split(","))
+    mixings = tuple(args.mixings.split(","))
     results = {"timing": [], "accuracy": []}
     if "timing" not in args.skip:
         timing(train, test, algos, args.rounds, args.repeat, results["timing"])
     client = cluster(2)
     try:
         if "accuracy" not in args.skip:
-            accuracy(client, "synthetic", algos, train, test, args.rounds, (1, 2, 4),
-                     ("average", "updates", "confidence"), results["accuracy"])
+            accuracy(client, "synthetic", algos, train, test, args.rounds, parts, mixings,
+                     results["accuracy"])
         if "real" not in args.skip:
             with tempfile.TemporaryDirectory() as tmp:
-                for name, tr, te in real_sets(tmp):
-                    accuracy(client, name, algos, tr, te, args.rounds, (1, 2, 4),
-                             ("average", "updates", "confidence"), results["accuracy"])
+                for name, tr, te in real_sets(tmp, args.sets.split(",")):
+                    accuracy(client, name, algos, tr, te, args.rounds, parts, mixings,
+                             results["accuracy"])
     finally:
         lc = client.cluster
         client.close()

@@ -573,7 +573,7 @@ def _dask_client(where, quiet):
         if not n.isdigit() or int(n) < 1:
             raise UsageError(f"--dask: expected local:N with N >= 1 workers, got {where!r}")
         cluster = distributed.LocalCluster(n_workers=int(n), threads_per_worker=1,
-                                           processes=True, dashboard_address=None,
+                                           processes=True, dashboard_address=":0",
                                            silence_logs=60 if quiet else 30)
         target = cluster
     else:

@@ -227,7 +227,7 @@ def _client(client):
     if client is not None:
         return client, False
     cluster = distributed.LocalCluster(processes=True, threads_per_worker=1,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     return distributed.Client(cluster), True
 
 

@@ -28,7 +28,7 @@ def client(tmp_path_factory):
     os.environ["CWKIT_DIE_MARKER"] = str(marker)     # inherited by the worker processes
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
         cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                           dashboard_address=None, silence_logs=50)
+                                           dashboard_address=":0", silence_logs=50)
         c = distributed.Client(cluster)
     c.wait_for_workers(2, timeout=120)
     c.marker = marker
@@ -218,7 +218,7 @@ def test_a_worker_that_keeps_dying_is_reported_and_no_model_is_kept(client, file
     try:
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
             cluster = distributed.LocalCluster(n_workers=1, processes=True,
-                                               threads_per_worker=1, dashboard_address=None,
+                                               threads_per_worker=1, dashboard_address=":0",
                                                silence_logs=50)
         with distributed.Client(cluster) as c, pytest.raises(cwd.WorkerLost):
             cwd.fit(est, path, client=c, rounds=2, partitions=2)
@@ -256,6 +256,13 @@ def test_cut_is_at_line_boundaries(tmp_path):
     for (_, b), (c, _) in zip(ranges, ranges[1:]):
         assert b == c and data[b - 1:b] == b"\n"
     assert cwd.cut(str(path), 5000)[-1][1] == len(data)
+
+
+def test_import_cwkit_does_not_import_dask():
+    import subprocess
+    code = "import sys, cwkit; cwkit.distributed.fit; print('dask' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
 
 
 def test_without_dask_the_message_says_what_to_install(monkeypatch):
