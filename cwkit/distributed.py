@@ -140,10 +140,11 @@ def _parse(path, start, stop, zero_based, n_features):
     return _Shard(X, np.asarray(y), path, stats=stats)
 
 
-def _finish(shard, one_based, width, first_row):
-    """The shard with its columns in the decided base and width."""
+def _finish(shard, shift, width, first_row):
+    """The shard with its columns in the decided base (`shift`: raw indices of a one-based
+    file, shifted down by one here) and width."""
     X = shard.X
-    indices = X.indices - 1 if one_based else X.indices
+    indices = X.indices - 1 if shift else X.indices
     X = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], width))
     return _Shard(X, shard.y, shard.name, first_row)
 
