@@ -81,6 +81,11 @@ class _Range(io.RawIOBase):
     def readable(self):
         return True
 
+    def fileno(self):
+        """The file's descriptor: the reader sizes its arrays from the file's size (an
+        upper bound of the range's; pages it never writes are never resident)."""
+        return self._f.fileno()
+
     def readinto(self, b):
         n = min(len(b), self._left)
         if n <= 0:
