@@ -180,17 +180,6 @@ def _with_first_row(shard, first_row):
 
 # ---------------------------------------------------------------------------- one round
 
-@dataclass
-class _Result:
-    """What a shard sends back after its pass."""
-
-    state: dict
-    rounds: int
-    mistakes: int
-    updates: int
-    warnings: list
-
-
 class WorkerLost(RuntimeError):
     """A shard could not be trained: its worker kept dying (more often than Dask's
     ``distributed.scheduler.allowed-failures``), or every copy of what it needed was lost."""
@@ -204,15 +193,23 @@ class _ShardFailure(Exception):
         self.name, self.row, self.reason = name, row, reason
 
 
-def _train(est, shard, seed):
-    """One pass of a copy of `est` over the shard (shuffled with `seed` if given)."""
-    est = copy.deepcopy(est)           # tasks on one worker share the estimator they receive
+def _train(est, state, shard, seed):
+    """One pass over the shard (shuffled with `seed` if given) of a copy of `est` whose
+    model state is set to `state` (``{"state": arrays, "t": rounds so far}``).
+
+    Returns a dict of plain arrays and numbers (which Dask sends without pickling):
+    the model's ``state``, the pass's ``rounds``, ``mistakes`` and ``updates``, and the
+    ``warnings`` it emitted as (category, text) pairs.
+    """
+    est = copy.deepcopy(est)           # tasks on one worker share the objects they receive
+    for key, arr in state["state"].items():
+        est._model.state[key][...] = arr
+    est.t_ = state["t"]
     X, y = shard.X, shard.y
     perm = None
     if seed is not None:
         perm = np.random.default_rng(seed).permutation(y.size)
         X, y = X[perm], y[perm]
-    t0 = est.t_
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -220,9 +217,9 @@ def _train(est, shard, seed):
         except ModelError as exc:
             row = exc.row if perm is None else int(perm[exc.row])
             raise _ShardFailure(shard.name, shard.first_row + row, exc.reason) from None
-    notes = [(w.category, str(w.message)) for w in caught]
-    return _Result(est._model.state, est.t_ - t0, int(est.mistakes_), int(est.n_updates_),
-                   notes)
+    return {"state": est._model.state, "rounds": est.t_ - state["t"],
+            "mistakes": int(est.mistakes_), "updates": int(est.n_updates_),
+            "warnings": [(w.category, str(w.message)) for w in caught]}
 
 
 # ---------------------------------------------------------------------------- the driver
@@ -450,30 +447,35 @@ def _fit(distributed, client, estimator, data, rounds, mixing_, shuffle, partiti
     rng = np.random.default_rng(est.random_state)
     nbytes = sum(a.nbytes for a in model.state.values())
     notes = {}
+    # the estimator with its spec, once; each round then sends only the state arrays
+    shell = client.scatter(est, broadcast=True, hash=False)
     for r in range(rounds):
         t_start = time.perf_counter()
         seeds = rng.integers(2**63, size=len(shards)) if shuffle else [None] * len(shards)
-        # the model goes straight to every worker (a copy each, so that the task of a worker
-        # that dies can re-run on another); in the task graph it would pass the scheduler
-        sent = client.scatter(est, broadcast=True, hash=False)
-        futures = [client.submit(_train, sent, s, None if seed is None else int(seed),
+        # the state goes straight to every worker (a copy each, so that the task of a worker
+        # that dies can re-run on another; in the task graph it would pass the scheduler),
+        # as a dict of arrays, which Dask sends without pickling
+        # (in a list: a dict given to scatter would name the data by its keys)
+        [sent] = client.scatter([{"state": model.state, "t": est.t_}], broadcast=True,
+                                hash=False)
+        futures = [client.submit(_train, shell, sent, s, None if seed is None else int(seed),
                                  pure=False) for s, seed in zip(shards, seeds)]
         results = _gather_round(distributed, futures)
         del sent, futures
-        c = np.array([res.updates for res in results], dtype=np.float64)
+        c = np.array([res["updates"] for res in results], dtype=np.float64)
         c = c if by_updates and c.sum() > 0 else None
-        mixed = mixing.mix(model, [res.state for res in results], c, rule,
+        mixed = mixing.mix(model, [res["state"] for res in results], c, rule,
                            start=model.state)
         for key, arr in mixed.items():
             model.state[key][...] = arr
-        examples = sum(res.rounds for res in results)
-        mistakes = sum(res.mistakes for res in results)
-        updates = sum(res.updates for res in results)
+        examples = sum(res["rounds"] for res in results)
+        mistakes = sum(res["mistakes"] for res in results)
+        updates = sum(res["updates"] for res in results)
         est.t_ += examples
         est.mistakes_ += mistakes
         est.n_updates_ += updates
         for res in results:
-            for category, text in res.warnings:
+            for category, text in res["warnings"]:
                 notes.setdefault(text, category)
         if callback is not None:
             callback({"round": r + 1, "examples": examples, "mistakes": mistakes,
