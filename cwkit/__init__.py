@@ -45,6 +45,7 @@ from .linear import (  # noqa: E402
 from .minibatch import MiniBatchPA  # noqa: E402
 from .persist import ModelFileError, load, save  # noqa: E402
 from .registry import algorithms, make  # noqa: E402
+from . import distributed  # noqa: E402,F401  (cwkit.distributed.fit; imports Dask only when used)
 
 __all__ = [
     "AROW", "AdaGrad", "ConfidenceWeighted", "L1ConstrainedPA", "MiniBatchPA",

@@ -19,6 +19,7 @@ import tempfile
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import datasets, report, sources
 from ._version import __version__
@@ -209,6 +210,9 @@ def _eval(args, spool):
     specs = _parse_specs(args.algos, args.param, args.grid, _registry())
     _check_eval_options(args)
     multiclass = _multiclass_params(args, specs)
+    _check_dask_options(args)
+    if args.dask:
+        return _eval_dask(args, spool, specs, multiclass)
     notes = {}
     tasks, tests = _synthetic_task(args) if args.synthetic else _file_tasks(args, spool, notes)
     for src in tasks:
@@ -421,6 +425,9 @@ def _train(args, spool):
     _check_output("--output", args.output)
     _check_hash_bits(args)
     multiclass = _multiclass_params(args, [spec])
+    _check_dask_options(args)
+    if args.dask:
+        return _train_dask(args, spool, spec, multiclass)
     src = _file_source(spool.path(args.data), args.data, args)
     _check_two_classes(src)
     progress = report.Progress(enabled=not args.quiet)
@@ -436,6 +443,8 @@ def _train(args, spool):
         return 130
     for note in learner.note_lines():  # warnings of the model, as eval shows them
         print(f"cwkit: warning: {args.algo}: {note}", file=sys.stderr)
+    # the run's counters, as fit(n_passes=...) keeps them (not the last chunk's)
+    learner.model.mistakes_, learner.model.n_updates_ = learner.mistakes, learner.updates
     save(learner.model, args.output)   # all or nothing
     if not args.quiet:
         print(f"cwkit: trained {args.algo} on {learner.examples} examples "
@@ -520,6 +529,155 @@ def _algos(args, spool):
     return 0
 
 
+# ---------------------------------------------------------------------------- --dask
+
+def _check_dask_options(args):
+    """What ``--dask`` excludes, before any data is read or any cluster started."""
+    if not args.dask:
+        if args.rounds != 1 or args.mixing != "auto":
+            raise UsageError("--rounds and --mixing go with --dask")
+        return
+    if args.passes != 1:
+        raise UsageError("--dask trains by mixing rounds, one pass per shard each: use "
+                         "--rounds instead of --passes")
+    if args.hash_bits is not None:
+        raise UsageError("--hash-bits is not supported with --dask")
+    for option, given in (("--cv", getattr(args, "cv", None)),
+                          ("--grid", getattr(args, "grid", None)),
+                          ("--noise", getattr(args, "noise", 0.0)),
+                          ("--synthetic", getattr(args, "synthetic", None)),
+                          ("--tasks", getattr(args, "tasks", None)),
+                          ("--curve", getattr(args, "curve", None)),
+                          ("--plot", getattr(args, "plot", None))):
+        if given:
+            raise UsageError(f"{option} is not supported with --dask")
+    if getattr(args, "repeats", 1) > 1:
+        raise UsageError("--repeats is not supported with --dask")
+    data = args.data if isinstance(args.data, list) else [args.data]
+    if len(data) != 1:
+        raise UsageError("--dask takes one training file (cut into one partition per "
+                         "worker)")
+
+
+@contextlib.contextmanager
+def _dask_client(where, quiet):
+    """A Dask client for ``--dask local:N`` (a local cluster of N worker processes, made
+    and closed here) or ``--dask ADDRESS`` (a running scheduler)."""
+    try:
+        distributed = _distributed()._require_dask()
+    except ImportError as exc:
+        raise UsageError(f"--dask: {exc}") from None
+    cluster = None
+    if where == "local" or where.startswith("local:"):
+        n = where.partition(":")[2] or str(os.cpu_count() or 1)
+        if not n.isdigit() or int(n) < 1:
+            raise UsageError(f"--dask: expected local:N with N >= 1 workers, got {where!r}")
+        cluster = distributed.LocalCluster(n_workers=int(n), threads_per_worker=1,
+                                           processes=True, dashboard_address=":0",
+                                           silence_logs=60 if quiet else 30)
+        target = cluster
+    else:
+        target = where
+    try:
+        client = distributed.Client(target, timeout=30)
+    except (OSError, TimeoutError) as exc:
+        if cluster is not None:
+            cluster.close()
+        raise DataError(f"--dask {where}: cannot connect to the scheduler ({exc})") from None
+    try:
+        yield client
+    except _distributed().WorkerLost as exc:
+        raise DataError(f"--dask: {exc}") from None
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _distributed():
+    from . import distributed   # imports Dask only when --dask is given
+    return distributed
+
+
+def _dask_fit(args, spool, spec, multiclass, progress_label):
+    """Fit one algorithm over the partitions of the training file: (estimator, rounds)."""
+    est = make(spec.name, **{**multiclass, **spec.params, "random_state": args.seed})
+    path = spool.path(args.data if isinstance(args.data, str) else args.data[0])
+    per_round = []
+
+    def show(info):
+        per_round.append(info)
+        if not args.quiet:
+            print(f"cwkit: {progress_label}: round {info['round']}: {info['examples']} "
+                  f"examples on {info['shards']} shards, progressive error "
+                  f"{100.0 * info['mistakes'] / max(info['examples'], 1):.2f}%, "
+                  f"{info['seconds']:.2f} s", file=sys.stderr)
+
+    with _dask_client(args.dask, args.quiet) as client:
+        _distributed().fit(est, path, client=client, rounds=args.rounds,
+                           mixing=args.mixing, shuffle=args.shuffle,
+                           zero_based=_zero_based(args), n_features=args.n_features,
+                           callback=show)
+    odd = [c for c in est.classes_.tolist() if not float(c).is_integer()]
+    if odd:
+        raise DataError(f"{path}:{label_line(path, odd[0])}: label "
+                        f"{report.format_label(odd[0])} is not an integer: cwkit classifies, "
+                        "so labels name classes (a regression target, or a typo?)")
+    return est, per_round
+
+
+def _train_dask(args, spool, spec, multiclass):
+    est, per_round = _dask_fit(args, spool, spec, multiclass, args.algo)
+    save(est, args.output)
+    if not args.quiet:
+        print(f"cwkit: trained {args.algo} on {per_round[0]['examples']} examples "
+              f"({args.rounds} round{'s' * (args.rounds > 1)} on {per_round[0]['shards']} "
+              f"shards, {est.mistakes_} online mistakes, {est.n_updates_} updates); saved "
+              f"{args.output}", file=sys.stderr)
+    return 0
+
+
+def _eval_dask(args, spool, specs, multiclass):
+    """``eval --dask``: each algorithm trained over the partitions, its progressive error
+    per round (each shard's mistakes on its own rows) and its test error."""
+    test = None
+    if args.test:
+        test = sources.SvmlightSource(spool.path(args.test[0]), name=args.test[0],
+                                      batch_size=args.batch_size, n_features=args.n_features,
+                                      zero_based=_zero_based(args)).scan()
+    out = []
+    for spec in specs:
+        est, per_round = _dask_fit(args, spool, spec, multiclass, spec.label)
+        res = {"algo": spec.label, "rounds": [
+            {"round": r["round"], "examples": r["examples"], "mistakes": r["mistakes"],
+             "progressive_error": r["mistakes"] / max(r["examples"], 1),
+             "seconds": r["seconds"], "bytes": r["bytes"]} for r in per_round]}
+        if test is not None:
+            width = est.n_features_in_
+            errors = n = 0
+            for X, y, _ in test.chunks():
+                X = X[:, :width] if X.shape[1] > width else sp.csr_matrix(
+                    (X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+                errors += int(np.count_nonzero(est.predict(X) != y))
+                n += y.size
+            res["test_error"] = errors / max(n, 1)
+        out.append(res)
+    if args.format == "json":
+        sys.stdout.write(report.json_text({"data": args.data[0], "dask": args.dask,
+                                           "results": out}))
+        return 0
+    lines = [f"{args.data[0]} (--dask {args.dask}, mixing {args.mixing})",
+             f"{'algo':<16} {'round':>5} {'examples':>10} {'prog. error':>11} {'seconds':>8}"]
+    for res in out:
+        for r in res["rounds"]:
+            lines.append(f"{res['algo']:<16} {r['round']:>5} {r['examples']:>10} "
+                         f"{100.0 * r['progressive_error']:>10.2f}% {r['seconds']:>8.2f}")
+        if "test_error" in res:
+            lines.append(f"{res['algo']:<16} test error {100.0 * res['test_error']:.2f}%")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
 # ---------------------------------------------------------------------------- parser
 
 EXIT_STATUS = """\
@@ -595,6 +753,17 @@ def _learning_options(p):
     g.add_argument("--multiclass", choices=("top1", "topk", "ovr"),
                    help="multi-class reduction (default: the estimator's)")
     g.add_argument("--k", type=_positive_int, help="constraints per round for --multiclass topk")
+    d = p.add_argument_group("distributed training (needs cwkit[dask])")
+    d.add_argument("--dask", metavar="local:N|ADDRESS",
+                   help="train over partitions of the file on Dask: local:N starts N "
+                   "worker processes here, ADDRESS (tcp://host:8786) uses a running "
+                   "scheduler; one partition per worker thread (see docs/scaling.md)")
+    d.add_argument("--rounds", type=_positive_int, default=1, metavar="R",
+                   help="with --dask: rounds of parameter mixing, one pass per shard each "
+                   "(default 1)")
+    d.add_argument("--mixing", choices=("auto", "average", "updates", "confidence"),
+                   default="auto", help="with --dask: how the shards' models are mixed "
+                   "(default auto: confidence for cw, arow, sop; average otherwise)")
 
 
 def _int_at_least(lo, what, hi=None):

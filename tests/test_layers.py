@@ -58,6 +58,7 @@ LAYERS = [
     {"cwkit.registry", "cwkit.persist"},                      # names and model files
     {"cwkit.svmlight", "cwkit.datasets", "cwkit.sources"},    # I/O and data sets
     {"cwkit.evaluate"},                                       # the evaluation protocol
+    {"cwkit.distributed"},                                    # training over partitions
     {"cwkit.report", "cwkit.cli", "cwkit.__main__"},          # what the command line shows
 ]
 

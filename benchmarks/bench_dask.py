@@ -1,0 +1,231 @@
+"""Training over partitions on Dask (``cwkit.distributed.fit``) against sequential passes.
+
+Measures, on the synthetic text-like set (``_synth.text_like``, a train file and a held-out
+test file cut from one draw) and on real sets from ``shared/data`` when present:
+
+* test error after each of R rounds with 1, 2 and 4 partitions, for each mixing rule,
+  against the sequential model after the same number of passes;
+* wall time of ``fit`` (reading the file included, the cluster's start excluded) on a
+  ``LocalCluster`` of 1 and 2 worker processes, one partition per worker, against one
+  process that reads the file and makes R passes (``load_svmlight`` + ``fit``);
+* bytes of model state sent per round (down and back up).
+
+Run it ``nice``d; the load average is printed with every timing, as the machine is shared.
+
+    nice -n 10 python benchmarks/bench_dask.py --rows 1000000 --rounds 5
+"""
+import argparse
+import json
+import lzma
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _synth  # noqa: E402
+
+import cwkit  # noqa: E402
+import cwkit.distributed as cwd  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def load():
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def synth_files(n_rows, n_test, n_features):
+    """Train and test files of one text-like draw (cached in bench_data/)."""
+    base = _synth.DATA / f"dask-synth-{n_rows}x{n_features}"
+    train, test = Path(f"{base}.svm"), Path(f"{base}.t.svm")
+    if not (train.exists() and test.exists()):
+        train.parent.mkdir(parents=True, exist_ok=True)
+        X, y = _synth.text_like(n_rows=n_rows + n_test, n_features=n_features)
+        cwkit.dump_svmlight(X[:n_rows], y[:n_rows], train)
+        cwkit.dump_svmlight(X[n_rows:], y[n_rows:], test)
+    return str(train), str(test)
+
+
+def test_error(est, X, y):
+    width = est.n_features_in_
+    if X.shape[1] != width:
+        import scipy.sparse as sp
+        X = X[:, :width] if X.shape[1] > width else sp.csr_matrix(
+            (X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+    return float(np.mean(est.predict(X) != y))
+
+
+def sequential(algo, params, train, rounds, X_test, y_test):
+    """Read the file and make `rounds` passes in one process: time and error per pass."""
+    t0 = time.perf_counter()
+    X, y = cwkit.load_svmlight(train)
+    t_read = time.perf_counter() - t0
+    est = cwkit.make(algo, **params)
+    errors, t_fit = [], 0.0
+    classes = np.unique(y)
+    for _ in range(rounds):
+        t1 = time.perf_counter()
+        est.partial_fit(X, y, classes=classes)
+        t_fit += time.perf_counter() - t1
+        errors.append(test_error(est, X_test, y_test))
+    return {"seconds": t_read + t_fit, "read": t_read, "errors": errors}
+
+
+def distributed_run(client, algo, params, data, rounds, mixing, X_test, y_test, partitions):
+    info = []
+
+    def cb(r):
+        info.append({"round": r["round"], "seconds": r["seconds"], "bytes": r["bytes"],
+                     "progressive": r["mistakes"] / max(r["examples"], 1),
+                     "test": test_error(r["estimator"], X_test, y_test)})
+
+    t0 = time.perf_counter()
+    cwd.fit(cwkit.make(algo, **params), data, client=client, rounds=rounds, mixing=mixing,
+            partitions=partitions, callback=cb)
+    return {"seconds": time.perf_counter() - t0, "rounds": info}
+
+
+def cluster(n):
+    import distributed
+    lc = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0", silence_logs=50)
+    c = distributed.Client(lc)
+    c.wait_for_workers(n)
+    return c
+
+
+def accuracy(client, name, algos, train, test, rounds, parts, mixings, out):
+    """Test error per round: sequential passes, and P partitions per mixing rule."""
+    X_test, y_test = cwkit.load_svmlight(test)
+    for algo, params in algos:
+        seq = sequential(algo, params, train, rounds, X_test, y_test)
+        row = {"data": name, "algo": algo, "sequential": seq["errors"], "mixed": {}}
+        for mix in mixings:
+            if mix == "confidence" and algo not in ("cw", "arow", "sop"):
+                continue
+            for p in parts:
+                res = distributed_run(client, algo, params, train, rounds, mix, X_test,
+                                      y_test, p)
+                row["mixed"][f"{mix}/{p}"] = [r["test"] for r in res["rounds"]]
+                print(f"{name}\t{algo}\t{mix}\tP={p}\t" + " ".join(
+                    f"{100 * r['test']:.2f}" for r in res["rounds"]) + "\t(sequential "
+                    + " ".join(f"{100 * e:.2f}" for e in seq["errors"]) + ")", flush=True)
+        out.append(row)
+
+
+def timing(train, test, algos, rounds, repeat, out):
+    """Wall time: one process against LocalClusters of 1 and 2 workers."""
+    X_test, y_test = cwkit.load_svmlight(test)
+    clients = {}
+    for n in (1, 2):
+        t0 = time.perf_counter()
+        clients[n] = cluster(n)
+        print(f"cluster of {n} started in {time.perf_counter() - t0:.1f} s", flush=True)
+    try:
+        for algo, params in algos:
+            best = {"seq": np.inf, 1: np.inf, 2: np.inf}
+            errs = {}
+            loads = []
+            for _ in range(repeat):      # interleaved, best of `repeat`
+                seq = sequential(algo, params, train, rounds, X_test, y_test)
+                best["seq"] = min(best["seq"], seq["seconds"])
+                errs["seq"] = seq["errors"][-1]
+                loads.append(load())
+                for n in (1, 2):
+                    res = distributed_run(clients[n], algo, params, train, rounds, "auto",
+                                          X_test, y_test, n)
+                    best[n] = min(best[n], res["seconds"])
+                    errs[n] = res["rounds"][-1]["test"]
+                    loads.append(load())
+                    bytes_ = res["rounds"][0]["bytes"]
+            row = {"algo": algo, "rounds": rounds, "seconds": best, "test_error": errs,
+                   "bytes_per_round_2_workers": bytes_, "load": loads,
+                   "speedup_2_vs_1": best[1] / best[2], "speedup_2_vs_seq": best["seq"] / best[2]}
+            out.append(row)
+            print(f"TIME\t{algo}\tseq {best['seq']:.1f} s\t1 worker {best[1]:.1f} s\t"
+                  f"2 workers {best[2]:.1f} s\t2 vs 1: {best[1] / best[2]:.2f}x\t2 vs seq: "
+                  f"{best['seq'] / best[2]:.2f}x\terrors seq {100 * errs['seq']:.2f} "
+                  f"1w {100 * errs[1]:.2f} 2w {100 * errs[2]:.2f}\tbytes/round {bytes_}\t"
+                  f"load {' '.join(loads)}", flush=True)
+    finally:
+        for c in clients.values():
+            lc = c.cluster
+            c.close()
+            lc.close()
+
+
+def real_sets(tmp, names):
+    """(name, train, test) of the real sets named and present, decompressed to `tmp`."""
+    sets = [("a9a", "adult/a9a.gz", "adult/a9a.t.gz"),
+            ("20ng-pc-mac", "text/20ng-pc-mac.train.xz", "text/20ng-pc-mac.test.xz"),
+            ("usps", "digits/usps.scale.xz", "digits/usps.scale.t.xz")]
+    out = []
+    for name, tr, te in sets:
+        if name not in names:
+            continue
+        if not (SHARED / tr).exists():
+            print(f"{SHARED / tr} is absent: {name} skipped", flush=True)
+            continue
+        paths = []
+        for rel in (tr, te):
+            dst = Path(tmp) / (Path(rel).stem + ".svm")
+            opener = lzma.open if rel.endswith(".xz") else __import__("gzip").open
+            with opener(SHARED / rel, "rb") as f, open(dst, "wb") as g:
+                shutil.copyfileobj(f, g)
+            paths.append(str(dst))
+        out.append((name, *paths))
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--test-rows", type=int, default=50_000)
+    ap.add_argument("--features", type=int, default=2**20)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--skip", choices=("timing", "accuracy", "real"), action="append",
+                    default=[])
+    ap.add_argument("--algos", default="pa1,arow,cw", help="of pa1 (C=0.1), arow (r=0.1), cw")
+    ap.add_argument("--parts", default="1,2,4", help="partitions of the accuracy runs")
+    ap.add_argument("--mixings", default="average,updates,confidence")
+    ap.add_argument("--sets", default="a9a,20ng-pc-mac,usps",
+                    help="real sets of the accuracy runs (when present)")
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args(argv)
+    if not {"timing", "accuracy"} <= set(args.skip):
+        train, test = synth_files(args.rows, args.test_rows, args.features)
+        print(f"data {train} ({os.path.getsize(train) / 2**20:.0f} MiB), load {load()}",
+              flush=True)
+    known = {"pa1": {"C": 0.1}, "arow": {"r": 0.1}, "cw": {}}
+    algos = [(a, known[a]) for a in args.algos.split(",")]
+    parts = tuple(int(p) for p in args.parts.split(","))
+    mixings = tuple(args.mixings.split(","))
+    results = {"timing": [], "accuracy": []}
+    if "timing" not in args.skip:
+        timing(train, test, algos, args.rounds, args.repeat, results["timing"])
+    client = cluster(2)
+    try:
+        if "accuracy" not in args.skip:
+            accuracy(client, "synthetic", algos, train, test, args.rounds, parts, mixings,
+                     results["accuracy"])
+        if "real" not in args.skip:
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, tr, te in real_sets(tmp, args.sets.split(",")):
+                    accuracy(client, name, algos, tr, te, args.rounds, parts, mixings,
+                             results["accuracy"])
+    finally:
+        lc = client.cluster
+        client.close()
+        lc.close()
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

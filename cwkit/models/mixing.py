@@ -1,0 +1,248 @@
+"""Mixing the states of models of one spec trained on different data: one state out.
+
+Parameter mixing ([IPM10]: every shard trains from the same model, then the
+driver combines the results) needs, for every shape of state, what "the mean
+of K models" is.  :func:`mix` is that one accessor; it takes the states as
+``Model.state`` dicts and returns a new dict of the same arrays.  Mixing a
+single state returns copies of its arrays unchanged (the identity, bit for
+bit).  ``c`` are the mixing weights (``c_i >= 0``, summing to 1): uniform, or
+proportional to each shard's number of updates ([IPM10] Sect. 3).
+
+Two rules:
+
+``"average"``
+    The weights w (what the model predicts with) are averaged,
+    ``w = sum_i c_i w_i``, and every other statistic arithmetically:
+
+    * first-order (``v``, ``aux``, ``u``): ``w_i = s_i v_i`` (the scaled
+      vector); the mixed state has ``v = w``, ``s = 1`` and ``||v||^2``
+      recomputed.  The round count ``t`` becomes the rounds of all shards,
+      ``t_0 + sum_i (t_i - t_0)`` for shards started from a state with
+      ``t_0``.  The averaged perceptron's ``u`` is set so that the mixed
+      model's averaged vector is ``sum_i c_i`` of the shards' averaged
+      vectors and its current vector ``w``;
+    * diagonal and full Gaussians (CW, AROW, and SOP as the Gaussian with
+      mean ``w`` and covariance ``A^-1``): the means and the covariances;
+      for diagonal SOP ``A = sum_i c_i A_i`` and ``vv = A w``;
+    * AdaGrad (``u``, ``G``, ``aux``): the sums of subgradients, their squares
+      and the round count are averaged, so the RDA weights use the shards'
+      mean subgradient;
+    * mini-batch PA: ``w`` (each shard's reported model, its incomplete last
+      group applied provisionally as at the end of a stream) is averaged into
+      ``w0 = w``; no row is carried over (``n_pend = 0``);
+    * L1-PA: ``w`` (the mean stays in the L1 ball, which is convex);
+    * one-vs-rest: each class's binary model by its own rule;
+    * any other array (a statistic added later): ``sum_i c_i a_i``.
+
+``"confidence"``
+    For Gaussian-weight models (CW, AROW, SOP), the Gaussian minimising
+    ``sum_i c_i KL(N(mu, Sigma) || N(mu_i, Sigma_i))`` ([MDCW10] Sect. 4):
+    setting the gradients in ``mu`` and ``Sigma`` to zero gives the mean
+    precision and the precision-weighted mean,
+    ``Sigma^-1 = sum_i c_i Sigma_i^-1``,
+    ``mu = Sigma sum_i c_i Sigma_i^-1 mu_i``.  Diagonal models apply it
+    coordinate by coordinate; a zero variance (a collapsed, certain weight)
+    takes the mean of the shards certain about it.  Full covariances are
+    symmetrised from their kept lower triangle and inverted (a singular one
+    is an error); one-vs-rest full models combine each class's block, top-1
+    the covariance over the stacked blocks.  For SOP, whose precision is
+    ``A``, this is ``A = sum_i c_i A_i`` and ``vv = sum_i c_i vv_i``.
+"""
+import numpy as np
+
+from .. import _core
+from . import binary, l1, minibatch, multiclass
+from .ovr import OneVsRest
+
+#: The mixing rules of :func:`mix`.
+RULES = ("average", "confidence")
+
+
+def is_gaussian(model):
+    """Whether `model`'s state is a Gaussian over weights (``"confidence"`` applies)."""
+    return isinstance(model, (binary.Diagonal, binary.Full, binary.SOPDiagonal,
+                              multiclass.Diagonal, multiclass.Full, multiclass.SOPDiagonal))
+
+
+def mix(model, states, c=None, rule="average", start=None):
+    """The state mixing ``states`` (dicts like ``model.state``) with weights ``c``.
+
+    Parameters
+    ----------
+    model : cwkit.models.interface.Model
+        A model of the spec the states belong to (its own state is not read).
+    states : list of dict
+        The states to mix (at least one).
+    c : array-like, optional
+        Mixing weights, >= 0 with a positive sum (normalised here); default uniform.
+    rule : {"average", "confidence"}
+    start : dict, optional
+        The state every shard started from (its round count ``t_0``); default: none
+        (``t_0 = 0``).
+
+    Returns
+    -------
+    dict
+        New arrays, shaped as ``model.state``'s.
+    """
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    if not states:
+        raise ValueError("mix needs at least one state")
+    if rule == "confidence" and not is_gaussian(model):
+        raise ValueError(f"{model.spec.name or type(model).__name__}: confidence mixing "
+                         "combines Gaussians over weights (cw, arow, sop); use 'average' "
+                         "or 'updates'")
+    if len(states) == 1:
+        return {k: np.array(v, copy=True) for k, v in states[0].items()}
+    c = _weights(c, len(states))
+    return _mix(model, states, c, rule, start)
+
+
+def _weights(c, n):
+    c = np.full(n, 1.0 / n) if c is None else np.asarray(c, dtype=np.float64)
+    if c.shape != (n,) or not np.isfinite(c).all() or (c < 0).any() or c.sum() <= 0:
+        raise ValueError(f"mixing weights must be {n} finite numbers >= 0 with a positive "
+                         f"sum, got {c!r}")
+    return c / c.sum()
+
+
+def mean(arrays, c):
+    """``sum_i c_i a_i`` over arrays of one shape."""
+    out = np.zeros(np.shape(arrays[0]))
+    for ci, a in zip(c, arrays):
+        out += ci * a
+    return out
+
+
+def _mix(model, states, c, rule, start):
+    if isinstance(model, OneVsRest):
+        out = {}
+        for k, sub in enumerate(model.models):
+            part = [{key: s[f"{k}/{key}"] for key in sub.state} for s in states]
+            p0 = None if start is None else {key: start[f"{k}/{key}"] for key in sub.state}
+            out.update({f"{k}/{key}": a for key, a in _mix(sub, part, c, rule, p0).items()})
+        return out
+    out = {key: mean([s[key] for s in states], c) for key in states[0]}
+    for kinds, combine in _RULES:
+        if isinstance(model, kinds):
+            combine(model, states, c, rule, start, out)
+            break
+    return out
+
+
+def _first_order(model, states, c, rule, start, out):
+    """w = s v per aux row (one row: binary and top-1; K rows: one-vs-rest)."""
+    S, T, VN2 = _core.AUX_S, _core.AUX_T, _core.AUX_VN2
+    aux = [np.atleast_2d(s["aux"]) for s in states]
+    W = [(a[0, S] if s["v"].ndim == 1 else a[:, S]) * s["v"] for s, a in zip(states, aux)]
+    w = mean(W, c)
+    t0 = 0.0 if start is None else np.atleast_2d(start["aux"])[:, T]
+    t = t0 + sum(a[:, T] - t0 for a in aux)
+    mixed_aux = np.atleast_2d(out["aux"])
+    if model.rule == _core.Rule.AVG_PERCEPTRON:
+        avg = [np.where(a[:, T] > 0, ((a[:, T] + 1.0) * wi - s["u"])
+                        / np.where(a[:, T] > 0, a[:, T], 1.0), wi)
+               for s, a, wi in zip(states, aux, W)]
+        out["u"] = (t + 1.0) * w - t * mean(avg, c)
+    out["v"] = w
+    mixed_aux[:, S] = 1.0
+    mixed_aux[:, T] = t
+    if w.ndim == 1 or mixed_aux.shape[0] == 1:
+        mixed_aux[:, VN2] = np.dot(w.ravel(), w.ravel())
+    else:
+        mixed_aux[:, VN2] = np.einsum("dk,dk->k", w, w)
+    out["aux"] = mixed_aux.reshape(np.shape(states[0]["aux"]))
+
+
+def combine_diagonal(mu, sigma, c):
+    """The KL-minimising diagonal Gaussian ([MDCW10]): mean precision, precision-weighted
+    mean; where a shard's variance is 0, the mean of those shards, variance 0."""
+    mu, sigma = np.asarray(mu), np.asarray(sigma)
+    c = np.asarray(c).reshape((-1,) + (1,) * (mu.ndim - 1))
+    certain = sigma == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prec = np.where(certain, 0.0, 1.0 / np.where(certain, 1.0, sigma))
+        P = (c * prec).sum(axis=0)
+        m = (c * prec * mu).sum(axis=0) / P
+        cz = (c * certain).sum(axis=0)
+        m0 = (c * certain * mu).sum(axis=0) / np.where(cz > 0, cz, 1.0)
+    hit = cz > 0
+    return np.where(hit, m0, m), np.where(hit, 0.0, 1.0 / np.where(hit, 1.0, P))
+
+
+def combine_full(mu, Sigma, c):
+    """The KL-minimising Gaussian ([MDCW10]): ``Sigma = (sum c_i Sigma_i^-1)^-1``,
+    ``mu = Sigma sum c_i Sigma_i^-1 mu_i`` (covariances given symmetric)."""
+    P = np.zeros_like(Sigma[0])
+    h = np.zeros_like(mu[0])
+    for ci, m, S in zip(c, mu, Sigma):
+        try:
+            Pi = np.linalg.inv(S)
+        except np.linalg.LinAlgError:
+            raise ValueError("confidence mixing needs positive definite covariances; one "
+                             "shard's is singular (a collapsed variance): use mixing="
+                             "'average'") from None
+        P += ci * Pi
+        h += ci * (Pi @ m)
+    Sigma_out = np.linalg.inv(P)
+    Sigma_out = 0.5 * (Sigma_out + Sigma_out.T)
+    return Sigma_out @ h, Sigma_out
+
+
+def _diag_gaussian(model, states, c, rule, start, out):
+    if rule != "confidence":
+        return
+    if isinstance(model, binary.Diagonal):
+        ms = np.stack([s["mu_sigma"] for s in states])
+        mu, sigma = combine_diagonal(ms[..., binary.MU], ms[..., binary.SIGMA], c)
+        out["mu_sigma"][:, binary.MU] = mu
+        out["mu_sigma"][:, binary.SIGMA] = sigma
+    else:
+        out["mu"], out["sigma"] = combine_diagonal(
+            np.stack([s["mu"] for s in states]), np.stack([s["sigma"] for s in states]), c)
+
+
+def _full_gaussian(model, states, c, rule, start, out):
+    if rule != "confidence":
+        return
+    shape = states[0]["mu"].shape
+    ovr = getattr(model, "ovr", False)
+    if not ovr:
+        mu, Sigma = combine_full([s["mu"].ravel() for s in states],
+                                 [binary.symmetric(s["Sigma"]) for s in states], c)
+        out["mu"], out["Sigma"] = mu.reshape(shape), Sigma
+        return
+    D = shape[1]
+    for k in range(shape[0]):
+        blk = slice(k * D, (k + 1) * D)
+        out["mu"][k], out["Sigma"][blk] = combine_full(
+            [s["mu"][k] for s in states], [binary.symmetric(s["Sigma"][blk]) for s in states],
+            c)
+
+
+def _sop_diagonal(model, states, c, rule, start, out):
+    """A is the precision: confidence is the plain mean of (vv, A); average the weights."""
+    if rule == "average":
+        out["vv"] = out["A"] * mean([s["vv"] / s["A"] for s in states], c)
+
+
+def _minibatch(model, states, c, rule, start, out):
+    out["w0"] = out["w"].copy()
+    for key in ("pend", "pend_y", "n_pend"):
+        out[key] = np.zeros_like(out[key])
+
+
+def _keep_mean(model, states, c, rule, start, out):
+    """L1-PA and AdaGrad: the weighted mean of every array (already in ``out``)."""
+
+
+#: (model classes, how their state mixes beyond the weighted mean), most specific first.
+_RULES = (
+    ((minibatch.BinaryBPA,), _minibatch),
+    ((binary.FirstOrder, multiclass.FirstOrder), _first_order),
+    ((binary.Diagonal, multiclass.Diagonal), _diag_gaussian),
+    ((binary.Full, multiclass.Full), _full_gaussian),
+    ((binary.SOPDiagonal, multiclass.SOPDiagonal), _sop_diagonal),
+    ((binary.AdaGrad, multiclass.AdaGrad, l1.BinaryL1PA, l1.MulticlassL1PA), _keep_mean),
+)

@@ -1,0 +1,22 @@
+"""An estimator whose worker process dies in its pass (for the Dask tests: the worker
+imports this module, the tests' folder being on its path)."""
+import os
+
+from cwkit.linear import PassiveAggressive
+
+
+class DiesInPass(PassiveAggressive):
+    """PA whose ``partial_fit`` ends its process while the file ``CWKIT_DIE_MARKER``
+    names holds a positive count, which it decrements first (so a re-run succeeds once
+    the count is spent); the count -1 means: always die."""
+
+    def partial_fit(self, X, y, classes=None):
+        marker = os.environ.get("CWKIT_DIE_MARKER")
+        if marker and os.path.exists(marker):
+            with open(marker) as f:
+                left = int(f.read())
+            if left != 0:
+                with open(marker, "w") as f:
+                    f.write(str(max(left - 1, -1) if left > 0 else -1))
+                os._exit(1)
+        return super().partial_fit(X, y, classes)

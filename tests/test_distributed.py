@@ -1,0 +1,335 @@
+"""Training over partitions on Dask (cwkit.distributed, ``--dask``) on a real LocalCluster
+of worker processes, started once for the module."""
+import os
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import BINARY_CASES, OTHER_CASES, case_id
+
+import cwkit
+from cwkit import cli
+from cwkit.models import mixing
+
+distributed = pytest.importorskip(
+    "distributed", reason="Dask is not installed (pip install 'cwkit[dask]'; CI installs it "
+    "from requirements-test.txt)")
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+import cwkit.distributed as cwd  # noqa: E402
+
+CASES = BINARY_CASES + OTHER_CASES
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    marker = tmp_path_factory.mktemp("faults") / "die"
+    os.environ["CWKIT_DIE_MARKER"] = str(marker)     # inherited by the worker processes
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                           dashboard_address=":0", silence_logs=50)
+        c = distributed.Client(cluster)
+    c.wait_for_workers(2, timeout=120)
+    c.marker = marker
+    yield c
+    c.close()
+    cluster.close()
+    os.environ.pop("CWKIT_DIE_MARKER", None)
+
+
+def _data(n=120, d=6, k=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[rng.random(X.shape) < 0.3] = 0.0
+    W = rng.normal(size=(d, k))
+    y = np.argmax(X @ W + 0.3 * rng.normal(size=(n, k)), axis=1) if k > 2 else \
+        (X @ W[:, 0] > 0).astype(int)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    out = {}
+    for k in (2, 3):
+        X, y = _data(k=k, seed=k)
+        path = root / f"k{k}.svm"
+        cwkit.dump_svmlight(X, y, path)
+        out[k] = (str(path), *cwkit.load_svmlight(path))
+    return out
+
+
+def _same(a, b):
+    """Two fitted estimators with the same model, bit for bit, and the same counters."""
+    assert a._model.state.keys() == b._model.state.keys()
+    for key in a._model.state:
+        assert np.array_equal(a._model.state[key], b._model.state[key]), key
+    assert (a.t_, a.mistakes_, a.n_updates_) == (b.t_, b.mistakes_, b.n_updates_)
+    np.testing.assert_array_equal(a.classes_, b.classes_)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+def test_one_partition_is_sequential_passes_bit_for_bit(client, files, case):
+    path, X, y = files[2]
+    est = cwd.fit(cwkit.make(case[0], **case[1]), path, client=client, rounds=3,
+                  partitions=1)
+    _same(est, cwkit.make(case[0], **case[1], n_passes=3).fit(X, y))
+
+
+@pytest.mark.parametrize("strategy", ["top1", "ovr", "topk"])
+@pytest.mark.parametrize("name", ["pa1", "arow", "sop", "bpa2", "l1-pa", "avg-perceptron",
+                                  "adagrad"])
+def test_one_partition_multiclass_from_a_dask_array(client, files, name, strategy):
+    _, X, y = files[3]
+    params = {"multiclass": strategy, "k": 2}
+    if strategy == "topk" and name in ("sop", "avg-perceptron", "adagrad"):
+        params["multiclass"] = "top1"     # no top-k form
+    Xd = da.from_array(X.toarray(), chunks=(X.shape[0], 3))   # one row block
+    est = cwd.fit(cwkit.make(name, **params), (Xd, da.from_array(y)), client=client,
+                  rounds=2)
+    _same(est, cwkit.make(name, **params, n_passes=2).fit(X.toarray(), y))
+
+
+def _ipm(name, params, parts, rounds, rule="average", by_updates=False):
+    """Iterative parameter mixing written out: each part trains a copy from the mix."""
+    classes = np.unique(np.concatenate([y for _, y in parts]))
+    est = cwkit.make(name, **params)
+    est._reset(classes, parts[0][0].shape[1])
+    for _ in range(rounds):
+        start = {k: v.copy() for k, v in est._model.state.items()}
+        states, updates = [], []
+        for X, y in parts:
+            e = cwkit.make(name, **params)
+            e._reset(classes, X.shape[1])
+            for key in start:
+                e._model.state[key][...] = start[key]
+            e.partial_fit(X, y)
+            states.append(e._model.state)
+            updates.append(e.n_updates_)
+        c = np.array(updates, float) if by_updates and sum(updates) else None
+        mixed = mixing.mix(est._model, states, c, rule, start=start)
+        for key, arr in mixed.items():
+            est._model.state[key][...] = arr
+    return est
+
+
+@pytest.mark.parametrize(("name", "mix"), [("pa", "average"), ("perceptron", "updates"),
+                                           ("arow", "confidence"), ("sop", "auto"),
+                                           ("bpa1", "average")])
+def test_byte_ranges_of_one_file_are_parameter_mixing(client, files, name, mix):
+    path, X, y = files[2]
+    ranges = cwd.cut(path, 2)
+    assert len(ranges) == 2 and ranges[0][1] == ranges[1][0]
+    n0 = open(path, "rb").read(ranges[0][1]).count(b"\n")
+    est = cwd.fit(cwkit.make(name), path, client=client, rounds=3, mixing=mix, partitions=2)
+    rule = {"updates": "average", "auto": "confidence"}.get(mix, mix)
+    ref = _ipm(name, {}, [(X[:n0], y[:n0]), (X[n0:], y[n0:])], 3, rule, mix == "updates")
+    for key in ref._model.state:
+        np.testing.assert_array_equal(est._model.state[key], ref._model.state[key])
+    assert est.t_ == 3 * X.shape[0]
+    assert est.predict(X).shape == y.shape
+
+
+def test_a_list_of_files_and_sparse_array_blocks(client, files, tmp_path):
+    path, X, y = files[3]
+    parts = [(X[:50], y[:50]), (X[50:], y[50:])]
+    paths = []
+    for i, (Xi, yi) in enumerate(parts):
+        paths.append(str(tmp_path / f"part{i}.svm"))
+        cwkit.dump_svmlight(Xi, yi, paths[-1])
+    ref = _ipm("arow", {}, parts, 2, "confidence")
+    from_files = cwd.fit(cwkit.make("arow"), paths, client=client, rounds=2)
+    Xs = da.from_array(X, chunks=((25, 25, 70), (X.shape[1],)), asarray=False)
+    from_arrays = cwd.fit(cwkit.make("arow"), (Xs, da.from_array(y, chunks=50)),
+                          client=client, rounds=2, partitions=2)   # blocks 0-1 and 2
+    for est in (from_files, from_arrays):
+        for key in ref._model.state:
+            np.testing.assert_array_equal(est._model.state[key], ref._model.state[key])
+
+
+def test_shuffling_is_seeded(client, files):
+    path, X, y = files[2]
+    a, b, c = (cwd.fit(cwkit.make("pa", random_state=s), path, client=client, rounds=2,
+                       shuffle=True, partitions=2) for s in (1, 1, 2))
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.coef_, c.coef_)
+
+
+def test_result_is_an_ordinary_estimator(client, files, tmp_path):
+    path, X, y = files[3]
+    rounds = []
+    est = cwd.fit(cwkit.make("arow"), path, client=client, rounds=2, callback=rounds.append)
+    assert [r["round"] for r in rounds] == [1, 2]
+    assert all(r["examples"] == X.shape[0] and r["shards"] == 2 for r in rounds)
+    assert rounds[0]["bytes"] == 2 * 2 * est._model.state["mu"].nbytes * 2
+    cwkit.save(est, tmp_path / "m.cwk")
+    back = cwkit.load(tmp_path / "m.cwk")
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    assert est.score(X, y) > 0.7
+
+
+def test_a_bad_row_is_named_as_a_local_read_names_it(client, files, tmp_path):
+    path, X, y = files[2]
+    lines = open(path).read().splitlines()
+    lines[100] = "1 3:abc"
+    bad = tmp_path / "bad.svm"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(cwkit.SvmlightError) as local:
+        cwkit.load_svmlight(bad)
+    with pytest.raises(cwkit.SvmlightError) as remote:
+        cwd.fit(cwkit.make("pa"), str(bad), client=client, partitions=3)
+    assert str(remote.value) == str(local.value)
+    assert remote.value.line == 101
+
+
+def test_a_failing_update_names_the_row_of_the_file(client, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    X[31, 0] = 1e200                       # its squared norm is not finite
+    y = np.arange(40) % 2
+    path = tmp_path / "huge.svm"
+    cwkit.dump_svmlight(X, y, path)
+    with pytest.raises(cwkit.ModelError, match=rf"{path}, row 32: the score or squared"):
+        cwd.fit(cwkit.make("pa"), str(path), client=client, partitions=2)
+
+
+def test_a_worker_that_dies_mid_round_is_replaced_and_its_shard_rerun(client, files):
+    sys.path.insert(0, os.path.dirname(__file__))
+    from _dask_faults import DiesInPass
+    path, X, y = files[2]
+    client.marker.write_text("1")
+    est = cwd.fit(DiesInPass(), path, client=client, rounds=2, partitions=2)
+    assert client.marker.read_text() == "0"
+    client.marker.unlink()
+    ref = cwd.fit(DiesInPass(), path, client=client, rounds=2, partitions=2)
+    np.testing.assert_array_equal(est._model.state["v"], ref._model.state["v"])
+
+
+def test_a_worker_that_keeps_dying_is_reported_and_no_model_is_kept(client, files):
+    """On a cluster of its own (one worker, no second try), not to disturb the others."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from _dask_faults import DiesInPass
+    path = files[2][0]
+    marker = os.environ["CWKIT_DIE_MARKER"]
+    with open(marker, "w") as f:
+        f.write("-1")
+    est = DiesInPass()
+    try:
+        with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+            cluster = distributed.LocalCluster(n_workers=1, processes=True,
+                                               threads_per_worker=1, dashboard_address=":0",
+                                               silence_logs=50)
+        with distributed.Client(cluster) as c, pytest.raises(cwd.WorkerLost):
+            cwd.fit(est, path, client=c, rounds=2, partitions=2)
+    finally:
+        os.unlink(marker)
+        cluster.close()
+    assert not hasattr(est, "classes_")
+
+
+def test_bad_options(client, files):
+    path = files[2][0]
+    with pytest.raises(ValueError, match="confidence mixing combines Gaussians"):
+        cwd.fit(cwkit.make("pa"), path, client=client, mixing="confidence")
+    with pytest.raises(ValueError, match="mixing must be one of"):
+        cwd.fit(cwkit.make("pa"), path, client=client, mixing="median")
+    with pytest.raises(ValueError, match="rounds must be"):
+        cwd.fit(cwkit.make("pa"), path, client=client, rounds=0)
+
+
+def test_a_compressed_file_cannot_be_cut(tmp_path):
+    import gzip
+    path = tmp_path / "a.svm.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(b"1 1:1\n-1 2:1\n")
+    with pytest.raises(ValueError, match="compressed file cannot be cut"):
+        cwd.cut(str(path), 2)
+
+
+def test_cut_is_at_line_boundaries(tmp_path):
+    path = tmp_path / "a.svm"
+    path.write_bytes(b"".join(b"%d 1:%d\n" % (i % 2, i) for i in range(1000)))
+    data = path.read_bytes()
+    ranges = cwd.cut(str(path), 7)
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
+    for (_, b), (c, _) in zip(ranges, ranges[1:]):
+        assert b == c and data[b - 1:b] == b"\n"
+    assert cwd.cut(str(path), 5000)[-1][1] == len(data)
+
+
+def test_import_cwkit_does_not_import_dask():
+    import subprocess
+    code = "import sys, cwkit; cwkit.distributed.fit; print('dask' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_without_dask_the_message_says_what_to_install(monkeypatch):
+    for name in ("distributed", "dask", "dask.array"):
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ImportError, match=r'pip install "cwkit\[dask\]"'):
+        cwd.fit(cwkit.make("pa"), "x.svm")
+
+
+# ---------------------------------------------------------------- the command line
+
+def test_cli_train_one_worker_equals_passes(files, tmp_path, capsys):
+    path = files[2][0]
+    assert cli.main(["train", "--algo", "arow", "--dask", "local:1", "--rounds", "3", path,
+                     "-o", str(tmp_path / "d.cwk"), "-q"]) == 0
+    assert cli.main(["train", "--algo", "arow", "--passes", "3", path,
+                     "-o", str(tmp_path / "s.cwk"), "-q"]) == 0
+    _same(cwkit.load(tmp_path / "d.cwk"), cwkit.load(tmp_path / "s.cwk"))
+
+
+def test_cli_train_and_eval_on_a_running_scheduler(client, files, tmp_path, capsys):
+    path = files[3][0]
+    address = client.scheduler.address
+    assert cli.main(["train", "--algo", "sop", "--dask", address, "--rounds", "2",
+                     "--mixing", "confidence", path, "-o", str(tmp_path / "m.cwk")]) == 0
+    err = capsys.readouterr().err
+    assert "round 2:" in err and "on 2 shards" in err
+    assert cwkit.load(tmp_path / "m.cwk").t_ == 2 * files[3][1].shape[0]
+    assert cli.main(["eval", "--algos", "pa,arow", "--dask", address, "--rounds", "2",
+                     "--test", path, path, "--format", "json", "-q"]) == 0
+    import json
+    out = json.loads(capsys.readouterr().out)
+    assert [r["algo"] for r in out["results"]] == ["pa", "arow"]
+    assert len(out["results"][0]["rounds"]) == 2
+    assert 0 <= out["results"][1]["test_error"] < 0.5
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--dask", "local:0"], "local:N with N >= 1"),
+    (["--dask", "local:2", "--passes", "2"], "use --rounds instead of --passes"),
+    (["--rounds", "2"], "--rounds and --mixing go with --dask"),
+    (["--dask", "local:2", "--hash-bits", "10"], "--hash-bits is not supported"),
+])
+def test_cli_usage_errors(files, tmp_path, capsys, argv, message):
+    code = cli.main(["train", "--algo", "pa", *argv, files[2][0], "-o",
+                     str(tmp_path / "m.cwk")])
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_bad_row_is_file_line(client, files, tmp_path, capsys):
+    lines = open(files[2][0]).read().splitlines()
+    lines[70] = "1 2:x"
+    bad = tmp_path / "bad.svm"
+    bad.write_text("\n".join(lines) + "\n")
+    assert cli.main(["train", "--algo", "pa", "--dask", client.scheduler.address, str(bad),
+                     "-o", str(tmp_path / "m.cwk")]) == 1
+    assert f"{bad}:71: invalid feature value" in capsys.readouterr().err
+    assert not (tmp_path / "m.cwk").exists()
+
+
+def test_sparse_chunks_equal_dense_chunks(client, files):
+    _, X, y = files[2]
+    dense = cwd.fit(cwkit.make("cw"), (da.from_array(X.toarray(), chunks=(40, -1)),
+                                       da.from_array(y, chunks=40)), client=client)
+    sparse = cwd.fit(cwkit.make("cw"), (da.from_array(sp.csr_matrix(X), chunks=(40, -1),
+                                                      asarray=False),
+                                        da.from_array(y, chunks=40)), client=client)
+    np.testing.assert_array_equal(dense._model.state["mu_sigma"],
+                                  sparse._model.state["mu_sigma"])

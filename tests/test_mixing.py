@@ -1,0 +1,211 @@
+"""Mixing model states (cwkit.models.mixing): the identity, the average, the KL combination."""
+import numpy as np
+import pytest
+from conftest import BINARY_CASES, OTHER_CASES, case_id
+from scipy.optimize import minimize
+
+import cwkit
+from cwkit.models import mixing
+
+CASES = BINARY_CASES + OTHER_CASES
+GAUSSIAN = {"cw", "cw-stdev", "arow", "arow-h", "sop"}
+
+
+def _models(name, params, strategy, n_models=3, seed=0):
+    """`n_models` estimators of one spec, each fitted on its own rows."""
+    rng = np.random.default_rng(seed)
+    k = 2 if strategy == "binary" else 3
+    extra = {} if strategy == "binary" else {"multiclass": strategy, "k": 2}
+    out = []
+    for _ in range(n_models):
+        X = rng.normal(size=(30, 4))
+        y = np.arange(30) % k
+        out.append(cwkit.make(name, **params, **extra).partial_fit(X, y, classes=np.arange(k)))
+    return out
+
+
+def _has_topk(name, params):
+    try:
+        cwkit.make(name, **params, multiclass="topk").partial_fit(np.eye(3), np.arange(3))
+    except ValueError:
+        return False
+    return True
+
+
+STRATEGIES = ("binary", "top1", "ovr", "topk")
+PARAMS = [(c, s) for c in CASES for s in STRATEGIES if s != "topk" or _has_topk(*c)]
+IDS = [f"{case_id(c)}-{s}" for c, s in PARAMS]
+
+
+@pytest.mark.parametrize(("case", "strategy"), PARAMS, ids=IDS)
+def test_mixing_one_state_is_the_identity(case, strategy):
+    (est,) = _models(*case, strategy, n_models=1)
+    state = est._model.state
+    for rule in ("average",) + (("confidence",) if case[0] in GAUSSIAN else ()):
+        mixed = mixing.mix(est._model, [state], rule=rule)
+        assert mixed.keys() == state.keys()
+        for key in state:
+            assert mixed[key] is not state[key]
+            assert np.array_equal(mixed[key], state[key])
+
+
+def _load(est, state):
+    for key, arr in state.items():
+        est._model.state[key][...] = arr
+    return est
+
+
+@pytest.mark.parametrize(("case", "strategy"), PARAMS, ids=IDS)
+def test_average_is_the_weighted_mean_of_the_weights(case, strategy):
+    ests = _models(*case, strategy)
+    c = np.array([0.2, 0.5, 0.3])
+    mixed = mixing.mix(ests[0]._model, [e._model.state for e in ests], c * 7.0)
+    target = _models(*case, strategy, n_models=1, seed=99)[0]
+    _load(target, mixed)
+    assert target._model.state_problem() is None
+    if case[0] == "adagrad":   # the RDA weights are not linear in (u, G): the sums are
+        for key in ("u", "G"):
+            assert np.allclose(mixed[key], sum(ci * e._model.state[key]
+                                               for ci, e in zip(c, ests)), rtol=1e-12)
+        return
+    expect = sum(ci * np.asarray(e._model.weights()) for ci, e in zip(c, ests))
+    np.testing.assert_allclose(target._model.weights(), expect, rtol=1e-12, atol=1e-14)
+
+
+def test_first_order_round_count_and_averaged_vector():
+    ests = _models("avg-perceptron", {}, "binary")
+    start = ests[0]._model.state
+    states = [e._model.state for e in ests]
+    t = [s["aux"][2] for s in states]
+    mixed = mixing.mix(ests[0]._model, states, start=start)
+    assert mixed["aux"][2] == t[0] + (t[1] - t[0]) + (t[2] - t[0])
+    assert mixed["aux"][0] == 1.0
+    assert mixed["aux"][1] == pytest.approx(float(mixed["v"] @ mixed["v"]), rel=1e-12)
+    target = _load(_models("avg-perceptron", {}, "binary", n_models=1, seed=5)[0], mixed)
+    current = np.mean([s["aux"][0] * s["v"] for s in states], axis=0)
+    np.testing.assert_allclose(target._model.state["v"], current, rtol=1e-12)
+    np.testing.assert_allclose(target._model.weights(),
+                               np.mean([e._model.weights() for e in ests], axis=0), rtol=1e-12)
+
+
+def test_minibatch_mix_carries_no_rows():
+    ests = _models("bpa1", {"C": 0.3, "batch_size": 4}, "binary")
+    assert any(e._model.state["n_pend"][0] for e in ests)
+    mixed = mixing.mix(ests[0]._model, [e._model.state for e in ests])
+    assert mixed["n_pend"][0] == 0
+    np.testing.assert_array_equal(mixed["w0"], mixed["w"])
+
+
+def test_an_added_state_array_is_mixed_as_a_mean():
+    """A statistic a model gains later (say an averaged vector) is just another array."""
+    ests = _models("pa", {}, "binary")
+    states = [dict(e._model.state, extra=np.full(3, float(i))) for i, e in enumerate(ests)]
+    mixed = mixing.mix(ests[0]._model, states)
+    np.testing.assert_allclose(mixed["extra"], np.full(3, 1.0))
+
+
+def test_confidence_is_refused_for_first_order_models():
+    ests = _models("pa", {}, "binary", n_models=1)
+    with pytest.raises(ValueError, match="confidence mixing combines Gaussians"):
+        mixing.mix(ests[0]._model, [ests[0]._model.state], rule="confidence")
+
+
+def test_bad_weights_and_rule():
+    (est,) = _models("pa", {}, "binary", n_models=1)
+    with pytest.raises(ValueError, match="mixing weights"):
+        mixing.mix(est._model, [est._model.state] * 2, c=[1.0, -1.0])
+    with pytest.raises(ValueError, match="rule must be"):
+        mixing.mix(est._model, [est._model.state], rule="median")
+
+
+# ---------------------------------------------------------------- the KL combination
+
+def _kl(mu, S, mu_i, S_i):
+    """KL(N(mu, S) || N(mu_i, S_i))."""
+    P_i = np.linalg.inv(S_i)
+    d = mu_i - mu
+    return 0.5 * (np.trace(P_i @ S) + d @ P_i @ d - len(mu)
+                  + np.linalg.slogdet(S_i)[1] - np.linalg.slogdet(S)[1])
+
+
+def _gaussians(rng, K, D):
+    mus = rng.normal(size=(K, D))
+    Sigmas = []
+    for _ in range(K):
+        A = rng.normal(size=(D, D))
+        Sigmas.append(A @ A.T + 0.3 * np.eye(D))
+    return mus, np.array(Sigmas)
+
+
+def test_full_combination_is_the_closed_form_and_minimises_the_summed_kl():
+    rng = np.random.default_rng(3)
+    mus, Sigmas = _gaussians(rng, 3, 2)
+    c = np.array([0.5, 0.3, 0.2])
+    mu, S = mixing.combine_full(mus, Sigmas, c)
+    P = sum(ci * np.linalg.inv(Si) for ci, Si in zip(c, Sigmas))
+    np.testing.assert_allclose(S, np.linalg.inv(P), rtol=1e-12)
+    np.testing.assert_allclose(mu, np.linalg.solve(
+        P, sum(ci * np.linalg.solve(Si, mi) for ci, mi, Si in zip(c, mus, Sigmas))),
+        rtol=1e-12)
+
+    def objective(theta):       # mu (2) and a Cholesky factor L (3) of Sigma = L L^T
+        L = np.array([[np.exp(theta[2]), 0.0], [theta[3], np.exp(theta[4])]])
+        return sum(ci * _kl(theta[:2], L @ L.T, mi, Si) for ci, mi, Si in zip(c, mus, Sigmas))
+
+    best = minimize(objective, np.zeros(5), method="BFGS", options={"gtol": 1e-10})
+    L = np.array([[np.exp(best.x[2]), 0.0], [best.x[3], np.exp(best.x[4])]])
+    np.testing.assert_allclose(best.x[:2], mu, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(L @ L.T, S, rtol=1e-5, atol=1e-7)
+    assert objective(best.x) >= sum(ci * _kl(mu, S, mi, Si)
+                                    for ci, mi, Si in zip(c, mus, Sigmas)) - 1e-12
+
+
+def test_diagonal_combination_is_the_full_one_on_diagonal_gaussians():
+    rng = np.random.default_rng(4)
+    mus = rng.normal(size=(3, 5))
+    sig = rng.uniform(0.1, 2.0, size=(3, 5))
+    c = np.array([0.2, 0.2, 0.6])
+    mu, s = mixing.combine_diagonal(mus, sig, c)
+    mu_f, S_f = mixing.combine_full(mus, np.array([np.diag(v) for v in sig]), c)
+    np.testing.assert_allclose(mu, mu_f, rtol=1e-12)
+    np.testing.assert_allclose(s, np.diag(S_f), rtol=1e-12)
+    np.testing.assert_allclose(1.0 / s, (c[:, None] / sig).sum(0), rtol=1e-12)
+
+
+def test_diagonal_combination_of_a_collapsed_variance():
+    mu, s = mixing.combine_diagonal(np.array([[1.0, 1.0], [3.0, 2.0]]),
+                                    np.array([[0.0, 1.0], [1.0, 1.0]]), np.array([0.5, 0.5]))
+    np.testing.assert_array_equal(mu, [1.0, 1.5])
+    np.testing.assert_array_equal(s, [0.0, 1.0])
+
+
+@pytest.mark.parametrize("strategy", ["binary", "top1", "ovr"])
+@pytest.mark.parametrize("covariance", ["diag", "full"])
+@pytest.mark.parametrize("name", ["arow", "sop"])
+def test_confidence_mixing_of_models_is_the_combination_of_their_gaussians(
+        name, covariance, strategy):
+    ests = _models(name, {"covariance": covariance}, strategy)
+    model = ests[0]._model
+    mixed = mixing.mix(model, [e._model.state for e in ests], rule="confidence")
+    target = _load(_models(name, {"covariance": covariance}, strategy, n_models=1,
+                           seed=7)[0], mixed)
+    c = np.full(3, 1.0 / 3)
+    if covariance == "full":
+        # one Gaussian over the stacked class blocks (top-1) or one per block
+        blocks = 1 if strategy in ("binary", "top1") else 3
+        covs = [e._model.covariance() for e in ests]
+        mus = [np.ravel(e._model.weights()) for e in ests]
+        n = covs[0].shape[0] // blocks
+        for b in range(blocks):
+            sl = slice(b * n, (b + 1) * n)
+            mu, S = mixing.combine_full([m[sl] for m in mus], [C[sl, sl] for C in covs], c)
+            np.testing.assert_allclose(np.ravel(target._model.weights())[sl], mu, rtol=1e-10)
+            np.testing.assert_allclose(target._model.covariance()[sl, sl], S, rtol=1e-10,
+                                       atol=1e-13)
+    else:
+        w = [np.asarray(e._model.weights()) for e in ests]
+        v = [np.asarray(e._model.variances()) for e in ests]
+        mu, s = mixing.combine_diagonal(np.array(w), np.array(v), c)
+        np.testing.assert_allclose(target._model.weights(), mu, rtol=1e-12)
+        np.testing.assert_allclose(target._model.variances(), s, rtol=1e-12)
+    assert target._model.state_problem() is None
