@@ -514,3 +514,159 @@ def kernel_scores(RowView rows not None, double bias, int kind, double gamma, in
             if with_v:
                 out_v[i] = a0 * kernel_value(&kf, sqn, sqn, sqn) + \
                     so_quad(&Zm[0, 0] if nsv > 0 else NULL, nsv, nsv, krow, z)
+
+
+cdef inline double row_kernel(const KernelFn* kf, const Rows* R, Py_ssize_t a,
+                              Py_ssize_t b, const double* sqn) noexcept nogil:
+    """k~(x_a, x_b) of two rows (sqn: their squared norms, by position a, b)."""
+    cdef const double* xa
+    cdef const double* xb
+    cdef const int* ia
+    cdef const int* ib
+    cdef Py_ssize_t na = get_row(R, a, &xa, &ia), nb = get_row(R, b, &xb, &ib)
+    return kernel_value(kf, sparse_dot(xa, ia, na, xb, ib, nb, 0.0), sqn[0], sqn[1])
+
+
+cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
+                           const double* y, Support* S, const KernelFn* kf, double* coef,
+                           int variant, double C, double rho, BPAWork* W, double* xd,
+                           double* krow, double* sqr, bint* moved,
+                           Py_ssize_t* bad) noexcept nogil:
+    """One joint update on rows[0..m-1] ([GPA13] eqs. 14-19 with the block Gram matrix
+    A_jk = y_j y_k k~(x_j, x_k)): the rows with tau_k != 0 join the support set with
+    coefficients tau_k y_k.  Returns a Status."""
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef Py_ssize_t j, k, nk, it, n0 = S.n
+    cdef double f, a, kkt
+    cdef double pair[2]
+    cdef bint any_loss = False
+    cdef int st
+    moved[0] = False
+    for k in range(m):
+        nk = get_row(R, rows[k], &x, &idx)
+        xr = dense_row(R, x, idx, nk, xd, &sqr[k])
+        kernel_row(S, kf, xr, sqr[k], krow)
+        clear_row(R, idx, nk, xd)
+        f = 0.0
+        for j in range(S.n):
+            f += coef[j] * krow[j]
+        W.ell[k] = 1.0 - y[rows[k]] * f
+        for j in range(k + 1):
+            pair[0] = sqr[j]
+            pair[1] = sqr[k]
+            a = row_kernel(kf, R, rows[j], rows[k], pair) * y[rows[j]] * y[rows[k]]
+            W.Q[j * m + k] = a
+            W.Q[k * m + j] = a
+        if not (isfinite(W.ell[k]) and isfinite(W.Q[k * m + k]) and isfinite(sqr[k])):
+            bad[0] = rows[k]
+            return NONFINITE_INPUT
+    for k in range(m):
+        W.tau[k] = 0.0
+        if W.Q[k * m + k] == 0.0:
+            W.lo[k] = 0.0
+            W.hi[k] = 0.0
+            continue
+        if W.ell[k] > 0.0:
+            any_loss = True
+        if variant == BPA_1:
+            W.lo[k] = 0.0
+            W.hi[k] = C
+        else:
+            W.Q[k * m + k] += rho
+            W.lo[k] = -INFINITY if variant == BPA_LS else 0.0
+            W.hi[k] = INFINITY
+    if not any_loss and variant != BPA_LS:
+        return OK
+    st = hildreth_solve(W.Q, W.ell, W.lo, W.hi, W.tau, m, 1e-15, 1000, W.qwork,
+                        W.qiwork, &kkt, &it, bad)
+    if st != OK:
+        bad[0] = rows[m - 1]
+        return QP_NOT_CONVERGED
+    for k in range(m):
+        if W.tau[k] != 0.0 and not isfinite(W.tau[k] * y[rows[k]]):
+            bad[0] = rows[m - 1]
+            return NONFINITE_STATE
+    for k in range(m):
+        if W.tau[k] == 0.0:
+            continue
+        moved[0] = True
+        coef[S.n] = W.tau[k] * y[rows[k]]
+        nk = get_row(R, rows[k], &x, &idx)
+        sv_append(S, x, idx, nk, sqr[k])
+    return OK
+
+
+def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] order,
+                    Py_ssize_t n_seen, double bias, int kind, double gamma, int degree,
+                    double coef0, int variant, bint sliding, Py_ssize_t B, double C,
+                    double rho, bint flush, Py_ssize_t budget, int policy,
+                    double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
+                    long long[::1] sv_len, double[::1] sv_sqn, double[::1] coef,
+                    double[::1] aux, double[::1] scores_out):
+    """One pass of kernel mini-batch PA (the grouping of `bpa_pass`): every row
+    predicted with f(x) = sum_j coef_j k~(x_j, x) from before its group, then one
+    joint update per group (`kernel_bpa_update`) and the budget.  Returns (rounds,
+    mistakes, updates, loss_sum, status, position, n_left)."""
+    cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
+    cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
+                                <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
+    cdef Py_ssize_t t, i, lo, m, nnz, j
+    cdef Py_ssize_t n_cols = rows.R.n_cols
+    cdef Counts cnt = counts_start()
+    cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef double f, mrg, sqn
+    cdef bint moved, keep_scores = scores_out.shape[0] > 0
+    cdef Workspace ws = Workspace()
+    cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
+    cdef double* krow = ws.doubles(coef.shape[0] + 1)
+    cdef double* sqr = ws.doubles(B + 1)
+    cdef BPAWork W
+    W.Q = ws.doubles(5 * B + B * B + qp_work_size(B))
+    W.ell = W.Q + B * B
+    W.lo = W.ell + B
+    W.hi = W.lo + B
+    W.tau = W.hi + B
+    W.qwork = W.tau + B
+    W.save = NULL
+    W.qiwork = ws.indices(qp_iwork_size(B) + 1)
+    with nogil:
+        for t in range(g.n):
+            i = order[t]
+            if t >= n_seen:
+                nnz = get_row(&rows.R, i, &x, &idx)
+                xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
+                kernel_row(&S, &kf, xr, sqn, krow)
+                clear_row(&rows.R, idx, nnz, xd)
+                f = 0.0
+                for j in range(S.n):
+                    f += coef[j] * krow[j]
+                mrg = y[i] * f
+                if not (isfinite(mrg) and isfinite(sqn)):
+                    fail_row(&cnt, NONFINITE_INPUT, i)
+                    break
+                if keep_scores:
+                    scores_out[t - n_seen] = f
+                count_round(&cnt, mrg <= 0.0)
+                count_hinge(&cnt, mrg)
+            m = group_due(&g, t + 1, &lo)
+            if m == 0:
+                continue
+            cnt.status = kernel_bpa_update(&rows.R, &order[lo], m, &y[0], &S, &kf, &coef[0],
+                                           variant, C, rho, &W, xd, krow, sqr, &moved,
+                                           &cnt.pos)
+            if cnt.status != OK:
+                break
+            if moved:
+                cnt.updates += 1
+            while budget > 0 and S.n > budget:
+                j = budget_victim(&S, &kf, &coef[0], 1, policy)
+                shift_rows(&coef[0], j, S.n, 1)
+                sv_remove(&S, j)
+    aux[KAUX_N] = S.n
+    aux[KAUX_USED] = S.used
+    return (*counts_result(&cnt), group_left(&g))

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from . import _core, _params
 from .base import GaussianMixin, OnlineClassifier, serialised
 from .linear import AROW, ConfidenceWeighted, PassiveAggressive, Perceptron, RegularizedPA, _phi
+from .minibatch import MiniBatchPA, bpa_rho
 
 #: The parameters every kernel estimator adds to its rule's.
 KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "budget", "budget_policy")
@@ -73,7 +74,7 @@ class KernelMixin:
 
     def _models(self):
         model = self._model
-        return getattr(model, "models", [model])
+        return [m.reported(self._bias) for m in getattr(model, "models", [model])]
 
     @property
     @serialised
@@ -385,7 +386,64 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
                 "a": float(self.a)}
 
 
+class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
+    """Mini-batch PA, BPA-I / BPA-II / BPA-LS ([GPA13] Sect. 3.2), in kernel form
+    (binary; multi-class one-vs-rest).
+
+    Parameters
+    ----------
+    variant, C, batch_size, rho, window
+        As in :class:`cwkit.MiniBatchPA`.
+    kernel, gamma, degree, coef0, budget, budget_policy
+        See :class:`KernelMixin`; the budget is applied after each joint update.
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        ``multiclass`` is "ovr" for more than two classes.
+
+    Notes
+    -----
+    The group's dual ([GPA13] eqs. 14-19) only involves the block Gram matrix
+    A_jk = y_j y_k k~(x_j, x_k) of its rows and the losses 1 - y_k f(x_k): BPA-I
+    max l'tau - tau'A tau / 2, 0 <= tau <= C; BPA-II with A + rho I, tau >= 0;
+    BPA-LS tau = (A + rho I)^-1 l (the pseudoinverse of eq. 19, A + rho I being
+    positive definite), solved as in the primal form (Hildreth's method with an
+    active-set polish); every row with tau_k != 0 joins the support set with
+    coefficient tau_k y_k ([GPA13] Sect. 3.3).  Groups span calls, and the rows of
+    an incomplete group are applied provisionally to the reported model, as in
+    :class:`cwkit.MiniBatchPA`.
+    """
+
+    _constraints = {k: v for k, v in MiniBatchPA._constraints.items() if k != "slack"}
+    _names = MiniBatchPA._names
+
+    def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block",
+                 kernel="rbf", gamma=None, degree=3, coef0=0.0, budget=None,
+                 budget_policy="oldest", *, fit_intercept=True, n_passes=1, shuffle=False,
+                 random_state=None, multiclass="ovr", k=1):
+        self.variant = variant
+        self.C = C
+        self.batch_size = batch_size
+        self.rho = rho
+        self.window = window
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.budget = budget
+        self.budget_policy = budget_policy
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _model_options(self):
+        return {"shape": "kernel_minibatch", "bpa_variant": self.variant, "C": float(self.C),
+                "rho": bpa_rho(self.C, self.rho), "batch_size": int(self.batch_size),
+                "sliding": self.window == "sliding"}
+
+
 #: primal family -> its kernel form (``cwkit.registry.make`` chooses by ``kernel``).
 KERNEL_FORMS = {Perceptron: KernelPerceptron, PassiveAggressive: KernelPassiveAggressive,
                 RegularizedPA: KernelRegularizedPA, ConfidenceWeighted: KernelConfidenceWeighted,
-                AROW: KernelAROW}
+                AROW: KernelAROW, MiniBatchPA: KernelMiniBatchPA}

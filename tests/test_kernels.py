@@ -164,7 +164,7 @@ def test_budget_larger_than_rounds_is_unbudgeted(name):
 def test_dense_and_csr_agree_and_save_load(tmp_path):
     Xs, X, y = data(n=60, K=3, seed=8, sparse=True)
     for name, extra in (("pa1", {}), ("arow", {"multiclass": "ovr"}),
-                        ("avg-perceptron", {"multiclass": "ovr"})):
+                        ("avg-perceptron", {"multiclass": "ovr"}), ("bpa2", {"batch_size": 4})):
         d = cwkit.make(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(X, y)
         s = cwkit.make(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(Xs, y)
         # training is identical; test-time scores are matrix products (BLAS rounding)
@@ -177,9 +177,14 @@ def test_dense_and_csr_agree_and_save_load(tmp_path):
         back = cwkit.load(path)
         assert type(back) is type(s) and back.get_params() == s.get_params()
         np.testing.assert_array_equal(back.decision_function(X), s.decision_function(X))
-        # training goes on from the loaded state exactly as from the original
-        back.partial_fit(X[:7], y[:7])
-        s.partial_fit(X[:7], y[:7])
+        # training goes on from the loaded state exactly as from the original (59 rows:
+        # mini-batch PA has 3 rows of an incomplete group pending)
+        back.partial_fit(X[:59], y[:59])
+        s.partial_fit(X[:59], y[:59])
+        path2 = tmp_path / f"{name}-2.cwk"
+        cwkit.save(s, path2)
+        np.testing.assert_array_equal(cwkit.load(path2).decision_function(X),
+                                      s.decision_function(X))
         np.testing.assert_array_equal(back.decision_function(X), s.decision_function(X))
 
 
@@ -192,6 +197,9 @@ def test_ovr_contract():
 
 
 def test_refusals():
+    for name in ("sop", "adagrad", "l1-pa"):
+        with pytest.raises(ValueError, match=f"{name} has no kernel form"):
+            cwkit.make(name, kernel="poly")
     with pytest.raises(ValueError, match="sop has no kernel form"):
         cwkit.make("sop", kernel="rbf")
     with pytest.raises(ValueError, match="give kernel='rbf' or kernel='poly'"):
@@ -252,3 +260,75 @@ def test_compiled_and_blocked_scores_agree(kernel, kp, sparse, monkeypatch):
         if p_blocked is not None:
             np.testing.assert_allclose(est.predict_proba(Xin), p_blocked, rtol=1e-10)
         monkeypatch.undo()
+
+
+def bpa_run(variant, X, y, B, C, kernel, kp, bias=1.0):
+    """Kernel mini-batch PA (block groups) in numpy: after every row, the reported
+    (support row ids, coef) -- the pending group applied provisionally -- and the
+    mistake of the row, predicted with the model from before its group."""
+    from reference_steps import bpa_tau
+    ids, coef = [], np.zeros(0)
+
+    def update(ids, coef, group):
+        Xg = X[group]
+        f = coef @ gram(X[ids], Xg, kernel, bias=bias, **kp) if ids else np.zeros(len(group))
+        A = np.outer(y[group], y[group]) * gram(Xg, Xg, kernel, bias=bias, **kp)
+        tau = bpa_tau(A, 1.0 - y[group] * f, variant=variant, C=C)
+        keep = tau != 0
+        return ids + [g for g, k in zip(group, keep) if k], np.append(coef, (tau * y[group])[keep])
+
+    start = 0
+    for i in range(len(X)):
+        f = coef @ gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else 0.0
+        mistake = y[i] * f <= 0
+        group = list(range(start, i + 1))
+        if len(group) == B:
+            ids, coef = update(ids, coef, group)
+            start = i + 1
+            yield list(ids), coef.copy(), mistake
+        else:
+            shown = update(ids, coef, group)
+            yield shown[0], shown[1], mistake
+
+
+@pytest.mark.parametrize("variant", ["bpa1", "bpa2", "bpa-ls"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_minibatch_every_round(variant, sparse):
+    Xin, X, y = data(n=30, seed=13, sparse=sparse)
+    kp = {"gamma": 0.4}
+    est = cwkit.make(variant, kernel="rbf", batch_size=4, C=0.5, **kp)
+    mistakes = 0
+    for i, (ids, coef, mistake) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", kp)):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        mistakes += mistake
+        assert est.mistakes_ == mistake
+        _check_round(est, X, ids, coef[:, None])
+    fitted = cwkit.make(variant, kernel="rbf", batch_size=4, C=0.5, **kp).fit(Xin, y)
+    assert fitted.mistakes_ == mistakes
+    np.testing.assert_allclose(fitted.decision_function(Xin), est.decision_function(Xin),
+                               rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("variant", ["bpa1", "bpa2", "bpa-ls"])
+@pytest.mark.parametrize("B", [1, 4])
+def test_minibatch_degree_one_poly_is_the_primal_rule(variant, B):
+    Xin, X, y = data(n=50, seed=14)
+    primal = cwkit.make(variant, batch_size=B, C=0.5).fit(X, y)
+    dual = cwkit.make(variant, batch_size=B, C=0.5, kernel="poly", degree=1, gamma=1.0).fit(X, y)
+    assert dual.mistakes_ == primal.mistakes_
+    np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
+                               rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("policy", ["oldest", "smallest"])
+def test_minibatch_budget(policy):
+    _, X, y = data(n=60, seed=15)
+    est = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4, budget=5,
+                     budget_policy=policy)
+    for i in range(0, 60, 3):
+        est.partial_fit(X[i:i + 3], y[i:i + 3], classes=[-1, 1])
+        assert est.n_support_ <= 5
+    assert est.n_support_ == 5
+    big = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4, budget=61).fit(X, y)
+    free = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4).fit(X, y)
+    np.testing.assert_array_equal(big.dual_coef_, free.dual_coef_)

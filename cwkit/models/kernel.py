@@ -15,9 +15,14 @@ compiled drivers are in ``_kernel.pxi``.
   mu = sum_j coef_j phi(x_j), Sigma = a I + Phi^T Z Phi ([AROW13] Sect. 4).
 * :class:`KernelOneVsRest`: K binary dual models.
 """
+import copy
+
 import numpy as np
+import scipy.sparse as sp
 
 from .. import _core
+from .._rowdata import as_rows
+from .minibatch import BPA_VARIANTS
 from .interface import NO_ROW, TOP1, Model, PassResult, counts, nonnegative, positive
 from .ovr import OneVsRest
 from .scoring import sign_proba
@@ -101,12 +106,15 @@ class DualModel(Model):
     def chunk(self, remaining):
         return remaining
 
+    #: support vectors one update may add before the budget removes any
+    per_update = 1
+
     def buffers(self, rows, part):
         """Working copies of the support set with room for the rows of `part`."""
         n = self.n_support
         cap = n + len(part)
         if self.spec.budget > 0:
-            cap = min(cap, self.spec.budget + 1)
+            cap = min(cap, self.spec.budget + self.per_update)
         st = self.state
         nnz = len(st["sv_data"])
         room = nnz + _row_nnz(rows, part)
@@ -176,6 +184,10 @@ class DualModel(Model):
         sq = np.bincount(rows, weights=st["sv_data"] ** 2, minlength=n)
         yield ("sv_sqn must be the squared norms of the support vectors",
                bool(np.allclose(sq, st["sv_sqn"], rtol=1e-9, atol=0)))
+
+    def reported(self, bias):
+        """The model whose support set and coefficients are reported (itself)."""
+        return self
 
     def weights(self):
         raise AttributeError("a kernel model has no primal weights (coef_); see "
@@ -330,6 +342,76 @@ class SecondOrderDual(DualModel):
         yield "Z must be symmetric", bool(np.allclose(Z, Z.T, rtol=1e-9, atol=1e-300))
 
 
+class MiniBatchDual(DualModel):
+    """Mini-batch PA, BPA-I / BPA-II / BPA-LS, in dual form (binary): the support set,
+    ``coef`` (n, 1), and the rows of an incomplete group carried to the next call
+    (``pend``, ``pend_y``, ``n_pend``) as in :class:`cwkit.models.minibatch.BinaryBPA`;
+    the reported model applies that group provisionally (block windows)."""
+
+    def __init__(self, spec):
+        self.per_update = spec.batch_size
+        super().__init__(spec)
+
+    def coef_state(self, n):
+        B = self.spec.batch_size
+        return {"coef": np.zeros((n, 1)), "pend": np.zeros((B, self.n_features)),
+                "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
+
+    def run(self, rows, y, order, bias, scores_out=None, flush=False):
+        st, spec = self.state, self.spec
+        y = np.asarray(y, dtype=np.float64)
+        order = np.asarray(order, dtype=np.intp)
+        n_pend = int(st["n_pend"][0])
+        if n_pend:  # the stream goes on: prepend the rows carried over
+            rows = as_rows(sp.vstack([sp.csr_matrix(st["pend"][:n_pend]),
+                                      sp.csr_matrix(rows.X)], format="csr"))
+            y = np.concatenate([st["pend_y"][:n_pend], y])
+            order = np.concatenate([np.arange(n_pend), order + n_pend])
+        cap, data, idx, start, length, sqn, aux = self.buffers(rows, order)
+        n = self.n_support
+        coef = np.zeros(cap)
+        coef[:n] = st["coef"][:, 0]
+        *result, n_left = _core.kernel_bpa_pass(
+            rows.view, y, order, n_pend, bias, *self.kernel_args(),
+            BPA_VARIANTS.index(spec.bpa_variant), spec.sliding, spec.batch_size, spec.C,
+            spec.rho, flush, spec.budget, POLICIES[spec.budget_policy], data, idx, start,
+            length, sqn, coef, aux, np.empty(0) if scores_out is None else scores_out)
+        self.compact(data, idx, start, length, sqn, aux)
+        st["coef"] = coef[:int(aux[_core.KAUX_N]), None].copy()
+        result = PassResult(*result)
+        if result.status == _core.Status.OK:
+            tail = order[len(order) - n_left:]
+            Xt = rows.X[tail]
+            st["pend"][:n_left] = Xt.toarray() if sp.issparse(Xt) else Xt
+            st["pend_y"][:n_left] = y[tail]
+            st["n_pend"][0] = n_left
+        return result._replace(pos=max(int(result.pos) - n_pend, 0)
+                               if result.status != _core.Status.OK else NO_ROW)
+
+    def reported(self, bias):
+        """With rows pending in block mode: a copy with their group applied (flushed)."""
+        if int(self.state["n_pend"][0]) == 0 or self.spec.sliding:
+            return self
+        model = copy.deepcopy(self)
+        model.run(as_rows(np.zeros((0, self.n_features))), np.zeros(0), np.zeros(0, np.intp),
+                  bias, flush=True)
+        return model
+
+    def dual_coef(self):
+        return self.state["coef"]
+
+    def scores(self, rows, bias):
+        model = self.reported(bias)
+        return model.scores_and_v(rows, bias, model.state["coef"])[0][:, 0]
+
+    def invariants(self):
+        yield from super().invariants()
+        st, B = self.state, self.spec.batch_size
+        yield counts("n_pend, the number of rows carried over,", st["n_pend"], 0, B - 1)
+        yield "pend_y must be -1 or +1", bool(
+            (np.abs(st["pend_y"][:int(st["n_pend"][0])]) == 1).all())
+
+
 class KernelOneVsRest(OneVsRest):
     """K binary dual models (``multiclass="ovr"``); their state arrays are replaced
     as their support sets grow, so ``state`` is read from them each time."""
@@ -348,9 +430,6 @@ class KernelOneVsRest(OneVsRest):
 
     def scores(self, rows, bias):
         return np.column_stack([model.scores(rows, bias) for model in self.models])
-
-    def dual_coef(self):
-        return [model.dual_coef() for model in self.models]
 
     def adopt_shapes(self, shapes):
         for c, model in enumerate(self.models):
