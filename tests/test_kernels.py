@@ -332,3 +332,30 @@ def test_minibatch_budget(policy):
     big = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4, budget=61).fit(X, y)
     free = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4).fit(X, y)
     np.testing.assert_array_equal(big.dual_coef_, free.dual_coef_)
+
+
+def test_random_fourier_features_approximate_the_rbf_kernel():
+    from cwkit.kernel_approx import RandomFourierFeatures
+    Xs, X, _ = data(n=30, seed=16, sparse=True)
+    K = gram(X, X, "rbf", gamma=0.3, bias=0.0)
+    errs = []
+    for D in (100, 10000):
+        rff = RandomFourierFeatures(gamma=0.3, n_components=D, random_state=0)
+        Z = rff.fit_transform(X)
+        np.testing.assert_allclose(rff.transform(Xs), Z, rtol=1e-12, atol=1e-14)
+        errs.append(np.abs(Z @ Z.T - K).max())
+    assert errs[1] < 0.05 and errs[1] < errs[0] / 3      # O(1 / sqrt(D))
+
+
+@pytest.mark.parametrize("kernel,kp", KERNELS, ids=[k for k, _ in KERNELS])
+def test_nystroem_is_exact_on_its_landmarks(kernel, kp):
+    from cwkit.kernel_approx import Nystroem
+    Xs, X, _ = data(n=25, seed=17, sparse=True)
+    K = gram(X, X, kernel, bias=0.0, **kp)
+    Z = Nystroem(kernel=kernel, n_components=25, random_state=0, **kp).fit_transform(Xs)
+    np.testing.assert_allclose(Z @ Z.T, K, rtol=1e-7, atol=1e-8)
+    half = Nystroem(kernel=kernel, n_components=12, random_state=0, **kp).fit(X)
+    Zh = half.transform(X)
+    L = np.flatnonzero((X[:, None, :] == half.landmarks_[None]).all(-1).any(1))
+    np.testing.assert_allclose((Zh @ Zh.T)[np.ix_(L, L)], K[np.ix_(L, L)], rtol=1e-7,
+                               atol=1e-8)

@@ -232,13 +232,17 @@ class DualModel(Model):
     def kernel_of(self, dot, sa, sb, bias):
         """k~ from dots and squared norms (numpy; the forms of `_kernel.pxi`)."""
         spec = self.spec
-        if spec.kernel == "linear":
-            k = dot
-        elif spec.kernel == "poly":
-            k = (spec.gamma * dot + spec.coef0) ** int(spec.degree)
-        else:
-            k = np.exp(-spec.gamma * np.maximum(sa + sb - 2.0 * dot, 0.0))
-        return k + bias * bias
+        return kernel_from_dots(dot, sa, sb, spec.kernel, spec.gamma, spec.degree,
+                                spec.coef0) + bias * bias
+
+
+def kernel_from_dots(dot, sa, sb, kernel, gamma, degree, coef0):
+    """k(a, b) from a.b and the squared norms (numpy; the forms of `_kernel.pxi`)."""
+    if kernel == "linear":
+        return dot
+    if kernel == "poly":
+        return (gamma * dot + coef0) ** int(degree)
+    return np.exp(-gamma * np.maximum(sa + sb - 2.0 * dot, 0.0))
 
 
 class FirstOrderDual(DualModel):
