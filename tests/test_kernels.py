@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 import cwkit
+from cwkit._rowdata import as_rows
 from reference_kernel import first_order_run, gram, second_order_run
 
 FIRST_ORDER = [("perceptron", {}), ("avg-perceptron", {}), ("pa", {}), ("pa1", {"C": 0.3}),
@@ -194,6 +195,13 @@ def test_ovr_contract():
     Kt = gram(est.support_vectors_.toarray(), X, "rbf", gamma=0.3, bias=0.0)
     np.testing.assert_allclose(est.decision_function(X),
                                (est.dual_coef_ @ Kt).T + est.intercept_, rtol=1e-10)
+    # probabilities: the argmax of K independent Gaussian scores, as the primal ovr
+    from cwkit.models.scoring import argmax_proba
+    M, V = zip(*(m.proba_args(as_rows(X), 1.0) for m in est._model.models))
+    P = est.predict_proba(X)
+    np.testing.assert_allclose(P, argmax_proba(np.column_stack(M), np.column_stack(V)))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert (np.argmax(P, axis=1) == np.argmax(est.decision_function(X), axis=1)).mean() > 0.9
 
 
 def test_refusals():

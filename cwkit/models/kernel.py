@@ -25,7 +25,7 @@ from .._rowdata import as_rows
 from .minibatch import BPA_VARIANTS
 from .interface import NO_ROW, TOP1, Model, PassResult, counts, nonnegative, positive
 from .ovr import OneVsRest
-from .scoring import sign_proba
+from .scoring import argmax_proba, sign_proba
 
 #: Largest support set scored by dense matrix products (n_SV * n_features values).
 DENSE_SUPPORT = 2 ** 24
@@ -434,6 +434,11 @@ class KernelOneVsRest(OneVsRest):
 
     def scores(self, rows, bias):
         return np.column_stack([model.scores(rows, bias) for model in self.models])
+
+    def proba(self, rows, bias):
+        """P(class c has the largest score) from the K independent Gaussian scores."""
+        M, V = zip(*(model.proba_args(rows, bias) for model in self.models))
+        return argmax_proba(np.column_stack(M), np.column_stack(V))
 
     def adopt_shapes(self, shapes):
         for c, model in enumerate(self.models):
