@@ -670,3 +670,100 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
     return (*counts_result(&cnt), group_left(&g))
+
+
+def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
+                        const Py_ssize_t[::1] order, double bias, int kind, double gamma,
+                        int degree, double coef0, int rule, double phi, double r, double a0,
+                        Py_ssize_t K, Py_ssize_t budget, int policy,
+                        double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
+                        long long[::1] sv_len, double[::1] sv_sqn, double[::1] mu,
+                        double[:, ::1] Zm, double[:, ::1] pairs, double[::1] aux):
+    """One multi-class top-1 pass of a full-covariance rule in dual form, over the
+    stacked blocks of the 1-of-k map: each support item is (x_j, e_j) with
+    e_j = e_{y_j} - e_{c_j} (pairs[j] = (y_j, c_j)), Phi_j = e_j (x) phi(x_j), so
+    <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j).  For Delta = f(x, y) - f(x, c):
+    g_j = <Phi_j, Delta> = e_j.(e_y - e_c) k~(x_j, x), v = 2 a k~(x, x) + g^T Z g,
+    m = f_y(x) - f_c(x), and the binary step (label +1) appends (x, e_y - e_c).
+    Returns (rounds, mistakes, updates, loss_sum, status, position)."""
+    cdef Hyper h = hyper_second_order(rule, phi, r, False)
+    cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
+    cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
+                                <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
+    cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n, a, b, yi, c, p0, p1
+    cdef Py_ssize_t n_cols = rows.R.n_cols
+    cdef Counts cnt = counts_start()
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef double sqn, kxx, v, m, ay, beta, chk, cmax, tj
+    cdef Workspace ws = Workspace()
+    cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
+    cdef double* krow = ws.doubles(mu.shape[0] + 1)
+    cdef double* g = ws.doubles(mu.shape[0] + 1)
+    cdef double* cvec = ws.doubles(mu.shape[0] + 1)
+    cdef double* sc = ws.doubles(K)
+    cdef double* Zp = &Zm[0, 0] if Zm.shape[0] > 0 else NULL
+    cdef double* pp = &pairs[0, 0] if pairs.shape[0] > 0 else NULL
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
+            kernel_row(&S, &kf, xr, sqn, krow)
+            clear_row(&rows.R, idx, nnz, xd)
+            n = S.n
+            kxx = kernel_value(&kf, sqn, sqn, sqn)
+            for c in range(K):
+                sc[c] = 0.0
+            for j in range(n):
+                tj = mu[j] * krow[j]
+                sc[<Py_ssize_t>pp[2 * j]] += tj
+                sc[<Py_ssize_t>pp[2 * j + 1]] -= tj
+            yi = y[i]
+            if not (all_finite(sc, K) and isfinite(sqn)) or yi < 0 or yi >= K:
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            c = competitor(sc, K, yi)
+            for j in range(n):
+                p0 = <Py_ssize_t>pp[2 * j]
+                p1 = <Py_ssize_t>pp[2 * j + 1]
+                g[j] = ((p0 == yi) - (p1 == yi) - (p0 == c) + (p1 == c)) * krow[j]
+            v = 2.0 * a0 * kxx + so_quad(Zp, n, ld, g, cvec)
+            if not isfinite(v):
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            count_round(&cnt, argmax_first(sc, K) != yi)
+            m = sc[yi] - sc[c]
+            count_hinge(&cnt, m)
+            if not full_step(&h, m, v, 1.0, m, &ay, &beta):
+                continue
+            cvec[n] = a0
+            chk = 0.0
+            cmax = 0.0
+            for j in range(n + 1):
+                chk += (mu[j] if j < n else 0.0) + ay * cvec[j]
+                cmax = max(cmax, fabs(cvec[j]))
+            if not (isfinite(chk) and isfinite(beta * cmax * cmax)):
+                fail_round(&cnt, NONFINITE_STATE, i)
+                break
+            for j in range(n):
+                mu[j] += ay * cvec[j]
+            mu[n] = ay * a0
+            for a in range(n + 1):
+                for b in range(n + 1):
+                    Zp[a * ld + b] = (Zp[a * ld + b] if a < n and b < n else 0.0) \
+                        - beta * cvec[a] * cvec[b]
+            pp[2 * n] = yi
+            pp[2 * n + 1] = c
+            sv_append(&S, x, idx, nnz, sqn)
+            cnt.updates += 1
+            if budget > 0 and S.n > budget:
+                j = budget_victim(&S, &kf, &mu[0], 1, policy)
+                remove_sym(Zp, j, S.n, ld)
+                shift_rows(&mu[0], j, S.n, 1)
+                shift_rows(pp, j, S.n, 2)
+                sv_remove(&S, j)
+    aux[KAUX_N] = S.n
+    aux[KAUX_USED] = S.used
+    return counts_result(&cnt)

@@ -277,7 +277,7 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
 
 
 class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
-    """CW-Var [CW08] and CW-Stdev [ECCW08] in dual form (binary; multi-class one-vs-rest).
+    """CW-Var [CW08] and CW-Stdev [ECCW08] in dual form (binary, top-1, one-vs-rest).
 
     Parameters
     ----------
@@ -289,7 +289,7 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
     fit_intercept, n_passes, shuffle, random_state, multiclass, k
-        ``multiclass`` is "ovr" for more than two classes.
+        ``multiclass`` is "top1" or "ovr".
 
     Notes
     -----
@@ -305,7 +305,7 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
 
     def __init__(self, variant="var", eta=None, a=1.0, kernel="rbf", gamma=None, degree=3,
                  coef0=0.0, budget=None, budget_policy="oldest", *, fit_intercept=True,
-                 n_passes=1, shuffle=False, random_state=None, multiclass="ovr", k=1):
+                 n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1):
         self.variant = variant
         self.eta = eta
         self.a = a
@@ -330,7 +330,7 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
 
 
 class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
-    """Kernel AROW ([AROW13] Sect. 4), squared hinge or hinge (binary; multi-class
+    """Kernel AROW ([AROW13] Sect. 4), squared hinge or hinge (binary, top-1,
     one-vs-rest).
 
     Parameters
@@ -342,7 +342,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
     fit_intercept, n_passes, shuffle, random_state, multiclass, k
-        ``multiclass`` is "ovr" for more than two classes.
+        ``multiclass`` is "top1" or "ovr".
 
     Notes
     -----
@@ -353,7 +353,12 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     primal step mu += alpha y Sigma x, Sigma -= beta Sigma x x^T Sigma
     ([AROW13] eqs. 12, 15) becomes coef' = (coef + alpha y Z k, alpha y a) and
     Z' = [[Z, 0], [0, 0]] - beta c c^T: O(n^2) per update.  Removing support
-    vector j (budget) removes coef_j and row and column j of Z.
+    vector j (budget) removes coef_j and row and column j of Z.  Top-1 (the
+    full-covariance top-1 of :class:`cwkit.AROW` with ``sigma_update="delta"``, over
+    the stacked blocks): the support items are (x_j, e_{y_j} - e_{c_j}), with
+    <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j); for Delta = f(x, y) - f(x, c),
+    g_j = e_j.(e_y - e_c) k~(x_j, x) replaces k, v = 2 a k~(x, x) + g^T Z g and
+    m = f_y(x) - f_c(x).
     """
 
     _constraints = {k: v for k, v in AROW._constraints.items()
@@ -363,7 +368,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", kernel="rbf", gamma=None,
                  degree=3, coef0=0.0, budget=None, budget_policy="oldest", *,
                  fit_intercept=True, n_passes=1, shuffle=False, random_state=None,
-                 multiclass="ovr", k=1):
+                 multiclass="top1", k=1):
         self.r = r
         self.a = a
         self.loss = loss

@@ -117,6 +117,53 @@ def first_order_run(rule, X, y, K=2, *, kernel="rbf", kp=None, bias=1.0, budget=
             yield list(ids), coef.copy(), mistake
 
 
+def _second_order_step(rule, m, v, a, r, phi):
+    """(alpha, beta) of the full-covariance step, 0 for no update."""
+    alpha = beta = 0.0
+    if rule in ("arow", "arow-h") and 1 - m > 0:
+        beta = 1.0 / (v + r)
+        alpha = (1 - m) * beta if rule == "arow" else min(0.5 / r, (1 - m) / v)
+    elif rule == "cw" and v > 0:
+        alpha = max(0.0, _cw_var_alpha(m, v, phi))
+        beta = 2 * alpha * phi / (1 + 2 * alpha * phi * v)
+    elif rule == "cw-stdev" and v > 0:
+        alpha = max(0.0, _cw_stdev_alpha(m, v, phi))
+        if alpha > 0:
+            beta = alpha * phi / (_cw_stdev_sqrt_u(alpha, v, phi) + v * alpha * phi)
+    return alpha, beta
+
+
+def second_order_top1_run(rule, X, y, K, *, kernel="rbf", kp=None, bias=1.0, a=1.0, r=1.0,
+                          eta=0.9):
+    """Yield (support row ids, dual coefficients (n, K), mistake) after every round of the
+    dual top-1 rule over the stacked blocks: items (x_j, e_j = e_{y_j} - e_{c_j}),
+    <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j); Delta = f(x, y) - f(x, c) for the
+    highest-scoring c != y."""
+    from scipy.special import ndtri
+    kp = kp or {}
+    X = np.asarray(X, float)
+    phi = float(ndtri(eta))
+    ids, E, mu, Z = [], np.zeros((0, K)), np.zeros(0), np.zeros((0, 0))
+    for i in range(len(X)):
+        k = gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else np.zeros(0)
+        kxx = gram(X[i], X[i], kernel, bias=bias, **kp)[0, 0]
+        sc = (mu[:, None] * E).T @ k
+        mistake = int(np.argmax(sc)) != y[i]
+        c = int(np.argmax(np.where(np.arange(K) == y[i], -np.inf, sc)))
+        d = np.zeros(K)
+        d[y[i]], d[c] = 1.0, -1.0
+        g = (E @ d) * k
+        v = 2 * a * kxx + g @ Z @ g
+        alpha, beta = _second_order_step(rule, sc[y[i]] - sc[c], v, a, r, phi)
+        if alpha > 0:
+            cv = np.append(Z @ g, a)
+            mu = np.append(mu, 0.0) + alpha * cv
+            Z = np.pad(Z, ((0, 1), (0, 1))) - beta * np.outer(cv, cv)
+            E = np.vstack([E, d])
+            ids.append(i)
+        yield list(ids), mu[:, None] * E, mistake
+
+
 def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=1.0, a=1.0, r=1.0,
                      eta=0.9, budget=None, policy="oldest"):
     """Yield (support row ids, coef (n, 1), Z, mistake) after every round of the dual
@@ -134,17 +181,7 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=1.0, a=1.0, r=1.
         v = a * kxx + k @ Z @ k
         m = y[i] * dot
         mistake = m <= 0
-        alpha = beta = 0.0
-        if rule in ("arow", "arow-h") and 1 - m > 0:
-            beta = 1.0 / (v + r)
-            alpha = (1 - m) * beta if rule == "arow" else min(0.5 / r, (1 - m) / v)
-        elif rule == "cw" and v > 0:
-            alpha = max(0.0, _cw_var_alpha(m, v, phi))
-            beta = 2 * alpha * phi / (1 + 2 * alpha * phi * v)
-        elif rule == "cw-stdev" and v > 0:
-            alpha = max(0.0, _cw_stdev_alpha(m, v, phi))
-            if alpha > 0:
-                beta = alpha * phi / (_cw_stdev_sqrt_u(alpha, v, phi) + v * alpha * phi)
+        alpha, beta = _second_order_step(rule, m, v, a, r, phi)
         if alpha > 0:
             c = np.append(Z @ k, a)
             mu = np.append(mu, 0.0) + alpha * y[i] * c

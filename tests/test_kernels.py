@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 import cwkit
 from cwkit._rowdata import as_rows
-from reference_kernel import first_order_run, gram, second_order_run
+from reference_kernel import first_order_run, gram, second_order_run, second_order_top1_run
 
 FIRST_ORDER = [("perceptron", {}), ("avg-perceptron", {}), ("pa", {}), ("pa1", {"C": 0.3}),
                ("pa2", {"C": 0.3}), ("pa-ls", {"C": 0.3}), ("reg-pa", {"alpha": 0.05}),
@@ -164,7 +164,7 @@ def test_budget_larger_than_rounds_is_unbudgeted(name):
 
 def test_dense_and_csr_agree_and_save_load(tmp_path):
     Xs, X, y = data(n=60, K=3, seed=8, sparse=True)
-    for name, extra in (("pa1", {}), ("arow", {"multiclass": "ovr"}),
+    for name, extra in (("pa1", {}), ("arow", {"multiclass": "ovr"}), ("cw", {}),
                         ("avg-perceptron", {"multiclass": "ovr"}), ("bpa2", {"batch_size": 4})):
         d = cwkit.make(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(X, y)
         s = cwkit.make(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(Xs, y)
@@ -222,7 +222,7 @@ def test_refusals():
         cwkit.make("pa1", kernel="rbf", budget=0)
     _, X, y = data(n=20, K=3)
     with pytest.raises(ValueError, match="multiclass='ovr'"):
-        cwkit.make("arow", kernel="rbf", multiclass="top1").fit(X, y)
+        cwkit.make("bpa1", kernel="rbf", multiclass="top1").fit(X, y)
     assert type(cwkit.make("pa1", kernel="linear")) is cwkit.PassiveAggressive
     est = cwkit.make("pa1", kernel="rbf").fit(X, y)
     assert not hasattr(est, "coef_")
@@ -367,3 +367,30 @@ def test_nystroem_is_exact_on_its_landmarks(kernel, kp):
     L = np.flatnonzero((X[:, None, :] == half.landmarks_[None]).all(-1).any(1))
     np.testing.assert_allclose((Zh @ Zh.T)[np.ix_(L, L)], K[np.ix_(L, L)], rtol=1e-7,
                                atol=1e-8)
+
+
+@pytest.mark.parametrize("name,params", SECOND_ORDER, ids=[n for n, _ in SECOND_ORDER])
+def test_second_order_top1_every_round(name, params):
+    K = 3
+    Xin, X, y = data(n=40, K=K, seed=18)
+    est = cwkit.make(name, kernel="rbf", gamma=0.4, **params)
+    mistakes = 0
+    for i, (ids, coef, mistake) in enumerate(second_order_top1_run(
+            name, X, y, K, kernel="rbf", kp={"gamma": 0.4}, **params)):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=np.arange(K))
+        mistakes += mistake
+        _check_round(est, X, ids, coef)
+    assert cwkit.make(name, kernel="rbf", gamma=0.4, **params).fit(X, y).mistakes_ == mistakes
+
+
+@pytest.mark.parametrize("name,params", SECOND_ORDER, ids=[n for n, _ in SECOND_ORDER])
+def test_second_order_top1_degree_one_poly_is_the_primal_rule(name, params):
+    _, X, y = data(n=60, K=3, seed=19)
+    primal = cwkit.make(name, covariance="full", **params).fit(X, y)
+    dual = cwkit.make(name, kernel="poly", degree=1, gamma=1.0, **params).fit(X, y)
+    assert dual.mistakes_ == primal.mistakes_
+    np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
+                               rtol=1e-9, atol=1e-9)
+    # the diagonal blocks Sigma_cc of the stacked covariance give the same probabilities
+    np.testing.assert_allclose(dual.predict_proba(X), primal.predict_proba(X), rtol=1e-7,
+                               atol=1e-9)

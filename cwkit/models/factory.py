@@ -46,6 +46,7 @@ TABLE = {
     ("kernel_minibatch", BINARY): kernel.MiniBatchDual,
     ("kernel_minibatch", OVR): partial(kernel.KernelOneVsRest, binary=kernel.MiniBatchDual),
     ("kernel_second_order", BINARY): kernel.SecondOrderDual,
+    ("kernel_second_order", TOP1): kernel.SecondOrderDual,
     ("kernel_second_order", OVR): partial(kernel.KernelOneVsRest,
                                           binary=kernel.SecondOrderDual),
 }

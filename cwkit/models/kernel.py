@@ -298,10 +298,18 @@ class FirstOrderDual(DualModel):
 
 
 class SecondOrderDual(DualModel):
-    """CW-Var, CW-Stdev, AROW, AROW-H in dual form (binary)."""
+    """CW-Var, CW-Stdev, AROW, AROW-H in dual form: binary, or top-1 over the stacked
+    blocks, whose support items are (x_j, e_{y_j} - e_{c_j}) (``pairs``: (y_j, c_j))."""
+
+    def __init__(self, spec):
+        self.K = spec.n_classes if spec.kind == TOP1 else 0
+        super().__init__(spec)
 
     def coef_state(self, n):
-        return {"coef": np.zeros((n, 1)), "Z": np.zeros((n, n))}
+        st = {"coef": np.zeros((n, 1)), "Z": np.zeros((n, n))}
+        if self.K:
+            st["pairs"] = np.zeros((n, 2))
+        return st
 
     def chunk(self, remaining):
         if self.spec.budget > 0:
@@ -315,35 +323,66 @@ class SecondOrderDual(DualModel):
         mu[:n] = st["coef"][:, 0]
         Z = np.zeros((cap, cap))
         Z[:n, :n] = st["Z"]
-        result = _core.kernel_so_pass(
-            rows.view, y, part, bias, *self.kernel_args(), self.rule, spec.phi, spec.r,
-            spec.a, spec.budget, POLICIES[spec.budget_policy], data, idx, start, length,
-            sqn, mu, Z, aux, out)
+        args = (*self.kernel_args(), self.rule, spec.phi, spec.r, spec.a)
+        support = (spec.budget, POLICIES[spec.budget_policy], data, idx, start, length, sqn,
+                   mu, Z)
+        if self.K:
+            pairs = np.zeros((cap, 2))
+            pairs[:n] = st["pairs"]
+            result = _core.kernel_so_top1_pass(rows.view, y.astype(np.intp), part, bias,
+                                               *args, self.K, *support, pairs, aux)
+            st["pairs"] = pairs[:int(aux[_core.KAUX_N])].copy()
+        else:
+            result = _core.kernel_so_pass(rows.view, y, part, bias, *args, *support, aux, out)
         self.compact(data, idx, start, length, sqn, aux)
         n = int(aux[_core.KAUX_N])
         st["coef"] = mu[:n, None].copy()
         st["Z"] = Z[:n, :n].copy()
         return result
 
+    def class_directions(self):
+        """E (n, K): e_{y_j} - e_{c_j} per support item (top-1)."""
+        pairs = self.state["pairs"].astype(np.intp)
+        E = np.zeros((len(pairs), self.K))
+        E[np.arange(len(pairs)), pairs[:, 0]] += 1.0
+        E[np.arange(len(pairs)), pairs[:, 1]] -= 1.0
+        return E
+
     def dual_coef(self):
-        return self.state["coef"]
+        """(n, 1) binary; (n, K) top-1: coef_j (e_{y_j} - e_{c_j})."""
+        coef = self.state["coef"]
+        return coef * self.class_directions() if self.K else coef
 
     def proba_args(self, rows, bias):
-        """(mu.x, x^T Sigma x) per row."""
-        m, v = self.scores_and_v(rows, bias, self.state["coef"], self.state["Z"],
-                                 float(self.spec.a))
-        return m[:, 0], v
+        """(mu.x, x^T Sigma x) per row (top-1: per row and class, with the diagonal
+        block Sigma_cc: x^T Sigma_cc x = a k~(x, x) + k^T E_c Z E_c k)."""
+        Z, a = self.state["Z"], float(self.spec.a)
+        if not self.K:
+            m, v = self.scores_and_v(rows, bias, self.state["coef"], Z, a)
+            return m[:, 0], v
+        E, coef = self.class_directions(), self.dual_coef()
+        cols = [self.scores_and_v(rows, bias, coef[:, [c]], E[:, [c]] * Z * E[:, c], a)
+                for c in range(self.K)]
+        return (np.column_stack([m[:, 0] for m, _ in cols]),
+                np.column_stack([v for _, v in cols]))
 
     def scores(self, rows, bias):
-        return self.scores_and_v(rows, bias, self.state["coef"])[0][:, 0]
+        out = self.scores_and_v(rows, bias, self.dual_coef())[0]
+        return out if self.K else out[:, 0]
 
     def proba(self, rows, bias):
+        if self.K:
+            return argmax_proba(*self.proba_args(rows, bias))
         return sign_proba(*self.proba_args(rows, bias))
 
     def invariants(self):
         yield from super().invariants()
         Z = self.state["Z"]
         yield "Z must be symmetric", bool(np.allclose(Z, Z.T, rtol=1e-9, atol=1e-300))
+        if self.K:
+            pairs = self.state["pairs"]
+            yield counts("pairs, class codes,", pairs, 0, self.K - 1)
+            yield "pairs must name two classes", bool((pairs[:, 0] != pairs[:, 1]).all())
 
 
 class MiniBatchDual(DualModel):
