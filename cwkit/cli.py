@@ -32,7 +32,8 @@ from .evaluate import (
     train,
 )
 from .persist import ModelFileError, load, save
-from .registry import algorithms, make
+from .kernels import KERNEL_PARAMS
+from .registry import algorithms, kernel_params, make
 from .svmlight import SvmlightError, label_line, scan_svmlight
 
 __all__ = ["main"]
@@ -55,7 +56,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _registry():
     """``{name: {"description": str, "params": {param: {"default", "valid"}}}}``."""
-    return {e["name"]: {"description": e["description"], "params": e["params"]}
+    return {e["name"]: {"description": e["description"], "params": e["params"],
+                        "kernel": kernel_params(e["name"])}
             for e in algorithms()}
 
 
@@ -87,9 +89,10 @@ def _parse_specs(algos_text, param_args, grid_args, registry):
             raise UsageError(f"--algos: unknown algorithm {name!r} "
                              f"(known: {', '.join(sorted(registry))}; see `cwkit algos`)")
         spec = AlgoSpec(name=name, label=entry)
-        for item in inline:
-            key, value = _split_assignment(item, "--algos")
-            spec.params[key] = _checked(registry, name, key, _parse_value(value), "--algos")
+        given = dict(_split_assignment(item, "--algos") for item in inline)
+        given = {key: _parse_value(value) for key, value in given.items()}
+        for key, value in given.items():   # checked together: gamma needs its kernel
+            spec.params[key] = _checked(registry, name, key, value, "--algos", given)
         specs.append(spec)
     by_name = {}
     for spec in specs:
@@ -106,11 +109,13 @@ def _parse_specs(algos_text, param_args, grid_args, registry):
                 raise UsageError(f"{option} {arg}: {algo!r} is not among --algos")
             for spec in by_name[algo]:
                 if option == "--param":
-                    value_ = _checked(registry, spec.name, key, _parse_value(value), option)
+                    value_ = _checked(registry, spec.name, key, _parse_value(value), option,
+                                      spec.params)
                     if key not in spec.params or spec.label == spec.name:
                         spec.params[key] = value_
                 else:
-                    values = [_checked(registry, spec.name, key, _parse_value(v), option)
+                    values = [_checked(registry, spec.name, key, _parse_value(v), option,
+                                       spec.params)
                               for v in value.split(",") if v.strip()]
                     if not values:
                         raise UsageError(f"{option} {arg}: no values")
@@ -125,13 +130,17 @@ def _split_assignment(text, option):
     return key.strip(), value.strip()
 
 
-def _checked(registry, name, key, value, where):
+def _checked(registry, name, key, value, where, given=None):
+    """`value` of `key` for `name`, checked by building it with `given` (the other
+    parameters of that algorithm: the kernel parameters go together)."""
     params = registry[name]["params"]
-    if key not in params:
+    # a kernel parameter of a rule without a kernel form: make() says so
+    if key not in params and key not in registry[name].get("kernel", ()) \
+            and key not in KERNEL_PARAMS:
         known = ", ".join(sorted(params)) or "none"
         raise UsageError(f"{where}: unknown parameter {key!r} for {name} (known: {known})")
     try:
-        make(name, **{key: value})
+        make(name, **{**(given or {}), key: value})
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{where}: {name}.{key}={value!r}: {exc}") from None
     return value

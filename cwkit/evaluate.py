@@ -20,7 +20,7 @@ from ._lazy import issparse
 from ._lazy import sparse as sp
 from . import datasets
 from .models.interface import ModelError
-from .registry import algorithms, make
+from .registry import algorithms, kernel_params, make
 
 __all__ = [
     "DEFAULT_SHUFFLE_WINDOW",
@@ -181,7 +181,8 @@ class Learner:
         """The algorithm's own hyper-parameters with their effective values."""
         names = next(e["params"] for e in algorithms() if e["name"] == self.spec.name)
         values = self.model.get_params()
-        out = {k: values[k] for k in names}
+        # a kernel form has no primal-only parameter (covariance) and adds the kernel's
+        out = {k: values[k] for k in (*names, *kernel_params(self.spec.name)) if k in values}
         if not self.binary:
             out.update(multiclass=values["multiclass"], k=values["k"])
         return out

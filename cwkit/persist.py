@@ -24,7 +24,8 @@ class ModelFileError(ValueError):
 
 
 def _classes():
-    return {e.cls.__name__: e.cls for e in registry._REGISTRY.values()}
+    return {**{e.cls.__name__: e.cls for e in registry._REGISTRY.values()},
+            **{cls.__name__: cls for cls in registry.KERNEL_FAMILIES.values()}}
 
 
 #: State arrays renamed since version-1 files were first written: name -> former name
@@ -197,12 +198,15 @@ def _build(meta, classes, files, path):
         est._validate_params()
         need = state_size(est._spec(len(classes), n_features))
         held = sum(a.size for key, a in files.items() if key.startswith("state/"))
-        if need != held:
+        if need is not None and need != held:
             raise ModelFileError(
                 f"{path}: damaged cwkit model file (its state arrays hold {held} values, "
                 f"where {cls.__name__} with {n_features} features and {len(classes)} "
                 f"classes has {need})")
         est._reset(classes, n_features)
+        if need is None:      # a kernel model: the file's support set gives the shapes
+            est._model.adopt_shapes({key[len("state/"):]: a.shape for key, a in files.items()
+                                     if key.startswith("state/")})
     except ModelSizeError as exc:
         raise ModelFileError(f"{path}: cannot load this model: {exc}") from None
     except ModelFileError:

@@ -7,7 +7,7 @@ Each estimator family declares its own names (its ``_names``, name ->
 import inspect
 from dataclasses import dataclass, field
 
-from . import l1pa, linear, minibatch
+from . import kernels, l1pa, linear, minibatch
 from .base import COMMON
 
 #: The estimator families whose names are registered, in the order of `algorithms`.
@@ -24,6 +24,9 @@ class Entry:
     description: str
     params: tuple = field(default=())      # the tunable hyper-parameters of this name
 
+
+#: primal family -> its kernel form, for the names whose rule has one.
+KERNEL_FAMILIES = kernels.KERNEL_FORMS
 
 _REGISTRY = {name: Entry(name, cls, dict(reg.fixed), reg.description, tuple(reg.params))
              for cls in FAMILIES for name, reg in cls._names.items()}
@@ -56,6 +59,8 @@ multiclass='top1', k=1)
     entry = _REGISTRY.get(name)
     if entry is None:
         raise ValueError(f"unknown algorithm {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+    if set(params) & set(kernels.KERNEL_PARAMS):
+        return _make_kernel(entry, params)
     allowed = set(entry.params) | set(COMMON)
     for key in params:
         if key not in allowed:
@@ -63,6 +68,40 @@ multiclass='top1', k=1)
                              f"{', '.join(entry.params) or 'no hyper-parameters'} "
                              f"(and {', '.join(COMMON)})")
     est = entry.cls(**entry.fixed, **params)
+    est._validate_params()
+    return est
+
+
+def kernel_params(name):
+    """The kernel parameters `name` takes (none when its rule has no kernel form)."""
+    entry = _REGISTRY.get(name)
+    return kernels.KERNEL_PARAMS if entry and entry.cls in KERNEL_FAMILIES else ()
+
+
+def _make_kernel(entry, params):
+    """`entry`'s kernel form (kernel "rbf" or "poly"), or its primal form for
+    kernel="linear" given alone."""
+    name, kernel = entry.name, params.get("kernel")
+    others = sorted(set(params) & set(kernels.KERNEL_PARAMS) - {"kernel"})
+    if kernel == "linear" and not others:
+        return make(name, **{k: v for k, v in params.items() if k != "kernel"})
+    if kernel is None or kernel == "linear":
+        raise ValueError(f"{name}: {', '.join(others)} "
+                         f"{'is a parameter' if len(others) == 1 else 'are parameters'} of "
+                         "the kernel forms; give kernel='rbf' or kernel='poly' (kernel="
+                         "'linear' is the primal rule, which takes none of them)")
+    kcls = KERNEL_FAMILIES.get(entry.cls)
+    if kcls is None:
+        forms = sorted(n for n, e in _REGISTRY.items() if e.cls in KERNEL_FAMILIES)
+        raise ValueError(f"{name} has no kernel form; the rules with one are "
+                         f"{', '.join(forms)}")
+    allowed = (set(kcls._param_names()) - set(entry.fixed)) & (
+        set(entry.params) | set(COMMON) | set(kernels.KERNEL_PARAMS))
+    for key in params:
+        if key not in allowed:
+            raise ValueError(f"{name}: parameter {key!r} is not one of its kernel form's: "
+                             f"{', '.join(sorted(allowed))}")
+    est = kcls(**entry.fixed, **params)
     est._validate_params()
     return est
 

@@ -54,7 +54,8 @@ LAYERS = [
     {"cwkit._params", "cwkit._rowdata", "cwkit.qp"},          # validation
     {"cwkit.models"},                                         # the model factory
     {"cwkit.base"},                                           # the estimator protocol
-    {"cwkit.linear", "cwkit.minibatch", "cwkit.l1pa"},        # the estimator families
+    {"cwkit.linear", "cwkit.minibatch", "cwkit.l1pa", "cwkit.kernels",
+     "cwkit.kernel_approx"},  # estimator families
     {"cwkit.registry", "cwkit.persist"},                      # names and model files
     {"cwkit.svmlight", "cwkit.datasets", "cwkit.sources"},    # I/O and data sets
     {"cwkit.evaluate"},                                       # the evaluation protocol

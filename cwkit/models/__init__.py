@@ -18,6 +18,7 @@ Modules (each imports only those above it):
 * ``ovr``: one-vs-rest over K binary models (mini-batch PA, L1-PA);
 * ``minibatch``: mini-batch PA, binary and multi-class;
 * ``l1``: the L1-norm-constrained PA, binary and multi-class;
+* ``kernel``: the kernel (dual) models, a support set and its coefficients;
 * ``collapse``: variances of the diagonal Gaussian-weight rules collapsing to 0;
 * ``size``: the memory of a model from its spec, checked before building it;
 * ``factory``: ``build_model``, the table of all of them.

@@ -7,7 +7,7 @@ training is a module of ``cwkit.models`` whose classes implement
 """
 from functools import partial
 
-from . import binary, l1, minibatch, multiclass, topk
+from . import binary, kernel, l1, minibatch, multiclass, topk
 from .interface import BINARY, OVR, TOP1, TOPK
 from .ovr import OneVsRest
 from .size import check_size
@@ -40,6 +40,15 @@ TABLE = {
     ("l1", TOP1): l1.MulticlassL1PA,
     ("l1", TOPK): l1.MulticlassL1PA,
     ("l1", OVR): partial(OneVsRest, binary=l1.BinaryL1PA),
+    ("kernel_first_order", BINARY): kernel.FirstOrderDual,
+    ("kernel_first_order", TOP1): kernel.FirstOrderDual,
+    ("kernel_first_order", OVR): partial(kernel.KernelOneVsRest, binary=kernel.FirstOrderDual),
+    ("kernel_minibatch", BINARY): kernel.MiniBatchDual,
+    ("kernel_minibatch", OVR): partial(kernel.KernelOneVsRest, binary=kernel.MiniBatchDual),
+    ("kernel_second_order", BINARY): kernel.SecondOrderDual,
+    ("kernel_second_order", TOP1): kernel.SecondOrderDual,
+    ("kernel_second_order", OVR): partial(kernel.KernelOneVsRest,
+                                          binary=kernel.SecondOrderDual),
 }
 
 
@@ -63,5 +72,8 @@ def build_model(spec):
             f"{spec.owner}: multiclass='topk' is defined for the PA family (variant "
             "'pa', 'pa1', 'pa2', 'pa-ls') and AROW with the squared hinge; use "
             "multiclass='top1' or 'ovr' for this rule")
+    if build is None:
+        raise ValueError(f"{spec.owner}: {spec.name} has no multiclass={spec.strategy!r} "
+                         "form in this case; use multiclass='ovr'")
     check_size(spec)
     return build(spec)

@@ -48,6 +48,10 @@ class ModelSpec:
     bpa_variant, rho, batch_size, sliding
         Mini-batch PA: "bpa1", "bpa2" or "bpa-ls", the ridge, the group size B
         and the sliding window.
+    kernel, gamma, degree, coef0, budget, budget_policy
+        Kernel models (shapes "kernel_first_order", "kernel_second_order"): the
+        kernel ("linear", "poly", "rbf") and its parameters, the most support
+        vectors kept (0: no budget) and the policy removing one.
     name, owner : str
         The registered name and the estimator class, for error messages.
     """
@@ -74,6 +78,12 @@ class ModelSpec:
     rho: float = 0.0
     batch_size: int = 1
     sliding: bool = False
+    kernel: str = "linear"
+    gamma: float = 1.0
+    degree: int = 3
+    coef0: float = 0.0
+    budget: int = 0
+    budget_policy: str = "oldest"
     name: str = ""
     owner: str = ""
 

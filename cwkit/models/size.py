@@ -36,7 +36,8 @@ def _minibatch(D, K, B):
 
 
 def state_size(spec):
-    """The number of float64 values of the state of the model of `spec`."""
+    """The number of float64 values of the state of the model of `spec` (None for a
+    kernel model, whose state grows with its support set)."""
     D, kind, shape = spec.n_features + 1, spec.kind, spec.shape
     K = 1 if kind == BINARY else spec.n_classes
     blocks = D * K
@@ -57,6 +58,8 @@ def state_size(spec):
         return _minibatch(D, K, spec.batch_size)
     if shape == "l1":
         return blocks
+    if shape.startswith("kernel_"):
+        return None
     raise ValueError(f"unknown shape of state {shape!r}")
 
 
@@ -113,7 +116,10 @@ def _human(n):
 
 def check_size(spec):
     """Raise ModelSizeError if the state of `spec`'s model exceeds :func:`memory_limit`."""
-    need = 8 * state_size(spec)
+    size = state_size(spec)
+    if size is None:
+        return
+    need = 8 * size
     if need < SMALL and not os.environ.get(LIMIT_VARIABLE):
         return
     limit = memory_limit()

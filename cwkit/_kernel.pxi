@@ -1,0 +1,769 @@
+# Kernel (dual) drivers: the model is a support set {x_j} with coefficients,
+# f_c(x) = s sum_j coef[j, c] k~(x_j, x), k~(a, b) = k(a, b) + bias^2 (the
+# intercept as an augmented constant feature, as in the primal drivers).
+#
+# The support set is a pool of CSR rows (nonzeros only) with one slot per
+# support vector: start and length into the pool, its squared norm.  A new
+# support vector is appended at the end of the pool; a removed one leaves its
+# slot (the slots after it shift down, keeping them in insertion order) and a
+# hole in the pool, which the Python layer compacts between calls.  The caller
+# gives room for every row of the call (slots and pool).
+#
+# Kernel rows: x is scattered into a dense work vector once (a dense row is
+# read in place) and each support vector's dot is a walk over its nonzeros;
+# RBF is exp(-gamma (||x||^2 + ||x_j||^2 - 2 x.x_j)) from the cached norms.
+#
+# Provides: Kernel, BudgetPolicy, KAUX_* slots, kernel_fo_pass (perceptron,
+# averaged perceptron, PA family, [LMC09] family; binary and top-1),
+# kernel_so_pass (CW-Var, CW-Stdev, AROW, AROW-H in the dual form
+# Sigma = a I + Phi^T Z Phi; binary), kernel_scores (test-time scores and
+# x^T Sigma x).
+# Uses: RowView, get_row (_rows.pxi); Counts, count_margin, count_round,
+# count_hinge, fail_row, fail_round, Workspace, scaled_rescale (_driver.pxi);
+# Hyper, fo_step, hyper_first_order, hyper_second_order, AUX_* (_binary.pxi);
+# full_step (_full.pxi); argmax_first, competitor, all_finite (_mc_rows.pxi).
+
+from libc.math cimport exp
+from libc.string cimport memmove
+
+
+cpdef enum Kernel:
+    KERNEL_LINEAR = 0
+    KERNEL_POLY = 1
+    KERNEL_RBF = 2
+
+
+cpdef enum BudgetPolicy:
+    BUDGET_OLDEST = 0       # remove the oldest support vector (Forgetron's removal)
+    BUDGET_SMALLEST = 1     # remove the one whose removal changes f least in the RKHS
+
+
+# aux[] slots of a kernel model beyond AUX_S, AUX_VN2, AUX_T of _binary.pxi
+cpdef enum:
+    KAUX_N = 3              # support vectors held
+    KAUX_USED = 4           # pool entries used (holes included)
+    KAUX_SIZE = 5
+
+
+cdef struct KernelFn:
+    int kind
+    int degree
+    double gamma
+    double coef0
+    double bias2
+
+
+cdef struct Support:
+    double* data            # pool values
+    int* indices            # pool feature indices
+    long long* start        # per slot: offset into the pool
+    long long* length       # per slot: nonzeros
+    double* sqn             # per slot: squared norm
+    Py_ssize_t n            # slots in use
+    long long used          # pool entries in use
+
+
+cdef KernelFn kernel_fn(int kind, double gamma, int degree, double coef0, double bias):
+    cdef KernelFn kf
+    kf.kind = kind
+    kf.gamma = gamma
+    kf.degree = degree
+    kf.coef0 = coef0
+    kf.bias2 = bias * bias
+    return kf
+
+
+cdef Support support_of(double[::1] data, int[::1] indices, long long[::1] start,
+                        long long[::1] length, double[::1] sqn, Py_ssize_t n,
+                        long long used):
+    cdef Support S
+    S.data = &data[0] if data.shape[0] > 0 else NULL
+    S.indices = &indices[0] if indices.shape[0] > 0 else NULL
+    S.start = &start[0] if start.shape[0] > 0 else NULL
+    S.length = &length[0] if length.shape[0] > 0 else NULL
+    S.sqn = &sqn[0] if sqn.shape[0] > 0 else NULL
+    S.n = n
+    S.used = used
+    return S
+
+
+cdef inline double kernel_value(const KernelFn* kf, double dot, double sa,
+                                double sb) noexcept nogil:
+    """k~(a, b) from a.b and the squared norms of a and b."""
+    cdef double base, p, d
+    cdef int e
+    if kf.kind == KERNEL_LINEAR:
+        return dot + kf.bias2
+    if kf.kind == KERNEL_POLY:
+        base = kf.gamma * dot + kf.coef0
+        p = base
+        for e in range(1, kf.degree):
+            p *= base
+        return p + kf.bias2
+    d = sa + sb - 2.0 * dot
+    if d < 0.0:
+        d = 0.0                     # rounding of a near-duplicate pair
+    return exp(-kf.gamma * d) + kf.bias2
+
+
+cdef inline double sv_dot(const Support* S, Py_ssize_t j, const double* xd) noexcept nogil:
+    """x.x_j with x dense in xd."""
+    cdef long long p, a = S.start[j], b = S.start[j] + S.length[j]
+    cdef double dot = 0.0
+    for p in range(a, b):
+        dot += S.data[p] * xd[S.indices[p]]
+    return dot
+
+
+cdef inline void kernel_row(const Support* S, const KernelFn* kf, const double* xd, double sqn,
+                            double* out) noexcept nogil:
+    """out[j] = k~(x_j, x) for every support vector, x dense in xd."""
+    cdef Py_ssize_t j
+    for j in range(S.n):
+        out[j] = kernel_value(kf, sv_dot(S, j, xd), sqn, S.sqn[j])
+
+
+cdef inline const double* dense_row(const Rows* R, const double* x, const int* idx,
+                                    Py_ssize_t nnz, double* xd, double* sqn) noexcept nogil:
+    """The row as a dense vector (a dense row in place, a CSR row scattered into the
+    zeroed xd) and its squared norm."""
+    cdef Py_ssize_t j
+    cdef double q = 0.0
+    for j in range(nnz):
+        q += x[j] * x[j]
+    sqn[0] = q
+    if R.indptr == NULL:
+        return x
+    for j in range(nnz):
+        xd[idx[j]] = x[j]
+    return xd
+
+
+cdef inline void clear_row(const Rows* R, const int* idx, Py_ssize_t nnz,
+                           double* xd) noexcept nogil:
+    """Zero xd again after `dense_row` scattered a CSR row into it."""
+    cdef Py_ssize_t j
+    if R.indptr != NULL:
+        for j in range(nnz):
+            xd[idx[j]] = 0.0
+
+
+cdef inline void sv_append(Support* S, const double* x, const int* idx, Py_ssize_t nnz,
+                           double sqn) noexcept nogil:
+    """Append x (its nonzeros) as the newest support vector."""
+    cdef Py_ssize_t j
+    cdef long long p = S.used
+    for j in range(nnz):
+        if x[j] != 0.0:
+            S.data[p] = x[j]
+            S.indices[p] = idx[j]
+            p += 1
+    S.start[S.n] = S.used
+    S.length[S.n] = p - S.used
+    S.sqn[S.n] = sqn
+    S.used = p
+    S.n += 1
+
+
+cdef inline void shift_rows(double* a, Py_ssize_t j, Py_ssize_t n, Py_ssize_t width) noexcept nogil:
+    """Remove row j of the n rows of `width` values at a (the later rows move up)."""
+    if width > 0 and j + 1 < n:
+        memmove(a + j * width, a + (j + 1) * width, (n - j - 1) * width * sizeof(double))
+
+
+cdef inline void sv_remove(Support* S, Py_ssize_t j) noexcept nogil:
+    """Remove slot j (its pool entries become a hole)."""
+    cdef Py_ssize_t t
+    for t in range(j, S.n - 1):
+        S.start[t] = S.start[t + 1]
+        S.length[t] = S.length[t + 1]
+        S.sqn[t] = S.sqn[t + 1]
+    S.n -= 1
+
+
+cdef inline double sv_kjj(const Support* S, const KernelFn* kf, Py_ssize_t j) noexcept nogil:
+    """k~(x_j, x_j)."""
+    return kernel_value(kf, S.sqn[j], S.sqn[j], S.sqn[j])
+
+
+cdef inline Py_ssize_t budget_victim(const Support* S, const KernelFn* kf, const double* coef,
+                                     Py_ssize_t Kc, int policy) noexcept nogil:
+    """The support vector to remove (never the newest): the oldest, or the one of the
+    least ||f - f_without_j||^2 = sum_c coef[j, c]^2 k~(x_j, x_j) (ties to the oldest)."""
+    cdef Py_ssize_t j, c, best = 0
+    cdef double q, best_q = 0.0
+    if policy == BUDGET_OLDEST:
+        return 0
+    for j in range(S.n - 1):
+        q = 0.0
+        for c in range(Kc):
+            q += coef[j * Kc + c] * coef[j * Kc + c]
+        q *= sv_kjj(S, kf, j)
+        if j == 0 or q < best_q:
+            best = j
+            best_q = q
+    return best
+
+
+cdef inline void sv_scores(const double* coef, Py_ssize_t n, Py_ssize_t Kc, const double* krow,
+                           double s, double* sc) noexcept nogil:
+    """sc[c] = s sum_j coef[j, c] krow[j]."""
+    cdef Py_ssize_t j, c
+    for c in range(Kc):
+        sc[c] = 0.0
+    for j in range(n):
+        for c in range(Kc):
+            sc[c] += coef[j * Kc + c] * krow[j]
+    for c in range(Kc):
+        sc[c] *= s
+
+
+cdef inline double removed_norm_change(const Support* S, const KernelFn* kf,
+                                       const double* coef, Py_ssize_t Kc, Py_ssize_t j,
+                                       double* xd, Py_ssize_t n_cols,
+                                       double* krow, double* sc) noexcept nogil:
+    """The change of ||V||^2 = sum_c ||V_c||^2 (V = sum_j coef[j] phi(x_j)) when
+    support vector j is removed: -2 sum_c coef[j, c] V_c.phi(x_j) + ||coef[j]||^2 k~jj.
+    xd (n_cols, zero) is used and left zero."""
+    cdef long long p
+    cdef Py_ssize_t c
+    cdef double q = 0.0, sq = 0.0
+    for p in range(S.start[j], S.start[j] + S.length[j]):
+        xd[S.indices[p]] = S.data[p]
+    kernel_row(S, kf, xd, S.sqn[j], krow)
+    for p in range(S.start[j], S.start[j] + S.length[j]):
+        xd[S.indices[p]] = 0.0
+    sv_scores(coef, S.n, Kc, krow, 1.0, sc)
+    for c in range(Kc):
+        q += coef[j * Kc + c] * sc[c]
+        sq += coef[j * Kc + c] * coef[j * Kc + c]
+    return -2.0 * q + sq * sv_kjj(S, kf, j)
+
+
+def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] order,
+                   double bias, int kind, double gamma, int degree, double coef0,
+                   int rule, double C, double alpha, double beta,
+                   Py_ssize_t budget, int policy,
+                   double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
+                   long long[::1] sv_len, double[::1] sv_sqn, double[:, ::1] coef,
+                   double[:, ::1] u, double[::1] aux, double[::1] scores_out):
+    """One pass of a first-order rule in dual form (the rules of `first_order_pass`).
+
+    f_c(x) = s sum_j coef[j, c] k~(x_j, x); coef has one column (binary, y = +-1)
+    or K (top-1, y = class codes).  u (same shape, or no rows) accumulates
+    t_j coef_j for averaging.  aux: s, ||V||^2 (l2-pa), t, the support vectors
+    held, the pool entries used.  budget > 0 keeps at most budget support
+    vectors (`BudgetPolicy`).  scores_out (binary, or empty): the score each row
+    was predicted with.  Slots and pool must have room for every row of `order`.
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
+    cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
+    cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
+                                <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
+    cdef Py_ssize_t Kc = coef.shape[1], k, i, nnz, c, yi = 0, comp = 0, yhat, j
+    cdef Py_ssize_t n_cols = rows.R.n_cols
+    cdef bint binary = Kc == 1, avg = rule == AVG_PERCEPTRON, is_perc
+    cdef bint track_norm = rule == L2_PA, record = scores_out.shape[0] > 0
+    cdef Counts cnt = counts_start()
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef double sqn, kxx, m, n, tau, Z, cf, dn2, s = aux[AUX_S], vn2 = aux[AUX_VN2]
+    cdef double t = aux[AUX_T]
+    cdef int st = OK
+    cdef Workspace ws = Workspace()
+    cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
+    cdef double* krow = ws.doubles(coef.shape[0] + 1)
+    cdef double* sc = ws.doubles(2 * Kc + 1)
+    cdef double* cp = &coef[0, 0] if coef.shape[0] > 0 else NULL
+    cdef double* up = &u[0, 0] if u.shape[0] > 0 else NULL
+    is_perc = rule == PERCEPTRON or rule == AVG_PERCEPTRON
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
+            kernel_row(&S, &kf, xr, sqn, krow)
+            clear_row(&rows.R, idx, nnz, xd)
+            kxx = kernel_value(&kf, sqn, sqn, sqn)
+            sv_scores(cp, S.n, Kc, krow, s, sc)
+            if not isfinite(sqn):
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            if binary:
+                if record:
+                    scores_out[k] = sc[0]
+                m = y[i] * sc[0]
+                if not count_margin(&cnt, m, kxx, i):
+                    break
+                t += 1.0
+                tau = fo_step(&h, m, kxx, s * s * vn2, sc[0], &Z, &st)
+                n = kxx
+            else:
+                if not (all_finite(sc, Kc) and isfinite(kxx)):
+                    fail_row(&cnt, NONFINITE_INPUT, i)
+                    break
+                yi = <Py_ssize_t>y[i]
+                if yi < 0 or yi >= Kc:         # the caller's codes: never out of range
+                    fail_row(&cnt, NONFINITE_INPUT, i)
+                    break
+                yhat = argmax_first(sc, Kc)
+                count_round(&cnt, yhat != yi)
+                comp = yhat if is_perc else competitor(sc, Kc, yi)
+                m = sc[yi] - sc[comp]
+                count_hinge(&cnt, m)
+                n = 2.0 * kxx                  # ||f(x, y) - f(x, c)||^2
+                if is_perc:
+                    tau = 1.0 if yhat != yi else 0.0
+                    Z = 1.0
+                else:
+                    tau = fo_step(&h, m, n, s * s * vn2, m, &Z, &st)
+                t += 1.0
+            if st != OK:
+                fail_round(&cnt, st, i)
+                break
+            if tau == 0.0:
+                continue
+            # the new support vector x with coefficient (tau y / s), then s <- s / Z
+            cf = (tau * y[i] if binary else tau) / s          # s in [S_MIN, S_MAX]
+            dn2 = 2.0 * cf * m / s * (y[i] if binary else 1.0) + cf * cf * n
+            if not (isfinite(cf) and isfinite(vn2 + dn2)):
+                fail_round(&cnt, NONFINITE_STATE, i)
+                break
+            for c in range(Kc):
+                cp[S.n * Kc + c] = 0.0
+            if binary:
+                cp[S.n] = cf
+            else:
+                cp[S.n * Kc + yi] = cf
+                cp[S.n * Kc + comp] = -cf
+            if avg:
+                for c in range(Kc):
+                    up[S.n * Kc + c] = t * cp[S.n * Kc + c]
+            sv_append(&S, x, idx, nnz, sqn)
+            if track_norm:
+                vn2 += dn2
+            cnt.updates += 1
+            s = scaled_rescale(cp, S.n * Kc, 1, s / Z, &vn2)     # Z >= 1
+            if budget > 0 and S.n > budget:
+                j = budget_victim(&S, &kf, cp, Kc, policy)
+                if track_norm:
+                    vn2 += removed_norm_change(&S, &kf, cp, Kc, j, xd, n_cols, krow, sc)
+                    if vn2 < 0.0:
+                        vn2 = 0.0                  # rounding: ||V||^2 >= 0
+                shift_rows(cp, j, S.n, Kc)
+                if avg:
+                    shift_rows(up, j, S.n, Kc)
+                sv_remove(&S, j)
+    aux[AUX_S] = s
+    aux[AUX_VN2] = vn2
+    aux[AUX_T] = t
+    aux[KAUX_N] = S.n
+    aux[KAUX_USED] = S.used
+    return counts_result(&cnt)
+
+
+cdef inline void remove_sym(double* Zm, Py_ssize_t j, Py_ssize_t n, Py_ssize_t ld) noexcept nogil:
+    """Remove row and column j of the n x n matrix at Zm (leading dimension ld)."""
+    cdef Py_ssize_t r
+    for r in range(n):
+        if r != j:
+            memmove(Zm + r * ld + j, Zm + r * ld + j + 1, (n - j - 1) * sizeof(double))
+    for r in range(j, n - 1):
+        memmove(Zm + r * ld, Zm + (r + 1) * ld, (n - 1) * sizeof(double))
+
+
+cdef inline double so_quad(const double* Zm, Py_ssize_t n, Py_ssize_t ld, const double* krow,
+                           double* z) noexcept nogil:
+    """z = Z k and k^T Z k."""
+    cdef Py_ssize_t a, b
+    cdef double q = 0.0, acc
+    for a in range(n):
+        acc = 0.0
+        for b in range(n):
+            acc += Zm[a * ld + b] * krow[b]
+        z[a] = acc
+        q += krow[a] * acc
+    return q
+
+
+def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] order,
+                   double bias, int kind, double gamma, int degree, double coef0,
+                   int rule, double phi, double r, double a0,
+                   Py_ssize_t budget, int policy,
+                   double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
+                   long long[::1] sv_len, double[::1] sv_sqn, double[::1] mu,
+                   double[:, ::1] Zm, double[::1] aux, double[::1] scores_out):
+    """One binary pass of a full-covariance rule (CW-Var, CW-Stdev, AROW, AROW-H) in
+    dual form: mu = sum_j mu_j phi(x_j), Sigma = a0 I + Phi^T Z Phi.
+
+    With k = k~(X_S, x): mu.x = mu^T k and v = x^T Sigma x = a0 k~(x, x) + k^T Z k;
+    Sigma x = Phi'^T c with c = (Z k, a0) over the support set and x, so the
+    step mu += ay Sigma x, Sigma -= beta Sigma x x^T Sigma (`full_step`) is
+    mu' = (mu + ay Z k, ay a0), Z' = [[Z, 0], [0, 0]] - beta c c^T.  Returns
+    (rounds, mistakes, updates, loss_sum, status, position).
+    """
+    cdef Hyper h = hyper_second_order(rule, phi, r, False)
+    cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
+    cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
+                                <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
+    cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n, a, b
+    cdef Py_ssize_t n_cols = rows.R.n_cols
+    cdef bint record = scores_out.shape[0] > 0
+    cdef Counts cnt = counts_start()
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef double sqn, kxx, dot, v, m, ay, beta, chk, cmax
+    cdef Workspace ws = Workspace()
+    cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
+    cdef double* krow = ws.doubles(mu.shape[0] + 1)
+    cdef double* cvec = ws.doubles(mu.shape[0] + 1)
+    cdef double* Zp = &Zm[0, 0] if Zm.shape[0] > 0 else NULL
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
+            kernel_row(&S, &kf, xr, sqn, krow)
+            clear_row(&rows.R, idx, nnz, xd)
+            n = S.n
+            kxx = kernel_value(&kf, sqn, sqn, sqn)
+            dot = 0.0
+            for j in range(n):
+                dot += mu[j] * krow[j]
+            v = a0 * kxx + so_quad(Zp, n, ld, krow, cvec)
+            if record:
+                scores_out[k] = dot
+            m = y[i] * dot
+            if not isfinite(sqn):
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            if not count_margin(&cnt, m, v, i):
+                break
+            if not full_step(&h, m, v, y[i], dot, &ay, &beta):
+                continue
+            cvec[n] = a0
+            chk = 0.0
+            cmax = 0.0
+            for j in range(n + 1):
+                chk += (mu[j] if j < n else 0.0) + ay * cvec[j]
+                cmax = max(cmax, fabs(cvec[j]))
+            if not (isfinite(chk) and isfinite(beta * cmax * cmax)):
+                fail_round(&cnt, NONFINITE_STATE, i)
+                break
+            for j in range(n):
+                mu[j] += ay * cvec[j]
+            mu[n] = ay * a0
+            for a in range(n + 1):
+                for b in range(n + 1):
+                    Zp[a * ld + b] = (Zp[a * ld + b] if a < n and b < n else 0.0) \
+                        - beta * cvec[a] * cvec[b]
+            sv_append(&S, x, idx, nnz, sqn)
+            cnt.updates += 1
+            if budget > 0 and S.n > budget:
+                j = budget_victim(&S, &kf, &mu[0], 1, policy)
+                remove_sym(Zp, j, S.n, ld)
+                shift_rows(&mu[0], j, S.n, 1)
+                sv_remove(&S, j)
+    aux[KAUX_N] = S.n
+    aux[KAUX_USED] = S.used
+    return counts_result(&cnt)
+
+
+def kernel_scores(RowView rows not None, double bias, int kind, double gamma, int degree,
+                  double coef0, const double[::1] sv_data, const int[::1] sv_idx,
+                  const long long[::1] sv_indptr, const double[::1] sv_sqn,
+                  const double[:, ::1] coef, const double[:, ::1] Zm, double a0,
+                  double[:, ::1] out, double[::1] out_v):
+    """out[i, c] = sum_j coef[j, c] k~(x_j, x_i) over a compact support set (CSR
+    sv_indptr); with Zm (n x n) also out_v[i] = a0 k~(x, x) + k^T Z k."""
+    cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
+    cdef Py_ssize_t nsv = coef.shape[0], Kc = coef.shape[1], i, nnz, j
+    cdef Py_ssize_t n_cols = rows.R.n_cols
+    cdef bint with_v = out_v.shape[0] > 0
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef double sqn
+    cdef Workspace ws = Workspace()
+    cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
+    cdef double* krow = ws.doubles(nsv + 1)
+    cdef double* z = ws.doubles(nsv + 1)
+    cdef long long* starts = <long long*>ws.take((nsv + 1) * sizeof(long long), False)
+    cdef long long* lengths = <long long*>ws.take((nsv + 1) * sizeof(long long), False)
+    cdef Support S
+    for j in range(nsv):
+        starts[j] = sv_indptr[j]
+        lengths[j] = sv_indptr[j + 1] - sv_indptr[j]
+    S.data = <double*>&sv_data[0] if sv_data.shape[0] > 0 else NULL
+    S.indices = <int*>&sv_idx[0] if sv_idx.shape[0] > 0 else NULL
+    S.start = starts
+    S.length = lengths
+    S.sqn = <double*>&sv_sqn[0] if nsv > 0 else NULL
+    S.n = nsv
+    S.used = 0
+    with nogil:
+        for i in range(out.shape[0]):
+            nnz = get_row(&rows.R, i, &x, &idx)
+            xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
+            kernel_row(&S, &kf, xr, sqn, krow)
+            clear_row(&rows.R, idx, nnz, xd)
+            sv_scores(&coef[0, 0] if nsv > 0 else NULL, nsv, Kc, krow, 1.0, &out[i, 0])
+            if with_v:
+                out_v[i] = a0 * kernel_value(&kf, sqn, sqn, sqn) + \
+                    so_quad(&Zm[0, 0] if nsv > 0 else NULL, nsv, nsv, krow, z)
+
+
+cdef inline double row_kernel(const KernelFn* kf, const Rows* R, Py_ssize_t a,
+                              Py_ssize_t b, const double* sqn) noexcept nogil:
+    """k~(x_a, x_b) of two rows (sqn: their squared norms, by position a, b)."""
+    cdef const double* xa
+    cdef const double* xb
+    cdef const int* ia
+    cdef const int* ib
+    cdef Py_ssize_t na = get_row(R, a, &xa, &ia), nb = get_row(R, b, &xb, &ib)
+    return kernel_value(kf, sparse_dot(xa, ia, na, xb, ib, nb, 0.0), sqn[0], sqn[1])
+
+
+cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
+                           const double* y, Support* S, const KernelFn* kf, double* coef,
+                           int variant, double C, double rho, BPAWork* W, double* xd,
+                           double* krow, double* sqr, bint* moved,
+                           Py_ssize_t* bad) noexcept nogil:
+    """One joint update on rows[0..m-1] ([GPA13] eqs. 14-19 with the block Gram matrix
+    A_jk = y_j y_k k~(x_j, x_k)): the rows with tau_k != 0 join the support set with
+    coefficients tau_k y_k.  Returns a Status."""
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef Py_ssize_t j, k, nk, it, n0 = S.n
+    cdef double f, a, kkt
+    cdef double pair[2]
+    cdef bint any_loss = False
+    cdef int st
+    moved[0] = False
+    for k in range(m):
+        nk = get_row(R, rows[k], &x, &idx)
+        xr = dense_row(R, x, idx, nk, xd, &sqr[k])
+        kernel_row(S, kf, xr, sqr[k], krow)
+        clear_row(R, idx, nk, xd)
+        f = 0.0
+        for j in range(S.n):
+            f += coef[j] * krow[j]
+        W.ell[k] = 1.0 - y[rows[k]] * f
+        for j in range(k + 1):
+            pair[0] = sqr[j]
+            pair[1] = sqr[k]
+            a = row_kernel(kf, R, rows[j], rows[k], pair) * y[rows[j]] * y[rows[k]]
+            W.Q[j * m + k] = a
+            W.Q[k * m + j] = a
+        if not (isfinite(W.ell[k]) and isfinite(W.Q[k * m + k]) and isfinite(sqr[k])):
+            bad[0] = rows[k]
+            return NONFINITE_INPUT
+    for k in range(m):
+        W.tau[k] = 0.0
+        if W.Q[k * m + k] == 0.0:
+            W.lo[k] = 0.0
+            W.hi[k] = 0.0
+            continue
+        if W.ell[k] > 0.0:
+            any_loss = True
+        if variant == BPA_1:
+            W.lo[k] = 0.0
+            W.hi[k] = C
+        else:
+            W.Q[k * m + k] += rho
+            W.lo[k] = -INFINITY if variant == BPA_LS else 0.0
+            W.hi[k] = INFINITY
+    if not any_loss and variant != BPA_LS:
+        return OK
+    st = hildreth_solve(W.Q, W.ell, W.lo, W.hi, W.tau, m, 1e-15, 1000, W.qwork,
+                        W.qiwork, &kkt, &it, bad)
+    if st != OK:
+        bad[0] = rows[m - 1]
+        return QP_NOT_CONVERGED
+    for k in range(m):
+        if W.tau[k] != 0.0 and not isfinite(W.tau[k] * y[rows[k]]):
+            bad[0] = rows[m - 1]
+            return NONFINITE_STATE
+    for k in range(m):
+        if W.tau[k] == 0.0:
+            continue
+        moved[0] = True
+        coef[S.n] = W.tau[k] * y[rows[k]]
+        nk = get_row(R, rows[k], &x, &idx)
+        sv_append(S, x, idx, nk, sqr[k])
+    return OK
+
+
+def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] order,
+                    Py_ssize_t n_seen, double bias, int kind, double gamma, int degree,
+                    double coef0, int variant, bint sliding, Py_ssize_t B, double C,
+                    double rho, bint flush, Py_ssize_t budget, int policy,
+                    double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
+                    long long[::1] sv_len, double[::1] sv_sqn, double[::1] coef,
+                    double[::1] aux, double[::1] scores_out):
+    """One pass of kernel mini-batch PA (the grouping of `bpa_pass`): every row
+    predicted with f(x) = sum_j coef_j k~(x_j, x) from before its group, then one
+    joint update per group (`kernel_bpa_update`) and the budget.  Returns (rounds,
+    mistakes, updates, loss_sum, status, position, n_left)."""
+    cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
+    cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
+                                <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
+    cdef Py_ssize_t t, i, lo, m, nnz, j
+    cdef Py_ssize_t n_cols = rows.R.n_cols
+    cdef Counts cnt = counts_start()
+    cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef double f, mrg, sqn
+    cdef bint moved, keep_scores = scores_out.shape[0] > 0
+    cdef Workspace ws = Workspace()
+    cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
+    cdef double* krow = ws.doubles(coef.shape[0] + 1)
+    cdef double* sqr = ws.doubles(B + 1)
+    cdef BPAWork W
+    W.Q = ws.doubles(5 * B + B * B + qp_work_size(B))
+    W.ell = W.Q + B * B
+    W.lo = W.ell + B
+    W.hi = W.lo + B
+    W.tau = W.hi + B
+    W.qwork = W.tau + B
+    W.save = NULL
+    W.qiwork = ws.indices(qp_iwork_size(B) + 1)
+    with nogil:
+        for t in range(g.n):
+            i = order[t]
+            if t >= n_seen:
+                nnz = get_row(&rows.R, i, &x, &idx)
+                xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
+                kernel_row(&S, &kf, xr, sqn, krow)
+                clear_row(&rows.R, idx, nnz, xd)
+                f = 0.0
+                for j in range(S.n):
+                    f += coef[j] * krow[j]
+                mrg = y[i] * f
+                if not (isfinite(mrg) and isfinite(sqn)):
+                    fail_row(&cnt, NONFINITE_INPUT, i)
+                    break
+                if keep_scores:
+                    scores_out[t - n_seen] = f
+                count_round(&cnt, mrg <= 0.0)
+                count_hinge(&cnt, mrg)
+            m = group_due(&g, t + 1, &lo)
+            if m == 0:
+                continue
+            cnt.status = kernel_bpa_update(&rows.R, &order[lo], m, &y[0], &S, &kf, &coef[0],
+                                           variant, C, rho, &W, xd, krow, sqr, &moved,
+                                           &cnt.pos)
+            if cnt.status != OK:
+                break
+            if moved:
+                cnt.updates += 1
+            while budget > 0 and S.n > budget:
+                j = budget_victim(&S, &kf, &coef[0], 1, policy)
+                shift_rows(&coef[0], j, S.n, 1)
+                sv_remove(&S, j)
+    aux[KAUX_N] = S.n
+    aux[KAUX_USED] = S.used
+    return (*counts_result(&cnt), group_left(&g))
+
+
+def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
+                        const Py_ssize_t[::1] order, double bias, int kind, double gamma,
+                        int degree, double coef0, int rule, double phi, double r, double a0,
+                        Py_ssize_t K, Py_ssize_t budget, int policy,
+                        double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
+                        long long[::1] sv_len, double[::1] sv_sqn, double[::1] mu,
+                        double[:, ::1] Zm, double[:, ::1] pairs, double[::1] aux):
+    """One multi-class top-1 pass of a full-covariance rule in dual form, over the
+    stacked blocks of the 1-of-k map: each support item is (x_j, e_j) with
+    e_j = e_{y_j} - e_{c_j} (pairs[j] = (y_j, c_j)), Phi_j = e_j (x) phi(x_j), so
+    <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j).  For Delta = f(x, y) - f(x, c):
+    g_j = <Phi_j, Delta> = e_j.(e_y - e_c) k~(x_j, x), v = 2 a k~(x, x) + g^T Z g,
+    m = f_y(x) - f_c(x), and the binary step (label +1) appends (x, e_y - e_c).
+    Returns (rounds, mistakes, updates, loss_sum, status, position)."""
+    cdef Hyper h = hyper_second_order(rule, phi, r, False)
+    cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
+    cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
+                                <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
+    cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n, a, b, yi, c, p0, p1
+    cdef Py_ssize_t n_cols = rows.R.n_cols
+    cdef Counts cnt = counts_start()
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef double sqn, kxx, v, m, ay, beta, chk, cmax, tj
+    cdef Workspace ws = Workspace()
+    cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
+    cdef double* krow = ws.doubles(mu.shape[0] + 1)
+    cdef double* g = ws.doubles(mu.shape[0] + 1)
+    cdef double* cvec = ws.doubles(mu.shape[0] + 1)
+    cdef double* sc = ws.doubles(K)
+    cdef double* Zp = &Zm[0, 0] if Zm.shape[0] > 0 else NULL
+    cdef double* pp = &pairs[0, 0] if pairs.shape[0] > 0 else NULL
+    with nogil:
+        for k in range(order.shape[0]):
+            i = order[k]
+            nnz = get_row(&rows.R, i, &x, &idx)
+            xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
+            kernel_row(&S, &kf, xr, sqn, krow)
+            clear_row(&rows.R, idx, nnz, xd)
+            n = S.n
+            kxx = kernel_value(&kf, sqn, sqn, sqn)
+            for c in range(K):
+                sc[c] = 0.0
+            for j in range(n):
+                tj = mu[j] * krow[j]
+                sc[<Py_ssize_t>pp[2 * j]] += tj
+                sc[<Py_ssize_t>pp[2 * j + 1]] -= tj
+            yi = y[i]
+            if not (all_finite(sc, K) and isfinite(sqn)) or yi < 0 or yi >= K:
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            c = competitor(sc, K, yi)
+            for j in range(n):
+                p0 = <Py_ssize_t>pp[2 * j]
+                p1 = <Py_ssize_t>pp[2 * j + 1]
+                g[j] = ((p0 == yi) - (p1 == yi) - (p0 == c) + (p1 == c)) * krow[j]
+            v = 2.0 * a0 * kxx + so_quad(Zp, n, ld, g, cvec)
+            if not isfinite(v):
+                fail_row(&cnt, NONFINITE_INPUT, i)
+                break
+            count_round(&cnt, argmax_first(sc, K) != yi)
+            m = sc[yi] - sc[c]
+            count_hinge(&cnt, m)
+            if not full_step(&h, m, v, 1.0, m, &ay, &beta):
+                continue
+            cvec[n] = a0
+            chk = 0.0
+            cmax = 0.0
+            for j in range(n + 1):
+                chk += (mu[j] if j < n else 0.0) + ay * cvec[j]
+                cmax = max(cmax, fabs(cvec[j]))
+            if not (isfinite(chk) and isfinite(beta * cmax * cmax)):
+                fail_round(&cnt, NONFINITE_STATE, i)
+                break
+            for j in range(n):
+                mu[j] += ay * cvec[j]
+            mu[n] = ay * a0
+            for a in range(n + 1):
+                for b in range(n + 1):
+                    Zp[a * ld + b] = (Zp[a * ld + b] if a < n and b < n else 0.0) \
+                        - beta * cvec[a] * cvec[b]
+            pp[2 * n] = yi
+            pp[2 * n + 1] = c
+            sv_append(&S, x, idx, nnz, sqn)
+            cnt.updates += 1
+            if budget > 0 and S.n > budget:
+                j = budget_victim(&S, &kf, &mu[0], 1, policy)
+                remove_sym(Zp, j, S.n, ld)
+                shift_rows(&mu[0], j, S.n, 1)
+                shift_rows(pp, j, S.n, 2)
+                sv_remove(&S, j)
+    aux[KAUX_N] = S.n
+    aux[KAUX_USED] = S.used
+    return counts_result(&cnt)

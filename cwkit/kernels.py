@@ -1,0 +1,454 @@
+"""Kernel forms of the online rules: estimators over the dual models of
+``cwkit.models.kernel``.
+
+``cwkit.make(name, kernel="rbf", gamma=..., budget=...)`` builds these for the
+names whose rule has a kernel form; the update formulas are those of the
+primal families (``cwkit.linear``) with every inner product replaced by the
+kernel.  See docs/algorithms.md, "Kernel forms".
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from . import _core, _params
+from .base import GaussianMixin, OnlineClassifier, serialised
+from .linear import AROW, ConfidenceWeighted, PassiveAggressive, Perceptron, RegularizedPA, _phi
+from .minibatch import MiniBatchPA, bpa_rho
+
+#: The parameters every kernel estimator adds to its rule's.
+KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "budget", "budget_policy")
+
+_CONSTRAINTS = {
+    "kernel": _params.Choice("rbf", "poly", "linear"),
+    "gamma": _params.Optional(_params.POSITIVE, "1 / n_features"),
+    "degree": _params.Int(1),
+    "coef0": _params.Real(-np.inf, np.inf, open_lo=True, open_hi=True),
+    "budget": _params.Optional(_params.Int(1), "no budget"),
+    "budget_policy": _params.Choice("oldest", "smallest"),
+}
+
+
+class KernelMixin:
+    """Kernel parameters, the dual model's spec and scikit-learn's SVC attributes.
+
+    Parameters (of every kernel estimator)
+    --------------------------------------
+    kernel : {"rbf", "poly", "linear"}, default="rbf"
+        k(a, b) = exp(-gamma ||a - b||^2), (gamma a.b + coef0)^degree or a.b.
+    gamma : float > 0 or None, default=None
+        None means 1 / n_features.
+    degree : int >= 1, default=3
+    coef0 : float, default=0.0
+    budget : int >= 1 or None, default=None
+        Keep at most this many support vectors: after an update that adds the
+        budget + 1-st, one is removed by ``budget_policy``.
+    budget_policy : {"oldest", "smallest"}, default="oldest"
+        Remove the oldest support vector (the removal step of the Forgetron
+        [DSS08]; for the [LMC09] rules their own shrinking has made it the
+        smallest-weighted), or the one whose removal changes f least in the RKHS
+        norm, ||coef_j||^2 k~(x_j, x_j) (never the newest; ties to the oldest).
+
+    Notes
+    -----
+    The intercept is the primal models' augmented constant feature:
+    k~(a, b) = k(a, b) + bias^2 (bias = 1 with ``fit_intercept``, else 0), so
+    ``decision_function(X) = dual_coef_ @ K(support_vectors_, X) + intercept_``
+    with ``intercept_ = dual_coef_.sum(axis=1)``, and with ``kernel="poly",
+    degree=1, gamma=1, coef0=0`` a kernel rule makes its primal rule's decisions.
+    """
+
+    def _validate_params(self):
+        _params.validate(type(self).__name__, _CONSTRAINTS,
+                         {k: getattr(self, k) for k in KERNEL_PARAMS})
+        super()._validate_params()
+        if self.multiclass == "topk":
+            raise ValueError(f"{type(self).__name__}: the kernel forms have no "
+                             "multiclass='topk'; use 'top1' or 'ovr'")
+
+    def _spec(self, n_classes, n_features):
+        spec = super()._spec(n_classes, n_features)
+        gamma = 1.0 / n_features if self.gamma is None else float(self.gamma)
+        return type(spec)(**{**spec.__dict__, "kernel": self.kernel, "gamma": gamma,
+                             "degree": int(self.degree), "coef0": float(self.coef0),
+                             "budget": int(self.budget or 0),
+                             "budget_policy": self.budget_policy})
+
+    def _models(self):
+        model = self._model
+        return [m.reported(self._bias) for m in getattr(model, "models", [model])]
+
+    @property
+    @serialised
+    def support_vectors_(self):
+        """The support vectors (n_SV, n_features), CSR (one-vs-rest: every class's, stacked)."""
+        self._check_fitted()
+        blocks = []
+        for model in self._models():
+            data, idx, indptr, _ = model.support()
+            blocks.append(sp.csr_matrix((data.copy(), idx, indptr),
+                                        shape=(len(indptr) - 1, self.n_features_in_)))
+        return sp.vstack(blocks, format="csr") if len(blocks) > 1 else blocks[0]
+
+    @property
+    @serialised
+    def dual_coef_(self):
+        """(1, n_SV) for two classes, (n_classes, n_SV) otherwise (one row per class's
+        score, not scikit-learn's one-vs-one rows)."""
+        self._check_fitted()
+        models = self._models()
+        if len(models) == 1:
+            return models[0].dual_coef().T.copy()
+        # one-vs-rest: class c's coefficients on its own block of support vectors
+        coefs = [m.dual_coef()[:, 0] for m in models]
+        out = np.zeros((len(coefs), sum(len(c) for c in coefs)))
+        at = 0
+        for c, v in enumerate(coefs):
+            out[c, at:at + len(v)] = v
+            at += len(v)
+        return out
+
+    @property
+    @serialised
+    def n_support_(self):
+        """The number of support vectors held (all classes)."""
+        self._check_fitted()
+        return sum(m.n_support for m in self._models())
+
+    @property
+    def coef_(self):
+        raise AttributeError("coef_ is only available for the primal (kernel='linear' "
+                             "through cwkit.make) rules; a kernel model has "
+                             "support_vectors_ and dual_coef_")
+
+    @property
+    @serialised
+    def intercept_(self):
+        """bias^2 times the sum of each row of ``dual_coef_`` (the augmented feature)."""
+        return self.dual_coef_.sum(axis=1) * self._bias ** 2
+
+
+class KernelPerceptron(KernelMixin, OnlineClassifier):
+    """The kernel Perceptron [Ros58] and averaged kernel Perceptron [FS99].
+
+    Parameters
+    ----------
+    average : bool, default=False
+    kernel, gamma, degree, coef0, budget, budget_policy
+        See :class:`KernelMixin`.
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        As in :class:`cwkit.Perceptron`; ``multiclass`` is "top1" or "ovr".
+
+    Notes
+    -----
+    If y f(x) <= 0, x joins the support set with coefficient y ([FS99]); the
+    average keeps u_j = t_j coef_j (t_j the round x_j joined) and reports
+    ((t + 1) coef_j - u_j) / t, the dual of the primal ((t+1) w - u) / t.
+    Top-1: on an argmax mistake yhat, x joins with +1 for y and -1 for yhat.
+    """
+
+    _constraints = Perceptron._constraints
+    _names = Perceptron._names
+
+    def __init__(self, average=False, kernel="rbf", gamma=None, degree=3, coef0=0.0,
+                 budget=None, budget_policy="oldest", *, fit_intercept=True, n_passes=1,
+                 shuffle=False, random_state=None, multiclass="top1", k=1):
+        self.average = average
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.budget = budget
+        self.budget_policy = budget_policy
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _model_options(self):
+        rule = _core.Rule.AVG_PERCEPTRON if self.average else _core.Rule.PERCEPTRON
+        return {"shape": "kernel_first_order", "rule": rule}
+
+
+class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
+    """Kernel PA, PA-I, PA-II [PA06] and PA-LS [GPA13].
+
+    Parameters
+    ----------
+    variant : {"pa", "pa1", "pa2", "pa-ls"}, default="pa1"
+    C : float > 0, default=1.0
+    kernel, gamma, degree, coef0, budget, budget_policy
+        See :class:`KernelMixin`.
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        As in :class:`cwkit.PassiveAggressive`; ``multiclass`` is "top1" or "ovr".
+
+    Notes
+    -----
+    The steps of :class:`cwkit.PassiveAggressive` with n = k~(x, x) and
+    m = y f(x): x joins the support set with coefficient tau y ([PA06];
+    [GPA13] Sect. 3.3: the dual coefficients tau are all a kernel rule needs).
+    Top-1: n = 2 k~(x, x), m = f_y(x) - f_c(x), coefficients +tau (class y) and
+    -tau (class c).
+    """
+
+    _constraints = {k: v for k, v in PassiveAggressive._constraints.items() if k != "slack"}
+    _names = PassiveAggressive._names
+    _rules = PassiveAggressive._rules
+
+    def __init__(self, variant="pa1", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
+                 budget=None, budget_policy="oldest", *, fit_intercept=True, n_passes=1,
+                 shuffle=False, random_state=None, multiclass="top1", k=1):
+        self.variant = variant
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.budget = budget
+        self.budget_policy = budget_policy
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _model_options(self):
+        return {"shape": "kernel_first_order", "rule": self._rules[self.variant],
+                "C": float(self.C)}
+
+    def _poor_score(self):
+        return self.variant == "pa-ls"
+
+
+class KernelRegularizedPA(KernelMixin, OnlineClassifier):
+    """The regularized PA family of [LMC09] in kernel form.
+
+    Parameters
+    ----------
+    variant : {"reg", "l2", "soft"}, default="reg"
+    alpha, beta, C : float > 0
+        As in :class:`cwkit.RegularizedPA`.
+    kernel, gamma, degree, coef0, budget, budget_policy
+        See :class:`KernelMixin`.
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        As in :class:`cwkit.RegularizedPA`; ``multiclass`` is "top1" or "ovr".
+
+    Notes
+    -----
+    The steps of :class:`cwkit.RegularizedPA` with n = k~(x, x): every update
+    divides all coefficients by Z >= 1 (kept in O(1) as one scale s), so the
+    weight of a support vector shrinks geometrically with its age, as the
+    Forgetron's shrinking does ([LMC09]; [DSS08]); with
+    ``budget_policy="oldest"`` the removed one is the most shrunk.  For "l2",
+    ||w||^2 is kept from its change per update (2 tau y f(x) + tau^2 n) and per
+    removal (-2 coef_j f(x_j) + coef_j^2 k~(x_j, x_j)).
+    """
+
+    _constraints = {k: v for k, v in RegularizedPA._constraints.items()
+                    if not k.startswith("prune")}
+    _names = RegularizedPA._names
+    _rules = RegularizedPA._rules
+
+    def __init__(self, variant="reg", alpha=0.01, beta=10.0, C=1.0, kernel="rbf",
+                 gamma=None, degree=3, coef0=0.0, budget=None, budget_policy="oldest", *,
+                 fit_intercept=True, n_passes=1, shuffle=False, random_state=None,
+                 multiclass="top1", k=1):
+        self.variant = variant
+        self.alpha = alpha
+        self.beta = beta
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.budget = budget
+        self.budget_policy = budget_policy
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _model_options(self):
+        return {"shape": "kernel_first_order", "rule": self._rules[self.variant],
+                "alpha": float(self.alpha), "beta": float(self.beta), "C": float(self.C)}
+
+
+class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
+    """CW-Var [CW08] and CW-Stdev [ECCW08] in dual form (binary, top-1, one-vs-rest).
+
+    Parameters
+    ----------
+    variant : {"var", "stdev"}, default="var"
+    eta : float in (0.5, 1) or None, default=None
+        As in :class:`cwkit.ConfidenceWeighted`.
+    a : float > 0, default=1.0
+        Sigma_1 = a I (in the feature space of the kernel).
+    kernel, gamma, degree, coef0, budget, budget_policy
+        See :class:`KernelMixin`.
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        ``multiclass`` is "top1" or "ovr".
+
+    Notes
+    -----
+    The full-covariance steps of :class:`cwkit.ConfidenceWeighted` in the
+    representation mu = sum_j coef_j phi(x_j), Sigma = a I + Phi^T Z Phi (see
+    :class:`KernelAROW`).
+    """
+
+    _constraints = {k: v for k, v in ConfidenceWeighted._constraints.items()
+                    if k != "covariance"}
+    _names = ConfidenceWeighted._names
+    _default_eta = ConfidenceWeighted._default_eta
+
+    def __init__(self, variant="var", eta=None, a=1.0, kernel="rbf", gamma=None, degree=3,
+                 coef0=0.0, budget=None, budget_policy="oldest", *, fit_intercept=True,
+                 n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1):
+        self.variant = variant
+        self.eta = eta
+        self.a = a
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.budget = budget
+        self.budget_policy = budget_policy
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _model_options(self):
+        rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
+        eta = self.eta if self.eta is not None else self._default_eta[self.variant]
+        return {"shape": "kernel_second_order", "rule": rule, "phi": _phi(eta),
+                "a": float(self.a)}
+
+
+class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
+    """Kernel AROW ([AROW13] Sect. 4), squared hinge or hinge (binary, top-1,
+    one-vs-rest).
+
+    Parameters
+    ----------
+    r : float > 0, default=1.0
+    a : float > 0, default=1.0
+        Sigma_1 = a I (in the feature space of the kernel).
+    loss : {"squared_hinge", "hinge"}, default="squared_hinge"
+    kernel, gamma, degree, coef0, budget, budget_policy
+        See :class:`KernelMixin`.
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        ``multiclass`` is "top1" or "ovr".
+
+    Notes
+    -----
+    [AROW13] Sect. 4 (representer theorem): mu_t and Sigma_t are spanned by the
+    examples seen, mu = sum_j coef_j phi(x_j) and Sigma = a I + Phi^T Z Phi.
+    With k = k~(X_S, x): mu.x = coef^T k, v = x^T Sigma x = a k~(x, x) + k^T Z k
+    and Sigma x = Phi'^T c, c = (Z k, a) over the support set and x.  The
+    primal step mu += alpha y Sigma x, Sigma -= beta Sigma x x^T Sigma
+    ([AROW13] eqs. 12, 15) becomes coef' = (coef + alpha y Z k, alpha y a) and
+    Z' = [[Z, 0], [0, 0]] - beta c c^T: O(n^2) per update.  Removing support
+    vector j (budget) removes coef_j and row and column j of Z.  Top-1 (the
+    full-covariance top-1 of :class:`cwkit.AROW` with ``sigma_update="delta"``, over
+    the stacked blocks): the support items are (x_j, e_{y_j} - e_{c_j}), with
+    <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j); for Delta = f(x, y) - f(x, c),
+    g_j = e_j.(e_y - e_c) k~(x_j, x) replaces k, v = 2 a k~(x, x) + g^T Z g and
+    m = f_y(x) - f_c(x).
+    """
+
+    _constraints = {k: v for k, v in AROW._constraints.items()
+                    if k in ("r", "a", "loss")}
+    _names = AROW._names
+
+    def __init__(self, r=1.0, a=1.0, loss="squared_hinge", kernel="rbf", gamma=None,
+                 degree=3, coef0=0.0, budget=None, budget_policy="oldest", *,
+                 fit_intercept=True, n_passes=1, shuffle=False, random_state=None,
+                 multiclass="top1", k=1):
+        self.r = r
+        self.a = a
+        self.loss = loss
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.budget = budget
+        self.budget_policy = budget_policy
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _model_options(self):
+        rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
+        return {"shape": "kernel_second_order", "rule": rule, "r": float(self.r),
+                "a": float(self.a)}
+
+
+class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
+    """Mini-batch PA, BPA-I / BPA-II / BPA-LS ([GPA13] Sect. 3.2), in kernel form
+    (binary; multi-class one-vs-rest).
+
+    Parameters
+    ----------
+    variant, C, batch_size, rho, window
+        As in :class:`cwkit.MiniBatchPA`.
+    kernel, gamma, degree, coef0, budget, budget_policy
+        See :class:`KernelMixin`; the budget is applied after each joint update.
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        ``multiclass`` is "ovr" for more than two classes.
+
+    Notes
+    -----
+    The group's dual ([GPA13] eqs. 14-19) only involves the block Gram matrix
+    A_jk = y_j y_k k~(x_j, x_k) of its rows and the losses 1 - y_k f(x_k): BPA-I
+    max l'tau - tau'A tau / 2, 0 <= tau <= C; BPA-II with A + rho I, tau >= 0;
+    BPA-LS tau = (A + rho I)^-1 l (the pseudoinverse of eq. 19, A + rho I being
+    positive definite), solved as in the primal form (Hildreth's method with an
+    active-set polish); every row with tau_k != 0 joins the support set with
+    coefficient tau_k y_k ([GPA13] Sect. 3.3).  Groups span calls, and the rows of
+    an incomplete group are applied provisionally to the reported model, as in
+    :class:`cwkit.MiniBatchPA`.
+    """
+
+    _constraints = {k: v for k, v in MiniBatchPA._constraints.items() if k != "slack"}
+    _names = MiniBatchPA._names
+
+    def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block",
+                 kernel="rbf", gamma=None, degree=3, coef0=0.0, budget=None,
+                 budget_policy="oldest", *, fit_intercept=True, n_passes=1, shuffle=False,
+                 random_state=None, multiclass="ovr", k=1):
+        self.variant = variant
+        self.C = C
+        self.batch_size = batch_size
+        self.rho = rho
+        self.window = window
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.budget = budget
+        self.budget_policy = budget_policy
+        self.fit_intercept = fit_intercept
+        self.n_passes = n_passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.k = k
+
+    def _model_options(self):
+        return {"shape": "kernel_minibatch", "bpa_variant": self.variant, "C": float(self.C),
+                "rho": bpa_rho(self.C, self.rho), "batch_size": int(self.batch_size),
+                "sliding": self.window == "sliding"}
+
+
+#: primal family -> its kernel form (``cwkit.registry.make`` chooses by ``kernel``).
+KERNEL_FORMS = {Perceptron: KernelPerceptron, PassiveAggressive: KernelPassiveAggressive,
+                RegularizedPA: KernelRegularizedPA, ConfidenceWeighted: KernelConfidenceWeighted,
+                AROW: KernelAROW, MiniBatchPA: KernelMiniBatchPA}

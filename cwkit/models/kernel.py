@@ -1,0 +1,490 @@
+"""Kernel models: the dual form of the rules, a support set and its coefficients.
+
+f_c(x) = sum_j coef_j,c k~(x_j, x) with k~(a, b) = k(a, b) + bias^2: the
+intercept is the augmented constant feature of the primal models, so that
+with the linear kernel (poly, degree 1, gamma 1, coef0 0) a dual model makes
+the primal model's decisions.  The support vectors are kept as CSR rows
+(``sv_data``, ``sv_indices``, ``sv_indptr``, stored as float64 so that a model
+file holds plain float arrays) with their squared norms ``sv_sqn``; the
+compiled drivers are in ``_kernel.pxi``.
+
+* :class:`FirstOrderDual`: perceptron, averaged perceptron, PA, PA-I, PA-II,
+  PA-LS, and the [LMC09] family (binary and top-1): ``coef`` (n, 1 or K) with
+  the scale s of ``aux`` (f = s coef^T k~), ``u`` the averaging sums.
+* :class:`SecondOrderDual`: CW-Var, CW-Stdev, AROW, AROW-H (binary):
+  mu = sum_j coef_j phi(x_j), Sigma = a I + Phi^T Z Phi ([AROW13] Sect. 4).
+* :class:`KernelOneVsRest`: K binary dual models.
+"""
+import copy
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _core
+from .._rowdata import as_rows
+from .minibatch import BPA_VARIANTS
+from .interface import NO_ROW, TOP1, Model, PassResult, counts, nonnegative, positive
+from .ovr import OneVsRest
+from .scoring import argmax_proba, sign_proba
+
+#: Largest support set scored by dense matrix products (n_SV * n_features values),
+#: for dense rows.
+DENSE_SUPPORT = 2 ** 24
+
+#: Kernel values per block of the blocked scoring (bounds its memory).
+BLOCK = 2 ** 20
+
+#: Rows of room added to an unbudgeted second-order model (its Z grows as n^2).
+SO_CHUNK = 256
+
+KERNELS = {"linear": _core.Kernel.KERNEL_LINEAR, "poly": _core.Kernel.KERNEL_POLY,
+           "rbf": _core.Kernel.KERNEL_RBF}
+POLICIES = {"oldest": _core.BudgetPolicy.BUDGET_OLDEST,
+            "smallest": _core.BudgetPolicy.BUDGET_SMALLEST}
+
+
+def _row_nnz(rows, order):
+    """The stored entries of the rows named in `order`."""
+    if rows.sparse:
+        return int(np.diff(rows.X.indptr)[order].sum())
+    return rows.n_features * len(order)
+
+
+class DualModel(Model):
+    """A support set and the coefficients of a dual rule (see the module)."""
+
+    #: coef columns: 1 (binary) or K (top-1)
+    width = 1
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.rule = spec.rule
+        self.n_features = spec.n_features
+        aux = np.zeros(_core.KAUX_SIZE)
+        aux[_core.AUX_S] = 1.0
+        self.state = {"sv_data": np.zeros(0), "sv_indices": np.zeros(0),
+                      "sv_indptr": np.zeros(1), "sv_sqn": np.zeros(0), "aux": aux}
+        self.state.update(self.coef_state(0))
+
+    # -- the support set -----------------------------------------------------
+    @property
+    def n_support(self):
+        return int(self.state["aux"][_core.KAUX_N])
+
+    def support(self):
+        """(data, int32 indices, int64 indptr, sqn) of the compact support set."""
+        st = self.state
+        return (st["sv_data"], st["sv_indices"].astype(np.int32),
+                st["sv_indptr"].astype(np.int64), st["sv_sqn"])
+
+    def kernel_args(self):
+        spec = self.spec
+        return KERNELS[spec.kernel], float(spec.gamma), int(spec.degree), float(spec.coef0)
+
+    def run(self, rows, target, order, bias, scores_out=None):
+        """One pass in chunks that each fit the room given to the driver."""
+        order = np.asarray(order, dtype=np.intp)
+        y = np.asarray(target, dtype=np.float64)
+        rounds = mistakes = updates = 0
+        loss = 0.0
+        pos = 0
+        while pos < len(order):
+            part = order[pos:pos + self.chunk(len(order) - pos)]
+            out = (np.empty(0) if scores_out is None
+                   else np.empty(len(part)))
+            r = PassResult(*self.run_chunk(rows, y, part, bias, out))
+            if scores_out is not None:
+                scores_out[pos:pos + len(part)] = out
+            rounds += r.rounds
+            mistakes += r.mistakes
+            updates += r.updates
+            loss += r.loss_sum
+            if r.status != _core.Status.OK:
+                return PassResult(rounds, mistakes, updates, loss, r.status, r.pos)
+            pos += len(part)
+        return PassResult(rounds, mistakes, updates, loss, _core.Status.OK, NO_ROW)
+
+    def chunk(self, remaining):
+        return remaining
+
+    #: support vectors one update may add before the budget removes any
+    per_update = 1
+
+    def buffers(self, rows, part):
+        """Working copies of the support set with room for the rows of `part`."""
+        n = self.n_support
+        cap = n + len(part)
+        if self.spec.budget > 0:
+            cap = min(cap, self.spec.budget + self.per_update)
+        st = self.state
+        nnz = len(st["sv_data"])
+        room = nnz + _row_nnz(rows, part)
+        data = np.zeros(room)
+        idx = np.zeros(room, dtype=np.int32)
+        data[:nnz] = st["sv_data"]
+        idx[:nnz] = st["sv_indices"]
+        indptr = st["sv_indptr"].astype(np.int64)
+        start = np.zeros(cap, dtype=np.int64)
+        length = np.zeros(cap, dtype=np.int64)
+        sqn = np.zeros(cap)
+        start[:n] = indptr[:-1]
+        length[:n] = np.diff(indptr)
+        sqn[:n] = st["sv_sqn"]
+        aux = st["aux"].copy()
+        aux[_core.KAUX_USED] = nnz
+        return cap, data, idx, start, length, sqn, aux
+
+    def compact(self, data, idx, start, length, sqn, aux):
+        """The state's support set from the driver's buffers (holes removed)."""
+        n = int(aux[_core.KAUX_N])
+        start, length = start[:n], length[:n]
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(length, out=indptr[1:])
+        take = np.repeat(start - indptr[:-1], length) + np.arange(indptr[-1])
+        st = self.state
+        st["sv_data"] = data[take]
+        st["sv_indices"] = idx[take].astype(np.float64)
+        st["sv_indptr"] = indptr.astype(np.float64)
+        st["sv_sqn"] = sqn[:n].copy()
+        aux[_core.KAUX_USED] = indptr[-1]
+        st["aux"] = aux
+
+    # -- file shapes ------------------------------------------------------------
+    def adopt_shapes(self, shapes):
+        """Allocate the state for the shapes of a model file's arrays (`shapes`:
+        name -> shape), checking that they describe one support set."""
+        try:
+            n = shapes["sv_indptr"][0] - 1
+            nnz = shapes["sv_data"][0]
+        except (KeyError, IndexError, TypeError):
+            raise ValueError("the support set's arrays are missing") from None
+        want = {"sv_data": (nnz,), "sv_indices": (nnz,), "sv_indptr": (n + 1,),
+                "sv_sqn": (n,), "aux": (_core.KAUX_SIZE,), **{
+                    k: v.shape for k, v in self.coef_state(n).items()}}
+        if n < 0 or any(tuple(shapes.get(k, ())) != v for k, v in want.items()):
+            raise ValueError(f"the support set's arrays do not fit together ({shapes})")
+        self.state = {k: np.zeros(v) for k, v in want.items()}
+
+    def invariants(self):
+        st = self.state
+        n = len(st["sv_sqn"])
+        indptr, ind = st["sv_indptr"], st["sv_indices"]
+        aux = st["aux"]
+        yield counts("the support vector count aux[3]", aux[_core.KAUX_N:_core.KAUX_N + 1],
+                     n, n)
+        yield counts("sv_indptr", indptr, 0, len(st["sv_data"]))
+        yield ("sv_indptr must start at 0, end at the number of entries and not decrease",
+               bool(indptr[0] == 0 and indptr[-1] == len(st["sv_data"])
+                    and (np.diff(indptr) >= 0).all()))
+        yield counts("sv_indices", ind, 0, self.n_features - 1)
+        within = np.ones(len(ind), dtype=bool)
+        within[indptr[1:-1].astype(np.int64)] = False
+        yield ("sv_indices must increase within each support vector",
+               bool(within[1:].size == 0 or (np.diff(ind)[within[1:]] > 0).all()))
+        rows = np.repeat(np.arange(n), np.diff(indptr).astype(np.int64))
+        sq = np.bincount(rows, weights=st["sv_data"] ** 2, minlength=n)
+        yield ("sv_sqn must be the squared norms of the support vectors",
+               bool(np.allclose(sq, st["sv_sqn"], rtol=1e-9, atol=0)))
+
+    def reported(self, bias):
+        """The model whose support set and coefficients are reported (itself)."""
+        return self
+
+    def weights(self):
+        raise AttributeError("a kernel model has no primal weights (coef_); see "
+                             "support_vectors_ and dual_coef_")
+
+    def scores_and_v(self, rows, bias, coef, Z=None, a0=0.0):
+        """(f(x) per row and coef column, x~^T Sigma x~ per row when Z is given)."""
+        # dense rows: one BLAS product per block; CSR rows: the compiled rows (a dense
+        # copy of a sparse support set costs more than it saves: 2.4x against 6.3x
+        # SVC's speed at 5,000 features, 1% dense, bench_kernel.py)
+        if not rows.sparse and self.n_support * self.n_features <= DENSE_SUPPORT:
+            return self.blocked_scores(rows, bias, coef, Z, a0)
+        data, idx, indptr, sqn = self.support()
+        out = np.empty((rows.n_rows, coef.shape[1]))
+        out_v = np.empty(rows.n_rows if Z is not None else 0)
+        _core.kernel_scores(rows.view, bias, *self.kernel_args(), data, idx, indptr, sqn,
+                            np.ascontiguousarray(coef),
+                            np.empty((0, 0)) if Z is None else np.ascontiguousarray(Z),
+                            a0, out, out_v)
+        return out, out_v
+
+
+    def blocked_scores(self, rows, bias, coef, Z, a0):
+        """`scores_and_v` by blocks of rows: the dots with the support set as one matrix
+        product (BLAS) with the support set dense, then the kernel elementwise."""
+        data, idx, indptr, sqn = self.support()
+        S = np.zeros((self.n_support, self.n_features))
+        S[np.repeat(np.arange(self.n_support), np.diff(indptr)), idx] = data
+        X = rows.X
+        out = np.empty((rows.n_rows, coef.shape[1]))
+        out_v = np.empty(rows.n_rows if Z is not None else 0)
+        step = max(1, BLOCK // max(self.n_support, 1))
+        for a in range(0, rows.n_rows, step):
+            Xb = X[a:a + step]
+            dot = np.asarray(Xb @ S.T)
+            xn = np.asarray(Xb.multiply(Xb).sum(axis=1)).ravel() if rows.sparse else \
+                np.einsum("ij,ij->i", Xb, Xb)
+            K = self.kernel_of(dot, xn[:, None], sqn[None, :], bias)
+            out[a:a + step] = K @ coef
+            if Z is not None:
+                kxx = self.kernel_of(xn, xn, xn, bias)
+                out_v[a:a + step] = a0 * kxx + np.einsum("ij,jk,ik->i", K, Z, K)
+        return out, out_v
+
+    def kernel_of(self, dot, sa, sb, bias):
+        """k~ from dots and squared norms (numpy; the forms of `_kernel.pxi`)."""
+        spec = self.spec
+        return kernel_from_dots(dot, sa, sb, spec.kernel, spec.gamma, spec.degree,
+                                spec.coef0) + bias * bias
+
+
+def kernel_from_dots(dot, sa, sb, kernel, gamma, degree, coef0):
+    """k(a, b) from a.b and the squared norms (numpy; the forms of `_kernel.pxi`)."""
+    if kernel == "linear":
+        return dot
+    if kernel == "poly":
+        return (gamma * dot + coef0) ** int(degree)
+    return np.exp(-gamma * np.maximum(sa + sb - 2.0 * dot, 0.0))
+
+
+class FirstOrderDual(DualModel):
+    """Perceptron, averaged perceptron, PA family and [LMC09] family in dual form."""
+
+    def __init__(self, spec):
+        # one column per class for top-1; one-vs-rest's binary models have one
+        self.width = spec.n_classes if spec.kind == TOP1 else 1
+        super().__init__(spec)
+
+    def coef_state(self, n):
+        avg = self.rule == _core.Rule.AVG_PERCEPTRON
+        return {"coef": np.zeros((n, self.width)), "u": np.zeros((n if avg else 0, self.width))}
+
+    def run_chunk(self, rows, y, part, bias, out):
+        cap, data, idx, start, length, sqn, aux = self.buffers(rows, part)
+        n, st, spec = self.n_support, self.state, self.spec
+        coef = np.zeros((cap, self.width))
+        coef[:n] = st["coef"]
+        u = np.zeros((cap if self.rule == _core.Rule.AVG_PERCEPTRON else 0, self.width))
+        u[:len(st["u"])] = st["u"]
+        result = _core.kernel_fo_pass(
+            rows.view, y, part, bias, *self.kernel_args(), self.rule, spec.C, spec.alpha,
+            spec.beta, spec.budget, POLICIES[spec.budget_policy], data, idx, start, length,
+            sqn, coef, u, aux, out)
+        self.compact(data, idx, start, length, sqn, aux)
+        n = int(aux[_core.KAUX_N])
+        st["coef"] = coef[:n].copy()
+        st["u"] = u[:n if len(u) else 0].copy()
+        return result
+
+    def dual_coef(self):
+        """(n, 1 or K): the coefficients of f (the average for the averaged perceptron)."""
+        st = self.state
+        aux = st["aux"]
+        c = aux[_core.AUX_S] * st["coef"]
+        if self.rule == _core.Rule.AVG_PERCEPTRON:
+            t = aux[_core.AUX_T]
+            if t > 0:
+                c = ((t + 1.0) * c - st["u"]) / t
+        return c
+
+    def scores(self, rows, bias):
+        out = self.scores_and_v(rows, bias, self.dual_coef())[0]
+        return out[:, 0] if self.width == 1 else out
+
+    def invariants(self):
+        yield from super().invariants()
+        aux = self.state["aux"]
+        yield positive("the scale aux[0]", aux[_core.AUX_S:_core.AUX_S + 1])
+        yield nonnegative("the norm aux[1]", aux[_core.AUX_VN2:_core.AUX_VN2 + 1])
+        yield counts("the round count aux[2]", aux[_core.AUX_T:_core.AUX_T + 1], 0, np.inf)
+
+
+class SecondOrderDual(DualModel):
+    """CW-Var, CW-Stdev, AROW, AROW-H in dual form: binary, or top-1 over the stacked
+    blocks, whose support items are (x_j, e_{y_j} - e_{c_j}) (``pairs``: (y_j, c_j))."""
+
+    def __init__(self, spec):
+        self.K = spec.n_classes if spec.kind == TOP1 else 0
+        super().__init__(spec)
+
+    def coef_state(self, n):
+        st = {"coef": np.zeros((n, 1)), "Z": np.zeros((n, n))}
+        if self.K:
+            st["pairs"] = np.zeros((n, 2))
+        return st
+
+    def chunk(self, remaining):
+        if self.spec.budget > 0:
+            return remaining
+        return min(remaining, max(self.n_support, SO_CHUNK))
+
+    def run_chunk(self, rows, y, part, bias, out):
+        cap, data, idx, start, length, sqn, aux = self.buffers(rows, part)
+        n, st, spec = self.n_support, self.state, self.spec
+        mu = np.zeros(cap)
+        mu[:n] = st["coef"][:, 0]
+        Z = np.zeros((cap, cap))
+        Z[:n, :n] = st["Z"]
+        args = (*self.kernel_args(), self.rule, spec.phi, spec.r, spec.a)
+        support = (spec.budget, POLICIES[spec.budget_policy], data, idx, start, length, sqn,
+                   mu, Z)
+        if self.K:
+            pairs = np.zeros((cap, 2))
+            pairs[:n] = st["pairs"]
+            result = _core.kernel_so_top1_pass(rows.view, y.astype(np.intp), part, bias,
+                                               *args, self.K, *support, pairs, aux)
+            st["pairs"] = pairs[:int(aux[_core.KAUX_N])].copy()
+        else:
+            result = _core.kernel_so_pass(rows.view, y, part, bias, *args, *support, aux, out)
+        self.compact(data, idx, start, length, sqn, aux)
+        n = int(aux[_core.KAUX_N])
+        st["coef"] = mu[:n, None].copy()
+        st["Z"] = Z[:n, :n].copy()
+        return result
+
+    def class_directions(self):
+        """E (n, K): e_{y_j} - e_{c_j} per support item (top-1)."""
+        pairs = self.state["pairs"].astype(np.intp)
+        E = np.zeros((len(pairs), self.K))
+        E[np.arange(len(pairs)), pairs[:, 0]] += 1.0
+        E[np.arange(len(pairs)), pairs[:, 1]] -= 1.0
+        return E
+
+    def dual_coef(self):
+        """(n, 1) binary; (n, K) top-1: coef_j (e_{y_j} - e_{c_j})."""
+        coef = self.state["coef"]
+        return coef * self.class_directions() if self.K else coef
+
+    def proba_args(self, rows, bias):
+        """(mu.x, x^T Sigma x) per row (top-1: per row and class, with the diagonal
+        block Sigma_cc: x^T Sigma_cc x = a k~(x, x) + k^T E_c Z E_c k)."""
+        Z, a = self.state["Z"], float(self.spec.a)
+        if not self.K:
+            m, v = self.scores_and_v(rows, bias, self.state["coef"], Z, a)
+            return m[:, 0], v
+        E, coef = self.class_directions(), self.dual_coef()
+        cols = [self.scores_and_v(rows, bias, coef[:, [c]], E[:, [c]] * Z * E[:, c], a)
+                for c in range(self.K)]
+        return (np.column_stack([m[:, 0] for m, _ in cols]),
+                np.column_stack([v for _, v in cols]))
+
+    def scores(self, rows, bias):
+        out = self.scores_and_v(rows, bias, self.dual_coef())[0]
+        return out if self.K else out[:, 0]
+
+    def proba(self, rows, bias):
+        if self.K:
+            return argmax_proba(*self.proba_args(rows, bias))
+        return sign_proba(*self.proba_args(rows, bias))
+
+    def invariants(self):
+        yield from super().invariants()
+        Z = self.state["Z"]
+        yield "Z must be symmetric", bool(np.allclose(Z, Z.T, rtol=1e-9, atol=1e-300))
+        if self.K:
+            pairs = self.state["pairs"]
+            yield counts("pairs, class codes,", pairs, 0, self.K - 1)
+            yield "pairs must name two classes", bool((pairs[:, 0] != pairs[:, 1]).all())
+
+
+class MiniBatchDual(DualModel):
+    """Mini-batch PA, BPA-I / BPA-II / BPA-LS, in dual form (binary): the support set,
+    ``coef`` (n, 1), and the rows of an incomplete group carried to the next call
+    (``pend``, ``pend_y``, ``n_pend``) as in :class:`cwkit.models.minibatch.BinaryBPA`;
+    the reported model applies that group provisionally (block windows)."""
+
+    def __init__(self, spec):
+        self.per_update = spec.batch_size
+        super().__init__(spec)
+
+    def coef_state(self, n):
+        B = self.spec.batch_size
+        return {"coef": np.zeros((n, 1)), "pend": np.zeros((B, self.n_features)),
+                "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
+
+    def run(self, rows, y, order, bias, scores_out=None, flush=False):
+        st, spec = self.state, self.spec
+        y = np.asarray(y, dtype=np.float64)
+        order = np.asarray(order, dtype=np.intp)
+        n_pend = int(st["n_pend"][0])
+        if n_pend:  # the stream goes on: prepend the rows carried over
+            rows = as_rows(sp.vstack([sp.csr_matrix(st["pend"][:n_pend]),
+                                      sp.csr_matrix(rows.X)], format="csr"))
+            y = np.concatenate([st["pend_y"][:n_pend], y])
+            order = np.concatenate([np.arange(n_pend), order + n_pend])
+        cap, data, idx, start, length, sqn, aux = self.buffers(rows, order)
+        n = self.n_support
+        coef = np.zeros(cap)
+        coef[:n] = st["coef"][:, 0]
+        *result, n_left = _core.kernel_bpa_pass(
+            rows.view, y, order, n_pend, bias, *self.kernel_args(),
+            BPA_VARIANTS.index(spec.bpa_variant), spec.sliding, spec.batch_size, spec.C,
+            spec.rho, flush, spec.budget, POLICIES[spec.budget_policy], data, idx, start,
+            length, sqn, coef, aux, np.empty(0) if scores_out is None else scores_out)
+        self.compact(data, idx, start, length, sqn, aux)
+        st["coef"] = coef[:int(aux[_core.KAUX_N]), None].copy()
+        result = PassResult(*result)
+        if result.status == _core.Status.OK:
+            tail = order[len(order) - n_left:]
+            Xt = rows.X[tail]
+            st["pend"][:n_left] = Xt.toarray() if sp.issparse(Xt) else Xt
+            st["pend_y"][:n_left] = y[tail]
+            st["n_pend"][0] = n_left
+        return result._replace(pos=max(int(result.pos) - n_pend, 0)
+                               if result.status != _core.Status.OK else NO_ROW)
+
+    def reported(self, bias):
+        """With rows pending in block mode: a copy with their group applied (flushed)."""
+        if int(self.state["n_pend"][0]) == 0 or self.spec.sliding:
+            return self
+        model = copy.deepcopy(self)
+        model.run(as_rows(np.zeros((0, self.n_features))), np.zeros(0), np.zeros(0, np.intp),
+                  bias, flush=True)
+        return model
+
+    def dual_coef(self):
+        return self.state["coef"]
+
+    def scores(self, rows, bias):
+        model = self.reported(bias)
+        return model.scores_and_v(rows, bias, model.state["coef"])[0][:, 0]
+
+    def invariants(self):
+        yield from super().invariants()
+        st, B = self.state, self.spec.batch_size
+        yield counts("n_pend, the number of rows carried over,", st["n_pend"], 0, B - 1)
+        yield "pend_y must be -1 or +1", bool(
+            (np.abs(st["pend_y"][:int(st["n_pend"][0])]) == 1).all())
+
+
+class KernelOneVsRest(OneVsRest):
+    """K binary dual models (``multiclass="ovr"``); their state arrays are replaced
+    as their support sets grow, so ``state`` is read from them each time."""
+
+    def __init__(self, spec, binary):
+        self.K = spec.n_classes
+        self.models = [binary(spec) for _ in range(spec.n_classes)]
+
+    @property
+    def state(self):
+        return {f"{c}/{key}": arr for c, model in enumerate(self.models)
+                for key, arr in model.state.items()}
+
+    def weights(self):
+        return self.models[0].weights()
+
+    def scores(self, rows, bias):
+        return np.column_stack([model.scores(rows, bias) for model in self.models])
+
+    def proba(self, rows, bias):
+        """P(class c has the largest score) from the K independent Gaussian scores."""
+        M, V = zip(*(model.proba_args(rows, bias) for model in self.models))
+        return argmax_proba(np.column_stack(M), np.column_stack(V))
+
+    def adopt_shapes(self, shapes):
+        for c, model in enumerate(self.models):
+            prefix = f"{c}/"
+            model.adopt_shapes({k[len(prefix):]: v for k, v in shapes.items()
+                                if k.startswith(prefix)})

@@ -1,0 +1,396 @@
+"""Kernel forms: the dual models against plain numpy dual references after every
+round, the degree-1 polynomial kernel against the primal rules, budgets, files,
+the command line and the registry's refusals."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cwkit
+from cwkit._rowdata import as_rows
+from reference_kernel import first_order_run, gram, second_order_run, second_order_top1_run
+
+FIRST_ORDER = [("perceptron", {}), ("avg-perceptron", {}), ("pa", {}), ("pa1", {"C": 0.3}),
+               ("pa2", {"C": 0.3}), ("pa-ls", {"C": 0.3}), ("reg-pa", {"alpha": 0.05}),
+               ("l2-pa", {"beta": 10.0}), ("soft-reg-pa", {"C": 0.3, "alpha": 0.05})]
+SECOND_ORDER = [("arow", {"r": 0.3, "a": 1.5}), ("arow-h", {"r": 0.3, "a": 1.5}),
+                ("cw", {"eta": 0.8, "a": 0.7}), ("cw-stdev", {"eta": 0.8, "a": 0.7})]
+KERNELS = [("rbf", {"gamma": 0.3}), ("poly", {"gamma": 0.5, "degree": 2, "coef0": 1.0})]
+
+
+def data(n=40, d=5, K=2, seed=0, sparse=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[rng.random((n, d)) < 0.3] = 0.0
+    if K == 2:
+        y = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=n) > 0, 1, -1)
+    else:
+        y = rng.integers(0, K, size=n)
+    return (sp.csr_matrix(X) if sparse else X), X, y
+
+
+def _check_round(est, X, ids, coef):
+    sv = est.support_vectors_.toarray()
+    assert sv.shape == (len(ids), X.shape[1])
+    np.testing.assert_array_equal(sv, X[ids])
+    np.testing.assert_allclose(est.dual_coef_, coef.T, rtol=1e-10, atol=1e-13)
+    assert est.n_support_ == len(ids)
+
+
+@pytest.mark.parametrize("kernel,kp", KERNELS, ids=[k for k, _ in KERNELS])
+@pytest.mark.parametrize("name,params", FIRST_ORDER, ids=[n for n, _ in FIRST_ORDER])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_first_order_binary_every_round(name, params, kernel, kp, sparse):
+    Xin, X, y = data(sparse=sparse)
+    est = cwkit.make(name, kernel=kernel, **kp, **params)
+    mistakes = 0
+    for i, (ids, coef, mistake) in enumerate(first_order_run(name, X, y, kernel=kernel, kp=kp,
+                                                              **params)):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        mistakes += mistake
+        _check_round(est, X, ids, coef)
+    # test-time scores: the contract decision_function = dual_coef_ K(SV, X) + intercept_
+    Kt = gram(X[ids], X, kernel, bias=0.0, **kp)
+    np.testing.assert_allclose(est.decision_function(Xin),
+                               (est.dual_coef_ @ Kt)[0] + est.intercept_[0], rtol=1e-10,
+                               atol=1e-12)
+    fitted = cwkit.make(name, kernel=kernel, **kp, **params).fit(Xin, y)
+    assert fitted.mistakes_ == mistakes
+    np.testing.assert_array_equal(fitted.dual_coef_, est.dual_coef_)
+
+
+@pytest.mark.parametrize("name,params", FIRST_ORDER, ids=[n for n, _ in FIRST_ORDER])
+def test_first_order_top1_every_round(name, params):
+    K = 4
+    Xin, X, y = data(n=50, K=K, seed=3)
+    est = cwkit.make(name, kernel="rbf", gamma=0.4, **params)
+    mistakes = 0
+    for i, (ids, coef, mistake) in enumerate(first_order_run(name, X, y, K, kernel="rbf",
+                                                              kp={"gamma": 0.4}, **params)):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=np.arange(K))
+        mistakes += mistake
+        _check_round(est, X, ids, coef)
+    assert cwkit.make(name, kernel="rbf", gamma=0.4, **params).fit(Xin, y).mistakes_ == mistakes
+    scores = est.decision_function(Xin)
+    assert scores.shape == (len(y), K)
+    np.testing.assert_allclose(scores, (est.dual_coef_ @ gram(X[ids], X, "rbf", gamma=0.4,
+                                                                bias=0.0)).T
+                               + est.intercept_, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel,kp", KERNELS, ids=[k for k, _ in KERNELS])
+@pytest.mark.parametrize("name,params", SECOND_ORDER, ids=[n for n, _ in SECOND_ORDER])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_second_order_every_round(name, params, kernel, kp, sparse):
+    Xin, X, y = data(sparse=sparse, seed=1)
+    est = cwkit.make(name, kernel=kernel, **kp, **params)
+    for i, (ids, mu, Z, _) in enumerate(second_order_run(name, X, y, kernel=kernel, kp=kp,
+                                                          **params)):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        _check_round(est, X, ids, mu)
+        np.testing.assert_allclose(est._model.state["Z"], Z, rtol=1e-9, atol=1e-12)
+    # x^T Sigma x at test time gives the Gaussian probabilities
+    Kt = gram(X[ids], X, kernel, bias=1.0, **kp)
+    v = params["a"] * np.diag(gram(X, X, kernel, bias=1.0, **kp)) + np.einsum(
+        "ij,ik,kj->j", Kt, Z, Kt)
+    m = mu[:, 0] @ Kt
+    from scipy.special import ndtr
+    np.testing.assert_allclose(est.predict_proba(Xin)[:, 1], ndtr(m / np.sqrt(v)), rtol=1e-9)
+
+
+PRIMAL = [(n, p) for n, p in FIRST_ORDER] + [
+    (n, {**p, "covariance": "full"}) for n, p in SECOND_ORDER]
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("name,params", PRIMAL, ids=[n for n, _ in PRIMAL])
+def test_degree_one_poly_is_the_primal_rule(name, params, fit_intercept):
+    """poly, degree 1, gamma 1, coef0 0 (+ the intercept's bias^2) is the primal rule."""
+    Xin, X, y = data(n=60, seed=5)
+    primal = cwkit.make(name, fit_intercept=fit_intercept, **params)
+    kp = {k: v for k, v in params.items() if k != "covariance"}
+    dual = cwkit.make(name, kernel="poly", degree=1, gamma=1.0, coef0=0.0,
+                      fit_intercept=fit_intercept, **kp)
+    for i in range(len(y)):
+        primal.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        dual.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        assert dual.mistakes_ == primal.mistakes_, i
+        np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
+                                   rtol=1e-9, atol=1e-9)
+    w = dual.dual_coef_ @ dual.support_vectors_.toarray()
+    np.testing.assert_allclose(w[0], primal.coef_[0], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(dual.intercept_, primal.intercept_, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["perceptron", "pa", "pa2", "reg-pa"])
+def test_degree_one_poly_is_the_primal_top1(name):
+    Xin, X, y = data(n=60, K=3, seed=6)
+    primal = cwkit.make(name).fit(X, y)
+    dual = cwkit.make(name, kernel="poly", degree=1, gamma=1.0).fit(X, y)
+    assert dual.mistakes_ == primal.mistakes_
+    np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
+                               rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("policy", ["oldest", "smallest"])
+@pytest.mark.parametrize("name,params", FIRST_ORDER[:1] + FIRST_ORDER[2:]
+                         + SECOND_ORDER[:1], ids=lambda c: str(c))
+def test_budget_every_round(name, params, policy):
+    Xin, X, y = data(n=50, seed=2)
+    B = 6
+    est = cwkit.make(name, kernel="rbf", gamma=0.5, budget=B, budget_policy=policy, **params)
+    if name in ("arow", "cw"):
+        run = second_order_run(name, X, y, kernel="rbf", kp={"gamma": 0.5}, budget=B,
+                               policy=policy, **params)
+        run = ((ids, mu, m) for ids, mu, _, m in run)
+    else:
+        run = first_order_run(name, X, y, kernel="rbf", kp={"gamma": 0.5}, budget=B,
+                              policy=policy, **params)
+    for i, (ids, coef, _) in enumerate(run):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        _check_round(est, X, ids, coef)
+        assert est.n_support_ <= B
+    assert est.n_support_ == B          # the budget was reached: removals were tested
+
+
+@pytest.mark.parametrize("name", ["pa1", "avg-perceptron", "arow"])
+def test_budget_larger_than_rounds_is_unbudgeted(name):
+    Xin, X, y = data(n=30, seed=4)
+    a = cwkit.make(name, kernel="rbf", gamma=0.5, budget=31).fit(X, y)
+    b = cwkit.make(name, kernel="rbf", gamma=0.5).fit(X, y)
+    assert a.mistakes_ == b.mistakes_
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+def test_dense_and_csr_agree_and_save_load(tmp_path):
+    Xs, X, y = data(n=60, K=3, seed=8, sparse=True)
+    for name, extra in (("pa1", {}), ("arow", {"multiclass": "ovr"}), ("cw", {}),
+                        ("avg-perceptron", {"multiclass": "ovr"}), ("bpa2", {"batch_size": 4})):
+        d = cwkit.make(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(X, y)
+        s = cwkit.make(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(Xs, y)
+        # training is identical; test-time scores are matrix products (BLAS rounding)
+        np.testing.assert_array_equal(d.dual_coef_, s.dual_coef_)
+        np.testing.assert_allclose(d.decision_function(X), s.decision_function(Xs),
+                                   rtol=1e-12, atol=1e-14)
+        assert d.mistakes_ == s.mistakes_
+        path = tmp_path / f"{name}.cwk"
+        cwkit.save(s, path)
+        back = cwkit.load(path)
+        assert type(back) is type(s) and back.get_params() == s.get_params()
+        np.testing.assert_array_equal(back.decision_function(X), s.decision_function(X))
+        # training goes on from the loaded state exactly as from the original (59 rows:
+        # mini-batch PA has 3 rows of an incomplete group pending)
+        back.partial_fit(X[:59], y[:59])
+        s.partial_fit(X[:59], y[:59])
+        path2 = tmp_path / f"{name}-2.cwk"
+        cwkit.save(s, path2)
+        np.testing.assert_array_equal(cwkit.load(path2).decision_function(X),
+                                      s.decision_function(X))
+        np.testing.assert_array_equal(back.decision_function(X), s.decision_function(X))
+
+
+def test_ovr_contract():
+    _, X, y = data(n=60, K=3, seed=9)
+    est = cwkit.make("arow", kernel="rbf", gamma=0.3, multiclass="ovr").fit(X, y)
+    Kt = gram(est.support_vectors_.toarray(), X, "rbf", gamma=0.3, bias=0.0)
+    np.testing.assert_allclose(est.decision_function(X),
+                               (est.dual_coef_ @ Kt).T + est.intercept_, rtol=1e-10)
+    # probabilities: the argmax of K independent Gaussian scores, as the primal ovr
+    from cwkit.models.scoring import argmax_proba
+    M, V = zip(*(m.proba_args(as_rows(X), 1.0) for m in est._model.models))
+    P = est.predict_proba(X)
+    np.testing.assert_allclose(P, argmax_proba(np.column_stack(M), np.column_stack(V)))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert (np.argmax(P, axis=1) == np.argmax(est.decision_function(X), axis=1)).mean() > 0.9
+
+
+def test_refusals():
+    for name in ("sop", "adagrad", "l1-pa"):
+        with pytest.raises(ValueError, match=f"{name} has no kernel form"):
+            cwkit.make(name, kernel="poly")
+    with pytest.raises(ValueError, match="sop has no kernel form"):
+        cwkit.make("sop", kernel="rbf")
+    with pytest.raises(ValueError, match="give kernel='rbf' or kernel='poly'"):
+        cwkit.make("pa1", gamma=0.5)
+    with pytest.raises(ValueError, match="not one of its kernel form's"):
+        cwkit.make("arow", kernel="rbf", covariance="full")
+    with pytest.raises(ValueError, match="topk"):
+        cwkit.make("pa1", kernel="rbf", multiclass="topk")
+    with pytest.raises(ValueError, match="gamma"):
+        cwkit.make("pa1", kernel="rbf", gamma=-1.0)
+    with pytest.raises(ValueError, match="budget"):
+        cwkit.make("pa1", kernel="rbf", budget=0)
+    _, X, y = data(n=20, K=3)
+    with pytest.raises(ValueError, match="multiclass='ovr'"):
+        cwkit.make("bpa1", kernel="rbf", multiclass="top1").fit(X, y)
+    assert type(cwkit.make("pa1", kernel="linear")) is cwkit.PassiveAggressive
+    est = cwkit.make("pa1", kernel="rbf").fit(X, y)
+    assert not hasattr(est, "coef_")
+
+
+def test_nonfinite_row_is_reported():
+    est = cwkit.make("pa1", kernel="rbf", gamma=0.5)
+    X = np.array([[1.0, 0.0], [1e200, 1e200]])
+    with pytest.raises(ValueError, match="row 1"):
+        est.fit(X, [1, -1])
+
+
+def test_cli_kernel_and_grid(tmp_path, capsys):
+    from cwkit import cli
+    _, X, y = data(n=40, seed=1)
+    path = tmp_path / "d.svm"
+    with open(path, "w") as f:
+        for xi, yi in zip(X, y):
+            f.write(f"{yi} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(xi) if v) + "\n")
+    rc = cli.main(["eval", "--algos", "pa1:kernel=rbf:gamma=0.5,arow:kernel=poly:degree=2",
+                   "--grid", "pa1.gamma=0.1,1", "--format", "json", str(path)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "pa1:kernel=rbf" in out and "arow:kernel=poly" in out
+    assert cli.main(["eval", "--algos", "sop:kernel=rbf", str(path)]) == 2
+    assert "sop has no kernel form" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kernel,kp", KERNELS, ids=[k for k, _ in KERNELS])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_compiled_and_blocked_scores_agree(kernel, kp, sparse, monkeypatch):
+    """Large support sets are scored by the compiled kernel rows, small ones by blocked
+    matrix products: the two agree (Gaussian probabilities included)."""
+    from cwkit.models import kernel as km
+    Xin, X, y = data(n=60, seed=12, sparse=sparse)
+    for name in ("pa1", "arow"):
+        est = cwkit.make(name, kernel=kernel, **kp).fit(Xin, y)
+        blocked = est.decision_function(Xin)
+        p_blocked = est.predict_proba(Xin) if name == "arow" else None
+        monkeypatch.setattr(km, "DENSE_SUPPORT", -1)
+        np.testing.assert_allclose(est.decision_function(Xin), blocked, rtol=1e-11,
+                                   atol=1e-13)
+        if p_blocked is not None:
+            np.testing.assert_allclose(est.predict_proba(Xin), p_blocked, rtol=1e-10)
+        monkeypatch.undo()
+
+
+def bpa_run(variant, X, y, B, C, kernel, kp, bias=1.0):
+    """Kernel mini-batch PA (block groups) in numpy: after every row, the reported
+    (support row ids, coef) -- the pending group applied provisionally -- and the
+    mistake of the row, predicted with the model from before its group."""
+    from reference_steps import bpa_tau
+    ids, coef = [], np.zeros(0)
+
+    def update(ids, coef, group):
+        Xg = X[group]
+        f = coef @ gram(X[ids], Xg, kernel, bias=bias, **kp) if ids else np.zeros(len(group))
+        A = np.outer(y[group], y[group]) * gram(Xg, Xg, kernel, bias=bias, **kp)
+        tau = bpa_tau(A, 1.0 - y[group] * f, variant=variant, C=C)
+        keep = tau != 0
+        return ids + [g for g, k in zip(group, keep) if k], np.append(coef, (tau * y[group])[keep])
+
+    start = 0
+    for i in range(len(X)):
+        f = coef @ gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else 0.0
+        mistake = y[i] * f <= 0
+        group = list(range(start, i + 1))
+        if len(group) == B:
+            ids, coef = update(ids, coef, group)
+            start = i + 1
+            yield list(ids), coef.copy(), mistake
+        else:
+            shown = update(ids, coef, group)
+            yield shown[0], shown[1], mistake
+
+
+@pytest.mark.parametrize("variant", ["bpa1", "bpa2", "bpa-ls"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_minibatch_every_round(variant, sparse):
+    Xin, X, y = data(n=30, seed=13, sparse=sparse)
+    kp = {"gamma": 0.4}
+    est = cwkit.make(variant, kernel="rbf", batch_size=4, C=0.5, **kp)
+    mistakes = 0
+    for i, (ids, coef, mistake) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", kp)):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        mistakes += mistake
+        assert est.mistakes_ == mistake
+        _check_round(est, X, ids, coef[:, None])
+    fitted = cwkit.make(variant, kernel="rbf", batch_size=4, C=0.5, **kp).fit(Xin, y)
+    assert fitted.mistakes_ == mistakes
+    np.testing.assert_allclose(fitted.decision_function(Xin), est.decision_function(Xin),
+                               rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("variant", ["bpa1", "bpa2", "bpa-ls"])
+@pytest.mark.parametrize("B", [1, 4])
+def test_minibatch_degree_one_poly_is_the_primal_rule(variant, B):
+    Xin, X, y = data(n=50, seed=14)
+    primal = cwkit.make(variant, batch_size=B, C=0.5).fit(X, y)
+    dual = cwkit.make(variant, batch_size=B, C=0.5, kernel="poly", degree=1, gamma=1.0).fit(X, y)
+    assert dual.mistakes_ == primal.mistakes_
+    np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
+                               rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("policy", ["oldest", "smallest"])
+def test_minibatch_budget(policy):
+    _, X, y = data(n=60, seed=15)
+    est = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4, budget=5,
+                     budget_policy=policy)
+    for i in range(0, 60, 3):
+        est.partial_fit(X[i:i + 3], y[i:i + 3], classes=[-1, 1])
+        assert est.n_support_ <= 5
+    assert est.n_support_ == 5
+    big = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4, budget=61).fit(X, y)
+    free = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4).fit(X, y)
+    np.testing.assert_array_equal(big.dual_coef_, free.dual_coef_)
+
+
+def test_random_fourier_features_approximate_the_rbf_kernel():
+    from cwkit.kernel_approx import RandomFourierFeatures
+    Xs, X, _ = data(n=30, seed=16, sparse=True)
+    K = gram(X, X, "rbf", gamma=0.3, bias=0.0)
+    errs = []
+    for D in (100, 10000):
+        rff = RandomFourierFeatures(gamma=0.3, n_components=D, random_state=0)
+        Z = rff.fit_transform(X)
+        np.testing.assert_allclose(rff.transform(Xs), Z, rtol=1e-12, atol=1e-14)
+        errs.append(np.abs(Z @ Z.T - K).max())
+    assert errs[1] < 0.05 and errs[1] < errs[0] / 3      # O(1 / sqrt(D))
+
+
+@pytest.mark.parametrize("kernel,kp", KERNELS, ids=[k for k, _ in KERNELS])
+def test_nystroem_is_exact_on_its_landmarks(kernel, kp):
+    from cwkit.kernel_approx import Nystroem
+    Xs, X, _ = data(n=25, seed=17, sparse=True)
+    K = gram(X, X, kernel, bias=0.0, **kp)
+    Z = Nystroem(kernel=kernel, n_components=25, random_state=0, **kp).fit_transform(Xs)
+    np.testing.assert_allclose(Z @ Z.T, K, rtol=1e-7, atol=1e-8)
+    half = Nystroem(kernel=kernel, n_components=12, random_state=0, **kp).fit(X)
+    Zh = half.transform(X)
+    L = np.flatnonzero((X[:, None, :] == half.landmarks_[None]).all(-1).any(1))
+    np.testing.assert_allclose((Zh @ Zh.T)[np.ix_(L, L)], K[np.ix_(L, L)], rtol=1e-7,
+                               atol=1e-8)
+
+
+@pytest.mark.parametrize("name,params", SECOND_ORDER, ids=[n for n, _ in SECOND_ORDER])
+def test_second_order_top1_every_round(name, params):
+    K = 3
+    Xin, X, y = data(n=40, K=K, seed=18)
+    est = cwkit.make(name, kernel="rbf", gamma=0.4, **params)
+    mistakes = 0
+    for i, (ids, coef, mistake) in enumerate(second_order_top1_run(
+            name, X, y, K, kernel="rbf", kp={"gamma": 0.4}, **params)):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=np.arange(K))
+        mistakes += mistake
+        _check_round(est, X, ids, coef)
+    assert cwkit.make(name, kernel="rbf", gamma=0.4, **params).fit(X, y).mistakes_ == mistakes
+
+
+@pytest.mark.parametrize("name,params", SECOND_ORDER, ids=[n for n, _ in SECOND_ORDER])
+def test_second_order_top1_degree_one_poly_is_the_primal_rule(name, params):
+    _, X, y = data(n=60, K=3, seed=19)
+    primal = cwkit.make(name, covariance="full", **params).fit(X, y)
+    dual = cwkit.make(name, kernel="poly", degree=1, gamma=1.0, **params).fit(X, y)
+    assert dual.mistakes_ == primal.mistakes_
+    np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
+                               rtol=1e-9, atol=1e-9)
+    # the diagonal blocks Sigma_cc of the stacked covariance give the same probabilities
+    np.testing.assert_allclose(dual.predict_proba(X), primal.predict_proba(X), rtol=1e-7,
+                               atol=1e-9)
