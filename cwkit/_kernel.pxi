@@ -18,10 +18,11 @@
 # kernel_so_pass (CW-Var, CW-Stdev, AROW, AROW-H in the dual form
 # Sigma = a I + Phi^T Z Phi; binary), kernel_scores (test-time scores and
 # x^T Sigma x).
-# Uses: RowView, get_row (_rows.pxi); Counts, count_margin, count_round,
-# count_hinge, fail_row, fail_round, Workspace, scaled_rescale (_driver.pxi);
-# Hyper, fo_step, hyper_first_order, hyper_second_order, AUX_* (_binary.pxi);
-# full_step (_full.pxi); argmax_first, competitor, all_finite (_mc_rows.pxi).
+# Uses: RowView, get_row (_rows.pxi); Counts, counts_start, count_margin,
+# count_argmax, count_round, count_hinge, fail_row, fail_round, Workspace,
+# scaled_rescale (_driver.pxi); Hyper, fo_step, hyper_first_order,
+# hyper_second_order, AUX_* (_binary.pxi); full_step (_full.pxi); competitor,
+# all_finite (_mc_rows.pxi).
 
 from libc.math cimport exp
 from libc.string cimport memmove
@@ -265,7 +266,7 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     cdef Py_ssize_t n_cols = rows.R.n_cols
     cdef bint binary = Kc == 1, avg = rule == AVG_PERCEPTRON, is_perc
     cdef bint track_norm = rule == L2_PA, record = scores_out.shape[0] > 0
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
@@ -308,8 +309,7 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                 if yi < 0 or yi >= Kc:         # the caller's codes: never out of range
                     fail_row(&cnt, NONFINITE_INPUT, i)
                     break
-                yhat = argmax_first(sc, Kc)
-                count_round(&cnt, yhat != yi)
+                yhat = count_argmax(&cnt, sc, Kc, yi, i)
                 comp = yhat if is_perc else competitor(sc, Kc, yi)
                 m = sc[yi] - sc[comp]
                 count_hinge(&cnt, m)
@@ -411,7 +411,7 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n, a, b
     cdef Py_ssize_t n_cols = rows.R.n_cols
     cdef bint record = scores_out.shape[0] > 0
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
@@ -614,7 +614,7 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
     cdef Py_ssize_t t, i, lo, m, nnz, j
     cdef Py_ssize_t n_cols = rows.R.n_cols
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
     cdef const double* x
     cdef const int* idx
@@ -646,13 +646,10 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                 for j in range(S.n):
                     f += coef[j] * krow[j]
                 mrg = y[i] * f
-                if not (isfinite(mrg) and isfinite(sqn)):
-                    fail_row(&cnt, NONFINITE_INPUT, i)
-                    break
                 if keep_scores:
                     scores_out[t - n_seen] = f
-                count_round(&cnt, mrg <= 0.0)
-                count_hinge(&cnt, mrg)
+                if not count_margin(&cnt, mrg, sqn, i):
+                    break
             m = group_due(&g, t + 1, &lo)
             if m == 0:
                 continue
@@ -692,7 +689,7 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
     cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n, a, b, yi, c, p0, p1
     cdef Py_ssize_t n_cols = rows.R.n_cols
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
@@ -733,7 +730,7 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
             if not isfinite(v):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            count_round(&cnt, argmax_first(sc, K) != yi)
+            count_argmax(&cnt, sc, K, yi, i)
             m = sc[yi] - sc[c]
             count_hinge(&cnt, m)
             if not full_step(&h, m, v, 1.0, m, &ay, &beta):

@@ -19,7 +19,7 @@ import tempfile
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
+from ._lazy import sparse as sp
 
 from . import datasets, report, sources
 from ._version import __version__

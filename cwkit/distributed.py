@@ -15,12 +15,13 @@ Needs the optional ``dask`` and ``distributed`` packages
 import copy
 import io
 import os
+from concurrent.futures import CancelledError
 import time
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
+from ._lazy import issparse, sparse as sp
 
 from .models import mixing
 from .models.interface import ModelError
@@ -161,7 +162,7 @@ def _stack(blocks):
     ys = [np.asarray(y).ravel() for _, y in blocks]
     if len(xs) == 1:
         X = xs[0]
-    elif any(sp.issparse(x) for x in xs):
+    elif any(issparse(x) for x in xs):
         X = sp.vstack([sp.csr_matrix(x) for x in xs], format="csr")
     else:
         X = np.concatenate(xs)
@@ -179,6 +180,15 @@ def _with_first_row(shard, first_row):
 
 
 # ---------------------------------------------------------------------------- one round
+
+class _RoundLost(Exception):
+    """A round's task, or the model copy it needed, went with a worker that died: the
+    round is sent again (`ROUND_TRIES`)."""
+
+
+#: How many times a round is sent before its lost tasks are reported (`WorkerLost`).
+ROUND_TRIES = 3
+
 
 class WorkerLost(RuntimeError):
     """A shard could not be trained: its worker kept dying (more often than Dask's
@@ -327,15 +337,40 @@ def _gather_round(distributed, futures):
                                      row=exc.row, reason=exc.reason) from None
                 f.result()    # raises it (a data error, or a worker that kept dying)
             elif f.status != "finished":
-                raise WorkerLost(f"shard {i + 1}: its task was lost ({f.status}): the "
-                                 "workers holding the model it needed died; no model")
+                raise _RoundLost(f"shard {i + 1}: its task was lost ({f.status})")
         return [f.result() for f in futures]
     except distributed.KilledWorker as exc:
         raise WorkerLost(f"a worker died each time it ran a shard's pass ({exc}); no "
                          "model") from None
+    except CancelledError as exc:   # the scheduler forgot a task whose inputs died
+        futures[0].client.cancel(futures)
+        raise _RoundLost(str(exc).splitlines()[0]) from None
     except BaseException:
         futures[0].client.cancel(futures)    # no shard goes on once the round has failed
         raise
+
+
+def _send_round(client, distributed, est, shell, shards, seeds):
+    """One round: every shard's pass from the mixed model, sent again (with a new copy
+    of the estimator `shell`) when a worker that died took a task or the model copies
+    with it.  Returns (the shards' results, the shell in use)."""
+    for attempt in range(ROUND_TRIES):
+        if attempt:
+            shell = client.scatter(est, broadcast=True, hash=False)
+        # the state goes straight to every worker (a copy each, so that the task of a
+        # worker that dies can re-run on another; in the task graph it would pass the
+        # scheduler), as a dict of arrays, which Dask sends without pickling (in a
+        # list: a dict given to scatter would name the data by its keys)
+        [sent] = client.scatter([{"state": est._model.state, "t": est.t_}],
+                                broadcast=True, hash=False)
+        futures = [client.submit(_train, shell, sent, s, None if seed is None else int(seed),
+                                 pure=False) for s, seed in zip(shards, seeds)]
+        try:
+            return _gather_round(distributed, futures), shell
+        except _RoundLost as exc:
+            lost = exc
+    raise WorkerLost(f"{lost}: the workers holding the model it needed died, "
+                     f"{ROUND_TRIES} times; no model")
 
 
 def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
@@ -447,21 +482,13 @@ def _fit(distributed, client, estimator, data, rounds, mixing_, shuffle, partiti
     rng = np.random.default_rng(est.random_state)
     nbytes = sum(a.nbytes for a in model.state.values())
     notes = {}
-    # the estimator with its spec, once; each round then sends only the state arrays
+    # the estimator with its spec, once (again only when a worker took it with it);
+    # each round then sends only the state arrays
     shell = client.scatter(est, broadcast=True, hash=False)
     for r in range(rounds):
         t_start = time.perf_counter()
         seeds = rng.integers(2**63, size=len(shards)) if shuffle else [None] * len(shards)
-        # the state goes straight to every worker (a copy each, so that the task of a worker
-        # that dies can re-run on another; in the task graph it would pass the scheduler),
-        # as a dict of arrays, which Dask sends without pickling
-        # (in a list: a dict given to scatter would name the data by its keys)
-        [sent] = client.scatter([{"state": model.state, "t": est.t_}], broadcast=True,
-                                hash=False)
-        futures = [client.submit(_train, shell, sent, s, None if seed is None else int(seed),
-                                 pure=False) for s, seed in zip(shards, seeds)]
-        results = _gather_round(distributed, futures)
-        del sent, futures
+        results, shell = _send_round(client, distributed, est, shell, shards, seeds)
         c = np.array([res["updates"] for res in results], dtype=np.float64)
         c = c if by_updates and c.sum() > 0 else None
         mixed = mixing.mix(model, [res["state"] for res in results], c, rule,

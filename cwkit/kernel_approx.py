@@ -8,19 +8,19 @@ For data too large for any budget of support vectors: random Fourier features
 at the cost of a linear one (memory and time per prediction O(n_components d)).
 """
 import numpy as np
-import scipy.sparse as sp
+from ._lazy import issparse
 
 from . import _params
 from .models.kernel import kernel_from_dots
 
 
 def _sqnorms(X):
-    return (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+    return (np.asarray(X.multiply(X).sum(axis=1)).ravel() if issparse(X)
             else np.einsum("ij,ij->i", X, X))
 
 
 def _rows(X):
-    return X.tocsr().astype(np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    return X.tocsr().astype(np.float64) if issparse(X) else np.asarray(X, dtype=np.float64)
 
 
 class RandomFourierFeatures:
@@ -91,7 +91,7 @@ class Nystroem:
         self.random_state = random_state
 
     def _k(self, X, L, sl):
-        return kernel_from_dots(np.asarray(X @ L.T.toarray() if sp.issparse(L) else X @ L.T),
+        return kernel_from_dots(np.asarray(X @ L.T.toarray() if issparse(L) else X @ L.T),
                                 _sqnorms(X)[:, None], sl[None, :], self.kernel, self.gamma_,
                                 self.degree, self.coef0)
 

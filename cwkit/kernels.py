@@ -7,7 +7,7 @@ primal families (``cwkit.linear``) with every inner product replaced by the
 kernel.  See docs/algorithms.md, "Kernel forms".
 """
 import numpy as np
-import scipy.sparse as sp
+from ._lazy import sparse as sp
 
 from . import _core, _params
 from .base import GaussianMixin, OnlineClassifier, serialised

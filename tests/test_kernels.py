@@ -94,7 +94,7 @@ def test_second_order_every_round(name, params, kernel, kp, sparse):
         "ij,ik,kj->j", Kt, Z, Kt)
     m = mu[:, 0] @ Kt
     from scipy.special import ndtr
-    np.testing.assert_allclose(est.predict_proba(Xin)[:, 1], ndtr(m / np.sqrt(v)), rtol=1e-9)
+    np.testing.assert_allclose(est.predict_confidence(Xin)[:, 1], ndtr(m / np.sqrt(v)), rtol=1e-9)
 
 
 PRIMAL = [(n, p) for n, p in FIRST_ORDER] + [
@@ -198,7 +198,7 @@ def test_ovr_contract():
     # probabilities: the argmax of K independent Gaussian scores, as the primal ovr
     from cwkit.models.scoring import argmax_proba
     M, V = zip(*(m.proba_args(as_rows(X), 1.0) for m in est._model.models))
-    P = est.predict_proba(X)
+    P = est.predict_confidence(X)
     np.testing.assert_allclose(P, argmax_proba(np.column_stack(M), np.column_stack(V)))
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     assert (np.argmax(P, axis=1) == np.argmax(est.decision_function(X), axis=1)).mean() > 0.9
@@ -261,12 +261,12 @@ def test_compiled_and_blocked_scores_agree(kernel, kp, sparse, monkeypatch):
     for name in ("pa1", "arow"):
         est = cwkit.make(name, kernel=kernel, **kp).fit(Xin, y)
         blocked = est.decision_function(Xin)
-        p_blocked = est.predict_proba(Xin) if name == "arow" else None
+        p_blocked = est.predict_confidence(Xin) if name == "arow" else None
         monkeypatch.setattr(km, "DENSE_SUPPORT", -1)
         np.testing.assert_allclose(est.decision_function(Xin), blocked, rtol=1e-11,
                                    atol=1e-13)
         if p_blocked is not None:
-            np.testing.assert_allclose(est.predict_proba(Xin), p_blocked, rtol=1e-10)
+            np.testing.assert_allclose(est.predict_confidence(Xin), p_blocked, rtol=1e-10)
         monkeypatch.undo()
 
 
@@ -392,5 +392,44 @@ def test_second_order_top1_degree_one_poly_is_the_primal_rule(name, params):
     np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
                                rtol=1e-9, atol=1e-9)
     # the diagonal blocks Sigma_cc of the stacked covariance give the same probabilities
-    np.testing.assert_allclose(dual.predict_proba(X), primal.predict_proba(X), rtol=1e-7,
+    np.testing.assert_allclose(dual.predict_confidence(X), primal.predict_confidence(X), rtol=1e-7,
                                atol=1e-9)
+
+
+@pytest.mark.parametrize("name,K,params", [("pa1", 2, {}), ("pa1", 3, {}), ("arow", 2, {}),
+                                           ("arow", 3, {}), ("pa1", 3, {"multiclass": "ovr"}),
+                                           ("bpa1", 2, {"batch_size": 3})])
+def test_counts_against_clean_labels_and_records_scores(name, K, params):
+    """The label-noise protocol and the progressive scores reach the kernel drivers:
+    rounds counted against y_clean (the reference: each row predicted before it is
+    learnt, one row at a time) and predict_proba fitted on those rounds (monotone)."""
+    Xin, X, y = data(n=45, K=K, seed=23)
+    rng = np.random.default_rng(5)
+    y_clean = y.copy()
+    flip = rng.random(len(y)) < 0.3
+    y_clean[flip] = (y[flip] + 1) % K if K > 2 else -y[flip]
+    classes = np.unique(np.concatenate([y, y_clean]))
+    kw = dict(kernel="rbf", gamma=0.5, **params)
+    est = cwkit.make(name, **kw).partial_fit(Xin, y, classes=classes, y_clean=y_clean)
+    ref = cwkit.make(name, **kw)
+    wrong = 0
+    for i in range(len(y)):
+        # a fresh model scores 0: a binary mistake (y s <= 0), multi-class class 0
+        s = ref.decision_function(Xin[i:i + 1])[0] if i else (0.0 if K == 2 else np.zeros(K))
+        wrong += int(y_clean[i] * s <= 0 if K == 2 else np.argmax(s) != y_clean[i])
+        ref.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=classes)
+    plain = cwkit.make(name, **kw).partial_fit(Xin, y, classes=classes).mistakes_
+    same = cwkit.make(name, **kw).partial_fit(Xin, y, classes=classes, y_clean=y).mistakes_
+    assert same == plain
+    if name != "bpa1":
+        assert est.mistakes_ == wrong
+    else:   # a row is predicted by the model before its group: count y and -y (binary)
+        anti = cwkit.make(name, **kw).partial_fit(Xin, y, classes=classes, y_clean=-y)
+        # every row is a mistake for one of them; both for the first group (score 0)
+        assert plain + anti.mistakes_ == len(y) + params["batch_size"]
+    P = est.predict_proba(Xin)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert (np.argmax(P, axis=1) == np.argmax(np.atleast_2d(est.decision_function(Xin).T).T
+                                              if K > 2 else np.column_stack(
+                                                  [-est.decision_function(Xin),
+                                                   est.decision_function(Xin)]), axis=1)).all()

@@ -18,7 +18,7 @@ compiled drivers are in ``_kernel.pxi``.
 import copy
 
 import numpy as np
-import scipy.sparse as sp
+from .._lazy import issparse, sparse as sp
 
 from .. import _core
 from .._rowdata import as_rows
@@ -92,7 +92,8 @@ class DualModel(Model):
             part = order[pos:pos + self.chunk(len(order) - pos)]
             out = (np.empty(0) if scores_out is None
                    else np.empty(len(part)))
-            r = PassResult(*self.run_chunk(rows, y, part, bias, out))
+            r = PassResult(*self.run_chunk(self.chunk_rows(rows, pos, len(part)), y, part,
+                                           bias, out))
             if scores_out is not None:
                 scores_out[pos:pos + len(part)] = out
             rounds += r.rounds
@@ -103,6 +104,15 @@ class DualModel(Model):
                 return PassResult(rounds, mistakes, updates, loss, r.status, r.pos)
             pos += len(part)
         return PassResult(rounds, mistakes, updates, loss, _core.Status.OK, NO_ROW)
+
+    @staticmethod
+    def chunk_rows(rows, pos, n):
+        """The rows of the chunk of `n` rounds from round `pos`: the drivers write
+        the scores of the counting options from the chunk's first round."""
+        clean, scores = rows.view.clean, rows.view.scores
+        if scores is None:
+            return rows
+        return rows.counting(clean, scores[pos:pos + n])
 
     def chunk(self, remaining):
         return remaining
@@ -255,6 +265,7 @@ class FirstOrderDual(DualModel):
     def __init__(self, spec):
         # one column per class for top-1; one-vs-rest's binary models have one
         self.width = spec.n_classes if spec.kind == TOP1 else 1
+        self.K = spec.n_classes if spec.kind == TOP1 else None
         super().__init__(spec)
 
     def coef_state(self, n):
@@ -306,7 +317,7 @@ class SecondOrderDual(DualModel):
     blocks, whose support items are (x_j, e_{y_j} - e_{c_j}) (``pairs``: (y_j, c_j))."""
 
     def __init__(self, spec):
-        self.K = spec.n_classes if spec.kind == TOP1 else 0
+        self.K = spec.n_classes if spec.kind == TOP1 else None
         super().__init__(spec)
 
     def coef_state(self, n):
@@ -410,8 +421,14 @@ class MiniBatchDual(DualModel):
         order = np.asarray(order, dtype=np.intp)
         n_pend = int(st["n_pend"][0])
         if n_pend:  # the stream goes on: prepend the rows carried over
+            given = rows
             rows = as_rows(sp.vstack([sp.csr_matrix(st["pend"][:n_pend]),
                                       sp.csr_matrix(rows.X)], format="csr"))
+            clean, scores = given.view.clean, given.view.scores
+            if clean is not None or scores is not None:
+                # the carried rows were counted before: their clean labels are not read
+                rows = rows.counting(None if clean is None else np.concatenate(
+                    [st["pend_y"][:n_pend], clean]), scores)
             y = np.concatenate([st["pend_y"][:n_pend], y])
             order = np.concatenate([np.arange(n_pend), order + n_pend])
         cap, data, idx, start, length, sqn, aux = self.buffers(rows, order)
@@ -429,7 +446,7 @@ class MiniBatchDual(DualModel):
         if result.status == _core.Status.OK:
             tail = order[len(order) - n_left:]
             Xt = rows.X[tail]
-            st["pend"][:n_left] = Xt.toarray() if sp.issparse(Xt) else Xt
+            st["pend"][:n_left] = Xt.toarray() if issparse(Xt) else Xt
             st["pend_y"][:n_left] = y[tail]
             st["n_pend"][0] = n_left
         return result._replace(pos=max(int(result.pos) - n_pend, 0)
