@@ -200,6 +200,7 @@ class OnlineClassifier:
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"y holds only one class ({classes[0].item()!r})")
+        self._choose(rows, len(classes))
         self._reset(classes, rows.n_features)
         codes = self._encode(y)
         rng = np.random.default_rng(self.random_state)
@@ -245,12 +246,25 @@ class OnlineClassifier:
                 raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw "
                                  f"only the labels {labels.tolist()!r}; pass classes=[...] "
                                  "with every label the stream may hold (at least 2)")
+            self._choose(rows, len(labels))
             self._reset(labels, rows.n_features)
         codes = self._encode(y)
         _, self.mistakes_, self.n_updates_, collapsed = self._run(rows, codes,
                                                                   np.arange(rows.n_rows))
         self._warn_collapse(collapsed)
         return self
+
+    def _choose(self, rows, n_classes):
+        """Settle, from the first rows of a ``fit`` or of the first ``partial_fit``, the
+        choices a parameter leaves to the data (``covariance="auto"``); stored as fitted
+        attributes, kept by :func:`cwkit.save`.  None by default."""
+
+    def _choices(self):
+        """The choices `_choose` made, by attribute name (what :func:`cwkit.save` records)."""
+        return {}
+
+    def _restore_choices(self, saved):
+        """Set the choices of a loaded model from `saved` (its :meth:`_choices`)."""
 
     def _reset(self, classes, n_features):
         self.classes_ = classes
@@ -410,8 +424,9 @@ class VarianceMixin:
         d = self._dims()
         s = self._model.variances()
         if s is None:
-            raise AttributeError("coef_var_ exists for covariance='diag'; "
-                                 "see covariance_ for the full matrix")
+            raise AttributeError("coef_var_ exists for a diagonal covariance "
+                                 "(covariance_type_ 'diag'); see covariance_ for the full "
+                                 "matrix")
         return np.atleast_2d(s)[..., :d].reshape(-1, d)
 
     @property
@@ -420,7 +435,8 @@ class VarianceMixin:
         d = self._dims()
         s = self._model.variances()
         if s is None:
-            raise AttributeError("intercept_var_ exists for covariance='diag'")
+            raise AttributeError("intercept_var_ exists for a diagonal covariance "
+                                 "(covariance_type_ 'diag')")
         # without an intercept this is the untouched initial variance
         return np.atleast_2d(s)[..., d].ravel()
 
@@ -430,7 +446,8 @@ class VarianceMixin:
         d = self._dims()
         S = self._model.covariance()
         if S is None:
-            raise AttributeError("covariance_ exists for covariance='full'; see coef_var_")
+            raise AttributeError("covariance_ exists for a full covariance (covariance_type_ "
+                                 "'full'); see coef_var_")
         return S if self.fit_intercept else _drop_intercept(S, d)
 
 

@@ -261,12 +261,72 @@ def prune_weights(w, sigma, mode="squared"):
 #: The model shape of each ``covariance`` of the Gaussian-weight rules.
 _COVARIANCE_SHAPES = {"diag": "diagonal", "full": "full"}
 
+#: ``covariance="auto"`` keeps a full matrix when the cost of a full update,
+#: n^2 with n = D (binary), K D^2 for one-vs-rest, (K D)^2 for top-1 / top-k
+#: (D = features + 1, K classes), is at most AUTO_FULL_DIM^2 ...
+AUTO_FULL_DIM = 256
+#: ... and at least this fraction of the entries of the first rows is nonzero.
+AUTO_DENSITY = 0.1
+#: The number of first rows the density is judged on.
+AUTO_ROWS = 1000
+
+
+def density(rows, n_rows=AUTO_ROWS):
+    """The fraction of nonzero entries in the first `n_rows` rows (of their values, so
+    that a dense array and its CSR copy, explicit zeros or not, agree)."""
+    m = min(rows.n_rows, n_rows)
+    X = rows.X
+    if rows.sparse:
+        nnz = np.count_nonzero(X.data[X.indptr[0]:X.indptr[m]])
+    else:
+        nnz = np.count_nonzero(X[:m])
+    return nnz / (m * rows.n_features)
+
+
+def auto_covariance(rows, n_classes, multiclass):
+    """What ``covariance="auto"`` chooses for the first rows `rows`: "full" or "diag".
+
+    Full when the model is narrow (its per-row update cost, see
+    ``AUTO_FULL_DIM``, within AUTO_FULL_DIM^2) and the data dense (at least
+    ``AUTO_DENSITY`` of the first ``AUTO_ROWS`` rows' entries nonzero); diagonal
+    otherwise.  The measurements behind both thresholds are in docs/choosing.md.
+    """
+    D = rows.n_features + 1
+    if n_classes == 2:
+        cost = D * D
+    elif multiclass == "ovr":
+        cost = n_classes * D * D
+    else:
+        cost = (n_classes * D) ** 2
+    if cost > AUTO_FULL_DIM ** 2 or density(rows) < AUTO_DENSITY:
+        return "diag"
+    return "full"
+
+
+class CovarianceChoice:
+    """The ``covariance`` parameter of the second-order rules, "auto" settled at the
+    first fit (``covariance_type_``)."""
+
+    def _choose(self, rows, n_classes):
+        self.covariance_type_ = (auto_covariance(rows, n_classes, self.multiclass)
+                                 if self.covariance == "auto" else self.covariance)
+
+    def _choices(self):
+        return {"covariance_type_": self.covariance_type_}
+
+    def _restore_choices(self, saved):
+        # a file written before "auto" existed records no choice: its covariance is it
+        value = saved.get("covariance_type_", self.covariance)
+        if value not in _COVARIANCE_SHAPES:
+            raise ValueError(f"covariance_type_ must be 'diag' or 'full', got {value!r:.40}")
+        self.covariance_type_ = value
+
 
 def _phi(eta):
     return float(ndtri(eta))
 
 
-class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
+class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
     """Confidence-Weighted learning: CW-Var [CW08] and CW-Stdev ([ECCW08]).
 
     Parameters
@@ -280,9 +340,12 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
         weights stop learning.
     a : float > 0, default=1.0
         Initial variance: Sigma_1 = a I.
-    covariance : {"diag", "full"}, default="diag"
+    covariance : {"auto", "diag", "full"}, default="auto"
         Diagonal (Sigma^-1 updates projected on the diagonal) or full matrix
-        (dense, low-dimensional data; at most ``cwkit.models.binary.MAX_FULL_DIM`` - 1 features).
+        (dense, low-dimensional data; at most ``cwkit.models.binary.MAX_FULL_DIM`` - 1
+        features).  "auto" chooses at the first ``fit`` / ``partial_fit``: full when the
+        model is narrow and the first rows dense (:func:`auto_covariance`), else
+        diagonal; the choice is the fitted attribute ``covariance_type_``.
     fit_intercept, n_passes, shuffle, random_state, multiclass, k
         As in :class:`Perceptron`.
 
@@ -307,7 +370,7 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
     _constraints = {"variant": _params.Choice("var", "stdev"),
                     "eta": _params.Optional(_params.Real(0.5, 1.0, open_lo=True, open_hi=True),
                                             "0.9 for cw, 0.7 for cw-stdev"),
-                    "a": _params.POSITIVE, "covariance": _params.Choice("diag", "full")}
+                    "a": _params.POSITIVE, "covariance": _params.Choice("auto", "diag", "full")}
     _names = {
         "cw": Registration({"variant": "var"}, "Confidence-Weighted, variance form CW-Var [CW08]",
                            ("eta", "a", "covariance")),
@@ -318,7 +381,7 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
     #: eta when None: CW-Var and CW-Stdev (see ``eta``).
     _default_eta = {"var": 0.9, "stdev": 0.7}
 
-    def __init__(self, variant="var", eta=None, a=1.0, covariance="diag", *,
+    def __init__(self, variant="var", eta=None, a=1.0, covariance="auto", *,
                  fit_intercept=True, n_passes=1, shuffle=False, random_state=None,
                  multiclass="top1", k=1):
         self.variant = variant
@@ -335,11 +398,11 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
     def _model_options(self):
         rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
         eta = self.eta if self.eta is not None else self._default_eta[self.variant]
-        return {"shape": _COVARIANCE_SHAPES[self.covariance], "rule": rule, "phi": _phi(eta),
-                "a": float(self.a)}
+        return {"shape": _COVARIANCE_SHAPES[self.covariance_type_], "rule": rule,
+                "phi": _phi(eta), "a": float(self.a)}
 
 
-class AROW(GaussianMixin, OnlineClassifier):
+class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
     """Adaptive Regularization of Weight vectors ([AROW13]), squared hinge or hinge.
 
     Parameters
@@ -350,7 +413,8 @@ class AROW(GaussianMixin, OnlineClassifier):
         Initial variance: Sigma_1 = a I.
     loss : {"squared_hinge", "hinge"}, default="squared_hinge"
         AROW ([AROW13] Fig. 1) or AROW-H ([AROW13] Sect. 3.2).
-    covariance : {"diag", "full"}, default="diag"
+    covariance : {"auto", "diag", "full"}, default="auto"
+        As in :class:`ConfidenceWeighted`.
     diag_update : {"inverse", "direct"}, default="inverse"
         Diagonal projection of the update of Sigma^-1 (eq. 14, the projection of
         [CW08]) or of Sigma itself (eq. 15).
@@ -379,7 +443,9 @@ class AROW(GaussianMixin, OnlineClassifier):
     >>> clf = cwkit.AROW(r=0.1).fit(X, ["spam", "ham", "spam", "ham"])
     >>> clf.predict(X).tolist()
     ['spam', 'ham', 'spam', 'ham']
-    >>> clf.predict_proba(X).shape, bool(np.all(clf.coef_var_ < 1.0))
+    >>> clf.covariance_type_      # covariance="auto": two dense features, a full matrix
+    'full'
+    >>> clf.predict_proba(X).shape, bool(np.all(np.diag(clf.covariance_) < 1.0))
     ((4, 2), True)
 
     Multi-class top-k ([AROW13] Fig. 2, eqs. 25-30): with Delta_j = f(x, y) - f(x, c_j)
@@ -392,7 +458,7 @@ class AROW(GaussianMixin, OnlineClassifier):
 
     _constraints = {"r": _params.POSITIVE, "a": _params.POSITIVE,
                     "loss": _params.Choice("squared_hinge", "hinge"),
-                    "covariance": _params.Choice("diag", "full"),
+                    "covariance": _params.Choice("auto", "diag", "full"),
                     "diag_update": _params.Choice("inverse", "direct"),
                     "sigma_update": _params.Choice("auto", "delta", "sum")}
     _names = {
@@ -402,7 +468,7 @@ class AROW(GaussianMixin, OnlineClassifier):
                                ("r", "a", "covariance", "diag_update", "sigma_update")),
     }
 
-    def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="diag",
+    def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="auto",
                  diag_update="inverse", sigma_update="auto", *, fit_intercept=True,
                  n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1):
         self.r = r
@@ -420,19 +486,20 @@ class AROW(GaussianMixin, OnlineClassifier):
 
     def _model_options(self):
         rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
-        return {"shape": _COVARIANCE_SHAPES[self.covariance], "rule": rule, "r": float(self.r),
-                "a": float(self.a), "direct": self.diag_update == "direct",
+        return {"shape": _COVARIANCE_SHAPES[self.covariance_type_], "rule": rule,
+                "r": float(self.r), "a": float(self.a), "direct": self.diag_update == "direct",
                 "sigma_update": self.sigma_update}
 
 
-class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
+class SecondOrderPerceptron(CovarianceChoice, VarianceMixin, OnlineClassifier):
     """The second-order perceptron [SOP05], full or diagonal.
 
     Parameters
     ----------
     a : float > 0, default=1.0
         A_0 = a I.
-    covariance : {"diag", "full"}, default="diag"
+    covariance : {"auto", "diag", "full"}, default="auto"
+        As in :class:`ConfidenceWeighted`.
     fit_intercept, n_passes, shuffle, random_state, multiclass, k
         As in :class:`Perceptron`.
 
@@ -452,10 +519,10 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
     A += Delta Delta^T (diagonal: A_y += x^2, A_c += x^2).
     """
 
-    _constraints = {"a": _params.POSITIVE, "covariance": _params.Choice("diag", "full")}
+    _constraints = {"a": _params.POSITIVE, "covariance": _params.Choice("auto", "diag", "full")}
     _names = {"sop": Registration({}, "second-order Perceptron [SOP05]", ("a", "covariance"))}
 
-    def __init__(self, a=1.0, covariance="diag", *, fit_intercept=True, n_passes=1,
+    def __init__(self, a=1.0, covariance="auto", *, fit_intercept=True, n_passes=1,
                  shuffle=False, random_state=None, multiclass="top1", k=1):
         self.a = a
         self.covariance = covariance
@@ -467,7 +534,7 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
         self.k = k
 
     def _model_options(self):
-        shape = "sop_diagonal" if self.covariance == "diag" else "full"
+        shape = "sop_diagonal" if self.covariance_type_ == "diag" else "full"
         return {"shape": shape, "rule": _core.Rule.SOP, "a": float(self.a)}
 
 

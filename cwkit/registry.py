@@ -49,7 +49,7 @@ def make(name, **params):
     --------
     >>> import cwkit
     >>> cwkit.make("arow", r=0.1)
-    AROW(r=0.1, a=1.0, loss='squared_hinge', covariance='diag', diag_update='inverse', \
+    AROW(r=0.1, a=1.0, loss='squared_hinge', covariance='auto', diag_update='inverse', \
 sigma_update='auto', fit_intercept=True, n_passes=1, shuffle=False, random_state=None, \
 multiclass='top1', k=1)
     """

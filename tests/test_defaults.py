@@ -1,0 +1,130 @@
+"""The choices that defaults leave to the data: covariance="auto"."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cwkit
+from cwkit import linear
+from cwkit.models.size import LIMIT_VARIABLE, ModelSizeError
+
+SECOND_ORDER = ["cw", "cw-stdev", "arow", "arow-h", "sop"]
+
+
+def _dense(n=60, d=5, K=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.argmax(X[:, :K], axis=1) if K > 2 else (X[:, 0] > 0).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("name", SECOND_ORDER)
+def test_auto_is_the_default_and_settles_on_the_data(name):
+    assert cwkit.make(name).covariance == "auto"
+    X, y = _dense()
+    assert cwkit.make(name).fit(X, y).covariance_type_ == "full"
+    # the same rows made sparse: 1 entry in 20 nonzero, below AUTO_DENSITY
+    Xs = np.zeros((60, 20))
+    Xs[:, 0] = X[:, 0]
+    assert cwkit.make(name).fit(Xs, y).covariance_type_ == "diag"
+    # wide: D^2 above AUTO_FULL_DIM^2
+    Xw = np.random.default_rng(1).normal(size=(60, linear.AUTO_FULL_DIM))
+    assert cwkit.make(name).fit(Xw, y).covariance_type_ == "diag"
+    # explicit values are kept whatever the data
+    assert cwkit.make(name, covariance="diag").fit(X, y).covariance_type_ == "diag"
+    assert cwkit.make(name, covariance="full").fit(Xs, y).covariance_type_ == "full"
+
+
+@pytest.mark.parametrize("name", SECOND_ORDER)
+@pytest.mark.parametrize("K, strategy", [(2, "top1"), (4, "top1"), (4, "ovr")])
+def test_auto_gives_exactly_the_model_of_its_choice(name, K, strategy):
+    X, y = _dense(K=K)
+    auto = cwkit.make(name, multiclass=strategy).fit(X, y)
+    chosen = cwkit.make(name, multiclass=strategy, covariance=auto.covariance_type_).fit(X, y)
+    np.testing.assert_array_equal(auto.coef_, chosen.coef_)
+    np.testing.assert_array_equal(auto.decision_function(X), chosen.decision_function(X))
+
+
+def test_the_model_size_rule_of_each_reduction():
+    """Full when D^2 (binary), K D^2 (one-vs-rest), (K D)^2 (top-1) <= AUTO_FULL_DIM^2."""
+    n = linear.AUTO_FULL_DIM
+    d_top1 = n // 4 - 1                    # K D = n with K = 4: the largest full top-1
+    X, y = _dense(n=80, d=d_top1 + 1, K=4)
+    assert cwkit.make("arow").fit(X[:, :d_top1], y).covariance_type_ == "full"
+    assert cwkit.make("arow").fit(X, y).covariance_type_ == "diag"
+    d_ovr = int(n / 2) - 1                 # K D^2 = n^2 with K = 4: D = n / 2
+    X, y = _dense(n=80, d=d_ovr + 1, K=4)
+    assert cwkit.make("arow", multiclass="ovr").fit(X[:, :d_ovr], y).covariance_type_ == "full"
+    assert cwkit.make("arow", multiclass="ovr").fit(X, y).covariance_type_ == "diag"
+    X, y = _dense(n=80, d=n)
+    assert cwkit.make("arow").fit(X[:, :n - 1], y).covariance_type_ == "full"
+    assert cwkit.make("arow").fit(X, y).covariance_type_ == "diag"
+
+
+def test_density_is_judged_on_values_so_dense_and_csr_agree():
+    X, y = _dense(n=50, d=12)
+    X[:, 1:] = 0.0
+    X[::4, 1] = 1.0                       # density (50 + 13) / 600 = 0.105: dense
+    csr = sp.csr_matrix(X)
+    indptr = csr.indptr.copy()
+    indptr[-1] += 1                       # an explicit zero in the last row, column 5
+    explicit = sp.csr_matrix((np.append(csr.data, 0.0), np.append(csr.indices, 5), indptr),
+                             shape=X.shape)
+    assert explicit.nnz == csr.nnz + 1
+    choices = {cwkit.make("cw").fit(A, y).covariance_type_ for A in (X, csr, explicit)}
+    assert choices == {"full"}
+    X[::4, 1] = 0.0                       # 50 / 600 = 0.083: sparse
+    choices = {cwkit.make("cw").fit(A, y).covariance_type_ for A in (X, sp.csr_matrix(X))}
+    assert choices == {"diag"}
+
+
+def test_the_choice_is_made_once_at_the_first_call():
+    X, y = _dense(n=40, d=12)
+    sparse_rows = np.zeros_like(X)
+    sparse_rows[:, 0] = X[:, 0]
+    est = cwkit.make("arow").partial_fit(sparse_rows[:10], y[:10], classes=[0, 1])
+    assert est.covariance_type_ == "diag"
+    est.partial_fit(X[10:], y[10:])        # dense rows later: the model keeps its shape
+    assert est.covariance_type_ == "diag"
+    assert est.fit(X, y).covariance_type_ == "full"     # fit starts again, and chooses again
+
+
+@pytest.mark.parametrize("name", SECOND_ORDER)
+def test_the_choice_is_saved_and_loaded(tmp_path, name):
+    X, y = _dense()
+    path = tmp_path / "m.cwk"
+    for rows in (X, np.hstack([X[:, :1], np.zeros((60, 30))])):
+        est = cwkit.make(name).fit(rows, y)
+        cwkit.save(est, path)
+        back = cwkit.load(path)
+        assert back.covariance == "auto" and back.covariance_type_ == est.covariance_type_
+        np.testing.assert_array_equal(back.decision_function(rows), est.decision_function(rows))
+
+
+def test_a_file_without_the_choice_uses_its_explicit_covariance(tmp_path):
+    """Files written before "auto" existed hold covariance="diag" or "full" and no choice."""
+    import json
+    X, y = _dense()
+    path = tmp_path / "m.cwk"
+    cwkit.save(cwkit.make("arow", covariance="full").fit(X, y), path)
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["__meta__"].tobytes())
+    del meta["choices"]
+    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    assert cwkit.load(path).covariance_type_ == "full"
+    meta["params"]["covariance"] = "auto"   # "auto" without its choice: a damaged file
+    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    with pytest.raises(cwkit.ModelFileError, match="covariance_type_"):
+        cwkit.load(path)
+
+
+def test_the_model_size_check_sees_the_chosen_shape(monkeypatch):
+    X, y = _dense(n=20, d=100)
+    monkeypatch.setenv(LIMIT_VARIABLE, str(8 * 2 * 101 + 8))     # a diagonal fits, a full not
+    assert cwkit.make("arow", covariance="diag").fit(X, y).covariance_type_ == "diag"
+    with pytest.raises(ModelSizeError, match="covariance='diag' instead of 'full'"):
+        cwkit.make("arow").fit(X, y)
