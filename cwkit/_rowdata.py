@@ -35,6 +35,17 @@ class Rows:
     def sparse(self):
         return sp.issparse(self.X)
 
+    def density(self, n_rows):
+        """The fraction of nonzero entries of the first `n_rows` rows, counted in their
+        values (so that a dense array and its CSR copy, explicit zeros or not, agree)."""
+        m = min(self.n_rows, n_rows)
+        X = self.X
+        if self.sparse:
+            nnz = np.count_nonzero(X.data[X.indptr[0]:X.indptr[m]])
+        else:
+            nnz = np.count_nonzero(X[:m])
+        return nnz / max(m * self.n_features, 1)
+
 
 def _dense_idx(d):
     idx = _ARANGE_CACHE.get(d)

@@ -191,7 +191,11 @@ def _build(meta, classes, files, path):
     if unknown:
         raise ModelFileError(f"{path}: damaged cwkit model file ({cls.__name__} has no "
                              f"parameter {unknown[0]!r:.40})")
-    est = cls(**meta["params"])
+    params = dict(meta["params"])
+    if "intercept_scaling" in cls._param_names():
+        # a file written before intercept_scaling existed: its constant feature was 1
+        params.setdefault("intercept_scaling", 1.0)
+    est = cls(**params)
     n_features = meta["n_features_in_"]
     try:
         est._validate_params()

@@ -109,7 +109,7 @@ def test_a_file_without_the_choice_uses_its_explicit_covariance(tmp_path):
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(arrays["__meta__"].tobytes())
-    del meta["choices"]
+    del meta["choices"], meta["params"]["intercept_scaling"]     # as such files are
     arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     with open(path, "wb") as f:
         np.savez(f, **arrays)
@@ -128,3 +128,88 @@ def test_the_model_size_check_sees_the_chosen_shape(monkeypatch):
     assert cwkit.make("arow", covariance="diag").fit(X, y).covariance_type_ == "diag"
     with pytest.raises(ModelSizeError, match="covariance='diag' instead of 'full'"):
         cwkit.make("arow").fit(X, y)
+
+
+# -- intercept_scaling -------------------------------------------------------------------
+NAMES = [a["name"] for a in cwkit.algorithms()]
+
+
+def test_auto_intercept_scaling_is_1_on_dense_rows_and_0_1_on_sparse_ones():
+    X, y = _dense(n=40, d=12)
+    sparse_rows = np.zeros_like(X)
+    sparse_rows[:, 0] = X[:, 0]           # 1 entry in 12: below AUTO_DENSITY
+    for name in NAMES:
+        assert cwkit.make(name).intercept_scaling == "auto"
+        assert cwkit.make(name).fit(X, y).intercept_scaling_ == 1.0
+        # l1-pa keeps 1: beta ||x~||_inf > 1, the condition of a feasible update, then
+        # holds on every row for beta > 1; the Perceptron and AdaGrad were better with 1
+        sparse_value = 1.0 if name in ("l1-pa", "perceptron", "avg-perceptron",
+                                       "adagrad") else 0.1
+        for rows in (sparse_rows, sp.csr_matrix(sparse_rows)):
+            assert cwkit.make(name).fit(rows, y).intercept_scaling_ == sparse_value
+        assert cwkit.make(name, intercept_scaling=0.3).fit(X, y).intercept_scaling_ == 0.3
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("K", [2, 4])
+def test_intercept_scaling_is_a_constant_feature_of_that_value(name, K):
+    """The reference: the same rule without intercept on X with a column of value b."""
+    b = 0.3
+    X, y = _dense(n=50, d=4, K=K, seed=3)
+    est = cwkit.make(name, intercept_scaling=b).fit(X, y)
+    ref = cwkit.make(name, fit_intercept=False, intercept_scaling=b).fit(
+        np.hstack([X, np.full((50, 1), b)]), y)
+    np.testing.assert_allclose(est.coef_, ref.coef_[:, :4], rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(est.intercept_, b * ref.coef_[:, 4], rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(est.decision_function(X),
+                               ref.decision_function(np.hstack([X, np.full((50, 1), b)])),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("covariance", ["diag", "full"])
+def test_variances_of_the_intercept_are_of_intercept_(covariance):
+    b = 0.3
+    X, y = _dense(n=50, d=4, seed=3)
+    est = cwkit.make("arow", covariance=covariance, intercept_scaling=b).fit(X, y)
+    ref = cwkit.make("arow", covariance=covariance, fit_intercept=False).fit(
+        np.hstack([X, np.full((50, 1), b)]), y)
+    if covariance == "diag":
+        np.testing.assert_allclose(est.intercept_var_, b * b * ref.coef_var_[:, 4], rtol=1e-12)
+    else:
+        scale = np.array([1.0, 1.0, 1.0, 1.0, b])
+        np.testing.assert_allclose(est.covariance_, ref.covariance_[:5, :5]
+                                   * np.outer(scale, scale), rtol=1e-12, atol=1e-300)
+
+
+def test_intercept_scaling_is_saved_and_old_files_keep_1(tmp_path):
+    import json
+    X, y = _dense()
+    sparse_rows = np.hstack([X[:, :1], np.zeros((60, 30))])
+    path = tmp_path / "m.cwk"
+    est = cwkit.make("pa1").fit(sparse_rows, y)
+    cwkit.save(est, path)
+    back = cwkit.load(path)
+    assert back.intercept_scaling_ == 0.1
+    np.testing.assert_array_equal(back.decision_function(sparse_rows),
+                                  est.decision_function(sparse_rows))
+    # a file written before intercept_scaling existed: no such parameter, a feature of 1
+    old = cwkit.make("pa1", intercept_scaling=1.0).fit(sparse_rows, y)
+    cwkit.save(old, path)
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["__meta__"].tobytes())
+    del meta["params"]["intercept_scaling"], meta["choices"]
+    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    back = cwkit.load(path)
+    assert back.intercept_scaling == 1.0 and back.intercept_scaling_ == 1.0
+    np.testing.assert_array_equal(back.decision_function(sparse_rows),
+                                  old.decision_function(sparse_rows))
+
+
+def test_intercept_scaling_is_validated():
+    with pytest.raises(ValueError, match="intercept_scaling"):
+        cwkit.make("pa1", intercept_scaling=0.0).fit(*_dense())
+    with pytest.raises(ValueError, match="intercept_scaling"):
+        cwkit.make("pa1", intercept_scaling="none").fit(*_dense())
