@@ -6,21 +6,28 @@ process, file in the page cache; each figure is the median of ``--repeat`` round
 within a round the commands run one after another (cwkit and its peers alternately):
 
 * load: ``python -c "import cwkit; cwkit.load_svmlight(FILE)"`` against svmloader's
-  ``load_svmfile`` (and scikit-learn's ``load_svmlight_file`` with ``--sklearn``), whole
-  process; and the load call alone, imports excluded (timed inside the same processes);
+  ``load_svmfile`` and scikit-learn's ``load_svmlight_file`` (skipped with
+  ``--no-sklearn``), whole process; and the load call alone, imports excluded (timed
+  inside the same processes); cwkit's parallel parsing (the default) against
+  ``n_jobs=1``;
 * eval: ``python -m cwkit eval --algos pa,cw,arow FILE`` against one Vowpal Wabbit
   learner (hinge loss, ``-b 21``, one pass, no cache file) reading the same rows in VW's
   text format (converted once, not timed);
-* noise: the same eval with ``--noise 0.1`` against the clean eval;
+* noise: the same eval with ``--noise 0.1`` against the clean eval; the eval with
+  ``--parse-jobs 1`` against the default;
 * import: ``python -c "import cwkit"`` against a bare interpreter and against
-  ``import numpy, scipy.sparse``.
+  ``import numpy, scipy.sparse``;
+* partial_fit: single-row calls per second (2**20 features, pa1 and arow) on canonical
+  CSR rows and on rows that scipy does not mark sorted (``diags(1 / norms) @ X``),
+  timed in one process, the two kinds interleaved.
 
 Prints a header (machine, versions, commit), the wall time of every run and the load
 average at the end as ``#`` lines, then one tab-separated row per comparison:
 what, cwkit seconds, peer, peer seconds, ratio (cwkit's time / the peer's: lower is
-better), target, met. The peers (``vowpalwabbit``, ``svmloader``; ``scikit-learn`` with
-``--sklearn``) are installed into the running environment when absent, for this
-benchmark only: cwkit does not depend on them. Quick check: ``--rows 20000 --repeat 1``.
+better; for partial_fit calls per second, higher is better), target, met. The peers
+(``vowpalwabbit``, ``svmloader``, ``scikit-learn``) are installed into the running
+environment when absent, for this benchmark only: cwkit does not depend on them. Quick
+check: ``--rows 20000 --repeat 1``.
 """
 import argparse
 import importlib.metadata
@@ -56,10 +63,37 @@ print(time.perf_counter() - t0)
 """
 LOADERS = {
     "cwkit": ("import cwkit", "cwkit.load_svmlight(sys.argv[1])"),
+    "cwkit n_jobs=1": ("import cwkit", "cwkit.load_svmlight(sys.argv[1], n_jobs=1)"),
     "svmloader": ("import svmloader", "svmloader.load_svmfile(sys.argv[1], zero_based=False)"),
     "scikit-learn": ("from sklearn.datasets import load_svmlight_file",
                      "load_svmlight_file(sys.argv[1])"),
 }
+
+
+# Single-row partial_fit calls per second on canonical and unsorted rows (best of rounds).
+_PARTIAL_FIT = """
+import sys, time
+import numpy as np, scipy.sparse as sp
+sys.path.insert(0, sys.argv[1])
+import _synth, cwkit
+n = 3000
+X, y = _synth.text_like(n_rows=n, n_features=2**20)
+norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+U = sp.csr_matrix(sp.diags(1 / norms) @ X)      # out-of-order indices in every row
+rows = {"canonical": [X[i:i + 1] for i in range(n)], "unsorted": [U[i:i + 1] for i in range(n)]}
+best = {}
+for _ in range(int(sys.argv[2])):
+    for algo in ("pa1", "arow"):
+        for kind, R in rows.items():
+            m = cwkit.make(algo).partial_fit(R[0], y[:1], classes=[-1, 1])
+            t0 = time.perf_counter()
+            for i in range(1, n):
+                m.partial_fit(R[i], y[i:i + 1])
+            rate = (n - 1) / (time.perf_counter() - t0)
+            best[algo, kind] = max(best.get((algo, kind), 0), rate)
+for (algo, kind), rate in best.items():
+    print(algo, kind, rate)
+"""
 
 
 def ensure_peer(module):
@@ -151,8 +185,11 @@ def main(argv=None):
     ap.add_argument("--work", type=Path,
                     default=Path(tempfile.gettempdir()) / "cwkit-bench-e2e",
                     help="folder of the cached data files (default: %(default)s)")
-    ap.add_argument("--sklearn", action="store_true",
-                    help="also time scikit-learn's load_svmlight_file (slow)")
+    ap.add_argument("--no-noise", dest="noise", action="store_false",
+                    help="skip the eval with --noise 0.1 (slow: it leaves the batched pass "
+                    "at every flipped row)")
+    ap.add_argument("--no-sklearn", dest="sklearn", action="store_false",
+                    help="skip scikit-learn's load_svmlight_file (slow: about 12x cwkit)")
     args = ap.parse_args(argv)
 
     have = {m: ensure_peer(m) for m in PEERS if m != "sklearn" or args.sklearn}
@@ -172,9 +209,12 @@ def main(argv=None):
             "bare interpreter": [py, "-c", "pass"],
             "import numpy, scipy.sparse": [py, "-c", "import numpy, scipy.sparse"],
             "cwkit eval": eval_cmd,
+            "cwkit eval --parse-jobs 1": [*eval_cmd, "--parse-jobs", "1"],
             "cwkit eval --noise 0.1": [*eval_cmd, "--noise", "0.1"]}
+    if not args.noise:
+        del cmds["cwkit eval --noise 0.1"]
     for name, (imports, call) in LOADERS.items():
-        module = {"cwkit": None, "scikit-learn": "sklearn"}.get(name, name)
+        module = {"scikit-learn": "sklearn"}.get(name, None if name.startswith("cwkit") else name)
         if module is None or have.get(module):
             cmds[f"load {name}"] = [py, "-c", _LOAD.format(imports=imports, call=call),
                                     str(path)]
@@ -192,6 +232,11 @@ def main(argv=None):
                 inside[name].append(float(out.split()[-1]))
     for name, times in wall.items():
         print(f"# {name}: " + " ".join(f"{t:.3f}" for t in times) + " s", flush=True)
+    _, out = run([py, "-c", _PARTIAL_FIT, str(HERE), str(args.repeat)])
+    calls = {}
+    for line in out.splitlines():
+        algo, kind, rate = line.split()
+        calls[algo, kind] = float(rate)
     print("# load average at the end: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     wall = {name: statistics.median(v) for name, v in wall.items()}
     inside = {name: statistics.median(v) for name, v in inside.items()}
@@ -212,14 +257,23 @@ def main(argv=None):
         if f"load {peer}" in inside:
             row("load_svmlight in process", inside["load cwkit"], peer,
                 inside[f"load {peer}"], target)
+    row("load_svmlight in process", inside["load cwkit"], "cwkit n_jobs=1",
+        inside["load cwkit n_jobs=1"])
     if "vw" in wall:
         row("eval pa,cw,arow whole process", wall["cwkit eval"], "vowpalwabbit hinge -b 21",
             wall["vw"], 0.5)
-    row("eval pa,cw,arow --noise 0.1", wall["cwkit eval --noise 0.1"], "cwkit eval clean",
-        wall["cwkit eval"], 1.2)
+    if args.noise:
+        row("eval pa,cw,arow --noise 0.1", wall["cwkit eval --noise 0.1"],
+            "cwkit eval clean", wall["cwkit eval"], 1.2)
+    row("eval pa,cw,arow whole process", wall["cwkit eval"], "cwkit eval --parse-jobs 1",
+        wall["cwkit eval --parse-jobs 1"])
     row("import cwkit", wall["import cwkit"], "python -c pass", wall["bare interpreter"])
     row("import cwkit", wall["import cwkit"], "import numpy, scipy.sparse",
         wall["import numpy, scipy.sparse"])
+    for (algo, kind), rate in calls.items():
+        met = "yes" if rate >= 50_000 else "no"
+        print("\t".join([f"partial_fit 1 row {algo} {kind} (calls/s)", f"{rate:.0f}", "-",
+                         "-", "-", ">=50000", met]), flush=True)
 
 
 if __name__ == "__main__":

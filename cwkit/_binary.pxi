@@ -7,10 +7,12 @@
 #
 # Provides: Rule, Hyper, hyper_first_order, hyper_second_order, the AUX_*
 # slots, the steps fo_step / fo_add / so_step /
-# sherman_morrison_beta / rda_weight (also used by the multi-class drivers),
+# sherman_morrison_beta / rda_weight and may_collapse (also used by the
+# multi-class drivers),
 # the binary drivers and their test-time scores.
 # Uses: RowView, get_row, max_row_nnz, Ahead (_rows.pxi); Counts, count_margin,
-# Workspace, scaled_rescale, sigma_step, restore_coords (_driver.pxi); Status
+# normal_pair, newly_tiny, any_newly_tiny, count_collapse, Workspace,
+# scaled_rescale, sigma_step, restore_coords (_driver.pxi); Status
 # (_status.pxi).
 
 cpdef enum Rule:
@@ -160,11 +162,11 @@ def first_order_pass(RowView rows not None, const double[::1] y,
     State: w = aux[AUX_S] * v (length D, intercept last); u accumulates
     sum_t t * Delta_t for averaging (empty otherwise).  v is prefetched
     AHEAD_DIST nonzeros ahead of the scoring walk (`Ahead`).  Returns
-    (rounds, mistakes, updates, loss_sum, status, position).
+    (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
     cdef Py_ssize_t D = v.shape[0], k, j, nnz, i
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef double dot, n, m, tau, Z, c
@@ -223,6 +225,14 @@ cdef inline double sherman_morrison_beta(double c, double v) noexcept nogil:
     return c / (1.0 + c * v)
 
 
+cdef inline bint may_collapse(int rule, bint direct) noexcept nogil:
+    """Whether the variances of a diagonal rule can reach 0 in floating point, so
+    that its driver notes the row where one collapses (`count_collapse`): CW-Var
+    and CW-Stdev ([ECCW08]), and AROW with the subtractive ("direct") update.
+    AROW's inverse update 1/sigma_i += x_i^2 / r cannot with finite features."""
+    return rule == CW_VAR or rule == CW_STDEV or direct
+
+
 cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexcept nogil:
     """Second-order step: returns alpha (mu += alpha y Sigma x) and sets c, the
     coefficient of the diagonal update 1/sigma_i += c x_i^2.
@@ -275,6 +285,18 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     return 0.0
 
 
+cdef inline bint diag_row_finite(const double* w, const int* idx, Py_ssize_t nnz,
+                                 Py_ssize_t D) noexcept nogil:
+    """Whether the (mu, sigma) pairs of a row's coordinates and of the intercept in
+    the interleaved state w are all finite."""
+    cdef Py_ssize_t j, p
+    cdef bint finite = isfinite(w[2 * (D - 1)]) & isfinite(w[2 * (D - 1) + 1])
+    for j in range(nnz):
+        p = idx[j]
+        finite &= isfinite(w[2 * p]) & isfinite(w[2 * p + 1])
+    return finite
+
+
 def diag_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[:, ::1] ms,
@@ -290,7 +312,7 @@ def diag_pass(RowView rows not None, const double[::1] y,
     `sigma_step`, `restore_coords`, a `Workspace` buffer) were slower; the
     shared counters are not.
 
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Rows R = rows.R
     cdef Hyper h
@@ -299,11 +321,11 @@ def diag_pass(RowView rows not None, const double[::1] y,
     h.r = r
     h.direct = direct
     cdef Py_ssize_t D = ms.shape[0], k, j, nnz, i, p
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef double dot, v, m, yi, alpha, c, ay, xj, sj
-    cdef bint finite
+    cdef bint normal
     cdef double mb, sb
     cdef double* w = &ms[0, 0]
     cdef Ahead ah
@@ -333,7 +355,9 @@ def diag_pass(RowView rows not None, const double[::1] y,
             if alpha == 0.0:
                 continue
             ay = alpha * yi
-            finite = True
+            # every new (mu, sigma) finite and every new sigma >= DBL_MIN (one test
+            # for both; an overflow or a small variance is sorted out after the loop)
+            normal = True
             for j in range(nnz):
                 p = idx[j]
                 xj = x[j]
@@ -345,7 +369,7 @@ def diag_pass(RowView rows not None, const double[::1] y,
                     w[2 * p + 1] = sj - c * sj * sj * xj * xj
                 else:
                     w[2 * p + 1] = inv_diag_update(sj, c, xj * xj)
-                finite &= isfinite(w[2 * p]) & isfinite(w[2 * p + 1])
+                normal &= normal_pair(w[2 * p], w[2 * p + 1])
             mb = w[2 * (D - 1)]
             sb = w[2 * (D - 1) + 1]
             w[2 * (D - 1)] = mb + ay * sb * bias
@@ -353,8 +377,8 @@ def diag_pass(RowView rows not None, const double[::1] y,
                 w[2 * (D - 1) + 1] = sb - c * sb * sb * bias * bias
             else:
                 w[2 * (D - 1) + 1] = inv_diag_update(sb, c, bias * bias)
-            finite &= isfinite(w[2 * (D - 1)]) & isfinite(w[2 * (D - 1) + 1])
-            if not finite:
+            normal &= normal_pair(w[2 * (D - 1)], w[2 * (D - 1) + 1])
+            if not normal and not diag_row_finite(w, idx, nnz, D):
                 for j in range(nnz):
                     w[2 * idx[j]] = save[2 * j]
                     w[2 * idx[j] + 1] = save[2 * j + 1]
@@ -362,6 +386,9 @@ def diag_pass(RowView rows not None, const double[::1] y,
                 w[2 * (D - 1) + 1] = sb
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
+            if not normal and may_collapse(rule, direct):   # did one newly collapse?
+                count_collapse(&cnt, any_newly_tiny(w + 1, save + 1, idx, nnz, 2, 2)
+                               or newly_tiny(sb, w[2 * (D - 1) + 1]), i)
             cnt.updates += 1
     free(save)
     return counts_result(&cnt)
@@ -374,10 +401,10 @@ def sop_diag_pass(RowView rows not None, const double[::1] y,
 
     [SOP05] Fig. 3.1 projected on the diagonal: predict with
     w_t = vv / (A + x_t^2); on a mistake vv += y x, A += x^2.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = vv.shape[0], k, j, nnz, i, p
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef double score, m, n, yi, xj
@@ -430,10 +457,10 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
     """One pass of diagonal AdaGrad (RDA with L1, [DHS11]) on the hinge loss.
 
     Weights are computed on demand from (u, G, t), so a round costs O(nnz).
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = u.shape[0], k, j, nnz, i, p
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef double score, m, n, yi, xj, t = aux[AUX_T]

@@ -4,15 +4,20 @@
 # the loss).
 #
 # Provides:
-#   Counts, counts_start, count_round, count_hinge, count_margin, fail_row,
-#     fail_round, counts_result: the counters every pass returns, and the one
-#     way a pass stops at a row (status + position, its round undone if counted);
+#   Counts, counts_start, count_round, count_hinge, count_margin, argmax_first,
+#     count_argmax, fail_row, fail_round, counts_result: the counters every pass
+#     returns, and the one way a pass stops at a row (status + position, its
+#     round undone if counted); the per-pass options a RowView carries (rounds
+#     counted against other labels, the scores of the rounds);
+#   normal_pair, newly_tiny, any_newly_tiny, count_collapse: the first row
+#     whose update collapsed a variance;
 #   Workspace: the one allocator of driver scratch (freed in one place);
 #   S_MIN, S_MAX, scaled_rescale: the scaled weight vector w = s v;
 #   sigma_step: the diagonal covariance step of CW and AROW;
 #   restore_coords: undo an update of the coordinates of one row.
-# Uses: Status (_status.pxi).
+# Uses: Status (_status.pxi); RowView (_rows.pxi).
 
+from libc.float cimport DBL_MAX, DBL_MIN
 from libc.math cimport sqrt, fabs, isfinite, isinf
 from libc.stdlib cimport malloc, calloc, free
 
@@ -24,9 +29,16 @@ cdef struct Counts:
     double loss_sum         # hinge losses at prediction time
     int status              # a Status
     Py_ssize_t pos          # the row the pass stopped at, -1 if none
+    Py_ssize_t collapsed    # the first row whose update collapsed a variance, -1 if none
+    # the per-pass options of the RowView (`RowView.counting`), NULL when off:
+    const double* clean     # per row, the label the round is counted against
+    double* out             # the scores of the counted rounds, in their order
+    const double* y         # binary: the labels learnt (+-1), to recover the score
 
 
-cdef inline Counts counts_start() noexcept nogil:
+cdef inline Counts counts_start(RowView rows, const double[::1] y=None) noexcept:
+    """The counters of a pass over `rows` (with its per-pass options); binary
+    drivers pass their labels y (+-1)."""
     cdef Counts n
     n.rounds = 0
     n.mistakes = 0
@@ -34,6 +46,10 @@ cdef inline Counts counts_start() noexcept nogil:
     n.loss_sum = 0.0
     n.status = OK
     n.pos = -1
+    n.collapsed = -1
+    n.clean = rows.clean_p
+    n.out = rows.scores_p
+    n.y = &y[0] if y is not None and y.shape[0] > 0 else NULL
     return n
 
 
@@ -64,20 +80,85 @@ cdef inline void fail_round(Counts* n, int status, Py_ssize_t i) noexcept nogil:
 
 
 cdef inline bint count_margin(Counts* n, double m, double q, Py_ssize_t i) noexcept nogil:
-    """A binary round of row i with margin m (q: ||x||^2 or x^T Sigma x): count it
-    (a mistake when m <= 0) with its hinge loss, or stop (False) when m or q is
-    not finite."""
+    """A binary round of row i with margin m = y_i s (q: ||x||^2 or x^T Sigma x):
+    count it with its hinge loss, or stop (False) when m or q is not finite.
+
+    The round is a mistake when m <= 0, or with clean labels when
+    y_clean_i s = m y_clean_i y_i <= 0 (y = +-1: exact); the hinge loss is the
+    one of the label learnt.  With the scores output, s = m y_i (exact) goes to
+    its position."""
     if not (isfinite(m) and isfinite(q)):
         fail_row(n, NONFINITE_INPUT, i)
         return False
-    count_round(n, m <= 0.0)
+    if n.out != NULL:
+        n.out[n.rounds] = m * n.y[i]
+    count_round(n, (m * n.clean[i] * n.y[i] if n.clean != NULL else m) <= 0.0)
     count_hinge(n, m)
     return True
 
 
+cdef inline Py_ssize_t argmax_first(const double* sc, Py_ssize_t K) noexcept nogil:
+    """Index of the largest score, ties to the first."""
+    cdef Py_ssize_t c, best = 0
+    for c in range(1, K):
+        if sc[c] > sc[best]:
+            best = c
+    return best
+
+
+cdef inline Py_ssize_t count_argmax(Counts* n, const double* sc, Py_ssize_t K, Py_ssize_t yi,
+                                    Py_ssize_t i) noexcept nogil:
+    """A multi-class round of row i (label yi) with finite class scores sc[0..K):
+    count it, a mistake when the prediction (the argmax, ties to the first
+    class) is not yi, or with clean labels not row i's clean class; with the
+    scores output, the K scores go to its row.  Returns the prediction."""
+    cdef Py_ssize_t c, pred = argmax_first(sc, K)
+    if n.out != NULL:
+        for c in range(K):
+            n.out[n.rounds * K + c] = sc[c]
+    count_round(n, pred != (<Py_ssize_t>n.clean[i] if n.clean != NULL else yi))
+    return pred
+
+
+cdef inline bint normal_pair(double mu, double s) noexcept nogil:
+    """True only if mu is finite and the variance s in [DBL_MIN, DBL_MAX] (not
+    collapsed); False also for some finite pairs (|mu| + s > DBL_MAX): a quick test
+    whose False sends a driver to its exact checks."""
+    return (s >= DBL_MIN) & (fabs(mu) + s <= DBL_MAX)
+
+
+cdef inline bint newly_tiny(double old, double new) noexcept nogil:
+    """Whether a variance step took `old` >= DBL_MIN to `new` < DBL_MIN.
+
+    Below the smallest normal double a variance has lost its relative precision
+    and the next few multiplicative shrinks make it exactly 0, from where its
+    weight never moves again (``cwkit.models.collapse``).  The variances of the
+    diagonal rules never grow, so this is the round where one first falls below.
+    """
+    return (new < DBL_MIN) & (old >= DBL_MIN)
+
+
+cdef inline bint any_newly_tiny(const double* sg, const double* old, const int* idx,
+                                Py_ssize_t nnz, Py_ssize_t ks, Py_ssize_t os) noexcept nogil:
+    """`newly_tiny` for one of a row's coordinates p = idx[j]: new variance sg[p ks],
+    old one old[j os]."""
+    cdef Py_ssize_t j
+    for j in range(nnz):
+        if newly_tiny(old[j * os], sg[idx[j] * ks]):
+            return True
+    return False
+
+
+cdef inline void count_collapse(Counts* n, bint tiny, Py_ssize_t i) noexcept nogil:
+    """Row i's update, made, collapsed a variance (`tiny`): note it if it is the first."""
+    if tiny and n.collapsed < 0:
+        n.collapsed = i
+
+
 cdef inline tuple counts_result(const Counts* n):
-    """(rounds, mistakes, updates, loss_sum, status, position): what a pass returns."""
-    return n.rounds, n.mistakes, n.updates, n.loss_sum, n.status, n.pos
+    """(rounds, mistakes, updates, loss_sum, status, position, collapsed): what a
+    pass returns."""
+    return n.rounds, n.mistakes, n.updates, n.loss_sum, n.status, n.pos, n.collapsed
 
 
 cdef enum:

@@ -131,12 +131,12 @@ def full_pass(RowView rows not None, const double[::1] y,
     """One pass of a full-covariance rule: CW-Var, CW-Stdev, AROW, AROW-H, SOP.
 
     Every rule is mu += alpha y Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma
-    (`full_step`).  Returns (rounds, mistakes, updates, loss_sum, status, position).
+    (`full_step`).  Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, False)
     cdef int D = <int>mu.shape[0]
     cdef Py_ssize_t k, nnz, i
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef double* xd = &work[0]

@@ -17,8 +17,8 @@
 # Provides: the solver `_l1_update`, the support list `L1Supp`, the scratch
 # `l1_work` / `l1_support`, the step `l1_step` (with `l1_feasible`, `l1_commit`,
 # `l1_stop`, also used by _mc_l1pa.pxi) and the driver `l1pa_pass`.
-# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
-# (_driver.pxi); Status (_status.pxi).  No numpy.
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_margin,
+# Workspace (_driver.pxi); Status (_status.pxi).  No numpy.
 
 from libc.stdlib cimport qsort
 from libc.math cimport NAN, fabs, isfinite
@@ -390,11 +390,11 @@ def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] 
     Updates when y w.x < 1 and x (with its intercept feature) is not zero;
     INFEASIBLE when beta ||x||_inf <= 1.  When `scores_out` is not empty it
     receives the score each row was predicted with.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = w.shape[0], smax = max_row_nnz(&rows.R, order) + 1
     cdef Py_ssize_t k, i, j, nnz, s
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef double f, m
@@ -412,13 +412,10 @@ def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] 
             for j in range(nnz):
                 f += w[idx[j]] * x[j]
             m = y[i] * f
-            if not isfinite(m):
-                fail_row(&cnt, NONFINITE_INPUT, i)
+            if not count_margin(&cnt, m, 0.0, i):
                 break
             if keep_scores:
                 scores_out[k] = f
-            count_round(&cnt, m <= 0.0)
-            count_hinge(&cnt, m)
             if m >= 1.0:
                 continue
             s = 0

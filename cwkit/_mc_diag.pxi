@@ -4,9 +4,10 @@
 # Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update (also
 # used by the top-k AROW driver), mc_diag_pass, the driver of the additive rules
 # (additive_pass: mc_sop_diag_pass, mc_adagrad_pass), mc_sop_scores.
-# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
-# sigma_step, restore_coords (_driver.pxi); Hyper, so_step, rda_weight, AUX_T
-# (_binary.pxi); the 1-of-k walks (_mc_rows.pxi).
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
+# newly_tiny, count_collapse, Workspace, sigma_step, restore_coords (_driver.pxi);
+# Hyper, so_step, may_collapse, rda_weight, AUX_T (_binary.pxi); the 1-of-k walks
+# (_mc_rows.pxi).
 
 
 cdef inline bint diag_coord(double* mu, double* sg, double ay, double c, bint direct,
@@ -25,31 +26,39 @@ cdef inline bint diag_coord(double* mu, double* sg, double ay, double c, bint di
 cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, bint direct,
                                  const double* x, const int* idx, Py_ssize_t nnz,
                                  double bias, Py_ssize_t D, double* save,
-                                 Py_ssize_t ks) noexcept nogil:
+                                 Py_ssize_t ks, bint* tiny) noexcept nogil:
     """mu += ay Sigma x~ and the diagonal covariance update with coefficient cc
     (`sigma_step`) on one block (`diag_coord` per coordinate); old (mu, sigma)
-    pairs go to save[0 .. 2 nnz + 1].  Returns the sum of the new mu and sigma (a
+    pairs go to save[0 .. 2 nnz + 1]; unless tiny is NULL, tiny |= whether a
+    variance collapsed (`newly_tiny`).  Returns the sum of the new mu and sigma (a
     finiteness check)."""
     cdef Py_ssize_t j, p
     cdef double chk = 0.0
+    cdef bint t = False                # (a local: tiny may alias the state)
     for j in range(nnz + 1):
         p = (idx[j] if j < nnz else D - 1) * ks
         diag_coord(mu + p, sg + p, ay, cc, direct, x[j] if j < nnz else bias, save + 2 * j)
         chk += mu[p] + sg[p]
+        if tiny != NULL:
+            t |= newly_tiny(save[2 * j + 1], sg[p])
+    if t:
+        tiny[0] = True
     return chk
 
 
 cdef inline double pair_diag_step(double* MU, double* SG, Py_ssize_t K, Py_ssize_t a,
                                   Py_ssize_t b, double alpha, double cc, bint direct,
                                   const double* x, const int* idx, Py_ssize_t nnz,
-                                  double bias, Py_ssize_t D, double* save) noexcept nogil:
+                                  double bias, Py_ssize_t D, double* save,
+                                  bint* tiny) noexcept nogil:
     """`blk_diag_step` with ay = alpha on block a and ay = -alpha on block b of a
     (D, K) state in one walk of the row.  Old pairs go to save[0 .. 2 nnz + 1] (a)
     and from save + 2 (nnz + 1) (b), as for `blk_diag_restore`; returns the two
-    blocks' check sums, each in `blk_diag_step`'s order, added."""
+    blocks' check sums, each in `blk_diag_step`'s order, added; tiny as there."""
     cdef Py_ssize_t j, p
     cdef double xj, ca = 0.0, cb = 0.0
     cdef double* sb = save + 2 * (nnz + 1)
+    cdef bint t = False                # (a local: tiny may alias the state)
     for j in range(nnz + 1):
         p = (idx[j] if j < nnz else D - 1) * K
         xj = x[j] if j < nnz else bias
@@ -58,6 +67,10 @@ cdef inline double pair_diag_step(double* MU, double* SG, Py_ssize_t K, Py_ssize
         # mu + (-alpha) sj x_j = mu - alpha sj x_j exactly
         diag_coord(MU + p + b, SG + p + b, -alpha, cc, direct, xj, sb + 2 * j)
         cb += MU[p + b] + SG[p + b]
+        if tiny != NULL:
+            t |= newly_tiny(save[2 * j + 1], SG[p + a]) | newly_tiny(sb[2 * j + 1], SG[p + b])
+    if t:
+        tiny[0] = True
     return ca + cb
 
 
@@ -73,19 +86,29 @@ cdef inline void blk_diag_restore(double* mu, double* sg, const double* save,
 
 cdef inline void blk_sigma_only(double* sg, double cc, bint direct, const double* x,
                                 const int* idx, Py_ssize_t nnz, double bias,
-                                Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
-    """The diagonal covariance update alone on one block (see blk_diag_step)."""
+                                Py_ssize_t D, Py_ssize_t ks, bint* tiny) noexcept nogil:
+    """The diagonal covariance update alone on one block (see blk_diag_step; tiny
+    as there)."""
     cdef Py_ssize_t j, p
+    cdef double old
+    cdef bint t = False                # (a local: tiny may alias the state)
     for j in range(nnz + 1):
         p = (idx[j] if j < nnz else D - 1) * ks
-        sg[p] = sigma_step(sg[p], cc, direct, x[j] if j < nnz else bias)
+        old = sg[p]
+        sg[p] = sigma_step(old, cc, direct, x[j] if j < nnz else bias)
+        if tiny != NULL:
+            t |= newly_tiny(old, sg[p])
+    if t:
+        tiny[0] = True
 
 
 cdef inline void sum_sigma_update(double* SG, Py_ssize_t K, const double* vs, double r,
                                   bint direct, const double* x, const int* idx,
-                                  Py_ssize_t nnz, double bias, Py_ssize_t D) noexcept nogil:
+                                  Py_ssize_t nnz, double bias, Py_ssize_t D,
+                                  bint* tiny) noexcept nogil:
     """AROW's covariance update with f = x~ tiled K times ([AROW13] eqs. 29-30) on a
-    (D, K) diagonal state: f^T Sigma f = sum_c v_c, every block with x~^2."""
+    (D, K) diagonal state: f^T Sigma f = sum_c v_c, every block with x~^2; tiny as
+    for blk_diag_step."""
     cdef Py_ssize_t c
     cdef double cc, vsum = 0.0
     if direct:
@@ -95,7 +118,7 @@ cdef inline void sum_sigma_update(double* SG, Py_ssize_t K, const double* vs, do
     else:
         cc = 1.0 / r                   # r > 0
     for c in range(K):
-        blk_sigma_only(SG + c, cc, direct, x, idx, nnz, bias, D, K)
+        blk_sigma_only(SG + c, cc, direct, x, idx, nnz, bias, D, K, tiny)
 
 
 cdef inline bint diag_top1_round(const Hyper* h, double* MU, double* SG, Py_ssize_t K,
@@ -107,25 +130,28 @@ cdef inline bint diag_top1_round(const Hyper* h, double* MU, double* SG, Py_ssiz
     v = v_y + v_c.  Returns True to stop the pass at row i."""
     cdef Py_ssize_t c = competitor(sc, K, yi)
     cdef double m = sc[yi] - sc[c], v, alpha, cc
+    cdef bint tiny = False
     v = vy + (vs[c] if sum_update else blk_sqdot(SG + c, x, idx, nnz, bias, D, K))
     if not isfinite(v):
         fail_row(cnt, NONFINITE_INPUT, i)
         return True
-    count_round(cnt, argmax_first(sc, K) != yi)
+    count_argmax(cnt, sc, K, yi, i)
     count_hinge(cnt, m)
     alpha = so_step(h, m, v, &cc)
     if alpha == 0.0:
         return False
     if sum_update:
         cc = 0.0                       # covariance updated below, with f
+    cdef bint* watch = &tiny if may_collapse(h.rule, h.direct) else NULL
     if not isfinite(pair_diag_step(MU, SG, K, yi, c, alpha, cc, h.direct, x, idx, nnz, bias,
-                                   D, save)):
+                                   D, save, watch)):
         blk_diag_restore(MU + c, SG + c, save + 2 * (nnz + 1), idx, nnz, D, K)
         blk_diag_restore(MU + yi, SG + yi, save, idx, nnz, D, K)
         fail_round(cnt, NONFINITE_STATE, i)
         return True
     if sum_update:
-        sum_sigma_update(SG, K, vs, h.r, h.direct, x, idx, nnz, bias, D)
+        sum_sigma_update(SG, K, vs, h.r, h.direct, x, idx, nnz, bias, D, watch)
+    count_collapse(cnt, tiny, i)
     cnt.updates += 1
     return False
 
@@ -139,7 +165,9 @@ cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize
     every step from the pre-update scores.  Returns True to stop the pass at row i."""
     cdef Py_ssize_t c, sv = 2 * (nnz + 1)
     cdef double yc, m, chk = 0.0
-    count_round(cnt, argmax_first(sc, K) != yi)
+    cdef bint tiny = False
+    cdef bint* watch = &tiny if may_collapse(h.rule, h.direct) else NULL
+    count_argmax(cnt, sc, K, yi, i)
     for c in range(K):
         yc = 1.0 if c == yi else -1.0
         m = yc * sc[c]
@@ -148,13 +176,14 @@ cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize
     for c in range(K):
         if al[c] != 0.0:
             chk += blk_diag_step(MU + c, SG + c, al[c], cs[c], h.direct, x, idx, nnz, bias, D,
-                                 save + c * sv, K)
+                                 save + c * sv, K, watch)
     if not isfinite(chk):
         for c in range(K):
             if al[c] != 0.0:
                 blk_diag_restore(MU + c, SG + c, save + c * sv, idx, nnz, D, K)
         fail_round(cnt, NONFINITE_STATE, i)
         return True
+    count_collapse(cnt, tiny, i)
     for c in range(K):
         if al[c] != 0.0:
             cnt.updates += 1
@@ -172,11 +201,11 @@ def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
     With `sum_update` (AROW, [AROW13] eqs. 29-30) the covariance is instead updated
     with f = sum_y f(x, y), i.e. every block with x^2 (direct: beta = 1/(r + sum_c v_c)).
     ovr: the binary rule on every block with label +1 for y and -1 otherwise.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, direct)
     cdef Py_ssize_t K = MU.shape[1], D = MU.shape[0], k, nnz, i
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef double vy = 0.0
@@ -314,7 +343,7 @@ cdef tuple additive_pass(RowView rows, const Py_ssize_t[::1] y, const Py_ssize_t
     """One multi-class pass of an `Additive` rule on the (D, K) states P, Q (the
     driver of `mc_sop_diag_pass` and `mc_adagrad_pass`)."""
     cdef Py_ssize_t K = P.shape[1], D = P.shape[0], k, nnz, i, c
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef double* p = &P[0, 0]
@@ -330,7 +359,7 @@ cdef tuple additive_pass(RowView rows, const Py_ssize_t[::1] y, const Py_ssize_t
             if not all_finite(sc, K):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            count_round(&cnt, argmax_first(sc, K) != y[i])
+            count_argmax(&cnt, sc, K, y[i], i)
             a.t += 1.0                         # AdaGrad: rounds seen
             add_round(a, p, q, K, D, x, idx, nnz, bias, sc, y[i], ovr, &cnt)
     return counts_result(&cnt)
@@ -347,7 +376,7 @@ def mc_sop_diag_pass(RowView rows not None,
     (Delta, +1), whose own score Delta^T (A + diag(Delta^2))^-1 vv is s_y - s_c
     (the diagonal splits over the two blocks); on an update vv_y += x, vv_c -= x,
     A_y += x^2, A_c += x^2.  ovr: the binary rule on every block.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Additive a
     a.kind = ADD_SOP
@@ -365,7 +394,7 @@ def mc_adagrad_pass(RowView rows not None,
     top1: the multi-class hinge max(0, 1 - W.Delta) with the closest competitor
     c has the subgradient -Delta, so when W.Delta < 1: u_y -= x, u_c += x and
     G_y, G_c += x^2.  ovr: the binary rule on every block.  t counts rounds.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Additive a
     a.kind = ADD_ADAGRAD

@@ -2,7 +2,7 @@
 # state W = s V of the binary first-order pass.
 #
 # Provides: mc_first_order_pass.
-# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax, Workspace,
 # scaled_rescale (_driver.pxi); Hyper, fo_step, AUX_* (_binary.pxi); the 1-of-k
 # walks and block updates (_mc_rows.pxi).
 
@@ -141,11 +141,11 @@ def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
     the [LMC09] rules shrink all of W, so a shared s keeps that O(1)); one row of
     aux (s, ||V||^2, t) per class in ovr (K independent binary problems).
     U (same shape as V, or empty) accumulates sum_t t Delta_t for averaging.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], na = aux.shape[1], k, nnz, i, c
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef double n
@@ -169,8 +169,7 @@ def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
             if not (all_finite(sc, K) and isfinite(n)):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            c = argmax_first(sc, K)
-            count_round(&cnt, c != y[i])
+            c = count_argmax(&cnt, sc, K, y[i], i)
             if ovr:
                 stop = fo_ovr_round(&h, Vp, &aux[0, 0], na, Up, K, D, x, idx, nnz, bias, sc,
                                     n, y[i], sc + K, act, save, &cnt, i)

@@ -2,9 +2,9 @@
 # the stacked blocks (top-1) or K independent D x D blocks (one-vs-rest).
 #
 # Provides: vdot, mc_full_pass.
-# Uses: RowView, get_row (_rows.pxi); Counts, Workspace (_driver.pxi); Hyper,
-# SOP (_binary.pxi); dsymv, scatter_row, full_step, full_check, full_apply
-# (_full.pxi); argmax_first, competitor, all_finite (_mc_rows.pxi).
+# Uses: RowView, get_row (_rows.pxi); Counts, count_argmax, Workspace
+# (_driver.pxi); Hyper, SOP (_binary.pxi); dsymv, scatter_row, full_step,
+# full_check, full_apply (_full.pxi); competitor, all_finite (_mc_rows.pxi).
 
 
 cdef inline double vdot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
@@ -104,12 +104,12 @@ def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
     (AROW, [AROW13] eqs. 29-30) Sigma -= Sigma f f^T Sigma / (r + f^T Sigma f), f = x~
     tiled K times.  ovr: Sigma is (K D, D), K independent D x D blocks.
     Class scores: mu_c.x~, or for SOP mu_c.x~ / (1 + x~^T Sigma_cc x~).
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, False)
     cdef int K = <int>MU.shape[0], D = <int>MU.shape[1], KD = K * D, one = 1
     cdef Py_ssize_t k, j, nnz, i, c, yi
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef bint stop
@@ -138,7 +138,7 @@ def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 break
             yi = y[i]
             if ovr:
-                count_round(&cnt, argmax_first(sc, K) != yi)
+                count_argmax(&cnt, sc, K, yi, i)
                 if full_ovr_round(&h, mu, S, K, D, dt, vc, z, yi, ays, bs, &cnt, i):
                     break
                 continue
@@ -153,7 +153,7 @@ def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
             if not isfinite(v):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            count_round(&cnt, argmax_first(sc, K) != yi)
+            count_argmax(&cnt, sc, K, yi, i)
             if full_top1_round(&h, mu, S, K, D, xs, dt, c, yi, xd, z, v, zf, sum_update, &cnt,
                                i):
                 break

@@ -11,10 +11,10 @@
 # ||Delta_j||_inf = ||x~||_inf).
 #
 # Provides: the top-k solver `_l1k_update` and the driver `mc_l1pa_pass`.
-# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
-# (_driver.pxi); _l1_update, _l1_soft, L1Supp, L1Work, l1_work, l1_support,
-# l1_feasible, l1_commit, l1_step, l1_stop (_l1pa.pxi); all_dots, all_finite,
-# argmax_first, competitor, top_competitors (_mc_rows.pxi).
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
+# Workspace (_driver.pxi); _l1_update, _l1_soft, L1Supp, L1Work, l1_work,
+# l1_support, l1_feasible, l1_commit, l1_step, l1_stop (_l1pa.pxi); all_dots,
+# all_finite, competitor, top_competitors (_mc_rows.pxi).
 
 
 # ---- top-k: min 1/2 ||W' - W||^2 s.t. W'.Delta_j >= 1 (j < kk), ||W'||_1 <= beta.
@@ -366,12 +366,12 @@ def mc_l1pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
     kk highest-scoring competitors (_l1k_update; kk <= K - 1).  Mistakes are argmax
     errors (ties to the first class).  Updates when 1 - (s_y - s_c) > 0 for the
     closest competitor c and x~ is not zero; INFEASIBLE when beta ||x~||_inf <= 1.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = W.shape[0], K = W.shape[1], DK = D * K
     cdef Py_ssize_t smax = 2 * (max_row_nnz(&rows.R, order) + 1), nk = smax // 2
     cdef Py_ssize_t k, i, nnz, s, yi, c
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef double m
@@ -401,7 +401,7 @@ def mc_l1pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             yi = y[i]
-            count_round(&cnt, argmax_first(sc, K) != yi)
+            count_argmax(&cnt, sc, K, yi, i)
             c = competitor(sc, K, yi)
             m = sc[yi] - sc[c]
             if m >= 1.0:

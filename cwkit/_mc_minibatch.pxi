@@ -13,16 +13,17 @@
 #   BPA-LS the stationary point of the same objective, tau unbounded (equalities),
 # Q = G + rho I (one squared slack per constraint) or G + rho E with E_(ij)(i'j') =
 # [i = i'] (`shared`: one squared slack per row, the squared multi-class hinge),
-# all solved by `hildreth_solve` (_qp.pxi); then W += sum tau_ij Delta_ij: block y_i
+# all solved by `hildreth_solve` (_qp.pxi), the multipliers of classes the dual cannot
+# tell apart replaced by their mean (`_mcbpa_tie_mean`); then W += sum tau_ij Delta_ij: block y_i
 # gets (sum_j tau_ij) x~_i, block c_ij gets -tau_ij x~_i.  Rows with x~ = 0 (G
 # diagonal 0) cannot move W: their tau are fixed at 0.  Grouping (block / sliding
 # window) and the returned counters are those of `bpa_pass` (_minibatch.pxi).
 #
 # Provides: the driver `mc_bpa_pass`.
-# Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
-# restore_coords (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size
-# (_qp.pxi); Groups, BPA_*, sparse_dot (_minibatch.pxi); all_dots, all_finite, argmax_first,
-# competitor, top_competitors, blk_add (_mc_rows.pxi); TOPK_QP_TOL,
+# Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
+# Workspace, restore_coords (_driver.pxi); hildreth_solve, qp_work_size,
+# qp_iwork_size (_qp.pxi); Groups, BPA_*, sparse_dot (_minibatch.pxi); all_dots,
+# all_finite, competitor, top_competitors, blk_add (_mc_rows.pxi); TOPK_QP_TOL,
 # TOPK_QP_MAX_ITER (_mc_topk.pxi).
 
 from libc.math cimport INFINITY
@@ -41,6 +42,8 @@ cdef struct MCBPAWork:
     Py_ssize_t* taken    # K
     Py_ssize_t* comp     # m competitors
     Py_ssize_t* qiwork   # qp_iwork_size(m)
+    Py_ssize_t* pos      # nb*K: where class c is among row r's competitors (-1: absent)
+    Py_ssize_t* grp      # K: the classes tied with the one being averaged
     Py_ssize_t stride    # max_nnz + 1
 
 
@@ -122,6 +125,72 @@ cdef inline bint _mcbpa_dual(const Py_ssize_t* rows, Py_ssize_t nb, const Py_ssi
     return any_loss
 
 
+cdef inline bint _mcbpa_swappable(const Py_ssize_t* rows, Py_ssize_t nb, const Py_ssize_t* y,
+                                  Py_ssize_t K, Py_ssize_t kk, Py_ssize_t c, Py_ssize_t c2,
+                                  const MCBPAWork* S) noexcept nogil:
+    """Whether relabelling classes c <-> c2 leaves the group's dual unchanged: neither is
+    a row's label, and every row has both among its competitors with equal losses, or
+    neither (Q depends on the competitors only through which of them are equal)."""
+    cdef Py_ssize_t r, p, p2
+    for r in range(nb):
+        if y[rows[r]] == c or y[rows[r]] == c2:
+            return False
+        p = S.pos[r * K + c]
+        p2 = S.pos[r * K + c2]
+        if (p < 0) != (p2 < 0) or (p >= 0 and S.ell[r * kk + p] != S.ell[r * kk + p2]):
+            return False
+    return True
+
+
+cdef inline void _mcbpa_tie_mean(const Py_ssize_t* rows, Py_ssize_t nb, const Py_ssize_t* y,
+                                 Py_ssize_t K, Py_ssize_t kk, MCBPAWork* S) noexcept nogil:
+    """Classes that the group's dual cannot tell apart (`_mcbpa_swappable`) share, row by
+    row, the mean of their multipliers (an optimum, as in `tie_mean`), so competitors
+    whose blocks were bit-identical stay so and a later tie breaks by label."""
+    cdef Py_ssize_t r, j, c, c2, n, p
+    cdef double s
+    cdef bint same
+    for r in range(nb):
+        for c in range(K):
+            S.pos[r * K + c] = -1
+        for j in range(kk):
+            S.pos[r * K + S.comp[r * kk + j]] = j
+    for c in range(K):
+        S.grp[c] = 0
+    for c in range(K):
+        if S.grp[c]:
+            continue
+        n = 0
+        for r in range(nb):
+            n += S.pos[r * K + c] >= 0
+        if n == 0:                                     # no multiplier of class c
+            continue
+        n = 1
+        for c2 in range(c + 1, K):
+            if not S.grp[c2] and _mcbpa_swappable(rows, nb, y, K, kk, c, c2, S):
+                S.grp[c2] = c + 1
+                n += 1
+        if n == 1:
+            continue
+        for r in range(nb):
+            p = S.pos[r * K + c]
+            if p < 0:
+                continue
+            s = S.tau[r * kk + p]
+            same = True
+            for c2 in range(c + 1, K):
+                if S.grp[c2] == c + 1:
+                    s += S.tau[r * kk + S.pos[r * K + c2]]
+                    same = same and S.tau[r * kk + S.pos[r * K + c2]] == S.tau[r * kk + p]
+            if same:
+                continue
+            s = s / n                                  # n >= 2
+            S.tau[r * kk + p] = s
+            for c2 in range(c + 1, K):
+                if S.grp[c2] == c + 1:
+                    S.tau[r * kk + S.pos[r * K + c2]] = s
+
+
 cdef inline bint _mcbpa_moves(const double* tau, Py_ssize_t kk) noexcept nogil:
     """Whether one of a row's kk multipliers is not 0."""
     cdef Py_ssize_t j
@@ -192,6 +261,7 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
                       S.qwork, S.qiwork, &kkt, &it, bad) != OK:
         bad[0] = rows[nb - 1]
         return QP_NOT_CONVERGED
+    _mcbpa_tie_mean(rows, nb, y, K, kk, S)
     st = _mcbpa_apply(R, rows, nb, y, bias, W, D, K, kk, S, moved)
     if st != OK:
         bad[0] = rows[nb - 1]
@@ -212,14 +282,14 @@ def mc_bpa_pass(RowView rows not None,
     is updated only when `flush`.  Sliding mode: predict row t, then update
     with the window of the last min(B, t + 1) rows.  kk >= 1 competitors per row.
 
-    Returns (rounds, mistakes, updates, loss_sum, status, position, n_left);
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed, n_left);
     loss_sum adds max(0, 1 - (s_y - s_c)) against the closest competitor c at
     prediction time; n_left = rows at the end of `order` to carry into the
     next call.
     """
     cdef Py_ssize_t D = W.shape[0], K = W.shape[1], t, i, lo, nb, nnz
     cdef Py_ssize_t m = B * kk, stride = max_row_nnz(&rows.R, order) + 1, yi
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
     cdef double* sc
     cdef bint moved
@@ -236,9 +306,11 @@ def mc_bpa_pass(RowView rows not None,
     S.tau = S.hi + m
     S.qwork = S.tau + m
     S.save = S.qwork + qp_work_size(m)
-    S.taken = ws.indices(K + m + qp_iwork_size(m))
+    S.taken = ws.indices(K + m + qp_iwork_size(m) + B * K + K)
     S.comp = S.taken + K
     S.qiwork = S.comp + m
+    S.pos = S.qiwork + qp_iwork_size(m)
+    S.grp = S.pos + B * K
     S.stride = stride
     with nogil:
         for t in range(g.n):
@@ -252,7 +324,7 @@ def mc_bpa_pass(RowView rows not None,
                     fail_row(&cnt, NONFINITE_INPUT, i)
                     break
                 yi = y[i]
-                count_round(&cnt, argmax_first(sc, K) != yi)
+                count_argmax(&cnt, sc, K, yi, i)
                 count_hinge(&cnt, sc[yi] - sc[competitor(sc, K, yi)])
             nb = group_due(&g, t + 1, &lo)
             if nb == 0:

@@ -14,13 +14,14 @@
 # The Perceptron updates only on an argmax mistake, with c = the prediction.
 # ovr (True): K binary problems on the same row (label +1 for class y, -1 for
 # the others); every class is scored before any class is updated.
-# Progressive mistakes are argmax errors (ties to the first class) for every rule.
+# Progressive mistakes are argmax errors (ties to the first class) for every rule
+# (`count_argmax` of _driver.pxi).
 #
 # Provides: the 1-of-k walks over a (D, K) state shared by the multi-class
 # drivers (walk_row / row_dots / all_dots with their prefetch, all_sqdots,
-# blk_dot, blk_sqdot), the choice of competitors (argmax_first, competitor,
-# top_competitors), the update of blocks (blk_add, pair_add, blk_axpy; undone by
-# restore_coords of _driver.pxi) and the test-time scores `mc_row_scores`.
+# blk_dot, blk_sqdot), the choice of competitors (competitor, top_competitors),
+# the update of blocks (blk_add, pair_add, blk_axpy; undone by restore_coords of
+# _driver.pxi) and the test-time scores `mc_row_scores`.
 # Uses: RowView, Rows, get_row, CWKIT_PREFETCH* (_rows.pxi); restore_coords
 # (_driver.pxi).
 
@@ -200,15 +201,6 @@ cdef inline void all_sqdots(const double* S, Py_ssize_t K, const double* x, cons
         xj = x[j]
         for c in range(K):
             out[c] += row[c] * xj * xj          # the binary drivers' rounding order
-
-
-cdef inline Py_ssize_t argmax_first(const double* sc, Py_ssize_t K) noexcept nogil:
-    """Index of the largest score, ties to the first."""
-    cdef Py_ssize_t c, best = 0
-    for c in range(1, K):
-        if sc[c] > sc[best]:
-            best = c
-    return best
 
 
 cdef inline Py_ssize_t competitor(const double* sc, Py_ssize_t K,

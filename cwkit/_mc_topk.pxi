@@ -2,16 +2,17 @@
 # AROW ([AROW13] Fig. 2, eqs. 25-30), diagonal or full: the k highest-scoring
 # competitors c_1..c_k (ties to the smaller label), losses l_j = 1 - w.Delta_j,
 # and the dual max l^T a - a^T Q a / 2 over a box, solved per example by
-# `hildreth_solve` (_qp.pxi) on preallocated buffers (`TopK`).
+# `hildreth_solve` (_qp.pxi) on preallocated buffers (`TopK`); tied competitors
+# that the dual cannot tell apart get equal multipliers (`tie_mean`).
 #
-# Provides: TopK, topk_work, topk_losses, topk_solve, mc_topk_pa_pass,
-# mc_topk_arow_pass.
-# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, Workspace,
-# restore_coords (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size
-# (_qp.pxi); PA1, PA2, AUX_* (_binary.pxi); dsymv, scatter_row, full_check,
-# full_apply (_full.pxi); the 1-of-k walks, top_competitors and blk_add
-# (_mc_rows.pxi); blk_diag_step, blk_diag_restore, blk_sigma_only,
-# sum_sigma_update (_mc_diag.pxi); vdot (_mc_full.pxi).
+# Provides: TopK, topk_work, topk_losses, exchangeable, tie_mean, topk_solve,
+# mc_topk_pa_pass, mc_topk_arow_pass.
+# Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
+# count_collapse, Workspace, restore_coords (_driver.pxi); hildreth_solve,
+# qp_work_size, qp_iwork_size (_qp.pxi); PA1, PA2, AROW, may_collapse, AUX_*
+# (_binary.pxi); dsymv, scatter_row, full_check, full_apply (_full.pxi); the
+# 1-of-k walks, top_competitors and blk_add (_mc_rows.pxi); blk_diag_step,
+# blk_diag_restore, blk_sigma_only, sum_sigma_update (_mc_diag.pxi); vdot
 
 from libc.math cimport INFINITY
 
@@ -72,9 +73,58 @@ cdef inline double topk_losses(TopK* T, Py_ssize_t K, Py_ssize_t yi, Counts* cnt
     return lmax
 
 
+cdef inline bint exchangeable(const double* Q, Py_ssize_t kk, Py_ssize_t f,
+                              Py_ssize_t j) noexcept nogil:
+    """Whether swapping constraints f and j leaves Q unchanged (bit for bit)."""
+    cdef Py_ssize_t m
+    if Q[j * kk + j] != Q[f * kk + f] or Q[f * kk + j] != Q[j * kk + f]:
+        return False
+    for m in range(kk):
+        if m != f and m != j and (Q[j * kk + m] != Q[f * kk + m]
+                                  or Q[m * kk + j] != Q[m * kk + f]):
+            return False
+    return True
+
+
+cdef inline void tie_mean(const double* Q, const double* b, const double* lo,
+                          const double* hi, double* a, Py_ssize_t kk) noexcept nogil:
+    """Exchangeable constraints (equal losses and boxes, Q unchanged by their swap) share the
+    mean of their multipliers.  The dual is then invariant under their permutations,
+    so the mean of an optimum over them is an optimum (the set of optima is convex),
+    and competitors whose blocks were bit-identical stay so: Hildreth's method,
+    sweeping the constraints in order, ends a last bit apart on tied ones, and a
+    later tie would break by that bit instead of by label.  Tied competitors are
+    adjacent (by decreasing score); each is compared with the first of its run
+    (swaps with one constraint generate every permutation of those that pass)."""
+    cdef Py_ssize_t f = 0, e, j, n
+    cdef double s
+    cdef bint same
+    while f < kk:
+        e = f + 1
+        while e < kk and b[e] == b[f]:
+            e += 1
+        if e - f > 1:
+            s = 0.0
+            n = 0
+            same = True
+            for j in range(f, e):
+                if j == f or (lo[j] == lo[f] and hi[j] == hi[f] and exchangeable(Q, kk, f, j)):
+                    s += a[j]
+                    n += 1
+                    same = same and a[j] == a[f]
+            if not same:
+                s = s / n                              # n >= 1
+                for j in range(f, e):
+                    if j == f or (lo[j] == lo[f] and hi[j] == hi[f]
+                                  and exchangeable(Q, kk, f, j)):
+                        a[j] = s
+        f = e
+
+
 cdef inline bint topk_solve(TopK* T) noexcept nogil:
-    """a = the dual solution for (Q, b) over [lo, hi] from a = 0, and asum; False
-    when Hildreth's method did not converge."""
+    """a = the dual solution for (Q, b) over [lo, hi] from a = 0 (exchangeable
+    constraints given equal multipliers by `tie_mean`), and asum; False when
+    Hildreth's method did not converge."""
     cdef Py_ssize_t j, nit, where
     cdef double kkt
     for j in range(T.kk):
@@ -82,6 +132,7 @@ cdef inline bint topk_solve(TopK* T) noexcept nogil:
     if hildreth_solve(T.Q, T.b, T.lo, T.hi, T.a, T.kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER, T.qw,
                       T.qiw, &kkt, &nit, &where) != OK:
         return False
+    tie_mean(T.Q, T.b, T.lo, T.hi, T.a, T.kk)
     T.asum = 0.0
     for j in range(T.kk):
         T.asum += T.a[j]
@@ -137,10 +188,10 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
     a >= 0; PA-I: 0 <= a <= C; PA-II: Q = G + I/(2C) (or 11^T/(2C) when
     `shared`), a >= 0.  W += sum_j a_j Delta_j: block y gets (sum_j a_j) x~,
     block c_j gets -a_j x~.  State as in `mc_first_order_pass` (top1, W = s V).
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], c, nnz, i, k
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef double n
@@ -161,7 +212,7 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
             if not (all_finite(T.sc, K) and isfinite(n)):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            count_round(&cnt, argmax_first(T.sc, K) != y[i])
+            count_argmax(&cnt, T.sc, K, y[i], i)
             aux[0, AUX_T] += 1.0
             if topk_pa_round(&T, Vp, &aux[0, 0], K, D, x, idx, nnz, bias, n, y[i], shared,
                              ridge, save, &cnt, i):
@@ -190,15 +241,19 @@ cdef inline bint topk_arow_diag_round(TopK* T, double* mu, double* S, Py_ssize_t
     sum_j a_j Delta_j, then the covariance with f or Delta_1.  Returns True to stop."""
     cdef Py_ssize_t j, jl, kk = T.kk, sv = 2 * (nnz + 1)
     cdef double chk, cc
+    cdef bint tiny = False
+    cdef bint* watch = &tiny if may_collapse(AROW, direct) else NULL
     for j in range(kk):
         for jl in range(kk):
             T.Q[j * kk + jl] = T.vs[yi] + (T.vs[T.comp[j]] if j == jl else 0.0) + r
     if not topk_arow_solve(T, cnt, i):
         return True
-    chk = blk_diag_step(mu + yi, S + yi, T.asum, 0.0, False, x, idx, nnz, bias, D, save, K)
+    # (the mean steps, c = 0, leave the variances as they are)
+    chk = blk_diag_step(mu + yi, S + yi, T.asum, 0.0, False, x, idx, nnz, bias, D, save, K,
+                        NULL)
     for j in range(kk):
         chk += blk_diag_step(mu + T.comp[j], S + T.comp[j], -T.a[j], 0.0, False, x, idx,
-                             nnz, bias, D, save + (j + 1) * sv, K)
+                             nnz, bias, D, save + (j + 1) * sv, K, NULL)
     if not isfinite(chk):
         for j in range(kk - 1, -1, -1):
             blk_diag_restore(mu + T.comp[j], S + T.comp[j], save + (j + 1) * sv, idx, nnz, D,
@@ -207,11 +262,12 @@ cdef inline bint topk_arow_diag_round(TopK* T, double* mu, double* S, Py_ssize_t
         fail_round(cnt, NONFINITE_STATE, i)
         return True
     if sum_update:
-        sum_sigma_update(S, K, T.vs, r, direct, x, idx, nnz, bias, D)
+        sum_sigma_update(S, K, T.vs, r, direct, x, idx, nnz, bias, D, watch)
     else:
         cc = 1.0 / (T.vs[yi] + T.vs[T.comp[0]] + r) if direct else 1.0 / r   # r > 0
-        blk_sigma_only(S + yi, cc, direct, x, idx, nnz, bias, D, K)
-        blk_sigma_only(S + T.comp[0], cc, direct, x, idx, nnz, bias, D, K)
+        blk_sigma_only(S + yi, cc, direct, x, idx, nnz, bias, D, K, watch)
+        blk_sigma_only(S + T.comp[0], cc, direct, x, idx, nnz, bias, D, K, watch)
+    count_collapse(cnt, tiny, i)
     cnt.updates += 1
     return False
 
@@ -280,13 +336,13 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
     `direct`, sigma_i -= beta sigma_i^2 g_i^2).  Full (`full`, SG = Sigma over
     the stacked blocks, (K D, K D), one triangle kept): P_c = Sigma f(x, c),
     Sigma Delta_j = P_y - P_cj.
-    Returns (rounds, mistakes, updates, loss_sum, status, position).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     # diagonal: (D, K) state, block c at offset c with stride K; full: (K, D)
     cdef int K = <int>(MU.shape[0] if full else MU.shape[1])
     cdef int D = <int>(MU.shape[1] if full else MU.shape[0]), KD = K * D
     cdef Py_ssize_t j, nnz, i, q
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef double n
@@ -319,7 +375,7 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
             if not (all_finite(T.sc, K) and isfinite(n) and (full or all_finite(T.vs, K))):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
-            count_round(&cnt, argmax_first(T.sc, K) != y[i])
+            count_argmax(&cnt, T.sc, K, y[i], i)
             if topk_losses(&T, K, y[i], &cnt) <= 0.0 or n <= 0.0:
                 continue
             if full:

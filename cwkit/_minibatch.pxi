@@ -12,8 +12,8 @@
 #
 # Provides: BPA_1 / BPA_2 / BPA_LS, sparse_dot, the grouping of a mini-batch pass (`Groups`,
 # also used by _mc_minibatch.pxi) and the driver `bpa_pass`.
-# Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, Workspace
-# (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size (_qp.pxi).
+# Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, count_margin,
+# Workspace (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size (_qp.pxi).
 
 from libc.math cimport INFINITY, isfinite
 
@@ -212,12 +212,12 @@ def bpa_pass(RowView rows not None,
     When `scores_out` is not empty, it receives the score each new row was
     predicted with (row t of `order` at t - n_seen).
 
-    Returns (rounds, mistakes, updates, loss_sum, status, position, n_left):
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed, n_left):
     n_left = rows at the end of `order` to carry into the next call (the
     pending group, or the last B - 1 rows of the sliding window).
     """
     cdef Py_ssize_t D = w.shape[0], t, i, lo, m
-    cdef Counts cnt = counts_start()
+    cdef Counts cnt = counts_start(rows, y)
     cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
     cdef double f, mrg
     cdef bint moved, keep_scores = scores_out.shape[0] > 0
@@ -238,13 +238,10 @@ def bpa_pass(RowView rows not None,
             if t >= n_seen:
                 f = _bpa_score(&rows.R, i, &w[0], D, bias)
                 mrg = y[i] * f
-                if not isfinite(mrg):
-                    fail_row(&cnt, NONFINITE_INPUT, i)
+                if not count_margin(&cnt, mrg, 0.0, i):
                     break
                 if keep_scores:
                     scores_out[t - n_seen] = f
-                count_round(&cnt, mrg <= 0.0)
-                count_hinge(&cnt, mrg)
             m = group_due(&g, t + 1, &lo)
             if m == 0:
                 continue

@@ -1,15 +1,18 @@
 """Input validation: turn X into the row view the compiled drivers read."""
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._lazy import issparse
+from ._lazy import sparse as sp
 from . import _core
 
 _EMPTY_I64 = np.empty(0, dtype=np.int64)
 _EMPTY_I32 = np.empty(0, dtype=np.int32)
 _ARANGE_CACHE = {}
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_I32 = np.dtype(np.int32)
+_PTR = (np.dtype(np.int32), np.dtype(np.int64))   # the indptr types of _core._csr_increasing
 
 
 @dataclass(frozen=True)
@@ -19,7 +22,8 @@ class Rows:
     `view` (a `cwkit._core.RowView`) is what every driver takes first.
     """
 
-    X: object            # the float64 CSR matrix or dense ndarray, for vectorised scoring
+    X: object            # the float64 CSR matrix (its rows' unique indices in any order:
+    #                      `view` has them sorted) or dense ndarray
     view: _core.RowView
     n_rows: int
     n_features: int
@@ -33,7 +37,13 @@ class Rows:
 
     @property
     def sparse(self):
-        return sp.issparse(self.X)
+        return issparse(self.X)
+
+    def counting(self, clean=None, scores=None):
+        """These rows with the per-pass options of the drivers' counters
+        (``RowView.counting``): rounds counted against ``clean``, scores
+        written to ``scores``; none given: the plain rows."""
+        return replace(self, view=self.view.counting(clean, scores))
 
     def density(self, n_rows):
         """The fraction of nonzero entries of the first `n_rows` rows, counted in their
@@ -79,12 +89,38 @@ def _increasing(indices, indptr):
     """
     if len(indices) < 2:
         return True
+    if indices.dtype == _I32 and indptr.dtype in _PTR and indices.flags.c_contiguous \
+            and indptr.flags.c_contiguous:
+        return _core._csr_increasing(indices, indptr)   # one pass, no temporaries
     descents = indices[1:] <= indices[:-1]
     if len(indptr) > 2:
         # a descent across the boundary of two rows is not one within a row
         starts = indptr[1:-1]
         descents[starts[(starts > 0) & (starts < len(indices))] - 1] = False
     return not np.count_nonzero(descents)     # (faster than .any() on short rows)
+
+
+def _sorted(X):
+    """``(X, data, indices)`` for the valid float64 CSR matrix X whose rows are not
+    canonical: ``data`` and ``indices`` hold each row's entries in increasing index order.
+
+    A single row (``partial_fit`` on one example) whose indices are unique is put in
+    order by one numpy sort (a permutation: no value changes, and X itself serves as
+    is, no new matrix: a few microseconds where building one costs a hundred); other
+    rows are made canonical by scipy's ``sum_duplicates`` on a copy of X, which sums
+    repeated indices as it always did (in scipy's order).
+    """
+    if X.shape[0] == 1:
+        order = np.argsort(X.indices)
+        ordered = X.indices[order]
+        if _increasing(ordered, X.indptr):
+            return X, X.data[order], ordered
+    X = X.copy()
+    # the flags scipy caches may be stale (indices edited in place): reset them
+    X.has_sorted_indices = False
+    X.has_canonical_format = False
+    X.sum_duplicates()
+    return X, X.data, X.indices
 
 
 def _check_compressed(X, name, n_major, n_minor):
@@ -114,11 +150,22 @@ def _check_compressed(X, name, n_major, n_minor):
     if indices.dtype.kind not in "iu":
         raise _malformed(name, f"the indices have dtype {indices.dtype}, not an integer type")
     increasing = _increasing(indices, indptr)
-    # one sorted row is bounded by its ends; else one reduction over all
-    if not (increasing and n_major == 1
-            and (nnz == 0 or (0 <= indices[0] and indices[-1] < n_minor))):
+    # sorted rows are bounded by their ends (O(rows)); else one reduction over all
+    if not (increasing and _ends_within(indices, indptr, n_major, n_minor)):
         _check_index(indices, n_minor, name, "the indices")
     return increasing
+
+
+def _ends_within(indices, indptr, n_major, n_minor):
+    """Whether the first index of every nonempty row is >= 0 and the last < n_minor."""
+    if len(indices) == 0:
+        return True
+    if n_major == 1:
+        return bool(0 <= indices[0] and indices[-1] < n_minor)
+    stops = indptr[1:]
+    stops = stops[stops > indptr[:-1]]              # the nonempty rows
+    return bool(indices[stops - 1].max() < n_minor
+                and indices[np.concatenate(([0], stops[:-1]))].min() >= 0)
 
 
 def check_structure(X, name="X"):
@@ -148,12 +195,13 @@ def check_structure(X, name="X"):
 def as_rows(X, n_features=None, name="X", owner="the model"):
     """Validate X (array-like or scipy.sparse) into `Rows`, never mutating it.
 
-    CSR is used as is when it is already float64 with canonical indices; other
-    sparse formats are converted, float32 is upcast.  Raises ValueError for
+    CSR is used as is when it is already float64 with canonical indices, and rows
+    whose unique indices are out of order are sorted into the view (``Rows.X`` is then
+    X itself); other sparse formats are converted, float32 is upcast.  Raises ValueError for
     NaN/inf, a wrong number of features, a non-2-D input or sparse index arrays
     out of bounds (:func:`check_structure`).
     """
-    if sp.issparse(X):
+    if issparse(X):
         if X.dtype.kind == "c":
             raise ValueError(f"Complex data not supported: {name} has complex values")
         if X.ndim != 2:
@@ -168,25 +216,21 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
             X = X.astype(np.float64)
         if canonical is None:
             canonical = _increasing(X.indices, X.indptr)
+        data, indices = X.data, X.indices
         if not canonical:
-            X = X.copy()
-            # the flags scipy caches may be stale (indices edited in place): reset them
-            X.has_sorted_indices = False
-            X.has_canonical_format = False
-            X.sum_duplicates()
+            X, data, indices = _sorted(X)
         n, d = X.shape
         if np.count_nonzero(np.isfinite(X.data)) != len(X.data):   # (faster than .all())
             bad = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0],
                                       side="right") - 1)
             raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
                              f"(row {bad})")
-        indices = X.indices
         if indices.dtype != np.int32:
             if d > np.iinfo(np.int32).max:
                 raise ValueError(f"{name} has {d} features; at most 2**31 - 1 are supported")
             indices = indices.astype(np.int32)  # in [0, d) (checked): no wrap-around
         indptr = X.indptr.astype(np.int64, copy=False)
-        view = _core.RowView(X.data, indices, indptr, _EMPTY_I32, d)
+        view = _core.RowView(data, indices, indptr, _EMPTY_I32, d)
     else:
         try:
             X = np.asarray(X)

@@ -2,8 +2,10 @@
 # CSR rows are pointer offsets; dense rows share one arange index array.
 #
 # Provides: `RowView` (the rows of one validated batch, built once per batch by
-# cwkit._rowdata and passed first to every driver), the `Rows` struct it holds,
-# `get_row`, `max_row_nnz`, the prefetch macros and the `Ahead` cursor that
+# cwkit._rowdata and passed first to every driver; `RowView.counting` adds the
+# per-pass options of the counters, see _driver.pxi), the `Rows` struct it holds,
+# `get_row`, `max_row_nnz`, `_csr_increasing` (the canonical-rows check of
+# cwkit._rowdata), the prefetch macros and the `Ahead` cursor that
 # prefetches a driver's state AHEAD_DIST nonzeros ahead of its scoring walk.
 # Uses nothing from the other includes.
 
@@ -51,12 +53,17 @@ cdef Rows make_rows(const double[::1] data, const int[::1] indices,
 cdef class RowView:
     """The rows of a batch as every driver reads them: CSR (data, indices,
     indptr) or a dense C-contiguous block (data, dense_idx = arange(n_cols),
-    empty indptr).  Holds the `Rows` pointers and the arrays they point into."""
+    empty indptr).  Holds the `Rows` pointers and the arrays they point into,
+    and the per-pass options of `counting` (read by `counts_start`)."""
     cdef Rows R
     cdef const double[::1] data
     cdef const int[::1] indices
     cdef const long long[::1] indptr
     cdef const int[::1] dense_idx
+    cdef readonly object clean      # float64 (n_rows,) or None
+    cdef readonly object scores     # float64, C-contiguous, or None
+    cdef const double* clean_p
+    cdef double* scores_p
 
     def __cinit__(self, const double[::1] data, const int[::1] indices,
                   const long long[::1] indptr, const int[::1] dense_idx, Py_ssize_t n_cols):
@@ -65,6 +72,40 @@ cdef class RowView:
         self.indptr = indptr
         self.dense_idx = dense_idx
         self.R = make_rows(data, indices, indptr, dense_idx, n_cols)
+        self.clean = self.scores = None
+        self.clean_p = NULL
+        self.scores_p = NULL
+
+    @property
+    def n_rows(self):
+        if self.R.indptr != NULL:
+            return self.indptr.shape[0] - 1
+        return self.data.shape[0] // self.R.n_cols if self.R.n_cols > 0 else 0
+
+    def counting(self, clean=None, scores=None):
+        """A view of the same rows whose passes count each round against
+        ``clean[i]`` (float64, one per row, in the driver's labels: +-1 binary,
+        class codes multi-class) instead of the label learnt, and write the
+        score of each counted round into ``scores`` (float64, C-contiguous;
+        binary drivers one value per round, multi-class drivers K; the caller
+        sizes it for every row of the pass).  None: that option off."""
+        cdef RowView v = RowView(self.data, self.indices, self.indptr, self.dense_idx,
+                                 self.R.n_cols)
+        cdef const double[::1] c
+        cdef double[::1] out
+        if clean is not None:
+            c = clean
+            if c.shape[0] != self.n_rows:
+                raise ValueError(f"clean has {c.shape[0]} labels for {self.n_rows} rows")
+            v.clean = clean
+            v.clean_p = &c[0] if c.shape[0] > 0 else NULL
+        if scores is not None:
+            if not scores.flags.c_contiguous:
+                raise ValueError("scores must be C-contiguous")
+            out = scores.reshape(-1)
+            v.scores = scores
+            v.scores_p = &out[0] if out.shape[0] > 0 else NULL
+        return v
 
 
 cdef inline Py_ssize_t get_row(const Rows* R, Py_ssize_t i, const double** x,
@@ -151,3 +192,28 @@ cdef inline void ahead_start(Ahead* a, const Rows* R, const Py_ssize_t[::1] orde
     a.j = 0
     for t in range(AHEAD_DIST):
         ahead_fetch(a, p1, st1, p2)
+
+
+ctypedef fused _ptr_t:
+    int
+    long long
+
+
+def _csr_increasing(const int[::1] indices, const _ptr_t[::1] indptr):
+    """Whether the int32 ``indices`` increase strictly within each row of ``indptr``.
+
+    One pass without temporary arrays (cwkit._rowdata's check that a CSR matrix is
+    canonical).  The caller has checked indptr: from 0, nondecreasing, its last
+    entry at most ``len(indices)``.
+    """
+    cdef Py_ssize_t r, j, n = indptr.shape[0] - 1
+    cdef bint ok = True
+    with nogil:
+        for r in range(n):
+            for j in range(indptr[r] + 1, indptr[r + 1]):
+                if indices[j] <= indices[j - 1]:
+                    ok = False
+                    break
+            if not ok:
+                break
+    return ok

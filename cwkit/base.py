@@ -16,9 +16,10 @@ import numpy as np
 
 from . import _core, _params
 from ._rowdata import as_rows
-from .models.collapse import VarianceCollapseWarning, Watch, may_collapse, warning_text
+from .models.calibration import Calibration
+from .models.collapse import VarianceCollapseWarning, warning_text
 from .models.factory import build_model
-from .models.interface import ModelSpec, raise_status
+from .models.interface import NO_ROW, ModelSpec, raise_status
 
 #: Constraints of the parameters every estimator has.
 COMMON = {
@@ -127,7 +128,7 @@ class OnlineClassifier:
     -----
     Thread safety: an estimator may be shared by threads.  ``fit``,
     ``partial_fit``, ``decision_function``, ``predict``, ``predict_proba``,
-    ``score``, the fitted attributes (``coef_``, ``intercept_``, ...),
+    ``predict_confidence``, ``score``, the fitted attributes (``coef_``, ``intercept_``, ...),
     pickling and :func:`cwkit.save` hold the estimator's lock (one per estimator, created on
     first use, neither a parameter nor pickled), so calls from several threads
     run one after the other, each as it would alone: the state is that of
@@ -233,7 +234,7 @@ class OnlineClassifier:
         collapsed = None
         for _ in range(self.n_passes):
             order = rng.permutation(rows.n_rows) if self.shuffle else np.arange(rows.n_rows)
-            _, mistakes, updates, row = self._run(rows, codes, order, collapsed is None)
+            _, mistakes, updates, row = self._run(rows, codes, order)
             collapsed = row if collapsed is None else collapsed
             self.mistakes_ += mistakes
             self.n_updates_ += updates
@@ -241,7 +242,7 @@ class OnlineClassifier:
         return self
 
     @serialised
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, *, y_clean=None):
         """One online pass over the rows in the given order (one row, one round).
 
         Parameters
@@ -251,6 +252,11 @@ class OnlineClassifier:
         classes : array-like, optional
             All labels the stream may hold; needed on the first call when the
             first batch may not contain every class.  Ignored later.
+        y_clean : array-like of shape (n_samples,), optional
+            The labels each round is counted against (``mistakes_``) while ``y``
+            is learnt: the label-noise protocol of [AROW13] Sect. 5, ``y`` the
+            noisy labels and ``y_clean`` the true ones.  Each must be one of the
+            classes.  Learning does not depend on it.
 
         Returns
         -------
@@ -274,8 +280,10 @@ class OnlineClassifier:
             self._choose(rows, len(labels))
             self._reset(labels, rows.n_features)
         codes = self._encode(y)
+        clean = None if y_clean is None else self._encode(_labels_1d(y_clean, rows.n_rows))
         _, self.mistakes_, self.n_updates_, collapsed = self._run(rows, codes,
-                                                                  np.arange(rows.n_rows))
+                                                                  np.arange(rows.n_rows),
+                                                                  clean=clean)
         self._warn_collapse(collapsed)
         return self
 
@@ -303,6 +311,7 @@ class OnlineClassifier:
         self.n_features_in_ = n_features
         self.t_ = 0
         self._model = build_model(self._spec(len(classes), n_features))
+        self._calibration = Calibration(len(classes))
 
     def _spec(self, n_classes, n_features):
         """The spec of this estimator's model, from its own parameters."""
@@ -336,25 +345,30 @@ class OnlineClassifier:
     def _bias(self):
         return self.intercept_scaling_ if self.fit_intercept else 0.0
 
-    def _run(self, rows, codes, order, watch=True):
+    def _run(self, rows, codes, order, clean=None):
         """One pass; returns (rounds, mistakes, updates, collapsed) and advances ``t_``.
 
         `collapsed` is the row after which a variance of a diagonal
-        Gaussian-weight model newly collapsed (``cwkit.models.collapse``; looked
-        for if `watch` and the rule can collapse), else None.
+        Gaussian-weight model newly collapsed, as the compiled pass noted it
+        (``cwkit.models.collapse``), else None.  `clean`: codes of the labels the
+        rounds are counted against (``Model.run_with``).  The rounds' pre-update
+        scores go to the calibration window of ``predict_proba``.
         """
         model = self._model
-        target = np.where(codes, 1.0, -1.0) if len(self.classes_) == 2 else codes
-        watch = Watch(model, rows) if watch and may_collapse(model) else None
-        result = model.run(rows, target, order, self._bias)
+        target = self._target(codes)
+        result = model.run_with(rows, target, order, self._bias, scores=True,
+                                clean=None if clean is None else self._target(clean))
         self.t_ += result.rounds
         if result.status != _core.Status.OK:
             raise_status(result.status, result.pos, self._name(),
                          model.status_detail(result.status))
-        collapsed = None
-        if watch is not None and watch.collapsed(model):
-            collapsed = watch.row(model, target, order, self._bias)
+        self._calibration.add(result.scores, np.asarray(codes, dtype=np.intp)[order])
+        collapsed = None if result.collapsed == NO_ROW else int(result.collapsed)
         return result.rounds, result.mistakes, result.updates, collapsed
+
+    def _target(self, codes):
+        """The labels the model learns: +-1 for two classes, else the class codes."""
+        return np.where(codes, 1.0, -1.0) if len(self.classes_) == 2 else codes
 
     def _warn_collapse(self, row):
         if row is not None:
@@ -393,6 +407,36 @@ class OnlineClassifier:
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.intp)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+    @serialised
+    def predict_proba(self, X):
+        """Class probabilities, calibrated on the progressive scores of training.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; rows sum to 1.
+
+        Notes
+        -----
+        ``softmax(a s)`` of the scores s of :meth:`decision_function` (two classes:
+        ``[1 - p, p]`` with ``p = 1 / (1 + exp(-a s))``, Platt's sigmoid [Pla99]
+        without intercept), ``a >= 0`` fitted by maximum likelihood, with Platt's
+        smoothed targets, on the last rounds of training: each row's score before
+        the model learnt it, an honest held-out score [CCG04]
+        (``cwkit.models.calibration``).  Probabilities rank rows and classes as
+        ``decision_function`` does, and the largest is the class ``predict`` gives.
+        ``fit`` starts a new window, ``partial_fit`` adds to it, and model files keep it.
+        """
+        scores = self.decision_function(X)
+        return self._calibration_state().proba(scores)
+
+    def _calibration_state(self):
+        """The calibration window (an empty one for an estimator pickled before it existed)."""
+        cal = self.__dict__.get("_calibration")
+        if cal is None:
+            cal = self._calibration = Calibration(len(self.classes_))
+        return cal
 
     @serialised
     def score(self, X, y):
@@ -489,11 +533,20 @@ class VarianceMixin:
 
 
 class GaussianMixin(VarianceMixin):
-    """Probabilities of rules whose state is a Gaussian over weights (CW, AROW)."""
+    """The confidence of rules whose state is a Gaussian over weights (CW, AROW)."""
 
     @serialised
-    def predict_proba(self, X):
-        """Probabilities from the Gaussian over weights.
+    def predict_confidence(self, X):
+        """The probability of each class under the Gaussian over weights.
+
+        Not a calibrated probability (see :meth:`predict_proba` for one): it is the
+        model's own belief, which grows to 0 or 1 as the variances shrink, and it
+        ranks rows by the variance-normalised margin mu.x / sqrt(x^T Sigma x), not
+        by the margin mu.x of ``decision_function``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
 
         Notes
         -----

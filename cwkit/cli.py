@@ -185,7 +185,8 @@ def _file_source(path, name, args):
     """A file task; scanned now if the label set, width or index base is not given."""
     src = sources.SvmlightSource(path, name=name, batch_size=args.batch_size,
                                  n_features=args.n_features, zero_based=_zero_based(args),
-                                 classes=_classes(args), hash_bits=args.hash_bits)
+                                 classes=_classes(args), hash_bits=args.hash_bits,
+                                 n_jobs=args.parse_jobs)
     if src.needs_scan:
         src.scan()
         _check_labels(src)
@@ -351,7 +352,7 @@ def _file_tasks(args, spool, notes):
             tst = sources.SvmlightSource(
                 spool.path(tname), name=tname, batch_size=args.batch_size,
                 zero_based=src.zero_based, n_features=args.n_features,
-                hash_bits=args.hash_bits).scan()
+                hash_bits=args.hash_bits, n_jobs=args.parse_jobs).scan()
             _check_test_labels(tst, src)
             if args.n_features is None:
                 # train and test share one index space: the wider of the two
@@ -462,12 +463,10 @@ def _predict(args, spool):
         raise DataError(str(exc)) from exc
     except OSError as exc:
         raise DataError(f"{args.model}: {exc.strerror or exc}") from exc
-    if args.proba and not hasattr(model, "predict_proba"):
-        raise UsageError(f"--proba: {type(model).__name__} gives no probabilities "
-                         f"(cw and arow do); use --scores")
     path = spool.path(args.data)
     width = _n_features(model)
-    info = scan_svmlight(path, zero_based=_zero_based(args), hash_bits=args.hash_bits)
+    info = scan_svmlight(path, zero_based=_zero_based(args), hash_bits=args.hash_bits,
+                         n_jobs=args.parse_jobs)
     if info.n_features > width and not args.ignore_extra_features:
         raise DataError(f"{args.data}: the model {args.model} has {width} features, the "
                         f"file has {info.n_features} (was it trained on other data, or "
@@ -479,7 +478,8 @@ def _predict(args, spool):
               f"the model's classes ({_labels_text(model.classes_)}); each row still gets "
               f"one of the model's classes", file=sys.stderr)
     rows = sources.rows_for_model(path, width, batch_size=args.batch_size,
-                                  zero_based=bool(info.zero_based), hash_bits=args.hash_bits)
+                                  zero_based=bool(info.zero_based), hash_bits=args.hash_bits,
+                                  n_jobs=args.parse_jobs)
 
     done = [0]
 
@@ -565,6 +565,14 @@ def _data_options(p):
     g.add_argument("--batch-size", type=_positive_int, default=sources.DEFAULT_BATCH_SIZE,
                    metavar="N", help="rows read per chunk (default %(default)s)")
     _hash_bits_option(g)
+    _parse_jobs_option(g)
+
+
+def _parse_jobs_option(group):
+    group.add_argument("--parse-jobs", type=_positive_int, metavar="N",
+                       help="threads parsing the data files at the same time (default: the "
+                       "cores, at most 4; 1 turns parallel parsing off); never changes "
+                       "the results")
 
 
 def _hash_bits_option(group):
@@ -706,7 +714,7 @@ def _build_parser():
     p.add_argument("data", help="svmlight/libsvm file (- for stdin)")
     p.add_argument("--scores", action="store_true", help="decision scores instead of labels")
     p.add_argument("--proba", action="store_true",
-                   help="class probabilities (cw, arow) instead of labels")
+                   help="calibrated class probabilities instead of labels")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
     d = p.add_argument_group("data")
     z = d.add_mutually_exclusive_group()
@@ -715,6 +723,7 @@ def _build_parser():
     d.add_argument("--batch-size", type=_positive_int, default=sources.DEFAULT_BATCH_SIZE,
                    metavar="N")
     _hash_bits_option(d)
+    _parse_jobs_option(d)
     d.add_argument("--ignore-extra-features", action="store_true",
                    help="drop features beyond the model's width (default: such a file is "
                    "an error, as it was likely not the model's kind of data)")

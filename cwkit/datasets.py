@@ -13,8 +13,8 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._lazy import sparse as sp
 from .svmlight import load_svmlight
 
 __all__ = [

@@ -15,8 +15,9 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._lazy import issparse
+from ._lazy import sparse as sp
 from . import datasets
 from .models.interface import ModelError
 from .registry import algorithms, make
@@ -112,7 +113,7 @@ def _stream(source, cfg, pass_no):
 
 
 def _emit_shuffled(buffer, rng, batch_size):
-    X = sp.vstack([b[0] for b in buffer], format="csr") if sp.issparse(buffer[0][0]) \
+    X = sp.vstack([b[0] for b in buffer], format="csr") if issparse(buffer[0][0]) \
         else np.vstack([b[0] for b in buffer])
     cols = [np.concatenate([b[k] for b in buffer]) for k in (1, 2, 3, 4)]
     perm = rng.permutation(cols[0].size)
@@ -185,50 +186,39 @@ class Learner:
             out.update(multiclass=values["multiclass"], k=values["k"])
         return out
 
-    def _partial_fit(self, X, y, offset):
-        """Learn rows ``offset, offset + 1, ...`` of the current piece; on a model error,
-        ``failed_offset`` is the row of the piece that failed."""
+    def _partial_fit(self, X, y, y_clean):
+        """Learn the rows of the current piece, their rounds counted against ``y_clean``
+        (None: ``y``); returns the mistakes. On a model error, ``failed_offset`` is the row
+        of the piece that failed."""
         try:
             if self.fitted:
-                self.model.partial_fit(X, y)
+                self.model.partial_fit(X, y, y_clean=y_clean)
             else:
-                self.model.partial_fit(X, y, classes=self.classes)
+                self.model.partial_fit(X, y, classes=self.classes, y_clean=y_clean)
                 self.fitted = True
         except _MODEL_FAILURES as exc:
             row = getattr(exc, "row", None) or 0    # ModelError: the row of this call
-            self.failed_offset = offset + min(row, max(y.size - 1, 0))
+            self.failed_offset = min(row, max(y.size - 1, 0))
             raise
         self.updates += int(self.model.n_updates_)
         return int(self.model.mistakes_)
 
-    def _clean_mistake(self, x, y_clean):
-        """Whether the pre-round state errs on ``x`` against its clean label.
-
-        Binary: ``y·score <= 0`` with ``decision_function`` (a score of 0 errs); this is
-        the online rule's own score except for avg-perceptron, whose decision_function is
-        the averaged vector, and for mini-batch PA inside an incomplete group (its
-        provisional model). Multi-class: ``predict`` (argmax, ties to the smallest label).
-        """
-        if not self.fitted:  # zero state: every score is 0
-            return bool(self.binary or y_clean != self.classes[0])
-        if self.binary:
-            s = float(np.ravel(self.model.decision_function(x))[0])
-            sign = 1.0 if y_clean == self.classes[1] else -1.0
-            return sign * s <= 0  # a score of 0 is a mistake
-        return bool(self.model.predict(x)[0] != y_clean)
-
     def learn(self, X, y_clean, y_train, flipped):
         """One online round per row: ``y_train`` is learnt, ``y_clean`` scores mistakes.
 
-        Warnings of the model are kept in ``notes``. A model error propagates with the
-        counters as they were before this call and ``failed_offset`` the row that failed.
+        Each round is counted as the model predicts it (the compiled pass scores a row
+        before its update, against its clean label when it was flipped; see
+        ``OnlineClassifier.partial_fit``'s ``y_clean``), so a noisy run costs what a clean
+        one does. Warnings of the model are kept in ``notes``. A model error propagates
+        with the counters as they were before this call and ``failed_offset`` the row that
+        failed.
         """
         t0 = time.perf_counter()
         mistakes, updates = self.mistakes, self.updates
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                mistakes += self._learn_rows(X, y_clean, y_train, flipped)
+                mistakes += self._partial_fit(X, y_train, y_clean if flipped.any() else None)
         except _MODEL_FAILURES:
             self.updates = updates
             raise
@@ -239,23 +229,6 @@ class Learner:
                 self.notes[text] = self.notes.get(text, 0) + 1
         self.mistakes = mistakes
         self.examples += y_clean.size
-
-    def _learn_rows(self, X, y_clean, y_train, flipped):
-        """The rounds of :meth:`learn`; returns the mistakes against the clean labels."""
-        if not flipped.any():
-            return self._partial_fit(X, y_train, 0)
-        # Rows with clean labels: mistakes_ counts them right. A flipped row is
-        # predicted first (against its clean label), then learnt with the noisy one.
-        mistakes = start = 0
-        for i in np.flatnonzero(flipped).tolist():
-            if i > start:
-                mistakes += self._partial_fit(X[start:i], y_train[start:i], start)
-            mistakes += self._clean_mistake(X[i:i + 1], y_clean[i])
-            self._partial_fit(X[i:i + 1], y_train[i:i + 1], i)
-            start = i + 1
-        if start < y_clean.size:
-            mistakes += self._partial_fit(X[start:], y_train[start:], start)
-        return mistakes
 
     def test_errors(self, X, y):
         """Number of rows of ``X`` the model mislabels."""

@@ -6,9 +6,9 @@ The update formulas are in each class's Notes, with their sources
 (docs/references.md).
 """
 import numpy as np
-from scipy.special import ndtri
 
 from . import _core, _params
+from ._lazy import special
 from .base import (GaussianMixin, OnlineClassifier, Registration, VarianceMixin, dense_rows,
                    serialised)
 from .models.scoring import row_scores
@@ -328,7 +328,7 @@ class CovarianceChoice:
 
 
 def _phi(eta):
-    return float(ndtri(eta))
+    return float(special.ndtri(eta))
 
 
 class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):

@@ -81,6 +81,9 @@ def _contents(model):
     if classes.dtype.kind == "O":
         meta["classes"] = [_jsonable(c) for c in classes]
     arrays = {"state/" + k: np.array(v) for k, v in model._model.state.items()}
+    scores, labels = model._calibration_state().rounds()
+    arrays["calibration/scores"] = np.array(scores)
+    arrays["calibration/labels"] = np.array(labels, dtype=np.int64)
     if classes.dtype.kind != "O":
         arrays["classes_"] = classes
     return meta, arrays
@@ -237,6 +240,25 @@ def _fill_state(est, files, path):
                              f"{problem})")
 
 
+def _fill_calibration(est, files, path):
+    """The calibration rounds of the file (its last rounds, oldest first); a file
+    written before they were saved has none: the default slope until new rounds."""
+    scores = files.pop("calibration/scores", None)
+    labels = files.pop("calibration/labels", None)
+    if scores is None and labels is None:
+        return
+    cal = est._calibration
+    K = len(est.classes_)
+    if (scores is None or labels is None or scores.dtype != np.float64
+            or labels.dtype.kind not in "iu" or labels.ndim != 1
+            or scores.shape != (len(labels),) + cal.scores.shape[1:]
+            or not np.isfinite(scores).all() or ((labels < 0) | (labels >= K)).any()):
+        raise ModelFileError(f"{path}: damaged cwkit model file (calibration rounds: "
+                             f"scores of shape (n,{'' if K == 2 else f' {K}'}) float64 "
+                             f"and n labels in [0, {K}) expected)")
+    cal.add(scores, labels.astype(np.intp))
+
+
 def load(path):
     """Load an estimator saved by :func:`save`.
 
@@ -257,6 +279,7 @@ def load(path):
     classes = _read_classes(meta, files, path)
     est = _build(meta, classes, files, path)
     _fill_state(est, files, path)
+    _fill_calibration(est, files, path)
     for key in COUNTERS:
         setattr(est, key, meta[key])
     return est

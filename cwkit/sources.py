@@ -9,8 +9,9 @@ task, and :meth:`origin` (the data and row that a position is, to report a failu
 :func:`rows_for_model` reads a file's rows for a fitted model (``cwkit predict``).
 """
 import numpy as np
-import scipy.sparse as sp
 
+from ._lazy import issparse
+from ._lazy import sparse as sp
 from . import datasets
 from .svmlight import iter_svmlight, scan_svmlight
 
@@ -41,7 +42,7 @@ class ArraySource:
     """A task held in memory: ``X`` (ndarray or CSR) and labels ``y``."""
 
     def __init__(self, X, y, name, *, batch_size=DEFAULT_BATCH_SIZE):
-        self.X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        self.X = sp.csr_matrix(X) if issparse(X) else np.asarray(X, dtype=np.float64)
         self.y = np.asarray(y)
         if self.X.shape[0] != self.y.shape[0]:
             raise ValueError(f"{name}: X has {self.X.shape[0]} rows but y has {self.y.size}")
@@ -74,12 +75,14 @@ class SvmlightSource:
     features and whether indices are zero-based (and the number of rows). When all three
     are given, the scan is skipped and the rows are counted on the first pass.
     ``hash_bits`` folds the columns into ``2**hash_bits`` (:func:`cwkit.load_svmlight`),
-    which is then the number of features.
+    which is then the number of features; ``n_jobs`` is the number of parsing threads
+    (:func:`cwkit.load_svmlight`).
     """
 
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, n_features=None,
-                 zero_based="auto", classes=None, hash_bits=None):
+                 zero_based="auto", classes=None, hash_bits=None, n_jobs=None):
         self.path = path
+        self.n_jobs = n_jobs
         self.name = str(path) if name is None else name
         self.batch_size = int(batch_size)
         self.hash_bits = hash_bits
@@ -95,7 +98,8 @@ class SvmlightSource:
 
     def scan(self):
         """Read the file once (:func:`cwkit.scan_svmlight`): rows, width, base, labels."""
-        info = scan_svmlight(self.path, zero_based=self.zero_based, hash_bits=self.hash_bits)
+        info = scan_svmlight(self.path, zero_based=self.zero_based, hash_bits=self.hash_bits,
+                             n_jobs=self.n_jobs)
         self.zero_based = bool(info.zero_based)
         self.n_examples = int(info.n_samples)
         if self.n_features is None:
@@ -121,7 +125,8 @@ class SvmlightSource:
         start = 0
         width = self.n_features if self.hash_bits is None else None
         for X, y in iter_svmlight(self.path, batch_size=self.batch_size, n_features=width,
-                                  zero_based=self.zero_based, hash_bits=self.hash_bits):
+                                  zero_based=self.zero_based, hash_bits=self.hash_bits,
+                                  n_jobs=self.n_jobs):
             stop = start + X.shape[0]
             yield X, np.asarray(y), np.arange(start, stop)
             start = stop
@@ -233,7 +238,7 @@ def synthetic(kind, *, seed=0, n_samples=None, test_size=10000, s_long=10.0, s_s
 
 
 def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="auto",
-                   hash_bits=None):
+                   hash_bits=None, n_jobs=None):
     """The rows of an svmlight file as CSR chunks of exactly ``width`` columns.
 
     Features beyond ``width`` (never seen by a model of that width, so of weight 0) are
@@ -249,15 +254,17 @@ def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="au
         Index base; ``"auto"`` scans the file first (zero-based if any index 0 occurs).
     hash_bits : int, optional
         Fold the columns into ``2**hash_bits`` first (as the model's training data was).
+    n_jobs : int, optional
+        Parsing threads (:func:`cwkit.load_svmlight`).
 
     Yields
     ------
     scipy.sparse.csr_matrix of shape (rows, width)
     """
     if zero_based == "auto":
-        zero_based = bool(scan_svmlight(path).zero_based)
+        zero_based = bool(scan_svmlight(path, n_jobs=n_jobs).zero_based)
     for X, _ in iter_svmlight(path, batch_size=batch_size, zero_based=zero_based,
-                              hash_bits=hash_bits):
+                              hash_bits=hash_bits, n_jobs=n_jobs):
         if X.shape[1] > width:
             X = X[:, :width]
         elif X.shape[1] < width:

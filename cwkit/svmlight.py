@@ -32,8 +32,9 @@ import zlib
 from collections import namedtuple
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._lazy import issparse
+from ._lazy import sparse as sp
 from . import _core
 from ._atomic import atomic_write
 
@@ -44,6 +45,8 @@ _S = _core.SvmStatus
 _INT32_MAX = 2**31 - 1
 _CHUNK = 1 << 20            # bytes read per block
 _MMAP_MIN = 1 << 24         # output arrays this large (bytes) get their own mapping
+_PIECE_MIN = 1 << 16        # blocks are cut into pieces for the threads no smaller than this
+_MAX_JOBS = 4               # default threads: the usable cores, at most this many
 _MAGIC = ((b"\x1f\x8b", "gz"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
 _SUFFIX = {".gz": "gz", ".bz2": "bz2", ".xz": "xz"}
 _OPENERS = {"gz": gzip.GzipFile, "bz2": bz2.BZ2File, "xz": lzma.LZMAFile}
@@ -378,6 +381,26 @@ class _Out:
             n = max(2 * len(self.labels), self.n_labels + labels)
             self.labels = _grown(self.labels, self.n_labels, n)
 
+    def clear(self):
+        """Empty, keeping the capacity (a scratch output reused block after block)."""
+        self.n_rows = self.nnz = self.n_labels = 0
+
+    def append(self, src):
+        """Append the rows of the ``_Out`` ``src`` (same ``multilabel``)."""
+        r, k, a = self.n_rows, src.n_rows, self.nnz
+        self.grow(k, src.nnz, src.n_labels)
+        self.data[a:a + src.nnz] = src.data[:src.nnz]
+        self.indices[a:a + src.nnz] = src.indices[:src.nnz]
+        np.add(src.indptr[1:k + 1], a, out=self.indptr[r + 1:r + k + 1])
+        self.qids[r:r + k] = src.qids[:k]
+        if self.multilabel:
+            m = self.n_labels
+            np.add(src.label_ptr[1:k + 1], m, out=self.label_ptr[r + 1:r + k + 1])
+            self.labels[m:m + src.n_labels] = src.labels[:src.n_labels]
+        else:
+            self.labels[r:r + k] = src.labels[:k]
+        self.n_rows, self.nnz, self.n_labels = r + k, a + src.nnz, self.n_labels + src.n_labels
+
     def trim(self):
         """Shrink to the filled sizes."""
         self.data = _shrunk(self.data, self.nnz)
@@ -400,10 +423,81 @@ class _Extreme:
         self.value, self.line, self.token = value, 0, b""
 
 
-class _Parser:
-    """Feeds blocks to the tokenizer, tracking lines, skips and index extremes."""
+class _Task:
+    """A call handed to a worker thread; :meth:`result` waits for it."""
 
-    def __init__(self, name, n_features, zero_based, query_id, multilabel, on_error):
+    def __init__(self, fn, args):
+        self.fn, self.args = fn, args
+        self.value = self.exc = None
+        self.done = threading.Event()
+
+    def run(self):
+        try:
+            self.value = self.fn(*self.args)
+        except BaseException as exc:    # handed to the caller
+            self.exc = exc
+        finally:
+            self.done.set()
+
+    def result(self):
+        self.done.wait()
+        if self.exc is not None:
+            raise self.exc
+        return self.value
+
+
+class _Workers:
+    """``n`` daemon threads running the calls submitted to them (the GIL is released
+    while they parse) until :meth:`close`."""
+
+    def __init__(self, n):
+        self.tasks = queue.SimpleQueue()
+        self.threads = [threading.Thread(target=self._work, name="cwkit-svmlight-parse",
+                                         daemon=True) for _ in range(n)]
+        for thread in self.threads:
+            thread.start()
+
+    def _work(self):
+        while (task := self.tasks.get()) is not None:
+            task.run()
+
+    def submit(self, fn, *args):
+        task = _Task(fn, args)
+        self.tasks.put(task)
+        return task
+
+    def close(self):
+        """Let the threads end (idle by then: every submitted call has been waited for).
+
+        Not joined: a blocking join in a reader's ``finally`` would widen the window in
+        which a Ctrl-C lands there."""
+        for _ in self.threads:
+            self.tasks.put(None)
+
+
+class _Piece:
+    """The rows of a piece of a block parsed on their own: where it lies in the block,
+    its output, the sub-parser that read it (lines, skips counted from the piece's
+    start), its index extremes, and the error that stopped it (``on_error="raise"``)."""
+
+    __slots__ = ("error", "hi", "lo", "out", "parser", "start", "stop")
+
+
+class _Parser:
+    """Feeds blocks to the tokenizer, tracking lines, skips and index extremes.
+
+    With ``n_jobs > 1`` a block is cut at line ends into ``n_jobs`` pieces parsed at
+    the same time by as many threads (:meth:`pieces`); their rows, lines, skips and
+    errors are then taken in file order (:meth:`absorb`), so the result, and which
+    error is raised, is that of one thread reading the block.
+    """
+
+    def __init__(self, name, n_features, zero_based, query_id, multilabel, on_error,
+                 n_jobs=1):
+        self.config = (name, n_features, zero_based, query_id, multilabel, on_error)
+        self.n_jobs = n_jobs
+        self.workers = None
+        self.scratch = []
         self.name = name
         self.multilabel = multilabel
         self.query_id = query_id
@@ -462,10 +556,89 @@ class _Parser:
             self.first_skip = self.first_skip or exc
             self.line += 1
 
+    def _fork(self):
+        """A parser of the same options counting lines and skips from 0."""
+        return _Parser(*self.config)
+
+    def _parse_piece(self, buf, start, stop, out):
+        piece = _Piece()
+        piece.start, piece.stop, piece.out = start, stop, out
+        piece.parser = self._fork()
+        piece.lo, piece.hi = _Extreme(2**31), _Extreme(-1)
+        piece.error = None
+        out.clear()
+        try:
+            piece.parser.parse(buf, stop, out, piece.lo, piece.hi, start)
+        except SvmlightError as exc:
+            piece.error = exc
+        return piece
+
+    def pieces(self, buf, end, first=None, lo=None, hi=None):
+        """Parse ``buf[:end]`` in up to ``n_jobs`` pieces cut at line ends, at the same
+        time; return the :class:`_Piece` objects in file order, to :meth:`absorb`.
+
+        With ``first`` (an ``_Out``) the first piece is parsed by this parser into it
+        (updating ``lo`` and ``hi``; its error is raised after the other pieces are
+        done) and is not returned.  The others go into scratch outputs reused from
+        block to block: memory is bounded by the block size.
+        """
+        n = min(self.n_jobs, max(1, end // _PIECE_MIN))
+        cuts = [0]
+        for k in range(1, n):
+            cut = buf.find(b"\n", max(end * k // n, cuts[-1], 1) - 1, end) + 1
+            if cut < end:       # (buf[end - 1] is b"\n": find succeeds)
+                cuts.append(cut)
+        cuts = [*dict.fromkeys(cuts), end]
+        if len(cuts) == 2 and first is None:    # one piece: left to the caller to parse
+            piece = _Piece()
+            piece.start, piece.stop, piece.out, piece.error = 0, end, None, None
+            return [piece]
+        if self.workers is None and len(cuts) > 2:
+            self.workers = _Workers(self.n_jobs - 1)
+        while len(self.scratch) < len(cuts) - 1:
+            self.scratch.append(_Out(1 << 12, 1 << 16, self.multilabel))
+        tasks = [self.workers.submit(self._parse_piece, buf, a, b, self.scratch[k])
+                 for k, (a, b) in enumerate(itertools.pairwise(cuts)) if k > 0]
+        done = []
+        try:
+            if first is not None:
+                self.parse(buf, cuts[1], first, lo, hi)
+            else:
+                done = [self._parse_piece(buf, 0, cuts[1], self.scratch[0])]
+        finally:
+            done += [task.result() for task in tasks]
+        return done
+
+    def absorb(self, piece, lo, hi):
+        """Take the lines, skips, extremes and error of ``piece``, which follows
+        what this parser has read (its rows are the caller's to copy)."""
+        offset = self.line
+        sub = piece.parser
+        if piece.lo.value < lo.value:
+            lo.value, lo.line, lo.token = piece.lo.value, piece.lo.line + offset, piece.lo.token
+        if piece.hi.value > hi.value:
+            hi.value, hi.line, hi.token = piece.hi.value, piece.hi.line + offset, piece.hi.token
+        self.line += sub.line
+        if sub.skipped:
+            self.skipped += sub.skipped
+            self.first_skip = self.first_skip or _shifted(sub.first_skip, offset)
+        if piece.error is not None:
+            raise _shifted(piece.error, offset)
+
+    def close(self):
+        if self.workers is not None:
+            self.workers.close()
+            self.workers = None
+
     def warn_skipped(self):
         if self.skipped:
             warnings.warn(f"{self.name}: skipped {self.skipped} bad line(s); the first: "
                           f"{self.first_skip}", SvmlightWarning, stacklevel=3)
+
+
+def _shifted(exc, lines):
+    """``exc`` (an :class:`SvmlightError`) ``lines`` lines further down."""
+    return SvmlightError(exc.path, exc.line + lines, exc.token, exc.message)
 
 
 def _check_args(n_features, zero_based, dtype, on_error, chunk_size, hash_bits=None):
@@ -497,6 +670,17 @@ def _check_args(n_features, zero_based, dtype, on_error, chunk_size, hash_bits=N
     if dtype.kind != "f":
         raise ValueError(f"dtype must be a floating-point type, not {dtype}")
     return zero_based, dtype
+
+
+def _check_jobs(n_jobs):
+    """The number of parsing threads: ``n_jobs``, or by default the usable cores (at
+    most ``_MAX_JOBS``)."""
+    if n_jobs is None:
+        cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        return max(1, min(_MAX_JOBS, len(cores) if cores else os.cpu_count() or 1))
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be a positive int or None, not {n_jobs!r}")
+    return int(n_jobs)
 
 
 def _warn_lone_zero(parser, lo, n_zero, n_rows):
@@ -547,7 +731,8 @@ def _csr(out, n_cols, dtype, hash_bits=None):
 
 
 def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query_id=False,
-                  multilabel=False, on_error="raise", chunk_size=_CHUNK, hash_bits=None):
+                  multilabel=False, on_error="raise", chunk_size=_CHUNK, hash_bits=None,
+                  n_jobs=None):
     r"""Read a whole svmlight/libsvm file into a CSR matrix.
 
     Parameters
@@ -577,7 +762,9 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         first error) in one :class:`SvmlightWarning`.  Errors of the stream
         itself (truncated compression) are always raised.
     chunk_size : int
-        Bytes read at a time; it changes speed, never the result.
+        Bytes read at a time; it changes speed, never the result.  Memory
+        beyond the result is about one block of ``chunk_size`` bytes and
+        the rows parsed from it.
     hash_bits : int, optional
         Fold the columns into ``2**hash_bits`` (1 to 31): column ``j`` (after
         the base shift) becomes ``j mod 2**hash_bits``, and entries a row
@@ -586,6 +773,13 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         then bounded by this choice whatever the indices in the file, as
         with Vowpal Wabbit's ``-b``; features ``2**hash_bits`` apart share
         a weight.  Excludes ``n_features``.
+    n_jobs : int, optional
+        Threads parsing at the same time: each block read is cut at line
+        ends into ``n_jobs`` pieces parsed in parallel without the GIL, and
+        their rows, line numbers and errors taken in file order, so the
+        result, and the error raised (the first in the file), are those of
+        one thread.  By default the usable cores, at most 4; 1 parses in the
+        calling thread only.
 
     Returns
     -------
@@ -632,9 +826,11 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     """
     zero_based, dtype = _check_args(n_features, zero_based, dtype, on_error, chunk_size,
                                     hash_bits)
+    n_jobs = _check_jobs(n_jobs)
     source = _Source(f)
     try:
-        parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
+        parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error,
+                         n_jobs)
         # Plain files: capacity from the size (a nonzero takes 12 bytes or
         # more of text in practice, a row 64; pages never written are never
         # resident, and trim() returns the rest); decompressed streams grow.
@@ -648,11 +844,14 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
             blocks = _blocks(source.stream, chunk_size)
         try:
             for buf, end in blocks:
-                parser.parse(buf, end, out, lo, hi)
+                for piece in parser.pieces(buf, end, out, lo, hi):
+                    out.append(piece.out)
+                    parser.absorb(piece, lo, hi)
         except _StreamError as exc:
             raise parser.stream_error(exc) from exc.__cause__
         finally:
             blocks.close()
+            parser.close()
     finally:
         source.close()
     if zero_based == "auto":
@@ -678,18 +877,30 @@ def _batches(source, parser, batch_size, chunk_size, multilabel):
     out = None
     try:
         for buf, end in _blocks(source.stream, chunk_size):
-            pos = 0
-            while pos < end:
+            for piece in parser.pieces(buf, end):
                 if out is None:
                     # rows grow up to batch_size: a huge batch_size reserves nothing
                     out = _Out(min(batch_size, 1 << 14), nnz_guess, multilabel)
                     out.lo, out.hi = _Extreme(2**31), _Extreme(-1)
-                pos = parser.parse(buf, end, out, out.lo, out.hi, pos, row_limit=batch_size)
-                if out.n_rows == batch_size:
-                    nnz_guess = out.nnz + out.nnz // 8 + 64
-                    out.trim()
-                    yield out
-                    out = None
+                if (piece.out is not None and piece.error is None
+                        and out.n_rows + piece.out.n_rows <= batch_size):
+                    out.append(piece.out)
+                    parser.absorb(piece, out.lo, out.hi)
+                    pos = piece.stop
+                else:   # it ends a batch (or stops at an error, or is unparsed): read it
+                    # here, yielding the full batches before it
+                    pos = piece.start
+                while True:
+                    if out.n_rows == batch_size:
+                        nnz_guess = out.nnz + out.nnz // 8 + 64
+                        out.trim()
+                        yield out
+                        out = _Out(min(batch_size, 1 << 14), nnz_guess, multilabel)
+                        out.lo, out.hi = _Extreme(2**31), _Extreme(-1)
+                    if pos == piece.stop:
+                        break
+                    pos = parser.parse(buf, piece.stop, out, out.lo, out.hi, pos,
+                                       row_limit=batch_size)
         if out is not None and out.n_rows:
             out.trim()
             yield out
@@ -699,19 +910,20 @@ def _batches(source, parser, batch_size, chunk_size, multilabel):
 
 def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=np.float64,
                   query_id=False, multilabel=False, on_error="raise", prefetch=True,
-                  chunk_size=_CHUNK, hash_bits=None):
+                  chunk_size=_CHUNK, hash_bits=None, n_jobs=None):
     r"""Read an svmlight/libsvm file in batches of rows, in bounded memory.
 
     Parameters
     ----------
-    f, dtype, query_id, multilabel, on_error, chunk_size, hash_bits
+    f, dtype, query_id, multilabel, on_error, chunk_size, hash_bits, n_jobs
         As in :func:`load_svmlight` (with ``hash_bits`` every batch is
         ``2**hash_bits`` wide).
     batch_size : int
-        Rows per batch (the last batch may be smaller).  Rows are parsed
-        straight into the batch's arrays; memory is about two batches (the
-        one in use and, with ``prefetch``, the next) and one block of
-        ``chunk_size`` bytes, whatever the file size.
+        Rows per batch (the last batch may be smaller).  Memory is about
+        two batches (the one in use and, with ``prefetch``, the next) and
+        one block of ``chunk_size`` bytes with the rows parsed from it (by
+        the ``n_jobs`` threads, before they are copied into the batch),
+        whatever the file size.
     n_features : int, optional
         Width of every batch; an index beyond it is an error.  When None a
         batch is ``max index seen so far + 1`` wide, so widths never shrink
@@ -757,13 +969,14 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
             or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
     return _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on_error,
-                 prefetch, chunk_size, hash_bits)
+                 prefetch, chunk_size, hash_bits, _check_jobs(n_jobs))
 
 
 def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on_error,
-          prefetch, chunk_size, hash_bits):
+          prefetch, chunk_size, hash_bits, n_jobs):
     source = _Source(f)
-    parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error)
+    parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error,
+                     n_jobs)
     batches = _batches(source, parser, batch_size, chunk_size, multilabel)
     if prefetch:
         batches = _prefetched(batches)
@@ -789,11 +1002,12 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
         parser.warn_skipped()
     finally:
         batches.close()
+        parser.close()
         source.close()
 
 
 def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_error="raise",
-                  chunk_size=_CHUNK, hash_bits=None):
+                  chunk_size=_CHUNK, hash_bits=None, n_jobs=None):
     """One pass over a file for its shape, index base and label set.
 
     For a stable batch width and index base in :func:`iter_svmlight` (as the
@@ -804,7 +1018,7 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
 
     Parameters
     ----------
-    f, zero_based, query_id, multilabel, on_error, chunk_size
+    f, zero_based, query_id, multilabel, on_error, chunk_size, n_jobs
         As in :func:`load_svmlight`.
     hash_bits : int, optional
         As in :func:`load_svmlight`: ``n_features`` is then ``2**hash_bits``
@@ -817,8 +1031,9 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     """
     zero_based, _ = _check_args(None, zero_based, np.float64, on_error, chunk_size,
                                 hash_bits)
+    n_jobs = _check_jobs(n_jobs)
     source = _Source(f)
-    parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error)
+    parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error, n_jobs)
     batches = _batches(source, parser, 8192, chunk_size, multilabel)
     n_rows = nnz = n_zero = 0
     lo, hi = _Extreme(2**31), -1
@@ -834,6 +1049,7 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
             classes = np.union1d(classes, out.labels)
     finally:
         batches.close()
+        parser.close()
         source.close()
     parser.warn_skipped()
     base = lo.value == 0 if zero_based == "auto" else zero_based
@@ -919,7 +1135,7 @@ def dump_svmlight(X, y, f, zero_based=False, query_id=None, comment=None, multil
     >>> out.getvalue()
     b'1 2:0.1 3:2\n'
     """
-    if sp.issparse(X):
+    if issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=False)
         if not X.has_canonical_format:
             X = X.copy()

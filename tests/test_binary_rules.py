@@ -89,7 +89,7 @@ def test_total_mistakes_of_one_pass_match_reference(binary_case):
 
 @pytest.mark.parametrize("name", ["cw", "arow"])
 @pytest.mark.parametrize("covariance", ["diag", "full"])
-def test_predict_proba_is_gaussian_probability(name, covariance):
+def test_predict_confidence_is_gaussian_probability(name, covariance):
     """P(+1) = Phi(mu.x / sqrt(x^T Sigma x)), computed here from the fitted attributes."""
     from scipy.special import ndtr
     rng = np.random.default_rng(3)
@@ -100,6 +100,6 @@ def test_predict_proba_is_gaussian_probability(name, covariance):
     S = (est.covariance_ if covariance == "full"
          else np.diag(np.append(est.coef_var_[0], est.intercept_var_[0])))
     p = ndtr(Xa @ mu / np.sqrt(np.einsum("ij,jk,ik->i", Xa, S, Xa)))
-    proba = est.predict_proba(X)
+    proba = est.predict_confidence(X)
     np.testing.assert_allclose(proba[:, 1], p, rtol=1e-10)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)

@@ -626,8 +626,8 @@ def test_data_errors(capsys, tmp_path, data):
     assert run(capsys, "train", "--algo", "pa", train, "-o", model, "--quiet")[0] == 0
     rc, _, err = run(capsys, "predict", model, bad, "-o", out_file)
     assert rc == 1 and not out_file.exists()
-    rc, _, err = run(capsys, "predict", model, train, "--proba")
-    assert rc == 2 and "--proba" in err
+    rc, out, _ = run(capsys, "predict", model, train, "--proba")
+    assert rc == 0 and np.allclose([sum(map(float, ln.split())) for ln in out.splitlines()], 1.0)
     rc, _, err = run(capsys, "train", "--algo", "pa", bad, "-o", tmp_path / "x.cwk")
     assert rc == 1 and not (tmp_path / "x.cwk").exists()
 
@@ -1032,3 +1032,25 @@ def test_predict_with_a_damaged_model_file(capsys, data, tmp_path):
         lines = err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"cwkit: error: {path}: ")
         assert lines[0].count(str(path)) == 1 and "Traceback" not in err and "pickle" not in err
+
+
+# ----------------------------------------------------------------------------- --parse-jobs
+
+def test_parse_jobs_never_change_results(capsys, data, tmp_path, monkeypatch):
+    monkeypatch.setattr(cwkit.svmlight, "_PIECE_MIN", 64)    # cut the small file's blocks
+    *_, path, _ = data
+    reports = []
+    for jobs in ("1", "3"):
+        report = run_json(capsys, "eval", "--algos", "pa,arow", path, "--parse-jobs", jobs,
+                          "--batch-size", "7")
+        reports.append([(r["mistakes"], r["updates"]) for r in report["tasks"][0]["results"]])
+        rc, _, err = run(capsys, "train", "--algo", "arow", path, "--parse-jobs", jobs,
+                         "-o", tmp_path / f"m{jobs}.cwk", "--quiet")
+        assert rc == 0, err
+        rc, out, err = run(capsys, "predict", tmp_path / f"m{jobs}.cwk", path, "--scores",
+                           "--parse-jobs", jobs)
+        assert rc == 0, err
+        reports.append(out)
+    assert reports[:2] == reports[2:]
+    rc, _, err = run(capsys, "eval", path, "--parse-jobs", "0")
+    assert rc == 2 and "--parse-jobs" in err

@@ -55,3 +55,16 @@ def test_readme_command_from_the_project_root():
     lines = proc.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("algo "))
     assert [line.split()[0] for line in lines[header + 1:header + 4]] == ["pa", "cw", "arow"]
+
+
+def test_import_leaves_scipy_sparse_and_special_for_later():
+    """scipy.sparse and scipy.special take longer to import than numpy: ``import cwkit``
+    and ``import cwkit.cli`` need neither; fitting CSR data or CW brings them in."""
+    code = ("import sys, cwkit, cwkit.cli; before = sorted(m for m in ('scipy.sparse', "
+            "'scipy.special') if m in sys.modules); "
+            "import numpy as np, scipy.sparse as sp; "
+            "cwkit.make('cw').fit(sp.csr_matrix(np.eye(2)), [0, 1]); "
+            "print(before, 'scipy.special' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[]", "True"]

@@ -320,13 +320,13 @@ def test_mistakes_and_loss_are_those_of_the_prediction_scores():
         ref = mc_bpa_run(X, y, 4, variant="bpa2", C=0.5, B=4, k=2, window=window)
         est = cwkit.make("bpa2", C=0.5, batch_size=4, window=window, multiclass="topk", k=2)
         est._reset(np.arange(4), X.shape[1])
-        rounds, mistakes, _, loss_sum, status, _ = est._model.run(as_rows(X), y,
-                                                                  np.arange(len(y)), 1.0)
+        res = est._model.run_with(as_rows(X), y, np.arange(len(y)), 1.0, scores=True)
         scores = np.array([r[2] for r in ref])
         margin = np.array([s[c] - max(np.delete(s, c)) for s, c in zip(scores, y)])
-        assert (rounds, status) == (len(y), _core.Status.OK)
-        assert mistakes == np.count_nonzero(np.argmax(scores, axis=1) != y) > 0
-        assert loss_sum == pytest.approx(np.maximum(0, 1 - margin).sum(), rel=1e-9)
+        assert (res.rounds, res.status) == (len(y), _core.Status.OK)
+        assert res.mistakes == np.count_nonzero(np.argmax(scores, axis=1) != y) > 0
+        assert res.loss_sum == pytest.approx(np.maximum(0, 1 - margin).sum(), rel=1e-9)
+        np.testing.assert_allclose(res.scores, scores, rtol=1e-12, atol=1e-12)
 
 
 def test_fit_passes_and_classes_argument():

@@ -263,14 +263,14 @@ def test_overflow_restores_state_and_names_the_row(strategy):
 @pytest.mark.parametrize("name,params", [("cw", {"covariance": "diag"}),
                                          ("arow", {"covariance": "diag"}),
                                          ("arow", {"covariance": "full"})])
-def test_predict_proba_is_the_argmax_probability(name, params, strategy):
+def test_predict_confidence_is_the_argmax_probability(name, params, strategy):
     """P(argmax_c w_c.x = c) for w ~ N(mu, Sigma), checked by Monte Carlo on the
     fitted moments (the class scores are independent for diagonal Sigma)."""
     rng = np.random.default_rng(6)
     X, y = make_multiclass(rng, n=80, d=3, K=4)
     est = cwkit.make(name, multiclass=strategy, a=4.0, shuffle=True, random_state=0,
                      **params).fit(X, y)
-    P = est.predict_proba(X[:10])
+    P = est.predict_confidence(X[:10])
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
     Xa = np.hstack([X[:10], np.ones((10, 1))])
     W = np.hstack([est.coef_, est.intercept_[:, None]])

@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 from _child import run_child
 
+import cwkit
 from cwkit._rowdata import as_rows
 
 #: Builders of malformed sparse matrices of shape (2, 3): name -> code making `X`.
@@ -116,6 +117,34 @@ def test_rows_edited_behind_scipys_cached_canonical_flag_are_summed():
     assert result and all(result.values()), result
 
 
+def test_single_row_partial_fit_on_non_canonical_rows_equals_canonical():
+    """One row per call, out of order (as ``diags(1 / norms) @ X`` makes them) or with
+    repeated indices: the state after every call equals that of the canonical rows, and
+    the caller's matrix is left as it was."""
+    rng = np.random.default_rng(3)
+    X = sp.random(40, 50, density=0.2, format="csr", random_state=4)
+    X.data = rng.normal(size=X.nnz)
+    y = rng.integers(0, 2, 40) * 2 - 1
+    unsorted = sp.csr_matrix(sp.diags(rng.uniform(0.5, 2, 40)) @ X)
+    rows = [unsorted[i] for i in range(40)]
+    rows[7] = sp.csr_matrix((np.array([1.0, 2.0, -0.5]), np.array([9, 3, 9]), [0, 3]),
+                            shape=(1, 50))          # a repeated index: summed
+    assert any(np.any(np.diff(r.indices) < 0) for r in rows)
+    saved = [(r.data.copy(), r.indices.copy()) for r in rows]
+    canonical = [r.copy() for r in rows]
+    for r in canonical:
+        r.sum_duplicates()
+    for name in ("pa1", "arow", "cw", "adagrad"):
+        a, b = cwkit.make(name), cwkit.make(name)
+        for i in range(40):
+            a.partial_fit(rows[i], y[i:i + 1], classes=[-1, 1])
+            b.partial_fit(canonical[i], y[i:i + 1], classes=[-1, 1])
+            assert np.array_equal(a.coef_, b.coef_), (name, i)
+            assert np.array_equal(a.decision_function(rows[i]), b.decision_function(canonical[i]))
+    assert all(np.array_equal(r.data, d) and np.array_equal(r.indices, j)
+               for r, (d, j) in zip(rows, saved))
+
+
 def test_wellformed_csr_with_spare_capacity_and_int64_indices_is_accepted():
     X = sp.csr_matrix(np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]]))
     X.indices = X.indices.astype(np.int64)
@@ -145,3 +174,20 @@ def test_random_inputs_work_or_raise_a_clear_valueerror(seed):
     """)
     assert result["cases"] == 400
     assert result["failures"] == []
+
+
+def test_compiled_canonical_check_equals_the_numpy_one():
+    """``_core._csr_increasing`` (int32 indices) against the plain definition, on rows
+    sorted, unsorted, with repeats, empty, across int32 and int64 indptr."""
+    from cwkit import _core
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        lengths = rng.integers(0, 5, rng.integers(1, 6))
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        indices = rng.integers(0, 6, indptr[-1]).astype(np.int32)
+        if rng.random() < 0.5:              # make most rows sorted and unique
+            for a, b in zip(indptr[:-1], indptr[1:]):
+                indices[a:b] = np.sort(rng.choice(20, b - a, replace=False))
+        expected = all(np.all(np.diff(indices[a:b]) > 0) for a, b in zip(indptr[:-1], indptr[1:]))
+        for ptr in (indptr.astype(np.int32), indptr.astype(np.int64)):
+            assert _core._csr_increasing(indices, ptr) == expected

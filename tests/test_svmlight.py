@@ -729,3 +729,89 @@ def test_hash_bits_fold_indices_modulo_and_sum_repeats():
         load_svmlight(io.BytesIO(text), hash_bits=0)
     with pytest.raises(ValueError, match="not both"):
         load_svmlight(io.BytesIO(text), hash_bits=3, n_features=8)
+
+
+# --------------------------------------------------------------------------
+# Parallel parsing: the same result, lines, warnings and errors as one thread.
+
+def outcome(read):
+    """What a reader gives: its arrays (bit patterns), or the error, and the warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = read()
+        except SvmlightError as exc:
+            result = ("error", str(exc), exc.line, exc.token)
+    parts = []
+    for item in result if isinstance(result, list) else [result]:
+        if isinstance(item, tuple) and item and isinstance(item[0], str):
+            parts.append(item)
+            continue
+        for a in item if isinstance(item, tuple) else [item]:
+            if sp.issparse(a):
+                parts.append((a.shape, a.indptr.tolist(), a.indices.tolist(),
+                              a.data.view(np.uint64).tolist()))
+            elif isinstance(a, np.ndarray):
+                parts.append(a.view(np.uint64).tolist() if a.dtype == np.float64 else a.tolist())
+            else:
+                parts.append(repr(a))
+    return parts, [str(w.message) for w in caught]
+
+
+def all_readers(text, chunk, batch, n_jobs, **kw):
+    def iter_all(**extra):
+        try:
+            return list(iter_svmlight(io.BytesIO(text), batch_size=batch, chunk_size=chunk,
+                                      n_jobs=n_jobs, **kw, **extra))
+        except SvmlightError as exc:    # the batches before the error, then the error
+            return [("error", str(exc), exc.line, exc.token)]
+    return [
+        outcome(lambda: load_svmlight(io.BytesIO(text), chunk_size=chunk, n_jobs=n_jobs, **kw)),
+        outcome(iter_all),
+        outcome(lambda: iter_all(zero_based=False, prefetch=False)),
+        outcome(lambda: scan_svmlight(io.BytesIO(text), chunk_size=chunk, n_jobs=n_jobs, **kw)),
+    ]
+
+
+bad_lines = st.sampled_from(["1 2:1 1:1", "x 1:1", "1 0:3", "1 3:1 3:2", "2 1:nan", "1 -1:2",
+                             "1 5", "1 qid:x 1:1", "1 1:1e999", "1 4:2\x01", "3 1:1 0:1"])
+
+
+@st.composite
+def files_with_bad_lines(draw):
+    text = draw(svm_files()).decode()
+    lines = text.split("\n")
+    for _ in range(draw(st.integers(0, 3))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(bad_lines))
+    return "\n".join(lines * draw(st.integers(1, 4))).encode()
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(files_with_bad_lines(), st.integers(1, 400), st.integers(1, 7), st.integers(2, 4),
+       st.sampled_from(["raise", "skip"]))
+def test_parallel_parsing_equals_one_thread(text, chunk, batch, n_jobs, on_error):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cwkit.svmlight, "_PIECE_MIN", 1)      # cut even the smallest block
+        one = all_readers(text, chunk, batch, 1, on_error=on_error)
+        many = all_readers(text, chunk, batch, n_jobs, on_error=on_error)
+    assert many == one
+
+
+def test_parallel_first_error_in_file_order_wins(monkeypatch):
+    monkeypatch.setattr(cwkit.svmlight, "_PIECE_MIN", 1)
+    good = b"1 1:1 2:2\n" * 50
+    text = good + b"1 2:1 1:1\n" + good + b"x 1:1\n" + good
+    for n_jobs in (1, 2, 3):
+        with pytest.raises(SvmlightError, match="line 51: feature '1:1' is out of order"):
+            load_svmlight(io.BytesIO(text), n_jobs=n_jobs)
+    with pytest.warns(cwkit.SvmlightWarning, match=r"skipped 2 bad line\(s\); the first: "
+                                                   r"<file>, line 51"):
+        X, _ = load_svmlight(io.BytesIO(text), n_jobs=2, on_error="skip")
+    assert X.shape == (150, 2)
+
+
+def test_n_jobs_must_be_positive():
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="n_jobs must be a positive int"):
+            load_svmlight(io.BytesIO(b"1 1:1\n"), n_jobs=bad)

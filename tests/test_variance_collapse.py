@@ -63,3 +63,18 @@ def test_no_warning_without_collapse():
         for name in ("arow", "cw"):
             cwkit.make(name, covariance="diag").fit(X, y)
     assert issubclass(cwkit.VarianceCollapseWarning, UserWarning)
+
+
+@pytest.mark.parametrize("K, params", [(2, {}), (3, {}), (3, {"multiclass": "ovr"})],
+                         ids=["binary", "top1", "ovr"])
+def test_the_row_of_a_shuffled_pass_is_the_first_to_collapse_in_its_order(K, params):
+    """The compiled pass notes the row whose update first takes a variance below
+    THRESHOLD, in the order of the pass (a shuffled fit: a row of X, not a position)."""
+    X, y = _noisy(K=K, seed=3)
+    params = {"eta": 0.95, "covariance": "diag", **params}
+    est = cwkit.make("cw-stdev", shuffle=True, random_state=5, **params)
+    order = np.random.default_rng(5).permutation(len(y))   # the fit's first pass
+    row = order[_first_collapsed_row("cw-stdev", params, X[order], y[order])]
+    assert row != _first_collapsed_row("cw-stdev", params, X, y)
+    with pytest.warns(cwkit.VarianceCollapseWarning, match=rf"row {row} of X: the variance"):
+        est.fit(X, y)

@@ -141,11 +141,6 @@ class Diagonal(BinaryModel):
     def variances(self):
         return self.state["mu_sigma"][:, SIGMA]
 
-    def diag_variances(self, state=None):
-        """The variances in `state` (default: the model's), a view (see
-        ``cwkit.models.collapse``)."""
-        return (self.state if state is None else state)["mu_sigma"][:, SIGMA]
-
     def status_detail(self, status):
         return collapsed_variance_detail(self, status)
 

@@ -97,6 +97,10 @@ class PassResult(NamedTuple):
     loss_sum: float      #: sum of the losses before each update
     status: int          #: a ``cwkit._core.Status``
     pos: int             #: the row (of this call) the pass stopped at, or NO_ROW
+    #: the first row (of this call) whose update took a variance below the smallest
+    #: normal double (diagonal CW-Var, CW-Stdev and direct AROW), or NO_ROW
+    collapsed: int = NO_ROW
+    scores: object = None  #: the rounds' scores, when asked for (:meth:`Model.run_with`)
 
 
 class Model(ABC):
@@ -110,6 +114,8 @@ class Model(ABC):
       ``rows`` in ``order``; ``target`` is +-1 (binary) or class codes.  A
       failing row stops the pass with its status and position and leaves the
       state as it was before that row; a model never raises for a row.
+      ``run_with`` (defined here) adds the protocol's options: rounds counted
+      against clean labels, the rounds' scores.
     * ``weights()``: (D,) binary, (K, D) multi-class, the intercept last.
     * ``scores(rows, bias)``: (n,) binary, (n, K) multi-class.
     * ``variances()``, ``covariance()``: of Gaussian-weight models, else None.
@@ -118,10 +124,51 @@ class Model(ABC):
     """
 
     state = None
+    #: The number of classes of a multi-class model (None: binary).
+    K = None
 
     @abstractmethod
     def run(self, rows, target, order, bias):
         """One pass over ``rows`` in ``order``: a :class:`PassResult`."""
+
+    def run_with(self, rows, target, order, bias, *, clean=None, scores=False):
+        """:meth:`run`, with the options of the online protocol.
+
+        Parameters
+        ----------
+        rows, target, order, bias
+            As for :meth:`run`.
+        clean : ndarray, optional
+            One label per row of ``rows``, encoded as ``target`` (+-1 binary, class
+            codes multi-class): the rounds are counted against it (``mistakes``)
+            while ``target`` is learnt, the label-noise protocol of [AROW13]
+            Sect. 5.  ``loss_sum`` stays the loss of the label learnt.
+        scores : bool
+            Return in ``PassResult.scores`` the pre-update score each counted
+            round was predicted with, (rounds,) binary or (rounds, K) multi-class
+            (row k for ``order[k]``); not asked for, nothing is written.
+
+        Notes
+        -----
+        The scores are those the driver predicts with, which are the test-time
+        scores of the state before the row except for: the averaged Perceptron
+        (the online w, not the average); the binary full-covariance SOP (mu.x,
+        whose sign is its prediction; ``scores`` divides it by 1 + x^T Sigma x);
+        mini-batch PA in blocks (the model before the row's group, not the
+        provisional model of an incomplete group); and the first-order rules whose
+        w = s v is scaled, s (v.x) rather than (s v).x.  The diagonal SOP gives its
+        per-row prediction sum_i vv_i x_i / (A_i + x_i^2) (per block, multi-class).
+        A pass that stops at a row (status not OK) reports no scores (None).
+        """
+        n = len(order)
+        out = np.empty(n if self.K is None else (n, self.K)) if scores else None
+        view_clean = None if clean is None else np.ascontiguousarray(clean, dtype=np.float64)
+        if view_clean is not None or out is not None:
+            rows = rows.counting(view_clean, out)
+        result = self.run(rows, target, order, bias)
+        if out is not None and result.status == _core.Status.OK:
+            result = result._replace(scores=out)
+        return result
 
     @abstractmethod
     def weights(self):

@@ -5,8 +5,9 @@ solves each group's dual with Hildreth's method; groups span calls, so the
 state carries the rows of an incomplete group (see :class:`cwkit.MiniBatchPA`).
 """
 import numpy as np
-import scipy.sparse as sp
 
+from .._lazy import issparse
+from .._lazy import sparse as sp
 from .. import _core
 from .._rowdata import as_rows
 from .binary import BinaryModel
@@ -59,7 +60,10 @@ class BinaryBPA(BinaryModel):
         if n_pend:  # the stream goes on: prepend the rows carried over
             X = sp.vstack([sp.csr_matrix(st["pend"][:n_pend]), sp.csr_matrix(rows.X)],
                           format="csr")
-            rows = as_rows(X)
+            clean = rows.view.clean     # (the rows carried over are not counted again)
+            rows = as_rows(X).counting(
+                None if clean is None else np.concatenate([np.zeros(n_pend), clean]),
+                rows.view.scores)
             y = np.concatenate([st["pend_y"][:n_pend], y])
             order = np.concatenate([np.arange(n_pend), np.asarray(order) + n_pend])
         result, n_left = self._pass(rows, y, order, n_pend, bias, st["w0"], False,
@@ -68,7 +72,7 @@ class BinaryBPA(BinaryModel):
         tail = order[len(order) - n_left:]
         if status == _core.Status.OK:
             Xt = rows.X[tail]
-            st["pend"][:n_left] = Xt.toarray() if sp.issparse(Xt) else Xt
+            st["pend"][:n_left] = Xt.toarray() if issparse(Xt) else Xt
             st["pend_y"][:n_left] = y[tail]
             st["n_pend"][0] = n_left
             st["w"][:] = st["w0"]

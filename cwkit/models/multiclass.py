@@ -129,10 +129,6 @@ class Diagonal(MulticlassModel):
     def variances_dk(self):
         return self.state["sigma"]
 
-    def diag_variances(self, state=None):
-        """The variances in `state` (default: the model's) (see ``cwkit.models.collapse``)."""
-        return (self.state if state is None else state)["sigma"]
-
     def status_detail(self, status):
         return collapsed_variance_detail(self, status)
 

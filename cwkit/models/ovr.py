@@ -6,7 +6,8 @@ otherwise.  The K problems do not interact, so running them one after the other
 over a pass is the same as interleaving them; each model reports the score it
 predicted every row with (its ``run`` takes ``scores_out``), and the progressive
 multi-class prediction of a row is the argmax of its K pre-update scores (ties
-to the smallest class, as ``numpy.argmax``).
+to the smallest class, as ``numpy.argmax``).  The options of ``run_with`` (the
+rows' ``counting``) apply to these multi-class rounds, not to the K binary passes.
 """
 import numpy as np
 
@@ -27,17 +28,22 @@ class OneVsRest(Model):
 
     def run(self, rows, codes, order, bias):
         order = np.asarray(order)
+        clean, out = rows.view.clean, rows.view.scores
+        binary_rows = rows.counting()       # the binary passes count against their own y
         S = np.empty((self.K, len(order)))
         updates, loss_sum = 0, 0.0
         for c, model in enumerate(self.models):
             target = np.where(codes == c, 1.0, -1.0)
-            result = model.run(rows, target, order, bias, S[c])
+            result = model.run(binary_rows, target, order, bias, S[c])
             updates += result.updates
             loss_sum += result.loss_sum
             if result.status != _core.Status.OK:
                 return PassResult(result.rounds, 0, updates, loss_sum, result.status,
                                   result.pos)
-        mistakes = int(np.count_nonzero(np.argmax(S, axis=0) != codes[order]))
+        truth = codes[order] if clean is None else clean[order]
+        mistakes = int(np.count_nonzero(np.argmax(S, axis=0) != truth))
+        if out is not None:
+            out[:] = S.T
         return PassResult(len(order), mistakes, updates, loss_sum, _core.Status.OK, NO_ROW)
 
     def weights(self):

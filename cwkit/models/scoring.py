@@ -1,8 +1,8 @@
 """Row scores through the compiled row walk, and Gaussian-weight probabilities."""
 import numpy as np
-from scipy.special import ndtr
 
 from .. import _core
+from .._lazy import special
 
 #: Gauss-Hermite order of the class probabilities of Gaussian-weight models.
 PROBA_NODES = 96
@@ -32,7 +32,7 @@ def sign_proba(m, v):
     """P(sign(w.x) = +1) for w.x ~ N(m, v): Phi(m / sqrt(v)) ([ECCW08] Sect. 2)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(v > 0, m / np.sqrt(np.where(v > 0, v, 1.0)), np.sign(m) * np.inf)
-    return np.where(m == 0, 0.5, ndtr(z))
+    return np.where(m == 0, 0.5, special.ndtr(z))
 
 
 def argmax_proba(M, V):
@@ -58,7 +58,7 @@ def argmax_proba(M, V):
             so = sd[:, o, None]
             with np.errstate(divide="ignore", invalid="ignore"):
                 arg = np.where(so > 0, diff / np.where(so > 0, so, 1.0), np.sign(diff) * np.inf)
-            p = np.where(np.isnan(arg) | ((so == 0) & (diff == 0)), 0.5, ndtr(arg))
+            p = np.where(np.isnan(arg) | ((so == 0) & (diff == 0)), 0.5, special.ndtr(arg))
             with np.errstate(divide="ignore"):
                 logp += np.log(p)
         P[:, c] = np.exp(logp) @ wq
