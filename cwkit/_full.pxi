@@ -162,7 +162,7 @@ def full_pass(RowView rows not None, const double[::1] y,
 
 def full_scores(RowView rows not None,
                 double bias, const double[::1] mu,
-                double[:, ::1] Sigma, double[::1] work, double[::1] out_m,
+                const double[:, ::1] Sigma, double[::1] work, double[::1] out_m,
                 double[::1] out_v):
     """mu.x and x^T Sigma x for every row (test-time scores of full rules)."""
     cdef int D = <int>mu.shape[0]

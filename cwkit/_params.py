@@ -27,16 +27,19 @@ class Real:
 
 
 class Optional:
-    """None (with a documented meaning) or a value accepted by `inner`."""
+    """`special` (None, or a string such as "auto"), with a documented meaning, or a value
+    accepted by `inner`."""
 
-    def __init__(self, inner, meaning):
-        self.inner, self.meaning = inner, meaning
+    def __init__(self, inner, meaning, special=None):
+        self.inner, self.meaning, self.special = inner, meaning, special
 
     def describe(self):
-        return f"None ({self.meaning}) or {self.inner.describe()}"
+        return f"{self.special!r} ({self.meaning}) or {self.inner.describe()}"
 
     def check(self, value):
-        return value is None or self.inner.check(value)
+        if self.special is None:
+            return value is None or self.inner.check(value)
+        return (isinstance(value, str) and value == self.special) or self.inner.check(value)
 
 
 class Int:

@@ -45,6 +45,17 @@ class Rows:
         written to ``scores``; none given: the plain rows."""
         return replace(self, view=self.view.counting(clean, scores))
 
+    def density(self, n_rows):
+        """The fraction of nonzero entries of the first `n_rows` rows, counted in their
+        values (so that a dense array and its CSR copy, explicit zeros or not, agree)."""
+        m = min(self.n_rows, n_rows)
+        X = self.X
+        if self.sparse:
+            nnz = np.count_nonzero(X.data[X.indptr[0]:X.indptr[m]])
+        else:
+            nnz = np.count_nonzero(X[:m])
+        return nnz / max(m * self.n_features, 1)
+
 
 def _dense_idx(d):
     idx = _ARANGE_CACHE.get(d)

@@ -24,12 +24,35 @@ from .models.interface import NO_ROW, ModelSpec, raise_status
 #: Constraints of the parameters every estimator has.
 COMMON = {
     "fit_intercept": _params.Bool(),
+    "intercept_scaling": _params.Optional(_params.POSITIVE, "1 on dense rows, 0.1 on sparse "
+                                          "ones", special="auto"),
     "n_passes": _params.Int(1),
     "shuffle": _params.Bool(),
     "random_state": _params.Seed(),
     "multiclass": _params.Choice("top1", "topk", "ovr"),
     "k": _params.Int(1),
 }
+
+
+#: The choices the data settle ("auto" parameters) are judged on the first rows:
+#: rows are dense when at least AUTO_DENSITY of their entries are nonzero.
+AUTO_DENSITY = 0.1
+#: The number of first rows of the first fit / partial_fit the density is judged on.
+AUTO_ROWS = 1000
+
+
+def dense_rows(rows):
+    """Whether the first ``AUTO_ROWS`` of `rows` have at least ``AUTO_DENSITY`` nonzero
+    entries (counted in their values: a dense array and its CSR copy agree)."""
+    return rows.density(AUTO_ROWS) >= AUTO_DENSITY
+
+
+def auto_intercept_scaling(rows, sparse=0.1):
+    """What ``intercept_scaling="auto"`` chooses: 1 on dense rows, `sparse` on sparse ones.
+
+    The measurements behind it are in docs/choosing.md.
+    """
+    return 1.0 if dense_rows(rows) else sparse
 
 
 @dataclass(frozen=True)
@@ -119,6 +142,8 @@ class OnlineClassifier:
     _constraints = {}
     _names = {}
     _estimator_type = "classifier"
+    #: What ``intercept_scaling="auto"`` chooses on sparse rows.
+    _sparse_intercept_scaling = 0.1
 
     # -- parameters ---------------------------------------------------------
     @classmethod
@@ -201,6 +226,7 @@ class OnlineClassifier:
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"y holds only one class ({classes[0].item()!r})")
+        self._choose(rows, len(classes))
         self._reset(classes, rows.n_features)
         codes = self._encode(y)
         rng = np.random.default_rng(self.random_state)
@@ -251,6 +277,7 @@ class OnlineClassifier:
                 raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw "
                                  f"only the labels {labels.tolist()!r}; pass classes=[...] "
                                  "with every label the stream may hold (at least 2)")
+            self._choose(rows, len(labels))
             self._reset(labels, rows.n_features)
         codes = self._encode(y)
         clean = None if y_clean is None else self._encode(_labels_1d(y_clean, rows.n_rows))
@@ -259,6 +286,25 @@ class OnlineClassifier:
                                                                   clean=clean)
         self._warn_collapse(collapsed)
         return self
+
+    def _choose(self, rows, n_classes):
+        """Settle, from the first rows of a ``fit`` or of the first ``partial_fit``, the
+        choices a parameter leaves to the data (``covariance="auto"``); stored as fitted
+        attributes, kept by :func:`cwkit.save`: here ``intercept_scaling_``."""
+        self.intercept_scaling_ = (auto_intercept_scaling(rows, self._sparse_intercept_scaling)
+                                   if self.intercept_scaling == "auto"
+                                   else float(self.intercept_scaling))
+
+    def _choices(self):
+        """The choices `_choose` made, by attribute name (what :func:`cwkit.save` records)."""
+        return {"intercept_scaling_": self.intercept_scaling_}
+
+    def _restore_choices(self, saved):
+        """Set the choices of a loaded model from `saved` (its :meth:`_choices`)."""
+        value = saved.get("intercept_scaling_", self.intercept_scaling)
+        if not _params.POSITIVE.check(value):
+            raise ValueError(f"intercept_scaling_ must be a positive number, got {value!r:.40}")
+        self.intercept_scaling_ = float(value)
 
     def _reset(self, classes, n_features):
         self.classes_ = classes
@@ -297,7 +343,7 @@ class OnlineClassifier:
 
     @property
     def _bias(self):
-        return 1.0 if self.fit_intercept else 0.0
+        return self.intercept_scaling_ if self.fit_intercept else 0.0
 
     def _run(self, rows, codes, order, clean=None):
         """One pass; returns (rounds, mistakes, updates, collapsed) and advances ``t_``.
@@ -413,7 +459,7 @@ class OnlineClassifier:
     def intercept_(self):
         d = self._dims()
         w = np.atleast_2d(self._model.weights())[..., d].ravel()
-        return w if self.fit_intercept else np.zeros_like(w)
+        return w * self._bias
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -454,8 +500,9 @@ class VarianceMixin:
         d = self._dims()
         s = self._model.variances()
         if s is None:
-            raise AttributeError("coef_var_ exists for covariance='diag'; "
-                                 "see covariance_ for the full matrix")
+            raise AttributeError("coef_var_ exists for a diagonal covariance "
+                                 "(covariance_type_ 'diag'); see covariance_ for the full "
+                                 "matrix")
         return np.atleast_2d(s)[..., :d].reshape(-1, d)
 
     @property
@@ -464,9 +511,11 @@ class VarianceMixin:
         d = self._dims()
         s = self._model.variances()
         if s is None:
-            raise AttributeError("intercept_var_ exists for covariance='diag'")
+            raise AttributeError("intercept_var_ exists for a diagonal covariance "
+                                 "(covariance_type_ 'diag')")
         # without an intercept this is the untouched initial variance
-        return np.atleast_2d(s)[..., d].ravel()
+        b = self._bias if self.fit_intercept else 1.0
+        return np.atleast_2d(s)[..., d].ravel() * (b * b)
 
     @property
     @serialised
@@ -474,8 +523,13 @@ class VarianceMixin:
         d = self._dims()
         S = self._model.covariance()
         if S is None:
-            raise AttributeError("covariance_ exists for covariance='full'; see coef_var_")
-        return S if self.fit_intercept else _drop_intercept(S, d)
+            raise AttributeError("covariance_ exists for a full covariance (covariance_type_ "
+                                 "'full'); see coef_var_")
+        if not self.fit_intercept:
+            return _drop_intercept(S, d)
+        scale = np.ones(S.shape[0])
+        scale[d::d + 1] = self._bias        # of (coef_, intercept_): b times the weight
+        return S * np.outer(scale, scale)
 
 
 class GaussianMixin(VarianceMixin):

@@ -9,7 +9,8 @@ import numpy as np
 
 from . import _core, _params
 from ._lazy import special
-from .base import GaussianMixin, OnlineClassifier, Registration, VarianceMixin, serialised
+from .base import (GaussianMixin, OnlineClassifier, Registration, VarianceMixin, dense_rows,
+                   serialised)
 from .models.scoring import row_scores
 
 
@@ -22,7 +23,17 @@ class Perceptron(OnlineClassifier):
         Report (and predict with) the average of the post-update weight
         vectors w_2 ... w_{t+1}; online mistakes are those of the plain w.
     fit_intercept : bool, default=True
-        Learn an intercept as an augmented constant feature of value 1.
+        Learn an intercept as an augmented constant feature of value b
+        (``intercept_scaling``); ``intercept_`` is b times its weight.
+    intercept_scaling : "auto" or float > 0, default="auto"
+        The value b of the constant feature.  The intercept moves b^2 times as far
+        as the weight of a unit feature in an update, and every rule's norms and
+        inner products include b.  "auto": 1 if the first rows are dense; if they are
+        sparse (:func:`cwkit.base.auto_intercept_scaling`), 0.1 for the PA family,
+        mini-batch PA and the second-order rules (as scikit-learn's SGD damps the
+        intercept's updates on sparse input by 0.01 = 0.1^2) and 1 for the
+        Perceptron, AdaGrad and L1-PA (measured in docs/choosing.md).  Settled at the
+        first ``fit`` / ``partial_fit`` and kept as ``intercept_scaling_``.
     n_passes : int, default=1
         Passes over the data made by ``fit``.
     shuffle : bool, default=False
@@ -67,15 +78,18 @@ class Perceptron(OnlineClassifier):
     """
 
     _constraints = {"average": _params.Bool()}
+    _sparse_intercept_scaling = 1.0      # 0.1 was worse with label noise (docs/choosing.md)
     _names = {
         "perceptron": Registration({"average": False}, "Perceptron [Ros58]"),
         "avg-perceptron": Registration({"average": True}, "averaged Perceptron [FS99]"),
     }
 
-    def __init__(self, average=False, *, fit_intercept=True, n_passes=1, shuffle=False,
-                 random_state=None, multiclass="top1", k=1):
+    def __init__(self, average=False, *, fit_intercept=True,
+                 intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
+                 multiclass="top1", k=1):
         self.average = average
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state
@@ -101,7 +115,7 @@ class PassiveAggressive(OnlineClassifier):
         (Q = G + 11^T/(2C), the squared multi-class hinge).  "shared" is valid
         for variant="pa2" and "pa-ls" only; with one constraint (top1, two
         classes) both are the same rule.
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         As in :class:`Perceptron`; ``multiclass="topk"`` is available for every
         variant.
 
@@ -141,11 +155,13 @@ class PassiveAggressive(OnlineClassifier):
               "pa-ls": _core.Rule.PA_LS}
 
     def __init__(self, variant="pa1", C=1.0, slack="per-constraint", *, fit_intercept=True,
-                 n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1):
+                 intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
+                 multiclass="top1", k=1):
         self.variant = variant
         self.C = C
         self.slack = slack
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state
@@ -170,9 +186,9 @@ class RegularizedPA(OnlineClassifier):
     variant : {"reg", "l2", "soft"}, default="reg"
         Objective-regularized (Lemma 3.1), L2-norm-constrained (Lemma 3.2) or
         soft-margin objective-regularized (Lemma 5.1).
-    alpha : float > 0, default=0.01
+    alpha : float > 0, default=0.001
         Regularization of "reg" and "soft".
-    beta : float > 0, default=10.0
+    beta : float > 0, default=100.0
         Norm bound of "l2": ||w|| <= beta; needs beta^2 ||x||^2 > 1 on every update.
     C : float > 0, default=1.0
         Slack penalty of "soft".
@@ -182,7 +198,7 @@ class RegularizedPA(OnlineClassifier):
         (features only, not the intercept).  Online updates use the full w.
     prune_mode : {"squared", "absolute"}, default="squared"
         Sum w_i^2 (Sect. 3.4, Thms 3.3-3.4) or |w_i| (Sect. 4.3).
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         As in :class:`Perceptron`.
 
     Notes
@@ -210,9 +226,10 @@ class RegularizedPA(OnlineClassifier):
     }
     _rules = {"reg": _core.Rule.REG_PA, "l2": _core.Rule.L2_PA, "soft": _core.Rule.SOFT_REG_PA}
 
-    def __init__(self, variant="reg", alpha=0.01, beta=10.0, C=1.0, prune_sigma=0.0,
-                 prune_mode="squared", *, fit_intercept=True, n_passes=1, shuffle=False,
-                 random_state=None, multiclass="top1", k=1):
+    def __init__(self, variant="reg", alpha=0.001, beta=100.0, C=1.0, prune_sigma=0.0,
+                 prune_mode="squared", *, fit_intercept=True,
+                 intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
+                 multiclass="top1", k=1):
         self.variant = variant
         self.alpha = alpha
         self.beta = beta
@@ -220,6 +237,7 @@ class RegularizedPA(OnlineClassifier):
         self.prune_sigma = prune_sigma
         self.prune_mode = prune_mode
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state
@@ -261,12 +279,59 @@ def prune_weights(w, sigma, mode="squared"):
 #: The model shape of each ``covariance`` of the Gaussian-weight rules.
 _COVARIANCE_SHAPES = {"diag": "diagonal", "full": "full"}
 
+#: ``covariance="auto"`` keeps a full matrix when the cost of a full update,
+#: n^2 with n = D (binary), K D^2 for one-vs-rest, (K D)^2 for top-1 / top-k
+#: (D = features + 1, K classes), is at most AUTO_FULL_DIM^2, and the rows are dense
+#: (:func:`cwkit.base.dense_rows`).
+AUTO_FULL_DIM = 256
+
+
+def auto_covariance(rows, n_classes, multiclass):
+    """What ``covariance="auto"`` chooses for the first rows `rows`: "full" or "diag".
+
+    Full when the model is narrow (its per-row update cost, see
+    ``AUTO_FULL_DIM``, within AUTO_FULL_DIM^2) and the data dense (at least
+    ``cwkit.base.AUTO_DENSITY`` of the first ``AUTO_ROWS`` rows' entries nonzero);
+    diagonal otherwise.  The measurements behind both thresholds are in docs/choosing.md.
+    """
+    D = rows.n_features + 1
+    if n_classes == 2:
+        cost = D * D
+    elif multiclass == "ovr":
+        cost = n_classes * D * D
+    else:
+        cost = (n_classes * D) ** 2
+    if cost > AUTO_FULL_DIM ** 2 or not dense_rows(rows):
+        return "diag"
+    return "full"
+
+
+class CovarianceChoice:
+    """The ``covariance`` parameter of the second-order rules, "auto" settled at the
+    first fit (``covariance_type_``)."""
+
+    def _choose(self, rows, n_classes):
+        super()._choose(rows, n_classes)
+        self.covariance_type_ = (auto_covariance(rows, n_classes, self.multiclass)
+                                 if self.covariance == "auto" else self.covariance)
+
+    def _choices(self):
+        return {**super()._choices(), "covariance_type_": self.covariance_type_}
+
+    def _restore_choices(self, saved):
+        super()._restore_choices(saved)
+        # a file written before "auto" existed records no choice: its covariance is it
+        value = saved.get("covariance_type_", self.covariance)
+        if value not in _COVARIANCE_SHAPES:
+            raise ValueError(f"covariance_type_ must be 'diag' or 'full', got {value!r:.40}")
+        self.covariance_type_ = value
+
 
 def _phi(eta):
     return float(special.ndtri(eta))
 
 
-class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
+class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
     """Confidence-Weighted learning: CW-Var [CW08] and CW-Stdev ([ECCW08]).
 
     Parameters
@@ -280,10 +345,13 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
         weights stop learning.
     a : float > 0, default=1.0
         Initial variance: Sigma_1 = a I.
-    covariance : {"diag", "full"}, default="diag"
+    covariance : {"auto", "diag", "full"}, default="auto"
         Diagonal (Sigma^-1 updates projected on the diagonal) or full matrix
-        (dense, low-dimensional data; at most ``cwkit.models.binary.MAX_FULL_DIM`` - 1 features).
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+        (dense, low-dimensional data; at most ``cwkit.models.binary.MAX_FULL_DIM`` - 1
+        features).  "auto" chooses at the first ``fit`` / ``partial_fit``: full when the
+        model is narrow and the first rows dense (:func:`auto_covariance`), else
+        diagonal; the choice is the fitted attribute ``covariance_type_``.
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         As in :class:`Perceptron`.
 
     Notes
@@ -307,7 +375,7 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
     _constraints = {"variant": _params.Choice("var", "stdev"),
                     "eta": _params.Optional(_params.Real(0.5, 1.0, open_lo=True, open_hi=True),
                                             "0.9 for cw, 0.7 for cw-stdev"),
-                    "a": _params.POSITIVE, "covariance": _params.Choice("diag", "full")}
+                    "a": _params.POSITIVE, "covariance": _params.Choice("auto", "diag", "full")}
     _names = {
         "cw": Registration({"variant": "var"}, "Confidence-Weighted, variance form CW-Var [CW08]",
                            ("eta", "a", "covariance")),
@@ -318,14 +386,16 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
     #: eta when None: CW-Var and CW-Stdev (see ``eta``).
     _default_eta = {"var": 0.9, "stdev": 0.7}
 
-    def __init__(self, variant="var", eta=None, a=1.0, covariance="diag", *,
-                 fit_intercept=True, n_passes=1, shuffle=False, random_state=None,
+    def __init__(self, variant="var", eta=None, a=1.0, covariance="auto", *,
+                 fit_intercept=True,
+                 intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
                  multiclass="top1", k=1):
         self.variant = variant
         self.eta = eta
         self.a = a
         self.covariance = covariance
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state
@@ -335,11 +405,11 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
     def _model_options(self):
         rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
         eta = self.eta if self.eta is not None else self._default_eta[self.variant]
-        return {"shape": _COVARIANCE_SHAPES[self.covariance], "rule": rule, "phi": _phi(eta),
-                "a": float(self.a)}
+        return {"shape": _COVARIANCE_SHAPES[self.covariance_type_], "rule": rule,
+                "phi": _phi(eta), "a": float(self.a)}
 
 
-class AROW(GaussianMixin, OnlineClassifier):
+class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
     """Adaptive Regularization of Weight vectors ([AROW13]), squared hinge or hinge.
 
     Parameters
@@ -350,7 +420,8 @@ class AROW(GaussianMixin, OnlineClassifier):
         Initial variance: Sigma_1 = a I.
     loss : {"squared_hinge", "hinge"}, default="squared_hinge"
         AROW ([AROW13] Fig. 1) or AROW-H ([AROW13] Sect. 3.2).
-    covariance : {"diag", "full"}, default="diag"
+    covariance : {"auto", "diag", "full"}, default="auto"
+        As in :class:`ConfidenceWeighted`.
     diag_update : {"inverse", "direct"}, default="inverse"
         Diagonal projection of the update of Sigma^-1 (eq. 14, the projection of
         [CW08]) or of Sigma itself (eq. 15).
@@ -360,7 +431,7 @@ class AROW(GaussianMixin, OnlineClassifier):
         ([AROW13] Fig. 3, eq. 56) or f = sum_y f(x, y), x~ tiled over all blocks
         ([AROW13] Fig. 2, eqs. 29-30).  "auto" is "delta" for top1 and "sum" for topk.
         Not used by ``multiclass="ovr"`` or with two classes (the update is with x).
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         As in :class:`Perceptron`; ``multiclass="topk"`` is available for the
         squared hinge.
 
@@ -379,7 +450,9 @@ class AROW(GaussianMixin, OnlineClassifier):
     >>> clf = cwkit.AROW(r=0.1).fit(X, ["spam", "ham", "spam", "ham"])
     >>> clf.predict(X).tolist()
     ['spam', 'ham', 'spam', 'ham']
-    >>> clf.predict_proba(X).shape, bool(np.all(clf.coef_var_ < 1.0))
+    >>> clf.covariance_type_      # covariance="auto": two dense features, a full matrix
+    'full'
+    >>> clf.predict_proba(X).shape, bool(np.all(np.diag(clf.covariance_) < 1.0))
     ((4, 2), True)
 
     Multi-class top-k ([AROW13] Fig. 2, eqs. 25-30): with Delta_j = f(x, y) - f(x, c_j)
@@ -392,7 +465,7 @@ class AROW(GaussianMixin, OnlineClassifier):
 
     _constraints = {"r": _params.POSITIVE, "a": _params.POSITIVE,
                     "loss": _params.Choice("squared_hinge", "hinge"),
-                    "covariance": _params.Choice("diag", "full"),
+                    "covariance": _params.Choice("auto", "diag", "full"),
                     "diag_update": _params.Choice("inverse", "direct"),
                     "sigma_update": _params.Choice("auto", "delta", "sum")}
     _names = {
@@ -402,9 +475,10 @@ class AROW(GaussianMixin, OnlineClassifier):
                                ("r", "a", "covariance", "diag_update", "sigma_update")),
     }
 
-    def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="diag",
+    def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="auto",
                  diag_update="inverse", sigma_update="auto", *, fit_intercept=True,
-                 n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1):
+                 intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
+                 multiclass="top1", k=1):
         self.r = r
         self.a = a
         self.loss = loss
@@ -412,6 +486,7 @@ class AROW(GaussianMixin, OnlineClassifier):
         self.diag_update = diag_update
         self.sigma_update = sigma_update
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state
@@ -420,20 +495,21 @@ class AROW(GaussianMixin, OnlineClassifier):
 
     def _model_options(self):
         rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
-        return {"shape": _COVARIANCE_SHAPES[self.covariance], "rule": rule, "r": float(self.r),
-                "a": float(self.a), "direct": self.diag_update == "direct",
+        return {"shape": _COVARIANCE_SHAPES[self.covariance_type_], "rule": rule,
+                "r": float(self.r), "a": float(self.a), "direct": self.diag_update == "direct",
                 "sigma_update": self.sigma_update}
 
 
-class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
+class SecondOrderPerceptron(CovarianceChoice, VarianceMixin, OnlineClassifier):
     """The second-order perceptron [SOP05], full or diagonal.
 
     Parameters
     ----------
     a : float > 0, default=1.0
         A_0 = a I.
-    covariance : {"diag", "full"}, default="diag"
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    covariance : {"auto", "diag", "full"}, default="auto"
+        As in :class:`ConfidenceWeighted`.
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         As in :class:`Perceptron`.
 
     Notes
@@ -452,14 +528,16 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
     A += Delta Delta^T (diagonal: A_y += x^2, A_c += x^2).
     """
 
-    _constraints = {"a": _params.POSITIVE, "covariance": _params.Choice("diag", "full")}
+    _constraints = {"a": _params.POSITIVE, "covariance": _params.Choice("auto", "diag", "full")}
     _names = {"sop": Registration({}, "second-order Perceptron [SOP05]", ("a", "covariance"))}
 
-    def __init__(self, a=1.0, covariance="diag", *, fit_intercept=True, n_passes=1,
-                 shuffle=False, random_state=None, multiclass="top1", k=1):
+    def __init__(self, a=1.0, covariance="auto", *, fit_intercept=True,
+                 intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
+                 multiclass="top1", k=1):
         self.a = a
         self.covariance = covariance
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state
@@ -467,7 +545,7 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
         self.k = k
 
     def _model_options(self):
-        shape = "sop_diagonal" if self.covariance == "diag" else "full"
+        shape = "sop_diagonal" if self.covariance_type_ == "diag" else "full"
         return {"shape": shape, "rule": _core.Rule.SOP, "a": float(self.a)}
 
 
@@ -484,7 +562,7 @@ class AdaGrad(OnlineClassifier):
         L1 regularization.
     delta : float > 0, default=1e-8
         Added to sqrt(G) in the proximal term.
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         As in :class:`Perceptron`.
 
     Notes
@@ -500,16 +578,19 @@ class AdaGrad(OnlineClassifier):
 
     _constraints = {"eta": _params.POSITIVE, "lam": _params.NONNEGATIVE,
                     "delta": _params.POSITIVE}
+    _sparse_intercept_scaling = 1.0      # 0.1 was worse with label noise (docs/choosing.md)
     _names = {"adagrad": Registration(
         {}, "diagonal AdaGrad-RDA with L1, hinge loss ([DHS11]; [AROW13] Sect. 5.4)",
         ("eta", "lam", "delta"))}
 
-    def __init__(self, eta=1.0, lam=0.0, delta=1e-8, *, fit_intercept=True, n_passes=1,
-                 shuffle=False, random_state=None, multiclass="top1", k=1):
+    def __init__(self, eta=1.0, lam=0.0, delta=1e-8, *, fit_intercept=True,
+                 intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
+                 multiclass="top1", k=1):
         self.eta = eta
         self.lam = lam
         self.delta = delta
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state

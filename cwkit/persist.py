@@ -77,6 +77,7 @@ def _contents(model):
         "mistakes_": int(getattr(model, "mistakes_", 0)),
         "n_updates_": int(getattr(model, "n_updates_", 0)),
         "classes_kind": classes.dtype.kind,
+        "choices": model._choices(),
     }
     if classes.dtype.kind == "O":
         meta["classes"] = [_jsonable(c) for c in classes]
@@ -146,6 +147,8 @@ def _read_meta(files, path):
         problems.append("n_features_in_ is not an integer >= 1")
     if not isinstance(meta.get("params"), dict):
         problems.append("params is not a mapping")
+    if not isinstance(meta.get("choices", {}), dict):
+        problems.append("choices is not a mapping")
     if meta.get("classes_kind") not in ("b", "i", "u", "f", "U", "S", "O"):
         problems.append("classes_kind is not a numpy dtype kind of labels")
     elif meta["classes_kind"] == "O" and not isinstance(meta.get("classes"), list):
@@ -192,10 +195,15 @@ def _build(meta, classes, files, path):
     if unknown:
         raise ModelFileError(f"{path}: damaged cwkit model file ({cls.__name__} has no "
                              f"parameter {unknown[0]!r:.40})")
-    est = cls(**meta["params"])
+    params = dict(meta["params"])
+    if "intercept_scaling" in cls._param_names():
+        # a file written before intercept_scaling existed: its constant feature was 1
+        params.setdefault("intercept_scaling", 1.0)
+    est = cls(**params)
     n_features = meta["n_features_in_"]
     try:
         est._validate_params()
+        est._restore_choices(meta.get("choices", {}))
         need = state_size(est._spec(len(classes), n_features))
         held = sum(a.size for key, a in files.items() if key.startswith("state/"))
         if need is not None and need != held:

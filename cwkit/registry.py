@@ -46,15 +46,15 @@ def make(name, **params):
         A name from :func:`algorithms`, e.g. ``"pa1"``, ``"cw"``, ``"arow"``.
     **params
         Its hyper-parameters (see :func:`algorithms`) and the common ones
-        (fit_intercept, n_passes, shuffle, random_state, multiclass, k).
+        (fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k).
 
     Examples
     --------
     >>> import cwkit
     >>> cwkit.make("arow", r=0.1)
-    AROW(r=0.1, a=1.0, loss='squared_hinge', covariance='diag', diag_update='inverse', \
-sigma_update='auto', fit_intercept=True, n_passes=1, shuffle=False, random_state=None, \
-multiclass='top1', k=1)
+    AROW(r=0.1, a=1.0, loss='squared_hinge', covariance='auto', diag_update='inverse', \
+sigma_update='auto', fit_intercept=True, intercept_scaling='auto', n_passes=1, shuffle=False, \
+random_state=None, multiclass='top1', k=1)
     """
     entry = _REGISTRY.get(name)
     if entry is None:

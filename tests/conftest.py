@@ -12,16 +12,16 @@ BINARY_CASES = [
     ("pa1", {"C": 0.3}),
     ("pa2", {"C": 0.3}),
     ("pa-ls", {"C": 0.3}),
-    ("cw", {"eta": 0.8, "a": 0.7}),
+    ("cw", {"eta": 0.8, "a": 0.7, "covariance": "diag"}),
     ("cw", {"eta": 0.8, "a": 0.7, "covariance": "full"}),
-    ("cw-stdev", {"eta": 0.8, "a": 0.7}),
+    ("cw-stdev", {"eta": 0.8, "a": 0.7, "covariance": "diag"}),
     ("cw-stdev", {"eta": 0.8, "a": 0.7, "covariance": "full"}),
-    ("arow", {"r": 0.3, "a": 1.5}),
-    ("arow", {"r": 0.3, "a": 1.5, "diag_update": "direct"}),
+    ("arow", {"r": 0.3, "a": 1.5, "covariance": "diag"}),
+    ("arow", {"r": 0.3, "a": 1.5, "covariance": "diag", "diag_update": "direct"}),
     ("arow", {"r": 0.3, "a": 1.5, "covariance": "full"}),
-    ("arow-h", {"r": 0.3, "a": 1.5}),
+    ("arow-h", {"r": 0.3, "a": 1.5, "covariance": "diag"}),
     ("arow-h", {"r": 0.3, "a": 1.5, "covariance": "full"}),
-    ("sop", {"a": 0.8}),
+    ("sop", {"a": 0.8, "covariance": "diag"}),
     ("sop", {"a": 0.8, "covariance": "full"}),
     ("reg-pa", {"alpha": 0.05}),
     ("l2-pa", {"beta": 10.0}),
@@ -32,7 +32,8 @@ BINARY_CASES = [
 
 def case_id(case):
     name, params = case
-    extra = [f"{v}" for k, v in params.items() if k in ("covariance", "diag_update")]
+    extra = [f"{v}" for k, v in params.items()
+             if k in ("covariance", "diag_update") and v != "diag"]
     return "-".join([name] + extra)
 
 

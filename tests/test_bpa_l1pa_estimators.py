@@ -250,5 +250,5 @@ def test_registry_lists_the_new_names():
     names = {a["name"]: a for a in cwkit.algorithms()}
     assert set(names["bpa2"]["params"]) == {"C", "batch_size", "rho", "window", "slack"}
     assert set(names["bpa1"]["params"]) == {"C", "batch_size", "window"}
-    assert names["l1-pa"]["params"]["beta"]["default"] == 10.0
+    assert names["l1-pa"]["params"]["beta"]["default"] == 100.0
     assert cwkit.make("bpa-ls").variant == "bpa-ls"

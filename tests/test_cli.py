@@ -701,10 +701,16 @@ def test_output_files_respect_the_umask(capsys, data, tmp_path):
 # ----------------------------------------------------------------------------- failing learners
 
 def _cw_fails_at_row_48(tmp_path):
-    """A file on which cw's update overflows at row 48 (1-based) while pa and arow go on."""
+    """A file on which cw's update overflows at row 48 (1-based) while pa and arow go on.
+
+    Widened to 1,000 columns (one value in the last row's last column, so that the file
+    has them too): on wide sparse rows covariance="auto" keeps the diagonal covariance,
+    whose update overflows."""
     X, y = datasets.make_twonorm(100, random_state=0)
     X[37, 3] = X[38, 3] = 1e100
     X[39, 3], X[40, 3] = 1e150, 1e154
+    X = np.hstack([X, np.zeros((100, 980))])
+    X[99, 999] = 1.0
     path = tmp_path / "huge.svm"
     cwkit.dump_svmlight(X, y, path)
     return X, y, path

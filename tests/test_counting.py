@@ -35,7 +35,12 @@ def _multiclass_data(n=120, d=6, K=3, seed=1):
 
 
 def _model(name, n_classes, n_features, **params):
+    """The model of `name`, with the diagonal covariance unless `params` give one and an
+    intercept feature of 1, as the references."""
     est = cwkit.make(name, **params)
+    if "covariance" in est.get_params() and "covariance" not in params:
+        est.set_params(covariance="diag")
+    est._choose(as_rows(np.ones((1, n_features))), n_classes)
     est._reset(np.arange(n_classes), n_features)
     return est._model
 

@@ -32,7 +32,7 @@ def test_damaged_model_files_load_exactly_or_raise_model_file_error():
 ])
 def test_inconsistent_state_is_named(tmp_path, key, value, message):
     X = np.random.default_rng(0).normal(size=(20, 3))
-    est = cwkit.make("cw").fit(X, X[:, 0] > 0)
+    est = cwkit.make("cw", covariance="diag").fit(X, X[:, 0] > 0)
     est._model.state[key][0, 1] = value
     path = tmp_path / "m.cwk"
     cwkit.save(est, path)

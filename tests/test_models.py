@@ -43,6 +43,7 @@ def test_every_registered_name_builds_through_the_table():
     for entry in cwkit.algorithms():
         for strategy in ("top1", "ovr"):
             est = cwkit.make(entry["name"], multiclass=strategy)
+            est._choose(as_rows(X), 3)
             spec = est._spec(3, X.shape[1])
             assert (spec.shape, spec.kind) in TABLE
             assert spec.name == entry["name"] and spec.owner == entry["class"]

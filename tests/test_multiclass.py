@@ -13,10 +13,11 @@ LABELS = np.array(["ant", "bee", "cat", "dog"])
 
 # top1 also runs AROW with the covariance updated by f = sum_y f(x, y)
 TOP1_CASES = BINARY_CASES + [
-    ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "sum"}),
-    ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "sum", "diag_update": "direct"}),
+    ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "sum", "covariance": "diag"}),
+    ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "sum", "diag_update": "direct",
+              "covariance": "diag"}),
     ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "sum", "covariance": "full"}),
-    ("arow-h", {"r": 0.3, "a": 1.5, "sigma_update": "sum"}),
+    ("arow-h", {"r": 0.3, "a": 1.5, "sigma_update": "sum", "covariance": "diag"}),
 ]
 
 
@@ -202,7 +203,7 @@ def test_string_labels_predict_and_classes():
     rng = np.random.default_rng(2)
     X, y = make_multiclass(rng, n=120, K=4)
     names = np.array(["red", "green", "blue", "amber"])
-    est = cwkit.make("arow").fit(X, names[y])
+    est = cwkit.make("arow", covariance="diag").fit(X, names[y])
     assert list(est.classes_) == sorted(names)
     assert est.coef_.shape == (4, X.shape[1]) and est.intercept_.shape == (4,)
     assert est.coef_var_.shape == (4, X.shape[1]) and est.intercept_var_.shape == (4,)
@@ -259,7 +260,8 @@ def test_overflow_restores_state_and_names_the_row(strategy):
 
 
 @pytest.mark.parametrize("strategy", ["top1", "ovr"])
-@pytest.mark.parametrize("name,params", [("cw", {}), ("arow", {}),
+@pytest.mark.parametrize("name,params", [("cw", {"covariance": "diag"}),
+                                         ("arow", {"covariance": "diag"}),
                                          ("arow", {"covariance": "full"})])
 def test_predict_confidence_is_the_argmax_probability(name, params, strategy):
     """P(argmax_c w_c.x = c) for w ~ N(mu, Sigma), checked by Monte Carlo on the
@@ -315,10 +317,11 @@ TOPK_CASES = [
     ("pa1", {"C": 0.05}),
     ("pa2", {"C": 0.3}),
     ("pa2", {"C": 0.3, "slack": "shared"}),
-    ("arow", {"r": 0.3, "a": 1.5}),
-    ("arow", {"r": 0.3, "a": 1.5, "diag_update": "direct"}),
-    ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "delta"}),
-    ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "delta", "diag_update": "direct"}),
+    ("arow", {"r": 0.3, "a": 1.5, "covariance": "diag"}),
+    ("arow", {"r": 0.3, "a": 1.5, "covariance": "diag", "diag_update": "direct"}),
+    ("arow", {"r": 0.3, "a": 1.5, "covariance": "diag", "sigma_update": "delta"}),
+    ("arow", {"r": 0.3, "a": 1.5, "covariance": "diag", "sigma_update": "delta",
+              "diag_update": "direct"}),
     ("arow", {"r": 0.3, "a": 1.5, "covariance": "full"}),
     ("arow", {"r": 0.3, "a": 1.5, "covariance": "full", "sigma_update": "delta"}),
 ]
@@ -341,7 +344,8 @@ def symmetry_broken(X, y, K):
 def topk_id(case):
     name, params = case
     return "-".join([name] + [str(v) for k, v in params.items()
-                              if k in ("slack", "sigma_update", "diag_update", "covariance")])
+                              if k in ("slack", "sigma_update", "diag_update", "covariance")
+                              and v != "diag"])
 
 
 @pytest.mark.parametrize("case", TOPK_CASES, ids=[topk_id(c) for c in TOPK_CASES])
@@ -416,7 +420,7 @@ def _primal_optimum(name, params, W0, S0, x, label, comps, K):
 
 @pytest.mark.parametrize("case", [("pa", {}), ("pa1", {"C": 0.05}), ("pa2", {"C": 0.3}),
                                   ("pa2", {"C": 0.3, "slack": "shared"}),
-                                  ("arow", {"r": 0.3, "a": 1.5})],
+                                  ("arow", {"r": 0.3, "a": 1.5, "covariance": "diag"})],
                          ids=["pa", "pa1", "pa2", "pa2-shared", "arow"])
 @pytest.mark.parametrize("k", [2, 3])
 def test_topk_update_is_the_optimum_of_its_convex_problem(case, k):
@@ -445,8 +449,10 @@ def test_topk_update_is_the_optimum_of_its_convex_problem(case, k):
 
 
 @pytest.mark.parametrize("case", [("pa", {}), ("pa1", {"C": 0.05}), ("pa2", {"C": 0.3}),
-                                  ("arow", {"r": 0.3, "sigma_update": "delta"}),
-                                  ("arow", {"r": 0.3, "sigma_update": "sum"}),
+                                  ("arow", {"r": 0.3, "sigma_update": "delta",
+                                            "covariance": "diag"}),
+                                  ("arow", {"r": 0.3, "sigma_update": "sum",
+                                            "covariance": "diag"}),
                                   ("arow", {"r": 0.3, "covariance": "full",
                                             "sigma_update": "delta"})],
                          ids=["pa", "pa1", "pa2", "arow-delta", "arow-sum", "arow-full"])
@@ -472,7 +478,9 @@ def test_arow_two_classes_all_constraints_is_top1(diag_update):
     rows = as_rows(X)
     models = []
     for strategy in ("topk", "top1"):
-        est = cwkit.make("arow", r=0.5, multiclass=strategy, k=1, diag_update=diag_update)
+        est = cwkit.make("arow", r=0.5, multiclass=strategy, k=1, diag_update=diag_update,
+                         covariance="diag")
+        est._choose(rows, 2)
         spec = est._spec(2, X.shape[1])
         m = TABLE[(spec.shape, strategy)](spec)   # the multi-class model, for two classes
         m.run(rows, y, np.arange(len(y)), 1.0)

@@ -122,7 +122,7 @@ def test_object_array_in_file_is_refused(tmp_path):
 def test_bad_files_raise_clear_errors(tmp_path):
     X, y = make_binary(np.random.default_rng(1), n=20, d=3)
     good = tmp_path / "good.cwk"
-    cwkit.save(cwkit.make("cw").fit(X, y), good)
+    cwkit.save(cwkit.make("cw", covariance="diag").fit(X, y), good)
     raw = good.read_bytes()
 
     truncated = tmp_path / "trunc.cwk"

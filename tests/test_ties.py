@@ -15,7 +15,8 @@ from cwkit.registry import algorithms
 
 NAMES = [a["name"] for a in algorithms()]
 TOPK = [("pa", {}), ("pa1", {"C": 0.5}), ("pa2", {"C": 0.5}), ("pa2", {"slack": "shared"}),
-        ("pa-ls", {}), ("arow", {}), ("arow", {"diag_update": "direct"}),
+        ("pa-ls", {}), ("arow", {"covariance": "diag"}),
+        ("arow", {"covariance": "diag", "diag_update": "direct"}),
         ("bpa1", {"batch_size": 1}), ("bpa1", {}), ("bpa2", {"window": "sliding"}),
         ("bpa-ls", {}), ("l1-pa", {})]
 
@@ -115,7 +116,8 @@ def test_duplicated_classes_score_identically(name):
     X = rng.normal(size=(80, 40))
     X[rng.random(X.shape) < 0.5] = 0.0
     y = rng.integers(0, 6, size=80)
-    est = cwkit.make(name).fit(X, y)
+    # the diagonal covariance, whose blocks are the (41, 6) state arrays looked at below
+    est = cwkit.make(name, **({"covariance": "diag"} if name == "arow" else {})).fit(X, y)
     state = est._model.state
     dk = [a for a in state.values() if a.ndim == 2 and a.shape == (41, 6)]
     assert dk

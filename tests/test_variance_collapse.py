@@ -36,7 +36,7 @@ def _first_collapsed_row(name, params, X, y):
                          ids=["binary", "top1", "ovr"])
 def test_collapse_is_warned_once_with_its_row(sparse, K, params):
     X, y = _noisy(K=K)
-    params = {"eta": 0.95, **params}
+    params = {"eta": 0.95, "covariance": "diag", **params}
     row = _first_collapsed_row("cw-stdev", params, X, y)
     assert row is not None and row > 0
     Xs = sp.csr_matrix(X) if sparse else X
@@ -61,7 +61,7 @@ def test_no_warning_without_collapse():
     with warnings.catch_warnings():
         warnings.simplefilter("error", cwkit.VarianceCollapseWarning)
         for name in ("arow", "cw"):
-            cwkit.make(name).fit(X, y)
+            cwkit.make(name, covariance="diag").fit(X, y)
     assert issubclass(cwkit.VarianceCollapseWarning, UserWarning)
 
 
@@ -71,7 +71,7 @@ def test_the_row_of_a_shuffled_pass_is_the_first_to_collapse_in_its_order(K, par
     """The compiled pass notes the row whose update first takes a variance below
     THRESHOLD, in the order of the pass (a shuffled fit: a row of X, not a position)."""
     X, y = _noisy(K=K, seed=3)
-    params = {"eta": 0.95, **params}
+    params = {"eta": 0.95, "covariance": "diag", **params}
     est = cwkit.make("cw-stdev", shuffle=True, random_state=5, **params)
     order = np.random.default_rng(5).permutation(len(y))   # the fit's first pass
     row = order[_first_collapsed_row("cw-stdev", params, X[order], y[order])]
