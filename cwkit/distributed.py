@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from ._lazy import issparse, sparse as sp
 
+from ._rowdata import as_rows
 from .models import mixing
 from .models.interface import ModelError
 from .svmlight import SvmlightError, load_svmlight
@@ -175,6 +176,14 @@ def _stats(shard):
     return shard.stats
 
 
+def _choices(est, shard, n_classes):
+    """What `est` settles from the first rows of its data (``covariance="auto"``,
+    ``intercept_scaling="auto"``), as ``fit`` does: from the first shard's rows."""
+    est = copy.deepcopy(est)
+    est._choose(as_rows(shard.X), n_classes)
+    return est._choices()
+
+
 def _with_first_row(shard, first_row):
     return _Shard(shard.X, shard.y, shard.name, first_row)
 
@@ -208,8 +217,9 @@ def _train(est, state, shard, seed):
     model state is set to `state` (``{"state": arrays, "t": rounds so far}``).
 
     Returns a dict of plain arrays and numbers (which Dask sends without pickling):
-    the model's ``state``, the pass's ``rounds``, ``mistakes`` and ``updates``, and the
-    ``warnings`` it emitted as (category, text) pairs.
+    the model's ``state``, the pass's ``rounds``, ``mistakes`` and ``updates``, the
+    ``window`` of progressive scores that calibrates ``predict_proba`` (its last rounds),
+    and the ``warnings`` it emitted as (category, text) pairs.
     """
     est = copy.deepcopy(est)           # tasks on one worker share the objects they receive
     for key, arr in state["state"].items():
@@ -229,6 +239,7 @@ def _train(est, state, shard, seed):
             raise _ShardFailure(shard.name, shard.first_row + row, exc.reason) from None
     return {"state": est._model.state, "rounds": est.t_ - state["t"],
             "mistakes": int(est.mistakes_), "updates": int(est.n_updates_),
+            "window": est._calibration.rounds(),
             "warnings": [(w.category, str(w.message)) for w in caught]}
 
 
@@ -473,6 +484,8 @@ def _fit(distributed, client, estimator, data, rounds, mixing_, shuffle, partiti
         raise ValueError("Found data with 0 feature(s) while a minimum of 1 is required.")
     est = type(estimator)(**estimator.get_params())
     est._validate_params()
+    est._restore_choices(client.submit(_choices, est, shards[0], len(classes),
+                                       pure=False).result())
     est._reset(classes, width)
     est.mistakes_ = est.n_updates_ = 0
     model = est._model
@@ -511,7 +524,13 @@ def _fit(distributed, client, estimator, data, rounds, mixing_, shuffle, partiti
                       "seconds": time.perf_counter() - t_start, "estimator": est})
     for text, category in notes.items():
         warnings.warn(text, category, stacklevel=3)
+    # predict_proba's calibration: the progressive scores of the last round's passes
+    # (each shard's last rounds, in shard order, the window keeping the most recent)
+    for res in results:
+        est._calibration.add(*res["window"])
     with estimator._state_lock():
-        for key in ("classes_", "n_features_in_", "t_", "mistakes_", "n_updates_", "_model"):
+        estimator._restore_choices(est._choices())
+        for key in ("classes_", "n_features_in_", "t_", "mistakes_", "n_updates_", "_model",
+                    "_calibration"):
             setattr(estimator, key, getattr(est, key))
     return estimator

@@ -50,11 +50,16 @@ class KernelMixin:
     Notes
     -----
     The intercept is the primal models' augmented constant feature:
-    k~(a, b) = k(a, b) + bias^2 (bias = 1 with ``fit_intercept``, else 0), so
+    k~(a, b) = k(a, b) + bias^2 (bias = ``intercept_scaling_`` with
+    ``fit_intercept``, else 0; ``intercept_scaling="auto"`` is 1 for the kernel
+    forms, dense or sparse rows: the 0.1 of the sparse primal rules was measured
+    for linear models only), so
     ``decision_function(X) = dual_coef_ @ K(support_vectors_, X) + intercept_``
-    with ``intercept_ = dual_coef_.sum(axis=1)``, and with ``kernel="poly",
+    with ``intercept_ = bias^2 dual_coef_.sum(axis=1)``, and with ``kernel="poly",
     degree=1, gamma=1, coef0=0`` a kernel rule makes its primal rule's decisions.
     """
+
+    _sparse_intercept_scaling = 1.0
 
     def _validate_params(self):
         _params.validate(type(self).__name__, _CONSTRAINTS,
@@ -134,7 +139,7 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
     average : bool, default=False
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         As in :class:`cwkit.Perceptron`; ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -149,8 +154,9 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
     _names = Perceptron._names
 
     def __init__(self, average=False, kernel="rbf", gamma=None, degree=3, coef0=0.0,
-                 budget=None, budget_policy="oldest", *, fit_intercept=True, n_passes=1,
-                 shuffle=False, random_state=None, multiclass="top1", k=1):
+                 budget=None, budget_policy="oldest", *, fit_intercept=True,
+                 intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
+                 multiclass="top1", k=1):
         self.average = average
         self.kernel = kernel
         self.gamma = gamma
@@ -159,6 +165,7 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
         self.budget = budget
         self.budget_policy = budget_policy
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state
@@ -179,7 +186,7 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
     C : float > 0, default=1.0
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         As in :class:`cwkit.PassiveAggressive`; ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -196,8 +203,9 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
     _rules = PassiveAggressive._rules
 
     def __init__(self, variant="pa1", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
-                 budget=None, budget_policy="oldest", *, fit_intercept=True, n_passes=1,
-                 shuffle=False, random_state=None, multiclass="top1", k=1):
+                 budget=None, budget_policy="oldest", *, fit_intercept=True,
+                 intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
+                 multiclass="top1", k=1):
         self.variant = variant
         self.C = C
         self.kernel = kernel
@@ -207,6 +215,7 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
         self.budget = budget
         self.budget_policy = budget_policy
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state
@@ -231,7 +240,7 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
         As in :class:`cwkit.RegularizedPA`.
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         As in :class:`cwkit.RegularizedPA`; ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -250,10 +259,10 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
     _names = RegularizedPA._names
     _rules = RegularizedPA._rules
 
-    def __init__(self, variant="reg", alpha=0.01, beta=10.0, C=1.0, kernel="rbf",
+    def __init__(self, variant="reg", alpha=0.001, beta=100.0, C=1.0, kernel="rbf",
                  gamma=None, degree=3, coef0=0.0, budget=None, budget_policy="oldest", *,
-                 fit_intercept=True, n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 fit_intercept=True, intercept_scaling="auto", n_passes=1, shuffle=False,
+                 random_state=None, multiclass="top1", k=1):
         self.variant = variant
         self.alpha = alpha
         self.beta = beta
@@ -265,6 +274,7 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
         self.budget = budget
         self.budget_policy = budget_policy
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state
@@ -288,7 +298,7 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
         Sigma_1 = a I (in the feature space of the kernel).
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -305,7 +315,8 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
 
     def __init__(self, variant="var", eta=None, a=1.0, kernel="rbf", gamma=None, degree=3,
                  coef0=0.0, budget=None, budget_policy="oldest", *, fit_intercept=True,
-                 n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1):
+                 intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
+                 multiclass="top1", k=1):
         self.variant = variant
         self.eta = eta
         self.a = a
@@ -316,6 +327,7 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
         self.budget = budget
         self.budget_policy = budget_policy
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state
@@ -341,7 +353,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     loss : {"squared_hinge", "hinge"}, default="squared_hinge"
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -367,8 +379,8 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
 
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", kernel="rbf", gamma=None,
                  degree=3, coef0=0.0, budget=None, budget_policy="oldest", *,
-                 fit_intercept=True, n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 fit_intercept=True, intercept_scaling="auto", n_passes=1, shuffle=False,
+                 random_state=None, multiclass="top1", k=1):
         self.r = r
         self.a = a
         self.loss = loss
@@ -379,6 +391,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
         self.budget = budget
         self.budget_policy = budget_policy
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state
@@ -401,7 +414,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
         As in :class:`cwkit.MiniBatchPA`.
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`; the budget is applied after each joint update.
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
         ``multiclass`` is "ovr" for more than two classes.
 
     Notes
@@ -422,7 +435,8 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
 
     def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block",
                  kernel="rbf", gamma=None, degree=3, coef0=0.0, budget=None,
-                 budget_policy="oldest", *, fit_intercept=True, n_passes=1, shuffle=False,
+                 budget_policy="oldest", *, fit_intercept=True,
+                 intercept_scaling="auto", n_passes=1, shuffle=False,
                  random_state=None, multiclass="ovr", k=1):
         self.variant = variant
         self.C = C
@@ -436,6 +450,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
         self.budget = budget
         self.budget_policy = budget_policy
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
         self.shuffle = shuffle
         self.random_state = random_state

@@ -10,6 +10,7 @@ from conftest import BINARY_CASES, OTHER_CASES, case_id
 
 import cwkit
 from cwkit import cli
+from cwkit._rowdata import as_rows
 from cwkit.models import mixing
 
 distributed = pytest.importorskip(
@@ -95,12 +96,14 @@ def _ipm(name, params, parts, rounds, rule="average", by_updates=False):
     """Iterative parameter mixing written out: each part trains a copy from the mix."""
     classes = np.unique(np.concatenate([y for _, y in parts]))
     est = cwkit.make(name, **params)
+    est._choose(as_rows(parts[0][0]), len(classes))    # "auto" settled on the first rows
     est._reset(classes, parts[0][0].shape[1])
     for _ in range(rounds):
         start = {k: v.copy() for k, v in est._model.state.items()}
         states, updates = [], []
         for X, y in parts:
             e = cwkit.make(name, **params)
+            e._restore_choices(est._choices())
             e._reset(classes, X.shape[1])
             for key in start:
                 e._model.state[key][...] = start[key]
@@ -162,7 +165,9 @@ def test_result_is_an_ordinary_estimator(client, files, tmp_path):
     est = cwd.fit(cwkit.make("arow"), path, client=client, rounds=2, callback=rounds.append)
     assert [r["round"] for r in rounds] == [1, 2]
     assert all(r["examples"] == X.shape[0] and r["shards"] == 2 for r in rounds)
-    assert rounds[0]["bytes"] == 2 * 2 * est._model.state["mu"].nbytes * 2
+    # the state (here mu and the full Sigma: "auto" on narrow dense rows), there and back
+    state_bytes = sum(a.nbytes for a in est._model.state.values())
+    assert rounds[0]["bytes"] == 2 * state_bytes * 2
     cwkit.save(est, tmp_path / "m.cwk")
     back = cwkit.load(tmp_path / "m.cwk")
     np.testing.assert_array_equal(back.predict(X), est.predict(X))
@@ -331,5 +336,7 @@ def test_sparse_chunks_equal_dense_chunks(client, files):
     sparse = cwd.fit(cwkit.make("cw"), (da.from_array(sp.csr_matrix(X), chunks=(40, -1),
                                                       asarray=False),
                                         da.from_array(y, chunks=40)), client=client)
-    np.testing.assert_array_equal(dense._model.state["mu_sigma"],
-                                  sparse._model.state["mu_sigma"])
+    assert dense.covariance_type_ == sparse.covariance_type_   # density is in the values
+    assert dense._model.state.keys() == sparse._model.state.keys()
+    for key in dense._model.state:
+        np.testing.assert_array_equal(dense._model.state[key], sparse._model.state[key])
