@@ -76,6 +76,9 @@ cpdef enum:
     AUX_S = 0               # scale factor: w = s * v
     AUX_VN2 = 1             # ||v||^2 (kept for l2-pa only)
     AUX_T = 2               # rounds seen (averaging, adagrad)
+    # averaging a rule that shrinks w: S_t = s_1 + ... + s_t (a slot kept only then;
+    # otherwise S_t = t, s being 1)
+    AUX_SSUM = 3
 
 cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, double wx,
                            double* Z, int* status) noexcept nogil:
@@ -151,30 +154,72 @@ cdef inline bint fo_add(double* v, double c, const double* x, const int* idx, Py
     return False
 
 
+# Averaging a rule that shrinks w = s v: v is rescaled (s <- 1) as soon as an update
+# would take s below this, so that v never exceeds 1 / AVG_S_MIN times w and the
+# lazy sum keeps its precision (O(D) every ~log(1/AVG_S_MIN) / log(Z) updates).
+cdef double AVG_S_MIN = 0.0625
+
+
+cdef inline void avg_fold(double* v, double* u, Py_ssize_t n, Py_ssize_t stride, double s,
+                          double S) noexcept nogil:
+    """Start an update of averaged w = s v made in w's units: u <- (S + 1) v - u
+    (the sum of the weights so far) and v <- s v (= w).  `avg_unfold` ends it."""
+    cdef Py_ssize_t j
+    cdef double vj
+    for j in range(n):
+        vj = v[j * stride]
+        u[j * stride] = (S + 1.0) * vj - u[j * stride]
+        v[j * stride] = s * vj
+    return
+
+
+cdef inline double avg_unfold(double* v, double* u, Py_ssize_t n, Py_ssize_t stride,
+                              double Z) noexcept nogil:
+    """End `avg_fold` once w + tau y x is in v: v <- v / Z (the new w, with s = 1) and
+    u <- v - u, the lazy sum of the new v with S = 0 (then 1 after this round:
+    (S + 1) v - u = w_1 + ... + w_t).  Returns ||v||^2."""
+    cdef Py_ssize_t j
+    cdef double vj, n2 = 0.0
+    for j in range(n):
+        vj = v[j * stride] / Z
+        v[j * stride] = vj
+        u[j * stride] = vj - u[j * stride]
+        n2 += vj * vj
+    return n2
+
+
 def first_order_pass(RowView rows not None, const double[::1] y,
                      const Py_ssize_t[::1] order, double bias,
                      double[::1] v, double[::1] aux, double[::1] u,
                      int rule, double C, double alpha, double beta):
-    """One pass of a first-order rule: perceptron, averaging, PA family, [LMC09] family.
+    """One pass of a first-order rule: perceptron, PA family, [LMC09] family.
 
-    State: w = aux[AUX_S] * v (length D, intercept last); u accumulates
-    sum_t t * Delta_t for averaging (empty otherwise).  v is prefetched
-    AHEAD_DIST nonzeros ahead of the scoring walk (`Ahead`).  Returns
-    (rounds, mistakes, updates, loss_sum, status, position).
+    State: w = aux[AUX_S] * v (length D, intercept last).  Averaging (u not
+    empty): with S_t = s_1 + ... + s_t (aux[AUX_SSUM] when aux has that slot,
+    else t: the scale of a rule that does not shrink stays 1), u accumulates
+    (S_{t-1} + 1) Delta v_t over the coordinates an update touches, so that
+    w_1 + ... + w_T = (S_T + 1) v_T - u_T (for the perceptron, u = sum_t t
+    Delta_t of [FS99]); an update that takes s below AVG_S_MIN is made in w's
+    units with v rescaled (`avg_fold`, `avg_unfold`).
+    v is prefetched AHEAD_DIST nonzeros ahead of the scoring walk (`Ahead`).
+    Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
     cdef Py_ssize_t D = v.shape[0], k, j, nnz, i
     cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double dot, n, m, tau, Z, c
+    cdef double dot, n, m, tau, Z, c, cu, n2
     cdef double s = aux[AUX_S], vn2 = aux[AUX_VN2], t = aux[AUX_T]
-    cdef bint avg = rule == AVG_PERCEPTRON, track_norm = rule == L2_PA
+    cdef bint avg = u.shape[0] > 0, track_norm = rule == L2_PA
+    cdef bint keep_sum = aux.shape[0] > AUX_SSUM
+    cdef double S = aux[AUX_SSUM] if keep_sum else t
     cdef Ahead ah
     cdef Workspace ws = Workspace()
     # old values of the coordinates an update touches, to restore on overflow
     cdef double* save = ws.doubles(max_row_nnz(&rows.R, order) + 1)
     cdef double* vp = &v[0]
+    cdef double* up = &u[0] if avg else NULL
     with nogil:
         ahead_start(&ah, &rows.R, order, vp, 1, NULL)
         for k in range(order.shape[0]):
@@ -194,24 +239,34 @@ def first_order_pass(RowView rows not None, const double[::1] y,
             if cnt.status != OK:
                 fail_round(&cnt, cnt.status, i)
                 break
-            if tau == 0.0:
-                continue
-            # v <- v + (tau y / s) x  (so that w <- w + tau y x), then s <- s / Z
-            c = tau * y[i] / s                 # s > 0 always (kept in [S_MIN, S_MAX])
-            if not fo_add(vp, c, x, idx, nnz, bias, D, save, track_norm, &vn2):
-                fail_round(&cnt, NONFINITE_STATE, i)
-                break
+            if tau != 0.0:
+                # v <- v + (tau y / s) x  (so that w <- w + tau y x), then s <- s / Z
+                c = tau * y[i] / s                 # s > 0 always (kept in [S_MIN, S_MAX])
+                if not fo_add(vp, c, x, idx, nnz, bias, D, save, track_norm, &vn2):
+                    fail_round(&cnt, NONFINITE_STATE, i)
+                    break
+                if avg and s / Z < AVG_S_MIN:
+                    # the update again in w's units (v + c x is finite, so is s v + tau y x)
+                    restore_coords(vp, save, idx, nnz, D, 1, 1)
+                    avg_fold(vp, up, D, 1, s, S)
+                    fo_add(vp, tau * y[i], x, idx, nnz, bias, D, save, False, &vn2)
+                    n2 = avg_unfold(vp, up, D, 1, Z)
+                    vn2 = n2 if track_norm else vn2
+                    s, S, Z = 1.0, 0.0, 1.0
+                elif avg:
+                    cu = (S + 1.0) * c            # the perceptron's t c ([FS99])
+                    for j in range(nnz):
+                        u[idx[j]] += cu * x[j]
+                    u[D - 1] += cu * bias
+                cnt.updates += 1
+                s = scaled_rescale(vp, D, 1, s / Z, &vn2)     # Z >= 1
             if avg:
-                # u += t * Delta_t, so that the average of w_2..w_{t+1} is
-                # ((t + 1) w - u) / t  ([FS99])
-                for j in range(nnz):
-                    u[idx[j]] += t * c * x[j]
-                u[D - 1] += t * c * bias
-            cnt.updates += 1
-            s = scaled_rescale(vp, D, 1, s / Z, &vn2)     # Z >= 1
+                S += s
     aux[AUX_S] = s
     aux[AUX_VN2] = vn2
     aux[AUX_T] = t
+    if keep_sum:
+        aux[AUX_SSUM] = S
     return counts_result(&cnt)
 
 

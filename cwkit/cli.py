@@ -124,10 +124,14 @@ def _split_assignment(text, option):
     return key.strip(), value.strip()
 
 
+#: Common parameters that may also be set per algorithm (NAME:KEY=VALUE, --param, --grid).
+PER_ALGORITHM_COMMON = ("average",)
+
+
 def _checked(registry, name, key, value, where):
     params = registry[name]["params"]
-    if key not in params:
-        known = ", ".join(sorted(params)) or "none"
+    if key not in params and key not in PER_ALGORITHM_COMMON:
+        known = ", ".join(sorted(params) + list(PER_ALGORITHM_COMMON))
         raise UsageError(f"{where}: unknown parameter {key!r} for {name} (known: {known})")
     try:
         make(name, **{key: value})

@@ -116,7 +116,7 @@ class L1ConstrainedPA(OnlineClassifier):
         {}, "L1-norm-constrained PA, exact update ([LMC09] eq. 3.9)", ("beta",))}
 
     def __init__(self, beta=10.0, *, fit_intercept=True, n_passes=1, shuffle=False,
-                 random_state=None, multiclass="top1", k=1):
+                 random_state=None, multiclass="top1", k=1, average=False):
         self.beta = beta
         self.fit_intercept = fit_intercept
         self.n_passes = n_passes
@@ -124,6 +124,7 @@ class L1ConstrainedPA(OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         return {"shape": "l1", "beta": float(self.beta)}

@@ -66,7 +66,7 @@ class Perceptron(OnlineClassifier):
     [1, -1, 1, -1]
     """
 
-    _constraints = {"average": _params.Bool()}
+    _constraints = {}
     _names = {
         "perceptron": Registration({"average": False}, "Perceptron [Ros58]"),
         "avg-perceptron": Registration({"average": True}, "averaged Perceptron [FS99]"),
@@ -141,7 +141,8 @@ class PassiveAggressive(OnlineClassifier):
               "pa-ls": _core.Rule.PA_LS}
 
     def __init__(self, variant="pa1", C=1.0, slack="per-constraint", *, fit_intercept=True,
-                 n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1):
+                 n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1,
+                 average=False):
         self.variant = variant
         self.C = C
         self.slack = slack
@@ -151,6 +152,7 @@ class PassiveAggressive(OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         return {"shape": "first_order", "rule": self._rules[self.variant], "C": float(self.C),
@@ -212,7 +214,7 @@ class RegularizedPA(OnlineClassifier):
 
     def __init__(self, variant="reg", alpha=0.01, beta=10.0, C=1.0, prune_sigma=0.0,
                  prune_mode="squared", *, fit_intercept=True, n_passes=1, shuffle=False,
-                 random_state=None, multiclass="top1", k=1):
+                 random_state=None, multiclass="top1", k=1, average=False):
         self.variant = variant
         self.alpha = alpha
         self.beta = beta
@@ -225,6 +227,7 @@ class RegularizedPA(OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         return {"shape": "first_order", "rule": self._rules[self.variant],
@@ -320,7 +323,7 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
 
     def __init__(self, variant="var", eta=None, a=1.0, covariance="diag", *,
                  fit_intercept=True, n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="top1", k=1, average=False):
         self.variant = variant
         self.eta = eta
         self.a = a
@@ -331,6 +334,7 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
@@ -404,7 +408,8 @@ class AROW(GaussianMixin, OnlineClassifier):
 
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="diag",
                  diag_update="inverse", sigma_update="auto", *, fit_intercept=True,
-                 n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1):
+                 n_passes=1, shuffle=False, random_state=None, multiclass="top1", k=1,
+                 average=False):
         self.r = r
         self.a = a
         self.loss = loss
@@ -417,6 +422,7 @@ class AROW(GaussianMixin, OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
@@ -456,7 +462,7 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
     _names = {"sop": Registration({}, "second-order Perceptron [SOP05]", ("a", "covariance"))}
 
     def __init__(self, a=1.0, covariance="diag", *, fit_intercept=True, n_passes=1,
-                 shuffle=False, random_state=None, multiclass="top1", k=1):
+                 shuffle=False, random_state=None, multiclass="top1", k=1, average=False):
         self.a = a
         self.covariance = covariance
         self.fit_intercept = fit_intercept
@@ -465,6 +471,7 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         shape = "sop_diagonal" if self.covariance == "diag" else "full"
@@ -505,7 +512,7 @@ class AdaGrad(OnlineClassifier):
         ("eta", "lam", "delta"))}
 
     def __init__(self, eta=1.0, lam=0.0, delta=1e-8, *, fit_intercept=True, n_passes=1,
-                 shuffle=False, random_state=None, multiclass="top1", k=1):
+                 shuffle=False, random_state=None, multiclass="top1", k=1, average=False):
         self.eta = eta
         self.lam = lam
         self.delta = delta
@@ -515,6 +522,7 @@ class AdaGrad(OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         return {"shape": "adagrad", "rule": _core.Rule.ADAGRAD, "eta": float(self.eta),

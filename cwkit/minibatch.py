@@ -129,7 +129,7 @@ class MiniBatchPA(OnlineClassifier):
 
     def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block",
                  slack="per-constraint", *, fit_intercept=True, n_passes=1, shuffle=False,
-                 random_state=None, multiclass="top1", k=1):
+                 random_state=None, multiclass="top1", k=1, average=False):
         self.variant = variant
         self.C = C
         self.batch_size = batch_size
@@ -142,6 +142,7 @@ class MiniBatchPA(OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         return {"shape": "minibatch", "bpa_variant": self.variant, "C": float(self.C),

@@ -15,6 +15,29 @@ MAX_FULL_DIM = 4096
 #: length of the `aux` array of the first-order and AdaGrad state (its named slots).
 AUX_SIZE = max(_core.AUX_S, _core.AUX_VN2, _core.AUX_T) + 1
 
+#: The first-order rules that shrink w = s v (s != 1): averaging them keeps the sum
+#: of the scales in one more slot of `aux`, AUX_SSUM.
+SCALED_RULES = frozenset({_core.Rule.REG_PA, _core.Rule.L2_PA, _core.Rule.SOFT_REG_PA})
+
+
+def aux_size(spec):
+    """The length of a first-order `aux` row: AUX_SSUM too when averaging a scaled rule."""
+    return _core.AUX_SSUM + 1 if spec.average and spec.rule in SCALED_RULES else AUX_SIZE
+
+
+def averaged_first_order(v, aux, u):
+    """The mean of the weights after rounds 1..T of w = s v, from the lazy sum u:
+    ((S_T + 1) v - u) / T, S_T the sum of the scales (aux[AUX_SSUM], or T when
+    the scale stays 1); the current w when T = 0.  v, u: (D,) or (D, K) with one
+    aux row per column or one for all."""
+    aux = np.atleast_2d(aux)
+    t = aux[:, _core.AUX_T]
+    S = aux[:, _core.AUX_SSUM] if aux.shape[1] > _core.AUX_SSUM else t
+    w = aux[:, _core.AUX_S] * v
+    avg = ((S + 1.0) * v - u) / np.where(t > 0, t, 1.0)
+    out = np.where(t > 0, avg, w)
+    return out.reshape(np.shape(v))
+
 #: The columns of the diagonal model's `mu_sigma` state: mean and variance of a weight.
 MU, SIGMA = 0, 1
 
@@ -73,10 +96,9 @@ class FirstOrder(BinaryModel):
     """w = s * v (scale factor for O(1) shrinking); u for averaging."""
 
     def initial_state(self, D):
-        aux = np.zeros(AUX_SIZE)
+        aux = np.zeros(aux_size(self.spec))
         aux[_core.AUX_S] = 1.0
-        return {"v": np.zeros(D), "aux": aux,
-                "u": np.zeros(D if self.rule == _core.Rule.AVG_PERCEPTRON else 0)}
+        return {"v": np.zeros(D), "aux": aux, "u": np.zeros(D if self.spec.average else 0)}
 
     def run(self, rows, y, order, bias):
         st, spec = self.state, self.spec
@@ -86,12 +108,9 @@ class FirstOrder(BinaryModel):
 
     def weights(self):
         st = self.state
-        w = st["aux"][_core.AUX_S] * st["v"]
-        if self.rule == _core.Rule.AVG_PERCEPTRON:
-            t = st["aux"][_core.AUX_T]
-            if t > 0:
-                w = ((t + 1.0) * w - st["u"]) / t
-        return w
+        if self.spec.average:
+            return averaged_first_order(st["v"], st["aux"], st["u"])
+        return st["aux"][_core.AUX_S] * st["v"]
 
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status)

@@ -14,6 +14,7 @@ import copy
 import numpy as np
 
 from .. import _core
+from .average import learner
 
 #: A variance below the smallest normal double has lost its relative precision
 #: and the next few multiplicative shrinks make it exactly 0; from there its
@@ -33,7 +34,9 @@ def may_collapse(model):
     """Whether `model` is diagonal with a rule whose variances can reach 0 in floating
     point: CW-Var and CW-Stdev ([ECCW08]), and AROW with the subtractive ("direct")
     update.  AROW's inverse update 1/sigma_i += x_i^2 / r cannot reach 0 with finite
-    features, so its passes are not watched."""
+    features, so its passes are not watched.  An averaged model is watched through
+    the model it averages (``cwkit.models.average.learner``)."""
+    model = learner(model)
     if not hasattr(model, "diag_variances"):
         return False
     return model.rule in (_core.Rule.CW_VAR, _core.Rule.CW_STDEV) or model.spec.direct
@@ -48,6 +51,7 @@ class Watch:
     """
 
     def __init__(self, model, rows):
+        model = learner(model)
         D = model.n_features + 1
         self.rows = rows
         indices = rows.X.indices if rows.sparse else None
@@ -71,6 +75,7 @@ class Watch:
     def collapsed(self, model):
         """Whether a watched variance fell below THRESHOLD during the pass (the
         variances of these rules never grow: most passes end at the first test)."""
+        model = learner(model)
         var = model.diag_variances()[self.cols]     # (take would copy a strided view)
         if not np.count_nonzero(var < THRESHOLD):
             return False
@@ -78,7 +83,7 @@ class Watch:
 
     def row(self, model, target, order, bias):
         """The first row of `order` after which a variance had newly collapsed."""
-        probe = copy.copy(model)
+        probe = copy.copy(learner(model))
         probe.state = {key: arr.copy() for key, arr in model.state.items()}
         for key, arr in probe.state.items():
             arr[self.cols] = self.before[key]

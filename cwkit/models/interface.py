@@ -48,6 +48,9 @@ class ModelSpec:
     bpa_variant, rho, batch_size, sliding
         Mini-batch PA: "bpa1", "bpa2" or "bpa-ls", the ridge, the group size B
         and the sliding window.
+    average : bool
+        Report and score the mean of the weights after every round
+        (``cwkit.models.average``).
     name, owner : str
         The registered name and the estimator class, for error messages.
     """
@@ -74,6 +77,7 @@ class ModelSpec:
     rho: float = 0.0
     batch_size: int = 1
     sliding: bool = False
+    average: bool = False
     name: str = ""
     owner: str = ""
 

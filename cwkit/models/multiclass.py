@@ -23,6 +23,8 @@ from .binary import (
     AUX_SIZE,
     MAX_FULL_DIM,
     adagrad_invariants,
+    aux_size,
+    averaged_first_order,
     collapsed_variance_detail,
     first_order_invariants,
     gaussian_invariants,
@@ -85,10 +87,10 @@ class FirstOrder(MulticlassModel):
 
     def initial_state(self, K, D):
         n_aux = K if self.ovr else 1
-        aux = np.zeros((n_aux, AUX_SIZE))
+        aux = np.zeros((n_aux, aux_size(self.spec)))
         aux[:, _core.AUX_S] = 1.0
         return {"v": np.zeros((D, K)), "aux": aux,
-                "u": np.zeros((D, K) if self.rule == _core.Rule.AVG_PERCEPTRON else (0, K))}
+                "u": np.zeros((D, K) if self.spec.average else (0, K))}
 
     def run(self, rows, codes, order, bias):
         st, spec = self.state, self.spec
@@ -98,11 +100,9 @@ class FirstOrder(MulticlassModel):
 
     def weights_dk(self):
         st = self.state
-        W = st["aux"][:, _core.AUX_S] * st["v"]
-        if self.rule == _core.Rule.AVG_PERCEPTRON:
-            t = st["aux"][:, _core.AUX_T]
-            W = np.where(t > 0, ((t + 1.0) * W - st["u"]) / np.where(t > 0, t, 1.0), W)
-        return W
+        if self.spec.average:
+            return averaged_first_order(st["v"], st["aux"], st["u"])
+        return st["aux"][:, _core.AUX_S] * st["v"]
 
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status, delta=not self.ovr)

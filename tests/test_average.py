@@ -1,0 +1,193 @@
+"""average=True: coef_ / intercept_ are the mean of the weights after rounds 1..T.
+
+The reference is plain numpy: the per-round weights of the same estimator
+without averaging, read after every single-row ``partial_fit`` (what it reports
+after round t), averaged by ``np.mean``.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cwkit
+from cwkit.models.average import Averaged, averages_natively
+
+from conftest import BINARY_CASES, OTHER_CASES, case_id
+
+CASES = BINARY_CASES + OTHER_CASES
+IDS = [case_id(c) + ("-sliding" if c[1].get("window") == "sliding" else "") for c in CASES]
+TASKS = ("binary", "top1", "topk", "ovr")
+RTOL = 1e-12
+
+
+def _data(task, n=24, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.5, 2.0, size=d)
+    X[rng.random(X.shape) < 0.3] = 0.0
+    X[5] = 0.0                                   # a zero row
+    K = 2 if task == "binary" else 3
+    W = rng.normal(size=(d, K))
+    y = np.argmax(X @ W + 0.5 * rng.normal(size=(n, K)), axis=1)
+    y[:K] = np.arange(K)                         # every class early
+    return X, y
+
+
+def _params(params, task):
+    p = dict(params)
+    if task != "binary":
+        p["multiclass"] = task
+        if task == "topk":
+            p["k"] = 2
+    return p
+
+
+def _state(est):
+    return np.column_stack([est.coef_, est.intercept_])
+
+
+def _per_round(name, p, X, y, passes=1):
+    """The weights after every round of the estimator without averaging (or None if
+    the rule has no such form)."""
+    est = cwkit.make(name, **p, average=False)
+    out = []
+    classes = np.unique(y)
+    try:
+        for _ in range(passes):
+            for i in range(len(y)):
+                est.partial_fit(X[i:i + 1], y[i:i + 1], classes=classes)
+                out.append(_state(est))
+    except ValueError as exc:
+        if "multiclass='topk'" in str(exc):
+            return None
+        raise
+    return np.array(out)
+
+
+def _close(actual, expected):
+    scale = np.max(np.abs(expected)) if expected.size else 0.0
+    np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=RTOL * scale)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_average_after_every_round_equals_mean_of_per_round_weights(case, task, fit_intercept):
+    name, params = case
+    X, y = _data(task)
+    p = _params(params, task)
+    p["fit_intercept"] = fit_intercept
+    rounds = _per_round(name, p, X, y)
+    classes = np.unique(y)
+    if rounds is None:       # no top-k form: refused with averaging too
+        with pytest.raises(ValueError, match="multiclass='topk'"):
+            cwkit.make(name, average=True, **p).partial_fit(X[:1], y[:1], classes=classes)
+        return
+    for Xk in (X, sp.csr_matrix(X)):
+        est = cwkit.make(name, average=True, **p)
+        for i in range(len(y)):
+            est.partial_fit(Xk[i:i + 1], y[i:i + 1], classes=classes)
+            _close(_state(est), rounds[:i + 1].mean(axis=0))
+        # scores and predictions use the averaged weights
+        W = _state(est)
+        Xa = np.column_stack([X, np.full(len(X), 1.0 if fit_intercept else 0.0)])
+        expect = Xa @ W.T
+        _close(np.atleast_2d(est.decision_function(Xk).T).T,
+               expect[:, 0:1] if W.shape[0] == 1 else expect)
+
+
+@pytest.mark.parametrize("task", ["binary", "top1", "ovr"])
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_fit_passes_and_calls_count_every_row(case, task):
+    """fit with two passes, and partial_fit in uneven pieces: T counts every row."""
+    name, params = case
+    X, y = _data(task, seed=1)
+    p = _params(params, task)
+    rounds = _per_round(name, p, X, y, passes=2)
+    est = cwkit.make(name, average=True, n_passes=2, **p).fit(X, y)
+    _close(_state(est), rounds.mean(axis=0))
+    assert est.t_ == 2 * len(y)
+    est = cwkit.make(name, average=True, **p)
+    for a, b in ((0, 7), (7, 8), (8, 24)):
+        est.partial_fit(X[a:b], y[a:b], classes=np.unique(y))
+    _close(_state(est), rounds[:len(y)].mean(axis=0))
+
+
+def test_avg_perceptron_is_perceptron_with_average():
+    X, y = _data("top1")
+    for task in ("binary", "top1", "ovr"):
+        p = _params({}, task)
+        Xt, yt = (X, y) if task != "binary" else (X, y % 2)
+        a = cwkit.make("avg-perceptron", **p).fit(Xt, yt)
+        b = cwkit.make("perceptron", average=True, **p).fit(Xt, yt)
+        assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
+    assert cwkit.make("avg-perceptron", average=False).average is False
+
+
+@pytest.mark.parametrize("name, params", [("reg-pa", {"alpha": 1e30}),
+                                          ("soft-reg-pa", {"alpha": 1e30}),
+                                          ("reg-pa", {"alpha": 0.5}),
+                                          ("l2-pa", {"beta": 1.5})])
+@pytest.mark.parametrize("task", ["binary", "top1", "ovr"])
+def test_scaled_rules_through_rescales(name, params, task):
+    """w = s v shrinks by 1/Z per update: a huge alpha takes s out of [1e-100, 1e100] on
+    every update, alpha = 0.5 and a tight L2 ball every few; the lazy sum must follow
+    every rescale of v."""
+    X, y = _data(task, n=60, seed=2)
+    p = _params(params, task)
+    rounds = _per_round(name, p, X, y)
+    est = cwkit.make(name, average=True, **p)
+    classes = np.unique(y)
+    for i in range(len(y)):
+        est.partial_fit(X[i:i + 1], y[i:i + 1], classes=classes)
+        _close(_state(est), rounds[:i + 1].mean(axis=0))
+    aux = est._model.state["aux"]
+    assert np.all(np.atleast_2d(aux)[:, 0] >= 1e-100)      # it did rescale (s kept in range)
+
+
+def test_adagrad_with_l1_shrinking_every_round():
+    X, y = _data("binary", n=40, seed=3)
+    p = {"eta": 0.5, "lam": 0.05, "delta": 0.1}
+    rounds = _per_round("adagrad", p, X, y)
+    est = cwkit.make("adagrad", average=True, **p).fit(X, y)
+    _close(_state(est), rounds.mean(axis=0))
+    assert (rounds == 0).any()                  # the L1 term truncates weights to 0
+
+
+@pytest.mark.parametrize("name", ["arow", "cw"])
+def test_proba_uses_the_averaged_mean(name):
+    X, y = _data("binary", seed=4)
+    est = cwkit.make(name, average=True).fit(X, y)
+    plain = cwkit.make(name).fit(X, y)
+    m = est.decision_function(X)
+    _, v = plain._model.proba_args(cwkit._rowdata.as_rows(X), 1.0)
+    from scipy.special import ndtr
+    p = est.predict_proba(X)[:, 1]
+    np.testing.assert_allclose(p, np.where(m == 0, 0.5, ndtr(m / np.sqrt(v))), rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_save_load_keeps_the_average(case, tmp_path):
+    name, params = case
+    X, y = _data("top1", seed=5)
+    est = cwkit.make(name, average=True, **params)
+    est.partial_fit(X[:10], y[:10], classes=np.unique(y))
+    path = tmp_path / "m.cwk"
+    cwkit.save(est, path)
+    back = cwkit.load(path)
+    assert back.average is True
+    np.testing.assert_array_equal(back.coef_, est.coef_)
+    back.partial_fit(X[10:], y[10:])
+    est.partial_fit(X[10:], y[10:])
+    np.testing.assert_array_equal(back.coef_, est.coef_)
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+
+
+def test_first_order_drivers_average_natively():
+    """The first-order drivers keep the lazy sum (O(nnz)); other models are wrapped."""
+    X, y = _data("top1")
+    for name in ("pa1", "reg-pa", "l2-pa", "perceptron"):
+        for task in ("top1", "ovr"):
+            est = cwkit.make(name, average=True, **_params({}, task)).fit(X, y)
+            assert not isinstance(est._model, Averaged)
+            assert averages_natively(est._model.spec)
+    est = cwkit.make("arow", average=True).fit(X, y)
+    assert isinstance(est._model, Averaged)
