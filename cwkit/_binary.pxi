@@ -333,7 +333,7 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
 def diag_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[:, ::1] ms,
-              int rule, double phi, double r, bint direct):
+              int rule, double phi, double r, bint direct, double[::1] u):
     """One pass of a diagonal second-order rule: CW-Var, CW-Stdev, AROW, AROW-H.
 
     State: ms[i] = (mu_i, sigma_i), interleaved so that a feature's mean and
@@ -344,6 +344,10 @@ def diag_pass(RowView rows not None, const double[::1] y,
     in this pass the forms built on the shared helpers (`ahead_fetch`,
     `sigma_step`, `restore_coords`, a `Workspace` buffer) were slower; the
     shared counters are not.
+
+    Averaging (u not empty: D + 1 entries, u[D] = T the rounds so far): u[p] +=
+    t (mu_p after round t - before) over the coordinates an update touches, so
+    that mu_1 + ... + mu_T = (T + 1) mu_T - u[:D] ([FS99]).
 
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
@@ -360,6 +364,8 @@ def diag_pass(RowView rows not None, const double[::1] y,
     cdef double dot, v, m, yi, alpha, c, ay, xj, sj
     cdef bint finite
     cdef double mb, sb
+    cdef bint avg = u.shape[0] > 0
+    cdef double t = u[D] if avg else 0.0
     cdef double* w = &ms[0, 0]
     cdef Ahead ah
     # old (mu, sigma) of the coordinates an update touches, to restore on overflow
@@ -384,6 +390,7 @@ def diag_pass(RowView rows not None, const double[::1] y,
             m = yi * dot
             if not count_margin(&cnt, m, v, i):
                 break
+            t += 1.0
             alpha = so_step(&h, m, v, &c)
             if alpha == 0.0:
                 continue
@@ -416,9 +423,17 @@ def diag_pass(RowView rows not None, const double[::1] y,
                 w[2 * (D - 1)] = mb
                 w[2 * (D - 1) + 1] = sb
                 fail_round(&cnt, NONFINITE_STATE, i)
+                t -= 1.0
                 break
+            if avg:
+                for j in range(nnz):
+                    p = idx[j]
+                    u[p] += t * (w[2 * p] - save[2 * j])
+                u[D - 1] += t * (w[2 * (D - 1)] - mb)
             cnt.updates += 1
     free(save)
+    if avg:
+        u[D] = t
     return counts_result(&cnt)
 
 

@@ -191,3 +191,17 @@ def test_first_order_drivers_average_natively():
             assert averages_natively(est._model.spec)
     est = cwkit.make("arow", average=True).fit(X, y)
     assert isinstance(est._model, Averaged)
+    est = cwkit.make("arow", average=True).fit(X, y % 2)     # binary diagonal: native
+    assert not isinstance(est._model, Averaged) and averages_natively(est._model.spec)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("task", ["binary", "top1"])
+def test_state_size_counts_the_averaging_state(case, task):
+    name, params = case
+    X, y = _data(task)
+    est = cwkit.make(name, average=True, **params).fit(X, y)
+    from cwkit.models.size import state_size
+    assert state_size(est._model.spec if hasattr(est._model, "spec") else
+                      est._spec(len(est.classes_), X.shape[1])) == sum(
+        a.size for a in est._model.state.values())

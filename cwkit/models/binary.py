@@ -6,6 +6,7 @@ runs its compiled driver; see :class:`cwkit.models.interface.Model`.
 import numpy as np
 
 from .. import _core
+from .average import lazy_mean
 from .interface import Model, PassResult, counts, nonnegative, positive
 from .scoring import row_scores, sign_proba
 
@@ -37,6 +38,9 @@ def averaged_first_order(v, aux, u):
     avg = ((S + 1.0) * v - u) / np.where(t > 0, t, 1.0)
     out = np.where(t > 0, avg, w)
     return out.reshape(np.shape(v))
+
+#: The empty lazy sum: a pass without averaging.
+NO_SUM = np.empty(0)
 
 #: The columns of the diagonal model's `mu_sigma` state: mean and variance of a weight.
 MU, SIGMA = 0, 1
@@ -146,16 +150,22 @@ class Diagonal(BinaryModel):
         ms = np.empty((D, 2))
         ms[:, MU] = 0.0
         ms[:, SIGMA] = float(self.spec.a)
+        if self.spec.average:   # the lazy sum of the means, then the round count T
+            return {"mu_sigma": ms, "u": np.zeros(D + 1)}
         return {"mu_sigma": ms}
 
     def run(self, rows, y, order, bias):
         spec = self.spec
         return PassResult(*_core.diag_pass(
             rows.view, y, order, bias, self.state["mu_sigma"], self.rule, spec.phi, spec.r,
-            spec.direct))
+            spec.direct, self.state.get("u", NO_SUM)))
 
     def weights(self):
-        return self.state["mu_sigma"][:, MU]
+        mu = self.state["mu_sigma"][:, MU]
+        if self.spec.average:
+            u = self.state["u"]
+            return lazy_mean(mu, u[:-1], u[-1])
+        return mu
 
     def variances(self):
         return self.state["mu_sigma"][:, SIGMA]
@@ -169,7 +179,9 @@ class Diagonal(BinaryModel):
         return collapsed_variance_detail(self, status)
 
     def invariants(self):
-        return gaussian_invariants(self)
+        yield from gaussian_invariants(self)
+        if self.spec.average:
+            yield counts("the round count u[-1]", self.state["u"][-1:], 0, np.inf)
 
 
 def initial_variance(spec):
