@@ -13,6 +13,9 @@
 # Workspace, scaled_rescale, sigma_step, restore_coords (_driver.pxi); Status
 # (_status.pxi).
 
+from libc.math cimport ceil
+
+
 cpdef enum Rule:
     PERCEPTRON = 0
     AVG_PERCEPTRON = 1
@@ -439,18 +442,24 @@ def diag_pass(RowView rows not None, const double[::1] y,
 
 def sop_diag_pass(RowView rows not None, const double[::1] y,
                   const Py_ssize_t[::1] order, double bias,
-                  double[::1] vv, double[::1] A):
+                  double[::1] vv, double[::1] A, double[::1] u):
     """One pass of the diagonal second-order perceptron.
 
     [SOP05] Fig. 3.1 projected on the diagonal: predict with
-    w_t = vv / (A + x_t^2); on a mistake vv += y x, A += x^2.
+    w_t = vv / (A + x_t^2); on a mistake vv += y x, A += x^2.  The weights
+    after round t are vv / A (``coef_``); averaging (u not empty: D + 1 entries,
+    u[D] = T) adds t (new - old vv_p / A_p) to u[p] over the coordinates a
+    mistake touches, so that their sum over rounds 1..T is (T + 1) vv / A - u[:D]
+    ([FS99]).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Py_ssize_t D = vv.shape[0], k, j, nnz, i, p
     cdef Counts cnt = counts_start()
     cdef const double* x
     cdef const int* idx
-    cdef double score, m, n, yi, xj
+    cdef double score, m, n, yi, xj, old
+    cdef bint avg = u.shape[0] > 0
+    cdef double t = u[D] if avg else 0.0
     cdef Ahead ah
     with nogil:
         ahead_start(&ah, &rows.R, order, &vv[0], 1, &A[0])
@@ -469,16 +478,20 @@ def sop_diag_pass(RowView rows not None, const double[::1] y,
             m = yi * score
             if not count_margin(&cnt, m, n, i):
                 break
+            t += 1.0
             if m > 0.0:
                 continue
-            for j in range(nnz):
-                p = idx[j]
-                xj = x[j]
+            for j in range(nnz + 1):
+                p = idx[j] if j < nnz else D - 1
+                xj = x[j] if j < nnz else bias
+                old = vv[p] / A[p] if avg else 0.0
                 vv[p] += yi * xj
                 A[p] += xj * xj
-            vv[D - 1] += yi * bias
-            A[D - 1] += bias * bias
+                if avg:
+                    u[p] += t * (vv[p] / A[p] - old)
             cnt.updates += 1
+    if avg:
+        u[D] = t
     return counts_result(&cnt)
 
 
@@ -493,13 +506,40 @@ cdef inline double rda_weight(double u, double G, double t, double eta, double l
     return -a if u > 0.0 else a
 
 
+cdef inline double rda_sum(double u, double G, double m, double n, double eta, double lam,
+                           double delta) noexcept nogil:
+    """sum_{t=m..n} rda_weight(u, G, t) in closed form (u, G fixed): the terms
+    eta (|u| - lam t) / (delta + sqrt(G)) while |u| - lam t > 0 (an arithmetic
+    series), 0 after."""
+    cdef double a = fabs(u), last = n, cnt, total
+    if n < m or a == 0.0:
+        return 0.0
+    if lam > 0.0:
+        last = min(n, ceil(a / lam) - 1.0)
+        # the last t with a - lam t > 0, decided as `rda_weight` decides it
+        while last >= m and a - lam * last <= 0.0:
+            last -= 1.0
+        while last + 1.0 <= n and a - lam * (last + 1.0) > 0.0:
+            last += 1.0
+        if last < m:
+            return 0.0
+    cnt = last - m + 1.0
+    total = eta * (cnt * a - lam * (m + last) * cnt * 0.5) / (delta + sqrt(G))
+    return -total if u > 0.0 else total
+
+
 def adagrad_pass(RowView rows not None, const double[::1] y,
                  const Py_ssize_t[::1] order, double bias,
                  double[::1] u, double[::1] G, double[::1] aux,
-                 double eta, double lam, double delta):
+                 double eta, double lam, double delta, double[::1] acc):
     """One pass of diagonal AdaGrad (RDA with L1, [DHS11]) on the hinge loss.
 
     Weights are computed on demand from (u, G, t), so a round costs O(nnz).
+    Averaging (acc not empty, 2 D entries): the weight w_t[p] after round t
+    changes every round while lam > 0 (lam t grows), but between two updates of
+    coordinate p it is a function of t alone, summed in closed form
+    (`rda_sum`): acc[p] holds sum_{t <= acc[D + p]} w_t[p] and is brought up to
+    date when an update touches p (`rda_average` adds the rounds since).
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Py_ssize_t D = u.shape[0], k, j, nnz, i, p
@@ -507,6 +547,7 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
     cdef const double* x
     cdef const int* idx
     cdef double score, m, n, yi, xj, t = aux[AUX_T]
+    cdef bint avg = acc.shape[0] > 0
     cdef Ahead ah
     with nogil:
         ahead_start(&ah, &rows.R, order, &u[0], 1, &G[0])
@@ -527,6 +568,11 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
             t += 1.0
             if m >= 1.0:
                 continue
+            if avg:      # the rounds before this one with the old (u_p, G_p)
+                for j in range(nnz + 1):
+                    p = idx[j] if j < nnz else D - 1
+                    acc[p] += rda_sum(u[p], G[p], acc[D + p] + 1.0, t - 1.0, eta, lam, delta)
+                    acc[D + p] = t - 1.0
             # subgradient of the hinge loss: g = -y x
             for j in range(nnz):
                 p = idx[j]
@@ -538,6 +584,16 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
             cnt.updates += 1
     aux[AUX_T] = t
     return counts_result(&cnt)
+
+
+def rda_average(const double[::1] u, const double[::1] G, double t, double eta,
+                double lam, double delta, const double[::1] acc, double[::1] out):
+    """The mean of the AdaGrad-RDA weights after rounds 1..t (t > 0) into `out`,
+    from the sums `acc` kept by `adagrad_pass`."""
+    cdef Py_ssize_t j, D = u.shape[0]
+    with nogil:
+        for j in range(D):
+            out[j] = (acc[j] + rda_sum(u[j], G[j], acc[D + j] + 1.0, t, eta, lam, delta)) / t
 
 
 def rda_weights(const double[::1] u, const double[::1] G, double t, double eta,

@@ -22,7 +22,7 @@ class L1ConstrainedPA(OnlineClassifier):
         the default suits a few dense features; on L2-normalised text PA-I's
         weights reach ``||w||_1`` in the thousands, and a ball of 10 leaves
         the model near chance (with top-1, all K blocks share the ball).
-    fit_intercept, n_passes, shuffle, random_state
+    fit_intercept, n_passes, shuffle, random_state, average
         As in :class:`cwkit.Perceptron`.
     multiclass : {"top1", "topk", "ovr"}, default="top1"
         More than two classes: ``"top1"``, the L1-constrained update of all K

@@ -19,8 +19,10 @@ class Perceptron(OnlineClassifier):
     Parameters
     ----------
     average : bool, default=False
-        Report (and predict with) the average of the post-update weight
-        vectors w_2 ... w_{t+1}; online mistakes are those of the plain w.
+        Report (and predict with) the mean of the weights after rounds 1..T, T
+        every row seen so far (every pass of ``fit``, every ``partial_fit``
+        row); online mistakes are those of the plain w.  Every estimator takes
+        it (docs/algorithms.md, "Averaging"); the name "avg-perceptron" fixes it.
     fit_intercept : bool, default=True
         Learn an intercept as an augmented constant feature of value 1.
     n_passes : int, default=1
@@ -47,9 +49,12 @@ class Perceptron(OnlineClassifier):
 
     Notes
     -----
-    If y w.x <= 0: w <- w + y x ([Ros58]; [AROW13] Sect. 1).  The average is
-    w_bar_t = (1/t) sum_{s=1..t} w_{s+1}, kept in O(nnz) per update as
-    ((t+1) w - sum_s s Delta_s) / t.
+    If y w.x <= 0: w <- w + y x ([Ros58]; [AROW13] Sect. 1).  The average ([FS99])
+    is w_bar_T = (1/T) sum_{t=1..T} w_t, w_t the weights after round t, kept in
+    O(nnz) per update by the lazy sum sum_t w_t = (T + 1) w_T - sum_t t Delta_t
+    (Delta_t = w_t - w_{t-1}); with ``average=True`` every rule reports its own
+    mean this way (for the rules that shrink w = s v, [LMC09], the sum is kept on
+    v with the sum of the scales; see ``cwkit/_binary.pxi``, ``first_order_pass``).
 
     Multi-class ([CS03]; [AROW13] Sect. 3.3): on an argmax mistake y_hat != y (ties to the
     first class), W <- W + f(x, y) - f(x, y_hat); one-vs-rest runs K binary
@@ -101,7 +106,7 @@ class PassiveAggressive(OnlineClassifier):
         (Q = G + 11^T/(2C), the squared multi-class hinge).  "shared" is valid
         for variant="pa2" and "pa-ls" only; with one constraint (top1, two
         classes) both are the same rule.
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k, average
         As in :class:`Perceptron`; ``multiclass="topk"`` is available for every
         variant.
 
@@ -184,7 +189,7 @@ class RegularizedPA(OnlineClassifier):
         (features only, not the intercept).  Online updates use the full w.
     prune_mode : {"squared", "absolute"}, default="squared"
         Sum w_i^2 (Sect. 3.4, Thms 3.3-3.4) or |w_i| (Sect. 4.3).
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k, average
         As in :class:`Perceptron`.
 
     Notes
@@ -286,7 +291,7 @@ class ConfidenceWeighted(GaussianMixin, OnlineClassifier):
     covariance : {"diag", "full"}, default="diag"
         Diagonal (Sigma^-1 updates projected on the diagonal) or full matrix
         (dense, low-dimensional data; at most ``cwkit.models.binary.MAX_FULL_DIM`` - 1 features).
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k, average
         As in :class:`Perceptron`.
 
     Notes
@@ -364,7 +369,7 @@ class AROW(GaussianMixin, OnlineClassifier):
         ([AROW13] Fig. 3, eq. 56) or f = sum_y f(x, y), x~ tiled over all blocks
         ([AROW13] Fig. 2, eqs. 29-30).  "auto" is "delta" for top1 and "sum" for topk.
         Not used by ``multiclass="ovr"`` or with two classes (the update is with x).
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k, average
         As in :class:`Perceptron`; ``multiclass="topk"`` is available for the
         squared hinge.
 
@@ -439,7 +444,7 @@ class SecondOrderPerceptron(VarianceMixin, OnlineClassifier):
     a : float > 0, default=1.0
         A_0 = a I.
     covariance : {"diag", "full"}, default="diag"
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k, average
         As in :class:`Perceptron`.
 
     Notes
@@ -491,7 +496,7 @@ class AdaGrad(OnlineClassifier):
         L1 regularization.
     delta : float > 0, default=1e-8
         Added to sqrt(G) in the proximal term.
-    fit_intercept, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, n_passes, shuffle, random_state, multiclass, k, average
         As in :class:`Perceptron`.
 
     Notes

@@ -40,7 +40,7 @@ class MiniBatchPA(OnlineClassifier):
         one per row, shared by that row's constraints (the squared multi-class
         hinge).  "shared" is refused for "bpa1"; with one constraint per row
         (top-1, two classes) both are the same rule.
-    fit_intercept, n_passes, shuffle, random_state
+    fit_intercept, n_passes, shuffle, random_state, average
         As in :class:`cwkit.Perceptron`.
     multiclass : {"top1", "topk", "ovr"}, default="top1"
         More than two classes: the 1-of-k feature map with the closest

@@ -143,13 +143,24 @@ def test_scaled_rules_through_rescales(name, params, task):
     assert np.all(np.atleast_2d(aux)[:, 0] >= 1e-100)      # it did rescale (s kept in range)
 
 
-def test_adagrad_with_l1_shrinking_every_round():
-    X, y = _data("binary", n=40, seed=3)
-    p = {"eta": 0.5, "lam": 0.05, "delta": 0.1}
+@pytest.mark.parametrize("lam", [0.0, 0.02, 0.3])
+def test_adagrad_with_l1_shrinking_every_round(lam):
+    """Between two updates of a coordinate its RDA weight moves every round (lam t):
+    the closed-form sums over those stretches, weights truncated to 0 included."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 30))
+    X[rng.random(X.shape) < 0.9] = 0.0          # long stretches without a touch
+    y = (X @ rng.normal(size=30) > 0).astype(int)
+    p = {"eta": 0.5, "lam": lam, "delta": 0.1}
     rounds = _per_round("adagrad", p, X, y)
-    est = cwkit.make("adagrad", average=True, **p).fit(X, y)
-    _close(_state(est), rounds.mean(axis=0))
-    assert (rounds == 0).any()                  # the L1 term truncates weights to 0
+    for Xk in (X, sp.csr_matrix(X)):
+        est = cwkit.make("adagrad", average=True, **p)
+        for i in range(len(y)):
+            est.partial_fit(Xk[i:i + 1], y[i:i + 1], classes=[0, 1])
+            _close(_state(est), rounds[:i + 1].mean(axis=0))
+    if lam > 0.1:       # a weight that was nonzero is truncated to 0 later
+        nz = rounds != 0
+        assert (nz[:-1] & ~nz[1:]).any()
 
 
 @pytest.mark.parametrize("name", ["arow", "cw"])

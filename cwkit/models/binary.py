@@ -255,23 +255,34 @@ class SOPDiagonal(BinaryModel):
     """Diagonal second-order perceptron: vv = sum y x over mistakes, A = a + sum x^2."""
 
     def initial_state(self, D):
-        return {"vv": np.zeros(D), "A": np.full(D, float(self.spec.a))}
+        st = {"vv": np.zeros(D), "A": np.full(D, float(self.spec.a))}
+        if self.spec.average:   # the lazy sum of vv / A, then the round count T
+            st["u"] = np.zeros(D + 1)
+        return st
 
     def run(self, rows, y, order, bias):
         st = self.state
         return PassResult(*_core.sop_diag_pass(
-            rows.view, y, order, bias, st["vv"], st["A"]))
+            rows.view, y, order, bias, st["vv"], st["A"], st.get("u", NO_SUM)))
 
     def weights(self):
-        return self.state["vv"] / self.state["A"]
+        w = self.state["vv"] / self.state["A"]
+        if self.spec.average:
+            u = self.state["u"]
+            return lazy_mean(w, u[:-1], u[-1])
+        return w
 
     def variances(self):
         return 1.0 / self.state["A"]
 
     def invariants(self):
-        return (positive("A", self.state["A"]),)
+        yield positive("A", self.state["A"])
+        if self.spec.average:
+            yield counts("the round count u[-1]", self.state["u"][-1:], 0, np.inf)
 
     def scores(self, rows, bias):
+        if self.spec.average:   # the averaged weights are a linear rule
+            return super().scores(rows, bias)
         # per test point: w = vv / (A + x^2)  ([SOP05] Fig. 3.1, diagonal projection)
         out = np.empty(rows.n_rows)
         _core.sop_diag_scores(rows.view, bias, self.state["vv"], self.state["A"], out)
@@ -282,13 +293,16 @@ class AdaGrad(BinaryModel):
     """Diagonal AdaGrad-RDA with L1 ([DHS11]): u = sum of subgradients, G = sum of squares."""
 
     def initial_state(self, D):
-        return {"u": np.zeros(D), "G": np.zeros(D), "aux": np.zeros(AUX_SIZE)}
+        st = {"u": np.zeros(D), "G": np.zeros(D), "aux": np.zeros(AUX_SIZE)}
+        if self.spec.average:   # the sums of the weights and the rounds they reach
+            st["acc"] = np.zeros(2 * D)
+        return st
 
     def run(self, rows, y, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.adagrad_pass(
             rows.view, y, order, bias, st["u"], st["G"], st["aux"], spec.eta, spec.lam,
-            spec.delta))
+            spec.delta, st.get("acc", NO_SUM)))
 
     def invariants(self):
         return adagrad_invariants(self.state)
@@ -296,6 +310,9 @@ class AdaGrad(BinaryModel):
     def weights(self):
         st, spec = self.state, self.spec
         w = np.empty(len(st["u"]))
-        _core.rda_weights(st["u"], st["G"], st["aux"][_core.AUX_T], spec.eta, spec.lam,
-                          spec.delta, w)
+        t = st["aux"][_core.AUX_T]
+        if self.spec.average and t > 0:
+            _core.rda_average(st["u"], st["G"], t, spec.eta, spec.lam, spec.delta, st["acc"], w)
+            return w
+        _core.rda_weights(st["u"], st["G"], t, spec.eta, spec.lam, spec.delta, w)
         return w
