@@ -4,6 +4,8 @@ The reference is plain numpy: the per-round weights of the same estimator
 without averaging, read after every single-row ``partial_fit`` (what it reports
 after round t), averaged by ``np.mean``.
 """
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -200,10 +202,14 @@ def test_first_order_drivers_average_natively():
             est = cwkit.make(name, average=True, **_params({}, task)).fit(X, y)
             assert not isinstance(est._model, Averaged)
             assert averages_natively(est._model.spec)
-    est = cwkit.make("arow", average=True).fit(X, y)
-    assert isinstance(est._model, Averaged)
-    est = cwkit.make("arow", average=True).fit(X, y % 2)     # binary diagonal: native
-    assert not isinstance(est._model, Averaged) and averages_natively(est._model.spec)
+    for name, p, labels in (("arow", {}, y), ("arow", {}, y % 2), ("cw", {}, y),
+                            ("sop", {}, y % 2), ("adagrad", {}, y % 2)):
+        est = cwkit.make(name, average=True, **p).fit(X, labels)
+        assert not isinstance(est._model, Averaged) and averages_natively(est._model.spec)
+    for name, p in (("arow", {"covariance": "full"}), ("sop", {}), ("adagrad", {}),
+                    ("bpa1", {}), ("l1-pa", {}), ("pa1", {"multiclass": "topk"})):
+        est = cwkit.make(name, average=True, **p).fit(X, y)
+        assert isinstance(est._model, Averaged)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -216,3 +222,17 @@ def test_state_size_counts_the_averaging_state(case, task):
     assert state_size(est._model.spec if hasattr(est._model, "spec") else
                       est._spec(len(est.classes_), X.shape[1])) == sum(
         a.size for a in est._model.state.values())
+
+
+@pytest.mark.parametrize("K, task", [(2, "top1"), (3, "top1"), (3, "ovr")])
+def test_variance_collapse_is_watched_as_without_averaging(K, task):
+    """The collapse watch looks at the learning state, averaged or not: same warning."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(300, 5)), rng.integers(0, K, 300)
+    msgs = []
+    for average in (False, True):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cwkit.make("cw-stdev", eta=0.95, average=average, multiclass=task).fit(X, y)
+        msgs.append([str(w.message) for w in caught])
+    assert msgs[0] == msgs[1] and len(msgs[0]) == 1

@@ -3,8 +3,8 @@
 With ``average=True`` an estimator reports (and predicts with) the mean of its
 weights after rounds 1..T, T every row seen so far ([FS99]).  Some drivers keep
 that mean themselves in O(nnz) per update (``NATIVE_AVERAGE``: the first-order
-rules, binary, top-1 and one-vs-rest; the binary diagonal CW / AROW, diagonal
-SOP and AdaGrad); :class:`Averaged` gives it to every other model: it runs the
+rules and the diagonal CW / AROW, binary, top-1 and one-vs-rest; the binary
+diagonal SOP and AdaGrad); :class:`Averaged` gives it to every other model: it runs the
 model's pass one row at a time and keeps the lazy sum
 u = sum_t t (w_t - w_{t-1}), so that
 
@@ -25,7 +25,8 @@ from .scoring import argmax_proba, mc_row_scores, row_scores, sign_proba
 #: O(nnz) per update; every other model is averaged by :class:`Averaged`.
 NATIVE_AVERAGE = frozenset({("first_order", BINARY), ("first_order", TOP1),
                             ("first_order", OVR), ("diagonal", BINARY),
-                            ("sop_diagonal", BINARY), ("adagrad", BINARY)})
+                            ("diagonal", TOP1), ("diagonal", OVR), ("sop_diagonal", BINARY),
+                            ("adagrad", BINARY)})
 
 
 def averages_natively(spec):

@@ -54,7 +54,7 @@ def state_size(spec):
         aux = _AUX + (spec.average and spec.rule in SCALED_RULES)
         return blocks + averaged + aux * (K if kind == OVR else 1)
     if shape in ("diagonal", "sop_diagonal"):
-        return 2 * blocks + (D + 1 if spec.average else 0)   # binary: lazy sum, T
+        return 2 * blocks + ((D + 1) * K if spec.average else 0)     # lazy sum, T
     if shape == "adagrad":
         return 2 * blocks + _AUX + (2 * D if spec.average else 0)   # binary: sums, rounds
     if shape == "full":
