@@ -160,7 +160,7 @@ cdef inline bint fo_add(double* v, double c, const double* x, const int* idx, Py
 # Averaging a rule that shrinks w = s v: v is rescaled (s <- 1) as soon as an update
 # would take s below this, so that v never exceeds 1 / AVG_S_MIN times w and the
 # lazy sum keeps its precision (O(D) every ~log(1/AVG_S_MIN) / log(Z) updates).
-cdef double AVG_S_MIN = 0.0625
+cdef double AVG_S_MIN = 1.0 / 256.0
 
 
 cdef inline void avg_fold(double* v, double* u, Py_ssize_t n, Py_ssize_t stride, double s,
