@@ -183,6 +183,8 @@ class Learner:
         out = {k: values[k] for k in names}
         if not self.binary:
             out.update(multiclass=values["multiclass"], k=values["k"])
+        if values["average"] and not make(self.spec.name).average:   # not fixed by the name
+            out["average"] = True
         return out
 
     def _partial_fit(self, X, y, offset):

@@ -236,3 +236,24 @@ def test_variance_collapse_is_watched_as_without_averaging(K, task):
             cwkit.make("cw-stdev", eta=0.95, average=average, multiclass=task).fit(X, y)
         msgs.append([str(w.message) for w in caught])
     assert msgs[0] == msgs[1] and len(msgs[0]) == 1
+
+
+def test_cli_takes_average_per_algorithm(capsys, tmp_path):
+    """--algos NAME:average=true (and --param NAME.average=...) reach the estimator;
+    the test error is that of the averaged weights."""
+    import json
+
+    from cwkit.cli import main
+    X, y = _data("binary", n=60, seed=6)
+    path = tmp_path / "d.svm"
+    path.write_text("".join(f"{2 * label - 1} " + " ".join(f"{j + 1}:{v!r}"
+                                                          for j, v in enumerate(row.tolist()) if v)
+                            + "\n" for row, label in zip(X, y)))
+    assert main(["eval", str(path), "--test", str(path), "--algos",
+                 "arow,arow:average=true", "--format", "json", "--quiet"]) == 0
+    plain, avg = json.loads(capsys.readouterr().out)["tasks"][0]["results"]
+    assert avg["params"]["average"] is True and "average" not in plain["params"]
+    est = cwkit.make("arow", average=True).fit(X, 2 * y - 1)
+    assert avg["test_error"] == pytest.approx(np.mean(est.predict(X) != 2 * y - 1))
+    assert avg["mistakes"] == plain["mistakes"]          # it learns as without averaging
+    assert main(["eval", str(path), "--algos", "arow:average=maybe", "--quiet"]) != 0
