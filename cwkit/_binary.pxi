@@ -15,6 +15,9 @@
 # scaled_rescale, sigma_step, restore_coords (_driver.pxi); Status
 # (_status.pxi).
 
+from libc.math cimport ceil
+
+
 cpdef enum Rule:
     PERCEPTRON = 0
     AVG_PERCEPTRON = 1
@@ -78,6 +81,9 @@ cpdef enum:
     AUX_S = 0               # scale factor: w = s * v
     AUX_VN2 = 1             # ||v||^2 (kept for l2-pa only)
     AUX_T = 2               # rounds seen (averaging, adagrad)
+    # averaging a rule that shrinks w: S_t = s_1 + ... + s_t (a slot kept only then;
+    # otherwise S_t = t, s being 1)
+    AUX_SSUM = 3
 
 cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, double wx,
                            double* Z, int* status) noexcept nogil:
@@ -153,30 +159,72 @@ cdef inline bint fo_add(double* v, double c, const double* x, const int* idx, Py
     return False
 
 
+# Averaging a rule that shrinks w = s v: v is rescaled (s <- 1) as soon as an update
+# would take s below this, so that v never exceeds 1 / AVG_S_MIN times w and the
+# lazy sum keeps its precision (O(D) every ~log(1/AVG_S_MIN) / log(Z) updates).
+cdef double AVG_S_MIN = 1.0 / 256.0
+
+
+cdef inline void avg_fold(double* v, double* u, Py_ssize_t n, Py_ssize_t stride, double s,
+                          double S) noexcept nogil:
+    """Start an update of averaged w = s v made in w's units: u <- (S + 1) v - u
+    (the sum of the weights so far) and v <- s v (= w).  `avg_unfold` ends it."""
+    cdef Py_ssize_t j
+    cdef double vj
+    for j in range(n):
+        vj = v[j * stride]
+        u[j * stride] = (S + 1.0) * vj - u[j * stride]
+        v[j * stride] = s * vj
+    return
+
+
+cdef inline double avg_unfold(double* v, double* u, Py_ssize_t n, Py_ssize_t stride,
+                              double Z) noexcept nogil:
+    """End `avg_fold` once w + tau y x is in v: v <- v / Z (the new w, with s = 1) and
+    u <- v - u, the lazy sum of the new v with S = 0 (then 1 after this round:
+    (S + 1) v - u = w_1 + ... + w_t).  Returns ||v||^2."""
+    cdef Py_ssize_t j
+    cdef double vj, n2 = 0.0
+    for j in range(n):
+        vj = v[j * stride] / Z
+        v[j * stride] = vj
+        u[j * stride] = vj - u[j * stride]
+        n2 += vj * vj
+    return n2
+
+
 def first_order_pass(RowView rows not None, const double[::1] y,
                      const Py_ssize_t[::1] order, double bias,
                      double[::1] v, double[::1] aux, double[::1] u,
                      int rule, double C, double alpha, double beta):
-    """One pass of a first-order rule: perceptron, averaging, PA family, [LMC09] family.
+    """One pass of a first-order rule: perceptron, PA family, [LMC09] family.
 
-    State: w = aux[AUX_S] * v (length D, intercept last); u accumulates
-    sum_t t * Delta_t for averaging (empty otherwise).  v is prefetched
-    AHEAD_DIST nonzeros ahead of the scoring walk (`Ahead`).  Returns
-    (rounds, mistakes, updates, loss_sum, status, position, collapsed).
+    State: w = aux[AUX_S] * v (length D, intercept last).  Averaging (u not
+    empty): with S_t = s_1 + ... + s_t (aux[AUX_SSUM] when aux has that slot,
+    else t: the scale of a rule that does not shrink stays 1), u accumulates
+    (S_{t-1} + 1) Delta v_t over the coordinates an update touches, so that
+    w_1 + ... + w_T = (S_T + 1) v_T - u_T (for the perceptron, u = sum_t t
+    Delta_t of [FS99]); an update that takes s below AVG_S_MIN is made in w's
+    units with v rescaled (`avg_fold`, `avg_unfold`).
+    v is prefetched AHEAD_DIST nonzeros ahead of the scoring walk (`Ahead`).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
     cdef Py_ssize_t D = v.shape[0], k, j, nnz, i
     cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
-    cdef double dot, n, m, tau, Z, c
+    cdef double dot, n, m, tau, Z, c, cu, n2
     cdef double s = aux[AUX_S], vn2 = aux[AUX_VN2], t = aux[AUX_T]
-    cdef bint avg = rule == AVG_PERCEPTRON, track_norm = rule == L2_PA
+    cdef bint avg = u.shape[0] > 0, track_norm = rule == L2_PA
+    cdef bint keep_sum = aux.shape[0] > AUX_SSUM
+    cdef double S = aux[AUX_SSUM] if keep_sum else t
     cdef Ahead ah
     cdef Workspace ws = Workspace()
     # old values of the coordinates an update touches, to restore on overflow
     cdef double* save = ws.doubles(max_row_nnz(&rows.R, order) + 1)
     cdef double* vp = &v[0]
+    cdef double* up = &u[0] if avg else NULL
     with nogil:
         ahead_start(&ah, &rows.R, order, vp, 1, NULL)
         for k in range(order.shape[0]):
@@ -196,24 +244,34 @@ def first_order_pass(RowView rows not None, const double[::1] y,
             if cnt.status != OK:
                 fail_round(&cnt, cnt.status, i)
                 break
-            if tau == 0.0:
-                continue
-            # v <- v + (tau y / s) x  (so that w <- w + tau y x), then s <- s / Z
-            c = tau * y[i] / s                 # s > 0 always (kept in [S_MIN, S_MAX])
-            if not fo_add(vp, c, x, idx, nnz, bias, D, save, track_norm, &vn2):
-                fail_round(&cnt, NONFINITE_STATE, i)
-                break
+            if tau != 0.0:
+                # v <- v + (tau y / s) x  (so that w <- w + tau y x), then s <- s / Z
+                c = tau * y[i] / s                 # s > 0 always (kept in [S_MIN, S_MAX])
+                if not fo_add(vp, c, x, idx, nnz, bias, D, save, track_norm, &vn2):
+                    fail_round(&cnt, NONFINITE_STATE, i)
+                    break
+                if avg and s / Z < AVG_S_MIN:
+                    # the update again in w's units (v + c x is finite, so is s v + tau y x)
+                    restore_coords(vp, save, idx, nnz, D, 1, 1)
+                    avg_fold(vp, up, D, 1, s, S)
+                    fo_add(vp, tau * y[i], x, idx, nnz, bias, D, save, False, &vn2)
+                    n2 = avg_unfold(vp, up, D, 1, Z)
+                    vn2 = n2 if track_norm else vn2
+                    s, S, Z = 1.0, 0.0, 1.0
+                elif avg:
+                    cu = (S + 1.0) * c            # the perceptron's t c ([FS99])
+                    for j in range(nnz):
+                        u[idx[j]] += cu * x[j]
+                    u[D - 1] += cu * bias
+                cnt.updates += 1
+                s = scaled_rescale(vp, D, 1, s / Z, &vn2)     # Z >= 1
             if avg:
-                # u += t * Delta_t, so that the average of w_2..w_{t+1} is
-                # ((t + 1) w - u) / t  ([FS99])
-                for j in range(nnz):
-                    u[idx[j]] += t * c * x[j]
-                u[D - 1] += t * c * bias
-            cnt.updates += 1
-            s = scaled_rescale(vp, D, 1, s / Z, &vn2)     # Z >= 1
+                S += s
     aux[AUX_S] = s
     aux[AUX_VN2] = vn2
     aux[AUX_T] = t
+    if keep_sum:
+        aux[AUX_SSUM] = S
     return counts_result(&cnt)
 
 
@@ -300,7 +358,7 @@ cdef inline bint diag_row_finite(const double* w, const int* idx, Py_ssize_t nnz
 def diag_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[:, ::1] ms,
-              int rule, double phi, double r, bint direct):
+              int rule, double phi, double r, bint direct, double[::1] u):
     """One pass of a diagonal second-order rule: CW-Var, CW-Stdev, AROW, AROW-H.
 
     State: ms[i] = (mu_i, sigma_i), interleaved so that a feature's mean and
@@ -311,6 +369,10 @@ def diag_pass(RowView rows not None, const double[::1] y,
     in this pass the forms built on the shared helpers (`ahead_fetch`,
     `sigma_step`, `restore_coords`, a `Workspace` buffer) were slower; the
     shared counters are not.
+
+    Averaging (u not empty: D + 1 entries, u[D] = T the rounds so far): u[p] +=
+    t (mu_p after round t - before) over the coordinates an update touches, so
+    that mu_1 + ... + mu_T = (T + 1) mu_T - u[:D] ([FS99]).
 
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
@@ -327,6 +389,8 @@ def diag_pass(RowView rows not None, const double[::1] y,
     cdef double dot, v, m, yi, alpha, c, ay, xj, sj
     cdef bint normal
     cdef double mb, sb
+    cdef bint avg = u.shape[0] > 0
+    cdef double t = u[D] if avg else 0.0
     cdef double* w = &ms[0, 0]
     cdef Ahead ah
     # old (mu, sigma) of the coordinates an update touches, to restore on overflow
@@ -351,6 +415,7 @@ def diag_pass(RowView rows not None, const double[::1] y,
             m = yi * dot
             if not count_margin(&cnt, m, v, i):
                 break
+            t += 1.0
             alpha = so_step(&h, m, v, &c)
             if alpha == 0.0:
                 continue
@@ -385,29 +450,43 @@ def diag_pass(RowView rows not None, const double[::1] y,
                 w[2 * (D - 1)] = mb
                 w[2 * (D - 1) + 1] = sb
                 fail_round(&cnt, NONFINITE_STATE, i)
+                t -= 1.0
                 break
             if not normal and may_collapse(rule, direct):   # did one newly collapse?
                 count_collapse(&cnt, any_newly_tiny(w + 1, save + 1, idx, nnz, 2, 2)
                                or newly_tiny(sb, w[2 * (D - 1) + 1]), i)
+            if avg:
+                for j in range(nnz):
+                    p = idx[j]
+                    u[p] += t * (w[2 * p] - save[2 * j])
+                u[D - 1] += t * (w[2 * (D - 1)] - mb)
             cnt.updates += 1
     free(save)
+    if avg:
+        u[D] = t
     return counts_result(&cnt)
 
 
 def sop_diag_pass(RowView rows not None, const double[::1] y,
                   const Py_ssize_t[::1] order, double bias,
-                  double[::1] vv, double[::1] A):
+                  double[::1] vv, double[::1] A, double[::1] u):
     """One pass of the diagonal second-order perceptron.
 
     [SOP05] Fig. 3.1 projected on the diagonal: predict with
-    w_t = vv / (A + x_t^2); on a mistake vv += y x, A += x^2.
+    w_t = vv / (A + x_t^2); on a mistake vv += y x, A += x^2.  The weights
+    after round t are vv / A (``coef_``); averaging (u not empty: D + 1 entries,
+    u[D] = T) adds t (new - old vv_p / A_p) to u[p] over the coordinates a
+    mistake touches, so that their sum over rounds 1..T is (T + 1) vv / A - u[:D]
+    ([FS99]).
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = vv.shape[0], k, j, nnz, i, p
     cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
-    cdef double score, m, n, yi, xj
+    cdef double score, m, n, yi, xj, old
+    cdef bint avg = u.shape[0] > 0
+    cdef double t = u[D] if avg else 0.0
     cdef Ahead ah
     with nogil:
         ahead_start(&ah, &rows.R, order, &vv[0], 1, &A[0])
@@ -426,16 +505,20 @@ def sop_diag_pass(RowView rows not None, const double[::1] y,
             m = yi * score
             if not count_margin(&cnt, m, n, i):
                 break
+            t += 1.0
             if m > 0.0:
                 continue
-            for j in range(nnz):
-                p = idx[j]
-                xj = x[j]
+            for j in range(nnz + 1):
+                p = idx[j] if j < nnz else D - 1
+                xj = x[j] if j < nnz else bias
+                old = vv[p] / A[p] if avg else 0.0
                 vv[p] += yi * xj
                 A[p] += xj * xj
-            vv[D - 1] += yi * bias
-            A[D - 1] += bias * bias
+                if avg:
+                    u[p] += t * (vv[p] / A[p] - old)
             cnt.updates += 1
+    if avg:
+        u[D] = t
     return counts_result(&cnt)
 
 
@@ -450,13 +533,40 @@ cdef inline double rda_weight(double u, double G, double t, double eta, double l
     return -a if u > 0.0 else a
 
 
+cdef inline double rda_sum(double u, double G, double m, double n, double eta, double lam,
+                           double delta) noexcept nogil:
+    """sum_{t=m..n} rda_weight(u, G, t) in closed form (u, G fixed): the terms
+    eta (|u| - lam t) / (delta + sqrt(G)) while |u| - lam t > 0 (an arithmetic
+    series), 0 after."""
+    cdef double a = fabs(u), last = n, cnt, total
+    if n < m or a == 0.0:
+        return 0.0
+    if lam > 0.0:
+        last = min(n, ceil(a / lam) - 1.0)
+        # the last t with a - lam t > 0, decided as `rda_weight` decides it
+        while last >= m and a - lam * last <= 0.0:
+            last -= 1.0
+        while last + 1.0 <= n and a - lam * (last + 1.0) > 0.0:
+            last += 1.0
+        if last < m:
+            return 0.0
+    cnt = last - m + 1.0
+    total = eta * (cnt * a - lam * (m + last) * cnt * 0.5) / (delta + sqrt(G))
+    return -total if u > 0.0 else total
+
+
 def adagrad_pass(RowView rows not None, const double[::1] y,
                  const Py_ssize_t[::1] order, double bias,
                  double[::1] u, double[::1] G, double[::1] aux,
-                 double eta, double lam, double delta):
+                 double eta, double lam, double delta, double[::1] acc):
     """One pass of diagonal AdaGrad (RDA with L1, [DHS11]) on the hinge loss.
 
     Weights are computed on demand from (u, G, t), so a round costs O(nnz).
+    Averaging (acc not empty, 2 D entries): the weight w_t[p] after round t
+    changes every round while lam > 0 (lam t grows), but between two updates of
+    coordinate p it is a function of t alone, summed in closed form
+    (`rda_sum`): acc[p] holds sum_{t <= acc[D + p]} w_t[p] and is brought up to
+    date when an update touches p (`rda_average` adds the rounds since).
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = u.shape[0], k, j, nnz, i, p
@@ -464,6 +574,7 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
     cdef const double* x
     cdef const int* idx
     cdef double score, m, n, yi, xj, t = aux[AUX_T]
+    cdef bint avg = acc.shape[0] > 0
     cdef Ahead ah
     with nogil:
         ahead_start(&ah, &rows.R, order, &u[0], 1, &G[0])
@@ -484,6 +595,11 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
             t += 1.0
             if m >= 1.0:
                 continue
+            if avg:      # the rounds before this one with the old (u_p, G_p)
+                for j in range(nnz + 1):
+                    p = idx[j] if j < nnz else D - 1
+                    acc[p] += rda_sum(u[p], G[p], acc[D + p] + 1.0, t - 1.0, eta, lam, delta)
+                    acc[D + p] = t - 1.0
             # subgradient of the hinge loss: g = -y x
             for j in range(nnz):
                 p = idx[j]
@@ -495,6 +611,16 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
             cnt.updates += 1
     aux[AUX_T] = t
     return counts_result(&cnt)
+
+
+def rda_average(const double[::1] u, const double[::1] G, double t, double eta,
+                double lam, double delta, const double[::1] acc, double[::1] out):
+    """The mean of the AdaGrad-RDA weights after rounds 1..t (t > 0) into `out`,
+    from the sums `acc` kept by `adagrad_pass`."""
+    cdef Py_ssize_t j, D = u.shape[0]
+    with nogil:
+        for j in range(D):
+            out[j] = (acc[j] + rda_sum(u[j], G[j], acc[D + j] + 1.0, t, eta, lam, delta)) / t
 
 
 def rda_weights(const double[::1] u, const double[::1] G, double t, double eta,

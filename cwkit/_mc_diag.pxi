@@ -121,13 +121,25 @@ cdef inline void sum_sigma_update(double* SG, Py_ssize_t K, const double* vs, do
         blk_sigma_only(SG + c, cc, direct, x, idx, nnz, bias, D, K, tiny)
 
 
+cdef inline void avg_blk(double* U, const double* MU, const double* save, const int* idx,
+                         Py_ssize_t nnz, Py_ssize_t D, Py_ssize_t ks, double t) noexcept nogil:
+    """Averaging: U += t (mu new - old) over the coordinates of a row (and the intercept)
+    of one block, the old (mu, sigma) pairs in save as `blk_diag_step` left them."""
+    cdef Py_ssize_t j, p
+    for j in range(nnz + 1):
+        p = (idx[j] if j < nnz else D - 1) * ks
+        U[p] += t * (MU[p] - save[2 * j])
+
+
 cdef inline bint diag_top1_round(const Hyper* h, double* MU, double* SG, Py_ssize_t K,
                                  Py_ssize_t D, const double* x, const int* idx,
                                  Py_ssize_t nnz, double bias, const double* sc,
                                  const double* vs, double vy, Py_ssize_t yi, bint sum_update,
-                                 double* save, Counts* cnt, Py_ssize_t i) noexcept nogil:
+                                 double* save, Counts* cnt, Py_ssize_t i, double* U,
+                                 double t) noexcept nogil:
     """top1: the binary step on Delta (label +1) against the closest competitor c;
-    v = v_y + v_c.  Returns True to stop the pass at row i."""
+    v = v_y + v_c; averaging (U not NULL) of round t.  Returns True to stop the pass
+    at row i."""
     cdef Py_ssize_t c = competitor(sc, K, yi)
     cdef double m = sc[yi] - sc[c], v, alpha, cc
     cdef bint tiny = False
@@ -151,6 +163,9 @@ cdef inline bint diag_top1_round(const Hyper* h, double* MU, double* SG, Py_ssiz
         return True
     if sum_update:
         sum_sigma_update(SG, K, vs, h.r, h.direct, x, idx, nnz, bias, D, watch)
+    if U != NULL:
+        avg_blk(U + yi, MU + yi, save, idx, nnz, D, K, t)
+        avg_blk(U + c, MU + c, save + 2 * (nnz + 1), idx, nnz, D, K, t)
     count_collapse(cnt, tiny, i)
     cnt.updates += 1
     return False
@@ -160,9 +175,11 @@ cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize
                                 Py_ssize_t D, const double* x, const int* idx,
                                 Py_ssize_t nnz, double bias, const double* sc,
                                 const double* vs, Py_ssize_t yi, double* al, double* cs,
-                                double* save, Counts* cnt, Py_ssize_t i) noexcept nogil:
+                                double* save, Counts* cnt, Py_ssize_t i, double* U,
+                                double t) noexcept nogil:
     """ovr: the binary rule on every block with label +1 for y and -1 otherwise,
-    every step from the pre-update scores.  Returns True to stop the pass at row i."""
+    every step from the pre-update scores; averaging (U not NULL) of round t.
+    Returns True to stop the pass at row i."""
     cdef Py_ssize_t c, sv = 2 * (nnz + 1)
     cdef double yc, m, chk = 0.0
     cdef bint tiny = False
@@ -186,6 +203,8 @@ cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize
     count_collapse(cnt, tiny, i)
     for c in range(K):
         if al[c] != 0.0:
+            if U != NULL:
+                avg_blk(U + c, MU + c, save + c * sv, idx, nnz, D, K, t)
             cnt.updates += 1
     return False
 
@@ -193,7 +212,7 @@ cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize
 def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
                  double[:, ::1] MU, double[:, ::1] SG, int rule, double phi, double r,
-                 bint direct, bint sum_update):
+                 bint direct, bint sum_update, double[:, ::1] U):
     """One multi-class pass of a diagonal rule: CW-Var, CW-Stdev, AROW, AROW-H.
 
     top1: the binary step on Delta (label +1), m = mu_y.x - mu_c.x,
@@ -201,9 +220,13 @@ def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
     With `sum_update` (AROW, [AROW13] eqs. 29-30) the covariance is instead updated
     with f = sum_y f(x, y), i.e. every block with x^2 (direct: beta = 1/(r + sum_c v_c)).
     ovr: the binary rule on every block with label +1 for y and -1 otherwise.
+    Averaging (U (D + 1, K) not empty, U[D] = T): U[p, c] += t (mu new - old) over
+    the coordinates an update touches ([FS99], as `diag_pass`).
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, direct)
+    cdef double* up = &U[0, 0] if U.shape[0] > 0 else NULL
+    cdef double t = U[U.shape[0] - 1, 0] if up != NULL else 0.0
     cdef Py_ssize_t K = MU.shape[1], D = MU.shape[0], k, nnz, i
     cdef Counts cnt = counts_start(rows)
     cdef const double* x
@@ -240,12 +263,16 @@ def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 break
             if ovr:
                 stop = diag_ovr_round(&h, mu, sg, K, D, x, idx, nnz, bias, sc, vs, y[i], al,
-                                      cs, save, &cnt, i)
+                                      cs, save, &cnt, i, up, t + 1.0)
             else:
                 stop = diag_top1_round(&h, mu, sg, K, D, x, idx, nnz, bias, sc, vs, vy, y[i],
-                                       sum_update, save, &cnt, i)
+                                       sum_update, save, &cnt, i, up, t + 1.0)
             if stop:
                 break
+            t += 1.0
+    if up != NULL:
+        for k in range(K):
+            U[U.shape[0] - 1, k] = t
     return counts_result(&cnt)
 
 

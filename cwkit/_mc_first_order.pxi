@@ -11,11 +11,14 @@ cdef inline bint fo_top1_round(const Hyper* h, double* V, double* aux, double* U
                                Py_ssize_t K, Py_ssize_t D, const double* x, const int* idx,
                                Py_ssize_t nnz, double bias, const double* sc, double n,
                                Py_ssize_t yi, Py_ssize_t yhat, double* save, Counts* cnt,
-                               Py_ssize_t i) noexcept nogil:
+                               Py_ssize_t i, bint keep_sum) noexcept nogil:
     """top1: the binary step on Delta = f(x, y) - f(x, c) with label +1, W = s V
-    with one s (aux: one row).  Returns True to stop the pass at row i."""
+    with one s (aux: one row; averaging when U is not NULL, as in
+    `first_order_pass`, S in aux[AUX_SSUM] if `keep_sum`).  Returns True to stop
+    the pass at row i."""
     cdef bint is_perc = h.rule == PERCEPTRON or h.rule == AVG_PERCEPTRON
     cdef double t = aux[AUX_T] + 1.0, s = aux[AUX_S], m, tau, Z, cf, chk, dn2 = 0.0, ca, cb
+    cdef double S = aux[AUX_SSUM] if keep_sum else t - 1.0
     cdef Py_ssize_t c = yhat if is_perc else competitor(sc, K, yi)
     cdef int st = OK
     m = sc[yi] - sc[c]
@@ -30,6 +33,8 @@ cdef inline bint fo_top1_round(const Hyper* h, double* V, double* aux, double* U
         return True
     aux[AUX_T] = t
     if tau == 0.0:
+        if keep_sum:
+            aux[AUX_SSUM] = S + s
         return False
     cf = tau / s                       # s in [S_MIN, S_MAX]
     if h.rule == L2_PA:                # ||V||^2 is needed by l2-pa only
@@ -43,12 +48,28 @@ cdef inline bint fo_top1_round(const Hyper* h, double* V, double* aux, double* U
         restore_coords(V + yi, save, idx, nnz, D, K, 1)
         fail_round(cnt, NONFINITE_STATE, i)
         return True
-    if h.rule == AVG_PERCEPTRON:
-        blk_axpy(U + yi, t * cf, x, idx, nnz, bias, D, K)
-        blk_axpy(U + c, -t * cf, x, idx, nnz, bias, D, K)
+    if U != NULL and s / Z < AVG_S_MIN:
+        # the update again in W's units, V rescaled (see `first_order_pass`)
+        restore_coords(V + c, save + nnz + 1, idx, nnz, D, K, 1)
+        restore_coords(V + yi, save, idx, nnz, D, K, 1)
+        avg_fold(V, U, D * K, 1, s, S)
+        pair_add(V, K, yi, c, tau, -tau, x, idx, nnz, bias, D, save, save + nnz + 1, &ca, &cb)
+        dn2 = avg_unfold(V, U, D * K, 1, Z)
+        if h.rule == L2_PA:
+            aux[AUX_VN2] = dn2
+        aux[AUX_S] = 1.0
+        aux[AUX_SSUM] = 1.0            # a rule that shrinks W keeps the sum of the scales
+        cnt.updates += 1
+        return False
+    if U != NULL:
+        # S + 1 = t without a scale sum: the perceptron's t Delta_t ([FS99])
+        blk_axpy(U + yi, (S + 1.0) * cf, x, idx, nnz, bias, D, K)
+        blk_axpy(U + c, -(S + 1.0) * cf, x, idx, nnz, bias, D, K)
     aux[AUX_VN2] += dn2
     cnt.updates += 1
     aux[AUX_S] = scaled_rescale(V, D * K, 1, s / Z, &aux[AUX_VN2])     # Z >= 1
+    if keep_sum:
+        aux[AUX_SSUM] = S + aux[AUX_S]
     return False
 
 
@@ -87,7 +108,7 @@ cdef inline bint fo_ovr_round(const Hyper* h, double* V, double* aux, Py_ssize_t
     """ovr: every class's step from the pre-update scores, then all updates; W_c =
     s_c V_c (aux: one row per class, na entries apart).  Returns True to stop."""
     cdef Py_ssize_t c
-    cdef double yc, m, tau, s, t, chk = 0.0
+    cdef double yc, m, tau, s, t, S, n2, chk = 0.0
     cdef double* taus = wk              # tau y_c per class
     cdef double* zs = wk + K            # Z per class
     cdef double* dn = wk + 2 * K        # change of ||V_c||^2
@@ -120,14 +141,28 @@ cdef inline bint fo_ovr_round(const Hyper* h, double* V, double* aux, Py_ssize_t
         a = aux + c * na
         t = a[AUX_T] + 1.0
         a[AUX_T] = t
-        if taus[c] == 0.0:
-            continue
         s = a[AUX_S]
-        if h.rule == AVG_PERCEPTRON:
-            blk_axpy(U + c, t * taus[c] / s, x, idx, nnz, bias, D, K)        # s > 0
-        a[AUX_VN2] += dn[c]
-        cnt.updates += 1
-        a[AUX_S] = scaled_rescale(V + c, D, K, s / zs[c], &a[AUX_VN2])      # Z >= 1
+        S = a[AUX_SSUM] if na > AUX_SSUM else t - 1.0
+        if taus[c] != 0.0 and U != NULL and s / zs[c] < AVG_S_MIN:
+            # the update again in W_c's units, V_c rescaled (see `first_order_pass`)
+            restore_coords(V + c, save + c * (nnz + 1), idx, nnz, D, K, 1)
+            avg_fold(V + c, U + c, D, K, s, S)
+            blk_axpy(V + c, taus[c], x, idx, nnz, bias, D, K)
+            n2 = avg_unfold(V + c, U + c, D, K, zs[c])
+            if h.rule == L2_PA:
+                a[AUX_VN2] = n2
+            a[AUX_S] = 1.0
+            S = 0.0
+            cnt.updates += 1
+        elif taus[c] != 0.0:
+            if U != NULL:
+                # S + 1 = t without a scale sum: the perceptron's t Delta_t ([FS99])
+                blk_axpy(U + c, (S + 1.0) * taus[c] / s, x, idx, nnz, bias, D, K)   # s > 0
+            a[AUX_VN2] += dn[c]
+            cnt.updates += 1
+            a[AUX_S] = scaled_rescale(V + c, D, K, s / zs[c], &a[AUX_VN2])  # Z >= 1
+        if na > AUX_SSUM:
+            a[AUX_SSUM] = S + a[AUX_S]
     return False
 
 
@@ -135,12 +170,13 @@ def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
                         const Py_ssize_t[::1] order, double bias, bint ovr,
                         double[:, ::1] V, double[:, ::1] aux, double[:, ::1] U,
                         int rule, double C, double alpha, double beta):
-    """One multi-class pass of a first-order rule (perceptron, averaging, PA, [LMC09]).
+    """One multi-class pass of a first-order rule (perceptron, PA, [LMC09]).
 
     State: W = s V, one scale factor for the whole W in top1 (aux has one row:
     the [LMC09] rules shrink all of W, so a shared s keeps that O(1)); one row of
     aux (s, ||V||^2, t) per class in ovr (K independent binary problems).
-    U (same shape as V, or empty) accumulates sum_t t Delta_t for averaging.
+    U (same shape as V, or empty) is the lazy sum of averaging (see
+    `first_order_pass`), per class in ovr.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
@@ -175,7 +211,7 @@ def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
                                     n, y[i], sc + K, act, save, &cnt, i)
             else:
                 stop = fo_top1_round(&h, Vp, &aux[0, 0], Up, K, D, x, idx, nnz, bias, sc, n,
-                                     y[i], c, save, &cnt, i)
+                                     y[i], c, save, &cnt, i, na > AUX_SSUM)
             if stop:
                 break
     return counts_result(&cnt)

@@ -31,6 +31,7 @@ COMMON = {
     "random_state": _params.Seed(),
     "multiclass": _params.Choice("top1", "topk", "ovr"),
     "k": _params.Int(1),
+    "average": _params.Bool(),
 }
 
 
@@ -316,8 +317,8 @@ class OnlineClassifier:
     def _spec(self, n_classes, n_features):
         """The spec of this estimator's model, from its own parameters."""
         return ModelSpec(n_classes=n_classes, n_features=n_features, strategy=self.multiclass,
-                         k=self.k, name=self._name(), owner=type(self).__name__,
-                         **self._model_options())
+                         k=self.k, average=bool(self.average), name=self._name(),
+                         owner=type(self).__name__, **self._model_options())
 
     def _model_options(self):
         """The fields of the model's spec that the family sets (shape, rule, ...)."""

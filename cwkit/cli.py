@@ -130,14 +130,18 @@ def _split_assignment(text, option):
     return key.strip(), value.strip()
 
 
+#: Common parameters that may also be set per algorithm (NAME:KEY=VALUE, --param, --grid).
+PER_ALGORITHM_COMMON = ("average",)
+
+
 def _checked(registry, name, key, value, where, given=None):
     """`value` of `key` for `name`, checked by building it with `given` (the other
     parameters of that algorithm: the kernel parameters go together)."""
     params = registry[name]["params"]
     # a kernel parameter of a rule without a kernel form: make() says so
     if key not in params and key not in registry[name].get("kernel", ()) \
-            and key not in KERNEL_PARAMS:
-        known = ", ".join(sorted(params)) or "none"
+            and key not in KERNEL_PARAMS and key not in PER_ALGORITHM_COMMON:
+        known = ", ".join(sorted(params) + list(PER_ALGORITHM_COMMON))
         raise UsageError(f"{where}: unknown parameter {key!r} for {name} (known: {known})")
     try:
         make(name, **{**(given or {}), key: value})

@@ -185,6 +185,8 @@ class Learner:
         out = {k: values[k] for k in (*names, *kernel_params(self.spec.name)) if k in values}
         if not self.binary:
             out.update(multiclass=values["multiclass"], k=values["k"])
+        if values["average"] and not make(self.spec.name).average:   # not fixed by the name
+            out["average"] = True
         return out
 
     def _partial_fit(self, X, y, y_clean):

@@ -41,6 +41,9 @@ class KernelMixin:
     budget : int >= 1 or None, default=None
         Keep at most this many support vectors: after an update that adds the
         budget + 1-st, one is removed by ``budget_policy``.
+    average : bool, default=False
+        Only the kernel Perceptron has an averaged dual form (its own parameter);
+        the other kernel rules refuse ``average=True``.
     budget_policy : {"oldest", "smallest"}, default="oldest"
         Remove the oldest support vector (the removal step of the Forgetron
         [DSS08]; for the [LMC09] rules their own shrinking has made it the
@@ -60,6 +63,9 @@ class KernelMixin:
     """
 
     _sparse_intercept_scaling = 1.0
+    #: Whether the rule's dual form keeps an average (the kernel Perceptron's own
+    #: rule does; the spec never asks the per-row averaging wrapper for a kernel).
+    _averages = False
 
     def _validate_params(self):
         _params.validate(type(self).__name__, _CONSTRAINTS,
@@ -68,11 +74,17 @@ class KernelMixin:
         if self.multiclass == "topk":
             raise ValueError(f"{type(self).__name__}: the kernel forms have no "
                              "multiclass='topk'; use 'top1' or 'ovr'")
+        if self.average and not self._averages:
+            raise ValueError(f"{type(self).__name__}: average=True has no kernel form here "
+                             "(only the kernel Perceptron, 'avg-perceptron', averages its "
+                             "dual coefficients); use it without a kernel, or "
+                             "kernel_approx features with a linear rule")
 
     def _spec(self, n_classes, n_features):
         spec = super()._spec(n_classes, n_features)
         gamma = 1.0 / n_features if self.gamma is None else float(self.gamma)
-        return type(spec)(**{**spec.__dict__, "kernel": self.kernel, "gamma": gamma,
+        return type(spec)(**{**spec.__dict__, "average": False, "kernel": self.kernel,
+                             "gamma": gamma,
                              "degree": int(self.degree), "coef0": float(self.coef0),
                              "budget": int(self.budget or 0),
                              "budget_policy": self.budget_policy})
@@ -151,6 +163,7 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
     """
 
     _constraints = Perceptron._constraints
+    _averages = True
     _names = Perceptron._names
 
     def __init__(self, average=False, kernel="rbf", gamma=None, degree=3, coef0=0.0,
@@ -186,7 +199,8 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
     C : float > 0, default=1.0
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    average
         As in :class:`cwkit.PassiveAggressive`; ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -205,7 +219,7 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
     def __init__(self, variant="pa1", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
                  budget=None, budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="top1", k=1, average=False):
         self.variant = variant
         self.C = C
         self.kernel = kernel
@@ -221,6 +235,7 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         return {"shape": "kernel_first_order", "rule": self._rules[self.variant],
@@ -240,7 +255,8 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
         As in :class:`cwkit.RegularizedPA`.
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    average
         As in :class:`cwkit.RegularizedPA`; ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -262,7 +278,7 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
     def __init__(self, variant="reg", alpha=0.001, beta=100.0, C=1.0, kernel="rbf",
                  gamma=None, degree=3, coef0=0.0, budget=None, budget_policy="oldest", *,
                  fit_intercept=True, intercept_scaling="auto", n_passes=1, shuffle=False,
-                 random_state=None, multiclass="top1", k=1):
+                 random_state=None, multiclass="top1", k=1, average=False):
         self.variant = variant
         self.alpha = alpha
         self.beta = beta
@@ -280,6 +296,7 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         return {"shape": "kernel_first_order", "rule": self._rules[self.variant],
@@ -298,7 +315,8 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
         Sigma_1 = a I (in the feature space of the kernel).
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    average
         ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -316,7 +334,7 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
     def __init__(self, variant="var", eta=None, a=1.0, kernel="rbf", gamma=None, degree=3,
                  coef0=0.0, budget=None, budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="top1", k=1, average=False):
         self.variant = variant
         self.eta = eta
         self.a = a
@@ -333,6 +351,7 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
@@ -353,7 +372,8 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     loss : {"squared_hinge", "hinge"}, default="squared_hinge"
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    average
         ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -380,7 +400,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", kernel="rbf", gamma=None,
                  degree=3, coef0=0.0, budget=None, budget_policy="oldest", *,
                  fit_intercept=True, intercept_scaling="auto", n_passes=1, shuffle=False,
-                 random_state=None, multiclass="top1", k=1):
+                 random_state=None, multiclass="top1", k=1, average=False):
         self.r = r
         self.a = a
         self.loss = loss
@@ -397,6 +417,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
@@ -414,7 +435,8 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
         As in :class:`cwkit.MiniBatchPA`.
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`; the budget is applied after each joint update.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    average
         ``multiclass`` is "ovr" for more than two classes.
 
     Notes
@@ -437,7 +459,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
                  kernel="rbf", gamma=None, degree=3, coef0=0.0, budget=None,
                  budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False,
-                 random_state=None, multiclass="ovr", k=1):
+                 random_state=None, multiclass="ovr", k=1, average=False):
         self.variant = variant
         self.C = C
         self.batch_size = batch_size
@@ -456,6 +478,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         return {"shape": "kernel_minibatch", "bpa_variant": self.variant, "C": float(self.C),

@@ -20,8 +20,10 @@ class Perceptron(OnlineClassifier):
     Parameters
     ----------
     average : bool, default=False
-        Report (and predict with) the average of the post-update weight
-        vectors w_2 ... w_{t+1}; online mistakes are those of the plain w.
+        Report (and predict with) the mean of the weights after rounds 1..T, T
+        every row seen so far (every pass of ``fit``, every ``partial_fit``
+        row); online mistakes are those of the plain w.  Every estimator takes
+        it (docs/algorithms.md, "Averaging"); the name "avg-perceptron" fixes it.
     fit_intercept : bool, default=True
         Learn an intercept as an augmented constant feature of value b
         (``intercept_scaling``); ``intercept_`` is b times its weight.
@@ -58,9 +60,12 @@ class Perceptron(OnlineClassifier):
 
     Notes
     -----
-    If y w.x <= 0: w <- w + y x ([Ros58]; [AROW13] Sect. 1).  The average is
-    w_bar_t = (1/t) sum_{s=1..t} w_{s+1}, kept in O(nnz) per update as
-    ((t+1) w - sum_s s Delta_s) / t.
+    If y w.x <= 0: w <- w + y x ([Ros58]; [AROW13] Sect. 1).  The average ([FS99])
+    is w_bar_T = (1/T) sum_{t=1..T} w_t, w_t the weights after round t, kept in
+    O(nnz) per update by the lazy sum sum_t w_t = (T + 1) w_T - sum_t t Delta_t
+    (Delta_t = w_t - w_{t-1}); with ``average=True`` every rule reports its own
+    mean this way (for the rules that shrink w = s v, [LMC09], the sum is kept on
+    v with the sum of the scales; see ``cwkit/_binary.pxi``, ``first_order_pass``).
 
     Multi-class ([CS03]; [AROW13] Sect. 3.3): on an argmax mistake y_hat != y (ties to the
     first class), W <- W + f(x, y) - f(x, y_hat); one-vs-rest runs K binary
@@ -77,7 +82,7 @@ class Perceptron(OnlineClassifier):
     [1, -1, 1, -1]
     """
 
-    _constraints = {"average": _params.Bool()}
+    _constraints = {}
     _sparse_intercept_scaling = 1.0      # 0.1 was worse with label noise (docs/choosing.md)
     _names = {
         "perceptron": Registration({"average": False}, "Perceptron [Ros58]"),
@@ -115,7 +120,8 @@ class PassiveAggressive(OnlineClassifier):
         (Q = G + 11^T/(2C), the squared multi-class hinge).  "shared" is valid
         for variant="pa2" and "pa-ls" only; with one constraint (top1, two
         classes) both are the same rule.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    average
         As in :class:`Perceptron`; ``multiclass="topk"`` is available for every
         variant.
 
@@ -156,7 +162,7 @@ class PassiveAggressive(OnlineClassifier):
 
     def __init__(self, variant="pa1", C=1.0, slack="per-constraint", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="top1", k=1, average=False):
         self.variant = variant
         self.C = C
         self.slack = slack
@@ -167,6 +173,7 @@ class PassiveAggressive(OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         return {"shape": "first_order", "rule": self._rules[self.variant], "C": float(self.C),
@@ -198,7 +205,8 @@ class RegularizedPA(OnlineClassifier):
         (features only, not the intercept).  Online updates use the full w.
     prune_mode : {"squared", "absolute"}, default="squared"
         Sum w_i^2 (Sect. 3.4, Thms 3.3-3.4) or |w_i| (Sect. 4.3).
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    average
         As in :class:`Perceptron`.
 
     Notes
@@ -229,7 +237,7 @@ class RegularizedPA(OnlineClassifier):
     def __init__(self, variant="reg", alpha=0.001, beta=100.0, C=1.0, prune_sigma=0.0,
                  prune_mode="squared", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="top1", k=1, average=False):
         self.variant = variant
         self.alpha = alpha
         self.beta = beta
@@ -243,6 +251,7 @@ class RegularizedPA(OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         return {"shape": "first_order", "rule": self._rules[self.variant],
@@ -351,7 +360,8 @@ class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
         features).  "auto" chooses at the first ``fit`` / ``partial_fit``: full when the
         model is narrow and the first rows dense (:func:`auto_covariance`), else
         diagonal; the choice is the fitted attribute ``covariance_type_``.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    average
         As in :class:`Perceptron`.
 
     Notes
@@ -389,7 +399,7 @@ class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
     def __init__(self, variant="var", eta=None, a=1.0, covariance="auto", *,
                  fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="top1", k=1, average=False):
         self.variant = variant
         self.eta = eta
         self.a = a
@@ -401,6 +411,7 @@ class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
@@ -431,7 +442,8 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
         ([AROW13] Fig. 3, eq. 56) or f = sum_y f(x, y), x~ tiled over all blocks
         ([AROW13] Fig. 2, eqs. 29-30).  "auto" is "delta" for top1 and "sum" for topk.
         Not used by ``multiclass="ovr"`` or with two classes (the update is with x).
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    average
         As in :class:`Perceptron`; ``multiclass="topk"`` is available for the
         squared hinge.
 
@@ -478,7 +490,7 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="auto",
                  diag_update="inverse", sigma_update="auto", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="top1", k=1, average=False):
         self.r = r
         self.a = a
         self.loss = loss
@@ -492,6 +504,7 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
@@ -509,7 +522,8 @@ class SecondOrderPerceptron(CovarianceChoice, VarianceMixin, OnlineClassifier):
         A_0 = a I.
     covariance : {"auto", "diag", "full"}, default="auto"
         As in :class:`ConfidenceWeighted`.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    average
         As in :class:`Perceptron`.
 
     Notes
@@ -533,7 +547,7 @@ class SecondOrderPerceptron(CovarianceChoice, VarianceMixin, OnlineClassifier):
 
     def __init__(self, a=1.0, covariance="auto", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="top1", k=1, average=False):
         self.a = a
         self.covariance = covariance
         self.fit_intercept = fit_intercept
@@ -543,6 +557,7 @@ class SecondOrderPerceptron(CovarianceChoice, VarianceMixin, OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         shape = "sop_diagonal" if self.covariance_type_ == "diag" else "full"
@@ -562,7 +577,8 @@ class AdaGrad(OnlineClassifier):
         L1 regularization.
     delta : float > 0, default=1e-8
         Added to sqrt(G) in the proximal term.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    average
         As in :class:`Perceptron`.
 
     Notes
@@ -585,7 +601,7 @@ class AdaGrad(OnlineClassifier):
 
     def __init__(self, eta=1.0, lam=0.0, delta=1e-8, *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="top1", k=1, average=False):
         self.eta = eta
         self.lam = lam
         self.delta = delta
@@ -596,6 +612,7 @@ class AdaGrad(OnlineClassifier):
         self.random_state = random_state
         self.multiclass = multiclass
         self.k = k
+        self.average = average
 
     def _model_options(self):
         return {"shape": "adagrad", "rule": _core.Rule.ADAGRAD, "eta": float(self.eta),

@@ -46,7 +46,8 @@ def make(name, **params):
         A name from :func:`algorithms`, e.g. ``"pa1"``, ``"cw"``, ``"arow"``.
     **params
         Its hyper-parameters (see :func:`algorithms`) and the common ones
-        (fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k).
+        (fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+        average).
 
     Examples
     --------
@@ -54,7 +55,7 @@ def make(name, **params):
     >>> cwkit.make("arow", r=0.1)
     AROW(r=0.1, a=1.0, loss='squared_hinge', covariance='auto', diag_update='inverse', \
 sigma_update='auto', fit_intercept=True, intercept_scaling='auto', n_passes=1, shuffle=False, \
-random_state=None, multiclass='top1', k=1)
+random_state=None, multiclass='top1', k=1, average=False)
     """
     entry = _REGISTRY.get(name)
     if entry is None:
@@ -67,7 +68,8 @@ random_state=None, multiclass='top1', k=1)
             raise ValueError(f"{name}: unknown parameter {key!r}; {name} takes "
                              f"{', '.join(entry.params) or 'no hyper-parameters'} "
                              f"(and {', '.join(COMMON)})")
-    est = entry.cls(**entry.fixed, **params)
+    # a common parameter given explicitly overrides the name's (avg-perceptron's average)
+    est = entry.cls(**{**entry.fixed, **params})
     est._validate_params()
     return est
 

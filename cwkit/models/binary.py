@@ -6,6 +6,7 @@ runs its compiled driver; see :class:`cwkit.models.interface.Model`.
 import numpy as np
 
 from .. import _core
+from .average import lazy_mean
 from .interface import Model, PassResult, counts, nonnegative, positive
 from .scoring import row_scores, sign_proba
 
@@ -14,6 +15,32 @@ MAX_FULL_DIM = 4096
 
 #: length of the `aux` array of the first-order and AdaGrad state (its named slots).
 AUX_SIZE = max(_core.AUX_S, _core.AUX_VN2, _core.AUX_T) + 1
+
+#: The first-order rules that shrink w = s v (s != 1): averaging them keeps the sum
+#: of the scales in one more slot of `aux`, AUX_SSUM.
+SCALED_RULES = frozenset({_core.Rule.REG_PA, _core.Rule.L2_PA, _core.Rule.SOFT_REG_PA})
+
+
+def aux_size(spec):
+    """The length of a first-order `aux` row: AUX_SSUM too when averaging a scaled rule."""
+    return _core.AUX_SSUM + 1 if spec.average and spec.rule in SCALED_RULES else AUX_SIZE
+
+
+def averaged_first_order(v, aux, u):
+    """The mean of the weights after rounds 1..T of w = s v, from the lazy sum u:
+    ((S_T + 1) v - u) / T, S_T the sum of the scales (aux[AUX_SSUM], or T when
+    the scale stays 1); the current w when T = 0.  v, u: (D,) or (D, K) with one
+    aux row per column or one for all."""
+    aux = np.atleast_2d(aux)
+    t = aux[:, _core.AUX_T]
+    S = aux[:, _core.AUX_SSUM] if aux.shape[1] > _core.AUX_SSUM else t
+    w = aux[:, _core.AUX_S] * v
+    avg = ((S + 1.0) * v - u) / np.where(t > 0, t, 1.0)
+    out = np.where(t > 0, avg, w)
+    return out.reshape(np.shape(v))
+
+#: The empty lazy sum: a pass without averaging.
+NO_SUM = np.empty(0)
 
 #: The columns of the diagonal model's `mu_sigma` state: mean and variance of a weight.
 MU, SIGMA = 0, 1
@@ -73,10 +100,9 @@ class FirstOrder(BinaryModel):
     """w = s * v (scale factor for O(1) shrinking); u for averaging."""
 
     def initial_state(self, D):
-        aux = np.zeros(AUX_SIZE)
+        aux = np.zeros(aux_size(self.spec))
         aux[_core.AUX_S] = 1.0
-        return {"v": np.zeros(D), "aux": aux,
-                "u": np.zeros(D if self.rule == _core.Rule.AVG_PERCEPTRON else 0)}
+        return {"v": np.zeros(D), "aux": aux, "u": np.zeros(D if self.spec.average else 0)}
 
     def run(self, rows, y, order, bias):
         st, spec = self.state, self.spec
@@ -86,12 +112,9 @@ class FirstOrder(BinaryModel):
 
     def weights(self):
         st = self.state
-        w = st["aux"][_core.AUX_S] * st["v"]
-        if self.rule == _core.Rule.AVG_PERCEPTRON:
-            t = st["aux"][_core.AUX_T]
-            if t > 0:
-                w = ((t + 1.0) * w - st["u"]) / t
-        return w
+        if self.spec.average:
+            return averaged_first_order(st["v"], st["aux"], st["u"])
+        return st["aux"][_core.AUX_S] * st["v"]
 
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status)
@@ -127,16 +150,22 @@ class Diagonal(BinaryModel):
         ms = np.empty((D, 2))
         ms[:, MU] = 0.0
         ms[:, SIGMA] = float(self.spec.a)
+        if self.spec.average:   # the lazy sum of the means, then the round count T
+            return {"mu_sigma": ms, "u": np.zeros(D + 1)}
         return {"mu_sigma": ms}
 
     def run(self, rows, y, order, bias):
         spec = self.spec
         return PassResult(*_core.diag_pass(
             rows.view, y, order, bias, self.state["mu_sigma"], self.rule, spec.phi, spec.r,
-            spec.direct))
+            spec.direct, self.state.get("u", NO_SUM)))
 
     def weights(self):
-        return self.state["mu_sigma"][:, MU]
+        mu = self.state["mu_sigma"][:, MU]
+        if self.spec.average:
+            u = self.state["u"]
+            return lazy_mean(mu, u[:-1], u[-1])
+        return mu
 
     def variances(self):
         return self.state["mu_sigma"][:, SIGMA]
@@ -145,7 +174,9 @@ class Diagonal(BinaryModel):
         return collapsed_variance_detail(self, status)
 
     def invariants(self):
-        return gaussian_invariants(self)
+        yield from gaussian_invariants(self)
+        if self.spec.average:
+            yield counts("the round count u[-1]", self.state["u"][-1:], 0, np.inf)
 
 
 def initial_variance(spec):
@@ -219,23 +250,34 @@ class SOPDiagonal(BinaryModel):
     """Diagonal second-order perceptron: vv = sum y x over mistakes, A = a + sum x^2."""
 
     def initial_state(self, D):
-        return {"vv": np.zeros(D), "A": np.full(D, float(self.spec.a))}
+        st = {"vv": np.zeros(D), "A": np.full(D, float(self.spec.a))}
+        if self.spec.average:   # the lazy sum of vv / A, then the round count T
+            st["u"] = np.zeros(D + 1)
+        return st
 
     def run(self, rows, y, order, bias):
         st = self.state
         return PassResult(*_core.sop_diag_pass(
-            rows.view, y, order, bias, st["vv"], st["A"]))
+            rows.view, y, order, bias, st["vv"], st["A"], st.get("u", NO_SUM)))
 
     def weights(self):
-        return self.state["vv"] / self.state["A"]
+        w = self.state["vv"] / self.state["A"]
+        if self.spec.average:
+            u = self.state["u"]
+            return lazy_mean(w, u[:-1], u[-1])
+        return w
 
     def variances(self):
         return 1.0 / self.state["A"]
 
     def invariants(self):
-        return (positive("A", self.state["A"]),)
+        yield positive("A", self.state["A"])
+        if self.spec.average:
+            yield counts("the round count u[-1]", self.state["u"][-1:], 0, np.inf)
 
     def scores(self, rows, bias):
+        if self.spec.average:   # the averaged weights are a linear rule
+            return super().scores(rows, bias)
         # per test point: w = vv / (A + x^2)  ([SOP05] Fig. 3.1, diagonal projection)
         out = np.empty(rows.n_rows)
         _core.sop_diag_scores(rows.view, bias, self.state["vv"], self.state["A"], out)
@@ -246,13 +288,16 @@ class AdaGrad(BinaryModel):
     """Diagonal AdaGrad-RDA with L1 ([DHS11]): u = sum of subgradients, G = sum of squares."""
 
     def initial_state(self, D):
-        return {"u": np.zeros(D), "G": np.zeros(D), "aux": np.zeros(AUX_SIZE)}
+        st = {"u": np.zeros(D), "G": np.zeros(D), "aux": np.zeros(AUX_SIZE)}
+        if self.spec.average:   # the sums of the weights and the rounds they reach
+            st["acc"] = np.zeros(2 * D)
+        return st
 
     def run(self, rows, y, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.adagrad_pass(
             rows.view, y, order, bias, st["u"], st["G"], st["aux"], spec.eta, spec.lam,
-            spec.delta))
+            spec.delta, st.get("acc", NO_SUM)))
 
     def invariants(self):
         return adagrad_invariants(self.state)
@@ -260,6 +305,9 @@ class AdaGrad(BinaryModel):
     def weights(self):
         st, spec = self.state, self.spec
         w = np.empty(len(st["u"]))
-        _core.rda_weights(st["u"], st["G"], st["aux"][_core.AUX_T], spec.eta, spec.lam,
-                          spec.delta, w)
+        t = st["aux"][_core.AUX_T]
+        if self.spec.average and t > 0:
+            _core.rda_average(st["u"], st["G"], t, spec.eta, spec.lam, spec.delta, st["acc"], w)
+            return w
+        _core.rda_weights(st["u"], st["G"], t, spec.eta, spec.lam, spec.delta, w)
         return w

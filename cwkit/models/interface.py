@@ -52,6 +52,9 @@ class ModelSpec:
         Kernel models (shapes "kernel_first_order", "kernel_second_order"): the
         kernel ("linear", "poly", "rbf") and its parameters, the most support
         vectors kept (0: no budget) and the policy removing one.
+    average : bool
+        Report and score the mean of the weights after every round
+        (``cwkit.models.average``).
     name, owner : str
         The registered name and the estimator class, for error messages.
     """
@@ -84,6 +87,7 @@ class ModelSpec:
     coef0: float = 0.0
     budget: int = 0
     budget_policy: str = "oldest"
+    average: bool = False
     name: str = ""
     owner: str = ""
 

@@ -23,6 +23,8 @@ from .binary import (
     AUX_SIZE,
     MAX_FULL_DIM,
     adagrad_invariants,
+    aux_size,
+    averaged_first_order,
     collapsed_variance_detail,
     first_order_invariants,
     gaussian_invariants,
@@ -30,7 +32,8 @@ from .binary import (
     l2_infeasible_detail,
     symmetric,
 )
-from .interface import OVR, TOP1, Model, PassResult, positive
+from .average import lazy_mean
+from .interface import OVR, TOP1, Model, PassResult, counts, positive
 from .scoring import argmax_proba, mc_row_scores
 
 
@@ -85,10 +88,10 @@ class FirstOrder(MulticlassModel):
 
     def initial_state(self, K, D):
         n_aux = K if self.ovr else 1
-        aux = np.zeros((n_aux, AUX_SIZE))
+        aux = np.zeros((n_aux, aux_size(self.spec)))
         aux[:, _core.AUX_S] = 1.0
         return {"v": np.zeros((D, K)), "aux": aux,
-                "u": np.zeros((D, K) if self.rule == _core.Rule.AVG_PERCEPTRON else (0, K))}
+                "u": np.zeros((D, K) if self.spec.average else (0, K))}
 
     def run(self, rows, codes, order, bias):
         st, spec = self.state, self.spec
@@ -98,11 +101,9 @@ class FirstOrder(MulticlassModel):
 
     def weights_dk(self):
         st = self.state
-        W = st["aux"][:, _core.AUX_S] * st["v"]
-        if self.rule == _core.Rule.AVG_PERCEPTRON:
-            t = st["aux"][:, _core.AUX_T]
-            W = np.where(t > 0, ((t + 1.0) * W - st["u"]) / np.where(t > 0, t, 1.0), W)
-        return W
+        if self.spec.average:
+            return averaged_first_order(st["v"], st["aux"], st["u"])
+        return st["aux"][:, _core.AUX_S] * st["v"]
 
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status, delta=not self.ovr)
@@ -115,15 +116,22 @@ class Diagonal(MulticlassModel):
     """mu, sigma = diag(Sigma) per block; initial sigma = a."""
 
     def initial_state(self, K, D):
-        return {"mu": np.zeros((D, K)), "sigma": np.full((D, K), float(self.spec.a))}
+        st = {"mu": np.zeros((D, K)), "sigma": np.full((D, K), float(self.spec.a))}
+        if self.spec.average:   # the lazy sum of the means, then the round count T (a row)
+            st["u"] = np.zeros((D + 1, K))
+        return st
 
     def run(self, rows, codes, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.mc_diag_pass(
             *self._args(rows, codes, order), bias, self.ovr, st["mu"], st["sigma"], self.rule,
-            spec.phi, spec.r, spec.direct, self.sum_update))
+            spec.phi, spec.r, spec.direct, self.sum_update,
+            st.get("u", np.empty((0, self.K)))))
 
     def weights_dk(self):
+        if self.spec.average:
+            u = self.state["u"]
+            return lazy_mean(self.state["mu"], u[:-1], u[-1, 0])
         return self.state["mu"]
 
     def variances_dk(self):
@@ -133,7 +141,9 @@ class Diagonal(MulticlassModel):
         return collapsed_variance_detail(self, status)
 
     def invariants(self):
-        return gaussian_invariants(self)
+        yield from gaussian_invariants(self)
+        if self.spec.average:
+            yield counts("the round counts u[-1]", self.state["u"][-1], 0, np.inf)
 
 
 class Full(MulticlassModel):

@@ -12,8 +12,11 @@ physical memory from ``os.sysconf``), lowered to what the address-space limit
 of the process (``ulimit -v``) leaves free.
 """
 import os
+from dataclasses import replace
 
 from .. import _core
+from .average import averages_natively
+from .binary import SCALED_RULES
 from .interface import BINARY, OVR, TOPK
 
 #: The environment variable overriding the memory limit of a model (bytes).
@@ -41,15 +44,20 @@ def state_size(spec):
     D, kind, shape = spec.n_features + 1, spec.kind, spec.shape
     K = 1 if kind == BINARY else spec.n_classes
     blocks = D * K
+    if spec.average and not averages_natively(spec):
+        # cwkit.models.average.Averaged: the lazy sum (shaped as the weights) and T
+        return state_size(replace(spec, average=False)) + blocks + 1
     if shape == "first_order":
         if kind == TOPK and spec.rule == _core.Rule.PA_LS:
             return _minibatch(D, K, 1)       # top-k PA-LS is mini-batch PA-LS (B = 1)
-        averaged = blocks if spec.rule == _core.Rule.AVG_PERCEPTRON else 0
-        return blocks + averaged + _AUX * (K if kind == OVR else 1)
+        # averaging: the lazy sum, and the sum of the scales of a rule that shrinks w
+        averaged = blocks if spec.average else 0
+        aux = _AUX + (spec.average and spec.rule in SCALED_RULES)
+        return blocks + averaged + aux * (K if kind == OVR else 1)
     if shape in ("diagonal", "sop_diagonal"):
-        return 2 * blocks
+        return 2 * blocks + ((D + 1) * K if spec.average else 0)     # lazy sum, T
     if shape == "adagrad":
-        return 2 * blocks + _AUX
+        return 2 * blocks + _AUX + (2 * D if spec.average else 0)   # binary: sums, rounds
     if shape == "full":
         return blocks + (K * D * D if kind in (BINARY, OVR) else blocks * blocks)
     if shape == "minibatch":
