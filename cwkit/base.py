@@ -430,14 +430,7 @@ class OnlineClassifier:
         ``fit`` starts a new window, ``partial_fit`` adds to it, and model files keep it.
         """
         scores = self.decision_function(X)
-        return self._calibration_state().proba(scores)
-
-    def _calibration_state(self):
-        """The calibration window (an empty one for an estimator pickled before it existed)."""
-        cal = self.__dict__.get("_calibration")
-        if cal is None:
-            cal = self._calibration = Calibration(len(self.classes_))
-        return cal
+        return self._calibration.proba(scores)
 
     @serialised
     def score(self, X, y):

@@ -82,7 +82,7 @@ def _contents(model):
     if classes.dtype.kind == "O":
         meta["classes"] = [_jsonable(c) for c in classes]
     arrays = {"state/" + k: np.array(v) for k, v in model._model.state.items()}
-    scores, labels = model._calibration_state().rounds()
+    scores, labels = model._calibration.rounds()
     arrays["calibration/scores"] = np.array(scores)
     arrays["calibration/labels"] = np.array(labels, dtype=np.int64)
     if classes.dtype.kind != "O":

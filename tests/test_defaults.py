@@ -106,7 +106,7 @@ def test_a_file_without_the_choice_uses_its_explicit_covariance(tmp_path):
     X, y = _dense()
     path = tmp_path / "m.cwk"
     cwkit.save(cwkit.make("arow", covariance="full").fit(X, y), path)
-    with np.load(path) as z:
+    with np.load(path, allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(arrays["__meta__"].tobytes())
     del meta["choices"], meta["params"]["intercept_scaling"]     # as such files are
@@ -195,7 +195,7 @@ def test_intercept_scaling_is_saved_and_old_files_keep_1(tmp_path):
     # a file written before intercept_scaling existed: no such parameter, a feature of 1
     old = cwkit.make("pa1", intercept_scaling=1.0).fit(sparse_rows, y)
     cwkit.save(old, path)
-    with np.load(path) as z:
+    with np.load(path, allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(arrays["__meta__"].tobytes())
     del meta["params"]["intercept_scaling"], meta["choices"]

@@ -78,7 +78,7 @@ def test_a_model_file_claiming_more_features_than_it_holds_allocates_nothing(tmp
     est = cwkit.make("arow", covariance="diag").fit(np.eye(3), [0, 1, 1])
     path = tmp_path / "m.cwk"
     cwkit.save(est, path)
-    with np.load(path) as z:
+    with np.load(path, allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(arrays.pop("__meta__").tobytes())
     meta["n_features_in_"] = 10**12
