@@ -10,9 +10,12 @@ test file cut from one draw) and on real sets from ``shared/data`` when present:
   process that reads the file and makes R passes (``load_svmlight`` + ``fit``);
 * bytes of model state sent per round (down and back up).
 
-Run it ``nice``d; the load average is printed with every timing, as the machine is shared.
+The load average is printed with every timing, as the machine may be shared.
 
-    nice -n 10 python benchmarks/bench_dask.py --rows 1000000 --rounds 5
+    python benchmarks/bench_dask.py --rows 1000000 --rounds 5
+
+The timing runs also report the CPU seconds of each process (the driver's includes a
+LocalCluster's scheduler and nannies, which run in it) and each round's wall time.
 """
 import argparse
 import json
@@ -248,7 +251,10 @@ def main(argv=None):
     results = {"timing": [], "accuracy": []}
     if "timing" not in args.skip:
         timing(train, test, algos, args.rounds, args.repeat, results["timing"])
-    client = cluster(2)
+    if {"accuracy", "real"} <= set(args.skip):
+        client = None
+    else:
+        client = cluster(2)
     try:
         if "accuracy" not in args.skip:
             accuracy(client, "synthetic", algos, train, test, args.rounds, parts, mixings,
@@ -259,9 +265,10 @@ def main(argv=None):
                     accuracy(client, name, algos, tr, te, args.rounds, parts, mixings,
                              results["accuracy"])
     finally:
-        lc = client.cluster
-        client.close()
-        lc.close()
+        if client is not None:
+            lc = client.cluster
+            client.close()
+            lc.close()
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))
 
