@@ -417,7 +417,8 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
     data : list of paths, one path, or a pair of Dask arrays ``(X, y)``
         svmlight/libsvm files, one partition per file (compressed ones too); one
         uncompressed file, cut into ``partitions`` byte ranges at line boundaries,
-        each read by the worker that trains on it; or Dask arrays whose row blocks
+        each read by the worker that trains on it (with as many parsing threads as the
+        worker has, Dask's ``nthreads``); or Dask arrays whose row blocks
         (dense or scipy.sparse) are the partitions.
     client : distributed.Client, optional
         The cluster to use; default a ``LocalCluster`` of worker processes (one per
