@@ -21,6 +21,7 @@ import gzip
 import io
 import itertools
 import lzma
+import math
 import mmap
 import os
 import queue
@@ -1007,7 +1008,7 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
 
 
 def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_error="raise",
-                  chunk_size=_CHUNK, hash_bits=None, n_jobs=None):
+                  chunk_size=_CHUNK, hash_bits=None, n_jobs=None, check=True):
     """One pass over a file for its shape, index base and label set.
 
     For a stable batch width and index base in :func:`iter_svmlight` (as the
@@ -1023,6 +1024,18 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     hash_bits : int, optional
         As in :func:`load_svmlight`: ``n_features`` is then ``2**hash_bits``
         (``nnz`` still counts the entries as the file has them).
+    check : bool
+        True: every line is parsed and checked, as :func:`load_svmlight`
+        does.  False: only what the summary needs is read (each row's label,
+        first and last feature index; the rest of a line is skipped by
+        ``memchr``), several times faster; ``nnz`` is then None, and a
+        malformed line is found only if one of those tokens is malformed
+        (then the file is parsed and checked in full, and the error raised
+        is the one ``check=True`` raises).  For a reader that parses every
+        row afterwards anyway (:func:`iter_svmlight` raises at the first bad
+        line), as ``cwkit eval`` does.  On a valid file both give the same
+        summary.  Ignored (a full check) with ``query_id``, ``multilabel``
+        or ``on_error="skip"``.
 
     Returns
     -------
@@ -1032,6 +1045,10 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     zero_based, _ = _check_args(None, zero_based, np.float64, on_error, chunk_size,
                                 hash_bits)
     n_jobs = _check_jobs(n_jobs)
+    if not check and not (query_id or multilabel or on_error == "skip"):
+        info = _quick_scan(f, zero_based, chunk_size, hash_bits)
+        if info is not None:
+            return info
     source = _Source(f)
     parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error, n_jobs)
     batches = _batches(source, parser, 8192, chunk_size, multilabel)
@@ -1057,6 +1074,46 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
         _warn_lone_zero(parser, lo, n_zero, n_rows)
     width = max(hi + (1 if base else 0), 0) if hash_bits is None else 1 << hash_bits
     return SvmlightInfo(n_rows, width, nnz, base, classes)
+
+
+def _quick_scan(f, zero_based, chunk_size, hash_bits):
+    """:func:`scan_svmlight` with ``check=False``: the summary from the labels and the
+    first and last index of every row (``nnz`` None), or None when a token it reads is
+    not one it knows, or a path cannot be reopened (the caller then parses in full)."""
+    if hasattr(f, "read") or isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
+        return None     # a stream cannot be read a second time
+    source = _Source(f)
+    parser = _Parser(source.name, None, zero_based, False, False, "raise")
+    n_rows = n_zero = 0
+    lo, hi = _Extreme(2**31), _Extreme(-1)
+    labels, zero_signs = set(), set()
+    try:
+        for buf, end in _blocks(source.stream, chunk_size):
+            summary = _core._svm_scan(buf, end)
+            if summary is None:
+                return None
+            rows, lines, zeros, mn, mx, block_labels = summary
+            for ext, (value, line, tok), better in ((lo, mn, mn[0] < lo.value),
+                                                    (hi, mx, mx[0] > hi.value)):
+                if better:
+                    ext.value, ext.line = value, parser.line + line + 1
+                    ext.token = _TOKEN.match(buf, tok).group()
+            n_rows += rows
+            n_zero += zeros
+            parser.line += lines
+            labels.update(block_labels)
+            zero_signs.update(math.copysign(1.0, v) for v in block_labels if v == 0)
+    except _StreamError:
+        return None
+    finally:
+        source.close()
+    if len(zero_signs) == 2 or zero_based is False and lo.value == 0:
+        return None     # labels -0.0 and 0.0 (np.union1d keeps one), or a bad index 0
+    base = lo.value == 0 if zero_based == "auto" else zero_based
+    if zero_based == "auto" and base:
+        _warn_lone_zero(parser, lo, n_zero, n_rows)
+    width = max(hi.value + (1 if base else 0), 0) if hash_bits is None else 1 << hash_bits
+    return SvmlightInfo(n_rows, width, None, base, np.unique(np.array(sorted(labels), float)))
 
 
 def label_line(f, label):
