@@ -402,6 +402,29 @@ class _Out:
             self.labels[r:r + k] = src.labels[:k]
         self.n_rows, self.nnz, self.n_labels = r + k, a + src.nnz, self.n_labels + src.n_labels
 
+    def view(self):
+        """An output sharing these arrays that a piece is parsed into from the current
+        end (its start kept as ``r0``, ``a0``), moved into place by :meth:`take`."""
+        v = object.__new__(_Out)
+        v.__dict__.update(self.__dict__)
+        v.r0, v.a0 = v.n_rows, v.nnz
+        return v
+
+    def take(self, v):
+        """Append the rows the :meth:`view` ``v`` parsed: moved down over the gap
+        between this output's end and where ``v`` started, if any (the bounds of
+        :func:`_core._svm_bounds` are exact without blank lines, comments or qids)."""
+        r, a, k, m = self.n_rows, self.nnz, v.n_rows - v.r0, v.nnz - v.a0
+        if v.a0 != a:
+            self.data[a:a + m] = self.data[v.a0:v.a0 + m]
+            self.indices[a:a + m] = self.indices[v.a0:v.a0 + m]
+            self.indptr[v.r0 + 1:v.r0 + k + 1] -= v.a0 - a
+        if v.r0 != r:
+            self.indptr[r + 1:r + k + 1] = self.indptr[v.r0 + 1:v.r0 + k + 1]
+            self.qids[r:r + k] = self.qids[v.r0:v.r0 + k]
+            self.labels[r:r + k] = self.labels[v.r0:v.r0 + k]
+        self.n_rows, self.nnz = r + k, a + m
+
     def trim(self):
         """Shrink to the filled sizes."""
         self.data = _shrunk(self.data, self.nnz)
@@ -481,7 +504,7 @@ class _Piece:
     its output, the sub-parser that read it (lines, skips counted from the piece's
     start), its index extremes, and the error that stopped it (``on_error="raise"``)."""
 
-    __slots__ = ("error", "hi", "lo", "out", "parser", "start", "stop")
+    __slots__ = ("direct", "error", "hi", "lo", "out", "parser", "start", "stop")
 
 
 class _Parser:
@@ -497,6 +520,7 @@ class _Parser:
                  n_jobs=1):
         self.config = (name, n_features, zero_based, query_id, multilabel, on_error)
         self.n_jobs = n_jobs
+        self.share = 1 / n_jobs      # of a block, parsed by the calling thread
         self.workers = None
         self.scratch = []
         self.name = name
@@ -561,13 +585,14 @@ class _Parser:
         """A parser of the same options counting lines and skips from 0."""
         return _Parser(*self.config)
 
-    def _parse_piece(self, buf, start, stop, out):
+    def _parse_piece(self, buf, start, stop, out, direct=False):
         piece = _Piece()
-        piece.start, piece.stop, piece.out = start, stop, out
+        piece.start, piece.stop, piece.out, piece.direct = start, stop, out, direct
         piece.parser = self._fork()
         piece.lo, piece.hi = _Extreme(2**31), _Extreme(-1)
         piece.error = None
-        out.clear()
+        if not direct:
+            out.clear()
         try:
             piece.parser.parse(buf, stop, out, piece.lo, piece.hi, start)
         except SvmlightError as exc:
@@ -580,32 +605,57 @@ class _Parser:
 
         With ``first`` (an ``_Out``) the first piece is parsed by this parser into it
         (updating ``lo`` and ``hi``; its error is raised after the other pieces are
-        done) and is not returned.  The others go into scratch outputs reused from
-        block to block: memory is bounded by the block size.
+        done) and is not returned.  Without ``multilabel`` the others are parsed
+        straight into ``first`` too (``piece.direct``), each from the bounds on the rows
+        and nonzeros of the pieces before it (:func:`_core._svm_bounds`), and are then
+        moved over the gaps the bounds left, usually none (:meth:`_Out.take`).
+        Otherwise they go into scratch outputs reused from block to block: memory is
+        bounded by the block size.
         """
         n = min(self.n_jobs, max(1, end // _PIECE_MIN))
         cuts = [0]
         for k in range(1, n):
-            cut = buf.find(b"\n", max(end * k // n, cuts[-1], 1) - 1, end) + 1
+            at = int(end * (self.share + (1 - self.share) * (k - 1) / (n - 1)))
+            cut = buf.find(b"\n", max(at, cuts[-1], 1) - 1, end) + 1
             if cut < end:       # (buf[end - 1] is b"\n": find succeeds)
                 cuts.append(cut)
         cuts = [*dict.fromkeys(cuts), end]
         if len(cuts) == 2 and first is None:    # one piece: left to the caller to parse
             piece = _Piece()
             piece.start, piece.stop, piece.out, piece.error = 0, end, None, None
+            piece.direct = False
             return [piece]
         if self.workers is None and len(cuts) > 2:
             self.workers = _Workers(self.n_jobs - 1)
-        while len(self.scratch) < len(cuts) - 1:
-            self.scratch.append(_Out(1 << 12, 1 << 16, self.multilabel))
-        tasks = [self.workers.submit(self._parse_piece, buf, a, b, self.scratch[k])
-                 for k, (a, b) in enumerate(itertools.pairwise(cuts)) if k > 0]
+        if first is not None and not self.multilabel and len(cuts) > 2:
+            # the last piece's bounds from its size: a row takes 2 bytes or more, a
+            # nonzero 4 (" i:v")
+            bounds = [_core._svm_bounds(buf, a, b) for a, b in itertools.pairwise(cuts[:-1])]
+            last = end - cuts[-2]
+            first.grow(sum(b[0] for b in bounds) + last // 2 + 1,
+                       sum(b[1] for b in bounds) + last // 4 + 1, 0)
+            views = [first.view()]
+            for rows, nnz in bounds:
+                views.append(views[-1].view())
+                views[-1].n_rows = views[-1].r0 = views[-2].r0 + rows
+                views[-1].nnz = views[-1].a0 = views[-2].a0 + nnz
+            tasks = [self.workers.submit(self._parse_piece, buf, a, b, views[k], True)
+                     for k, (a, b) in enumerate(itertools.pairwise(cuts)) if k > 0]
+        else:
+            while len(self.scratch) < len(cuts) - 1:
+                self.scratch.append(_Out(1 << 12, 1 << 16, self.multilabel))
+            tasks = [self.workers.submit(self._parse_piece, buf, a, b, self.scratch[k])
+                     for k, (a, b) in enumerate(itertools.pairwise(cuts)) if k > 0]
         done = []
         try:
             if first is not None:
                 self.parse(buf, cuts[1], first, lo, hi)
             else:
                 done = [self._parse_piece(buf, 0, cuts[1], self.scratch[0])]
+            # the calling thread's share of the next block: smaller when the others
+            # were done before it (it also reads and merges), larger when it waited
+            waited = not all(task.done.is_set() for task in tasks)
+            self.share = min(max(self.share * (1.05 if waited else 0.95), 0.05), 0.95)
         finally:
             done += [task.result() for task in tasks]
         return done
@@ -846,7 +896,10 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         try:
             for buf, end in blocks:
                 for piece in parser.pieces(buf, end, out, lo, hi):
-                    out.append(piece.out)
+                    if piece.direct:
+                        out.take(piece.out)
+                    else:
+                        out.append(piece.out)
                     parser.absorb(piece, lo, hi)
         except _StreamError as exc:
             raise parser.stream_error(exc) from exc.__cause__
