@@ -829,8 +829,12 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         ends into ``n_jobs`` pieces parsed in parallel without the GIL, and
         their rows, line numbers and errors taken in file order, so the
         result, and the error raised (the first in the file), are those of
-        one thread.  By default the usable cores, at most 4; 1 parses in the
-        calling thread only.
+        one thread.  Each piece is parsed straight into its place in the
+        result (offsets from its newlines and ``:`` counted first); the
+        calling thread, which also reads, takes a smaller or larger share
+        of the next block as it finished after or before the others.  By
+        default the usable cores, at most 4; 1 parses in the calling thread
+        only.
 
     Returns
     -------
