@@ -195,12 +195,14 @@ def _classes(args):
     return np.array(sorted({_parse_value(c) for c in args.classes.split(",")}))
 
 
-def _file_source(path, name, args):
-    """A file task; scanned now if the label set, width or index base is not given."""
+def _file_source(path, name, args, opened):
+    """A file task (appended to ``opened``); scanned now if the label set, width or index
+    base is not given."""
     src = sources.SvmlightSource(path, name=name, batch_size=args.batch_size,
                                  n_features=args.n_features, zero_based=_zero_based(args),
                                  classes=_classes(args), hash_bits=args.hash_bits,
                                  n_jobs=args.parse_jobs)
+    opened.append(src)
     if src.needs_scan:
         src.scan()
         _check_labels(src)
@@ -227,10 +229,13 @@ def _eval(args, spool):
     if args.dask:
         return _eval_dask(args, spool, specs, multiclass)
     notes = {}
-    tasks, tests = _synthetic_task(args) if args.synthetic else _file_tasks(args, spool, notes)
-    for src in tasks:
-        if not callable(src):
-            _check_two_classes(src)
+    opened = []
+    with _bad_lines_first(opened):
+        tasks, tests = (_synthetic_task(args) if args.synthetic
+                        else _file_tasks(args, spool, notes, opened))
+        for src in tasks:
+            if not callable(src):
+                _check_two_classes(src)
     options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed,
                "noise": args.noise, "cv": args.cv or 0, "repeats": args.repeats,
                "tune_on": args.tune_on, "multiclass_params": multiclass,
@@ -345,9 +350,22 @@ def _synthetic_task(args):
     return [task], [None]
 
 
-def _file_tasks(args, spool, notes):
-    """The tasks of the data files (or the shipped data set) and their test sources;
-    ``notes`` gets the lines the table prints under a task."""
+@contextlib.contextmanager
+def _bad_lines_first(opened):
+    """A DataError found in the summaries of the files (their labels, rows) is raised
+    only if no file of ``opened``, checked in the order read, has a bad line: the scans
+    read only what the summaries need (``SvmlightSource.scan``)."""
+    try:
+        yield
+    except DataError:
+        for src in opened:
+            src.verify()
+        raise
+
+
+def _file_tasks(args, spool, notes, opened):
+    """The tasks of the data files (or the shipped data set) and their test sources, each
+    appended to ``opened``; ``notes`` gets the lines the table prints under a task."""
     names = args.data
     if not names:
         names = [str(datasets.shipped_data_path())]
@@ -362,14 +380,16 @@ def _file_tasks(args, spool, notes):
         labels = ["stdin" if n == "-" else n for n in names]
     tasks, tests = [], []
     for i, (name, label) in enumerate(zip(names, labels)):
-        src = _file_source(spool.path(name), label, args)
+        src = _file_source(spool.path(name), label, args, opened)
         tst = None
         if args.test:
             tname = args.test[i]
             tst = sources.SvmlightSource(
                 spool.path(tname), name=tname, batch_size=args.batch_size,
                 zero_based=src.zero_based, n_features=args.n_features,
-                hash_bits=args.hash_bits, n_jobs=args.parse_jobs).scan()
+                hash_bits=args.hash_bits, n_jobs=args.parse_jobs)
+            opened.append(tst)
+            tst.scan()
             _check_test_labels(tst, src)
             if args.n_features is None:
                 # train and test share one index space: the wider of the two
@@ -441,8 +461,10 @@ def _train(args, spool):
     _check_dask_options(args)
     if args.dask:
         return _train_dask(args, spool, spec, multiclass)
-    src = _file_source(spool.path(args.data), args.data, args)
-    _check_two_classes(src)
+    opened = []
+    with _bad_lines_first(opened):
+        src = _file_source(spool.path(args.data), args.data, args, opened)
+        _check_two_classes(src)
     progress = report.Progress(enabled=not args.quiet)
     try:
         learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,

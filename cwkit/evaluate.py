@@ -256,7 +256,8 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
     for pass_no in range(passes):
         for X, y_clean, y_train, flipped, index in _stream(source, cfg, pass_no):
             for piece in _pieces(y_clean.size, seen, curve_every):
-                Xp = X[piece]
+                # (a whole chunk as is: slicing a CSR matrix copies it)
+                Xp = X if piece.stop - piece.start == y_clean.size else X[piece]
                 for lr in learners:
                     if lr.failed is not None:
                         continue
