@@ -1,5 +1,6 @@
 """Input validation: turn X into the row view the compiled drivers read."""
-from dataclasses import dataclass, replace
+import sys
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,11 +16,12 @@ _I32 = np.dtype(np.int32)
 _PTR = (np.dtype(np.int32), np.dtype(np.int64))   # the indptr types of _core._csr_increasing
 
 
-@dataclass(frozen=True)
-class Rows:
+class Rows(NamedTuple):
     """A validated batch of rows: CSR arrays, or a dense C-contiguous block.
 
-    `view` (a `cwkit._core.RowView`) is what every driver takes first.
+    `view` (a `cwkit._core.RowView`) is what every driver takes first.  (A named
+    tuple: made once per ``partial_fit`` call, where a frozen dataclass costs a
+    microsecond.)
     """
 
     X: object            # the float64 CSR matrix (its rows' unique indices in any order:
@@ -43,7 +45,7 @@ class Rows:
         """These rows with the per-pass options of the drivers' counters
         (``RowView.counting``): rounds counted against ``clean``, scores
         written to ``scores``; none given: the plain rows."""
-        return replace(self, view=self.view.counting(clean, scores))
+        return self._replace(view=self.view.counting(clean, scores))
 
     def density(self, n_rows):
         """The fraction of nonzero entries of the first `n_rows` rows, counted in their
@@ -190,6 +192,28 @@ def check_structure(X, name="X"):
         _check_index(row, n, name, "the row indices")
         _check_index(col, d, name, "the column indices")
     return None
+
+
+_CSR_TYPES = []   # scipy's CSR matrix and array types, once scipy.sparse is imported
+
+
+def one_csr_row(X, n_features, scores):
+    """`Rows` of X when X (a scipy CSR matrix or array, not a subclass) holds one valid
+    row of `n_features` float64 values with int32 indices, whose passes write the
+    row's score into `scores` (float64 (1,)); else None, and :func:`as_rows` decides.
+
+    ``partial_fit`` on one example: the checks of :func:`as_rows` compiled into one
+    pass over the row (``cwkit._core.csr_row``), X never copied.
+    """
+    if not _CSR_TYPES:
+        module = sys.modules.get("scipy.sparse")
+        if module is None:      # no sparse matrix can exist yet
+            return None
+        _CSR_TYPES.extend((module.csr_matrix, module.csr_array))
+    if type(X) not in _CSR_TYPES:
+        return None
+    view = _core.csr_row(X, n_features, scores)
+    return None if view is None else Rows(X, view, 1, n_features)
 
 
 def as_rows(X, n_features=None, name="X", owner="the model"):
