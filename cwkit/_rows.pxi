@@ -332,6 +332,26 @@ cdef inline void ahead_start(Ahead* a, const Rows* R, const Py_ssize_t[::1] orde
         ahead_fetch(a, p1, st1, p2)
 
 
+def _all_finite(const double[::1] values):
+    """Whether every value is finite (neither NaN nor +-inf).
+
+    One pass, no temporaries (``np.isfinite(...).all()`` writes and reads a mask as
+    large as the values): a value is not finite when its exponent bits are all
+    ones, which adding 1 to the exponent carries into bit 63; the OR of those sums
+    is integer arithmetic that the compiler vectorises.
+    """
+    cdef Py_ssize_t j, n = values.shape[0]
+    cdef const unsigned long long* b
+    cdef unsigned long long carry = 0, exponent = 0x7ff0000000000000ULL
+    if n == 0:
+        return True
+    b = <const unsigned long long*>&values[0]
+    with nogil:
+        for j in range(n):
+            carry |= (b[j] & exponent) + 0x0010000000000000ULL
+    return (carry >> 63) == 0
+
+
 ctypedef fused _ptr_t:
     int
     long long
