@@ -126,34 +126,35 @@ cdef class RowView:
         self.scores_p = &out[0] if out.shape[0] > 0 else NULL
 
 
-cdef inline void _sift_down(unsigned long long* a, Py_ssize_t root, Py_ssize_t end) noexcept nogil:
-    """Restore the max-heap a[root..end) below root."""
-    cdef Py_ssize_t child
-    cdef unsigned long long t = a[root]
-    while True:
-        child = 2 * root + 1
-        if child >= end:
-            break
-        if child + 1 < end and a[child + 1] > a[child]:
-            child += 1
-        if a[child] <= t:
-            break
-        a[root] = a[child]
-        root = child
-    a[root] = t
-
-
-cdef void _heap_sort(unsigned long long* a, Py_ssize_t n) noexcept nogil:
-    """Sort a[0..n) in increasing order (in place, O(n log n), no recursion)."""
-    cdef Py_ssize_t k
-    cdef unsigned long long t
-    for k in range(n // 2 - 1, -1, -1):
-        _sift_down(a, k, n)
-    for k in range(n - 1, 0, -1):
-        t = a[0]
-        a[0] = a[k]
-        a[k] = t
-        _sift_down(a, 0, k)
+cdef unsigned long long* _radix_sort(unsigned long long* a, unsigned long long* tmp,
+                                     Py_ssize_t n, Py_ssize_t n_cols) noexcept nogil:
+    """Sort the keys a[0..n) (index << 32 | position, index < n_cols) by their index:
+    least significant byte first, one pass per byte of n_cols - 1, each a counting
+    sort into the other buffer (no data-dependent branches).  Returns the buffer
+    that holds the result (a or tmp)."""
+    cdef Py_ssize_t count[256]
+    cdef Py_ssize_t j, c, total, start
+    cdef unsigned long long* t
+    cdef int shift = 32
+    while shift < 64 and (<unsigned long long>(n_cols - 1) >> (shift - 32)) != 0:
+        for c in range(256):
+            count[c] = 0
+        for j in range(n):
+            count[(a[j] >> shift) & 255] += 1
+        total = 0
+        for c in range(256):
+            start = total
+            total += count[c]
+            count[c] = start
+        for j in range(n):
+            c = (a[j] >> shift) & 255
+            tmp[count[c]] = a[j]
+            count[c] += 1
+        t = a
+        a = tmp
+        tmp = t
+        shift += 8
+    return a
 
 
 def csr_row(X, Py_ssize_t n_cols, scores):
@@ -215,11 +216,11 @@ def csr_row(X, Py_ssize_t n_cols, scores):
     v.R.data = &data[0] if nnz > 0 else NULL
     v.R.indices = &indices[0] if nnz > 0 else NULL
     if not ordered:
-        v.own = malloc(nnz * (2 * sizeof(unsigned long long) + sizeof(int)))
+        v.own = malloc(nnz * (3 * sizeof(unsigned long long) + sizeof(int)))
         if v.own == NULL:
             raise MemoryError()
         keys = <unsigned long long*>v.own
-        sdata = <double*>(keys + nnz)
+        sdata = <double*>(keys + 2 * nnz)
         sidx = <int*>(sdata + nnz)
         if descending:      # reversed (as scipy's products leave them): O(nnz)
             for j in range(nnz):
@@ -228,10 +229,10 @@ def csr_row(X, Py_ssize_t n_cols, scores):
         else:               # (index, position) keys sorted: the entries in index order
             for j in range(nnz):
                 keys[j] = (<unsigned long long>indices[j] << 32) | <unsigned long long>j
-            _heap_sort(keys, nnz)
+            keys = _radix_sort(keys, keys + nnz, nnz, n_cols)
             for j in range(nnz):
                 sidx[j] = <int>(keys[j] >> 32)
-                sdata[j] = data[<Py_ssize_t>(keys[j] & 0xffffffff)]
+                sdata[j] = data[<Py_ssize_t>(keys[j] & 0xffffffffULL)]
                 if j > 0 and sidx[j] == sidx[j - 1]:
                     return None          # repeated indices: as_rows sums them
         v.R.data = sdata

@@ -172,7 +172,7 @@ def test_single_rows_the_path_refuses_give_the_general_paths_result_or_error():
 @pytest.mark.parametrize("nnz", [0, 1, 2, 3, 17, 300, 2000])
 def test_compiled_row_view_sorts_like_the_general_path(nnz):
     """``_core.csr_row`` puts any order of unique indices in increasing order (reversed
-    rows by reversing, others by a heap sort) and views canonical rows as they are;
+    rows by reversing, others by a radix sort) and views canonical rows as they are;
     the scores of the view equal those of ``as_rows``'s."""
     rng = np.random.default_rng(nnz)
     d = 5000
