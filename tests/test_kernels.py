@@ -477,3 +477,51 @@ def test_counts_against_clean_labels_and_records_scores(name, K, params):
                                               if K > 2 else np.column_stack(
                                                   [-est.decision_function(Xin),
                                                    est.decision_function(Xin)]), axis=1)).all()
+
+
+@pytest.mark.parametrize("name", ["arow", "pa1", "sop", "bpa1", "l1-pa", "adagrad"])
+@pytest.mark.parametrize("approx", ["rff", "nystroem"])
+def test_kernel_approx_parameter(name, approx, tmp_path):
+    """kernel_approx= feeds any linear rule the feature map's rows: the same model as the
+    rule fit on the map's output, and a model file keeps the map (no pickle)."""
+    from cwkit.kernel_approx import Nystroem, RandomFourierFeatures
+    Xin, X, y = data(n=80, seed=21, sparse=True)
+    est = cwkit.make(name, kernel_approx=approx, gamma=0.3, n_components=20, random_state=3)
+    est.fit(Xin[:60], y[:60])
+    if approx == "rff":
+        fmap = RandomFourierFeatures(0.3, 20, est.approx_seed_).fit(X[:60])
+    else:
+        fmap = Nystroem("rbf", 0.3, n_components=20).fit(np.array(est.landmarks_))
+        rows = {tuple(r) for r in X[:60]}
+        assert all(tuple(r) in rows for r in est.landmarks_)
+    plain = cwkit.make(name).fit(fmap.transform(X[:60]), y[:60])
+    # (CSR rows here, dense rows there: the map's products agree to rounding)
+    np.testing.assert_allclose(est.coef_, plain.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(est.decision_function(Xin[60:]),
+                               plain.decision_function(fmap.transform(X[60:])), rtol=1e-9,
+                               atol=1e-12)
+    assert est.n_features_in_ == 5 and est.coef_.shape[-1] == 20
+    path = tmp_path / "m.cwk"
+    cwkit.save(est, path)
+    back = cwkit.load(path)
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    est.partial_fit(X[60:], y[60:])
+    back.partial_fit(X[60:], y[60:])
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+
+
+def test_kernel_approx_refusals_and_cli(tmp_path, capsys):
+    with pytest.raises(ValueError, match="kernel_approx"):
+        cwkit.make("pa1", kernel_approx="fourier")
+    with pytest.raises(ValueError, match="does not go with kernel_approx"):
+        cwkit.make("pa1", kernel_approx="rff", budget=5)
+    with pytest.raises(ValueError, match="n_components"):
+        cwkit.make("arow", kernel_approx="rff", n_components=0)
+    from cwkit.cli import main
+    _, X, y = data(n=60, seed=22)
+    f = tmp_path / "d.svm"
+    from cwkit.svmlight import dump_svmlight
+    dump_svmlight(X, y, f)
+    assert main(["eval", "--algos", "arow:kernel_approx=rff:gamma=0.5:n_components=30",
+                 "--format", "json", str(f)]) == 0
+    assert "kernel_approx" in capsys.readouterr().out
