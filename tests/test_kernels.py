@@ -525,3 +525,19 @@ def test_kernel_approx_refusals_and_cli(tmp_path, capsys):
     assert main(["eval", "--algos", "arow:kernel_approx=rff:gamma=0.5:n_components=30",
                  "--format", "json", str(f)]) == 0
     assert "kernel_approx" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name,params", FIRST_ORDER, ids=[n for n, _ in FIRST_ORDER])
+@pytest.mark.parametrize("K", [2, 3])
+def test_average_degree_one_poly_is_the_primal_average(name, params, K):
+    """average=True in the dual with the linear kernel reports the primal rule's average
+    (the primal averaging of cwkit.models.average, computed apart)."""
+    if name == "perceptron":
+        pytest.skip("the Perceptron's average is avg-perceptron")
+    _, X, y = data(n=60, K=K, seed=23)
+    extra = {} if name == "avg-perceptron" else {"average": True}
+    primal = cwkit.make(name, **params, **extra).fit(X, y)
+    dual = cwkit.make(name, kernel="poly", degree=1, gamma=1.0, **params, **extra).fit(X, y)
+    assert dual.mistakes_ == primal.mistakes_
+    np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
+                               rtol=1e-9, atol=1e-9)
