@@ -58,6 +58,17 @@ def forgetron_phi(W, Kss, Q, M):
     return phi, np.polyval(poly[:2].tolist() + [0.0], phi)
 
 
+def _budget_step(X, ids, W, Q, M, policy, forget, kernel, kp, bias):
+    """One removal: (the victim's position, the weights W (n, width) after the
+    Forgetron's shrink when `forget`, Q)."""
+    Kss = gram(X[ids], X[ids], kernel, bias=bias, **kp)
+    if forget:
+        phi, psi = forgetron_phi(W, Kss, Q, M)
+        W = phi * W
+        Q += psi
+    return _victim(W, np.diag(Kss), policy), W, Q
+
+
 def _victim(coef, kdiag, policy):
     if policy == "oldest":
         return 0
@@ -140,12 +151,9 @@ def first_order_run(rule, X, y, K=2, *, kernel="rbf", kp=None, bias=1.0, budget=
             coef = np.vstack([coef, new]) / Z
             acc = np.vstack([acc, np.zeros(width)])
             if budget is not None and len(ids) > budget:
-                Kss = gram(X[ids], X[ids], kernel, bias=bias, **kp)
-                if policy == "oldest" and rule not in OWN_SHRINK:
-                    phi, psi = forgetron_phi(coef, Kss, Q, M)
-                    coef = phi * coef
-                    Q += psi
-                j = _victim(coef, np.diag(Kss), policy)
+                j, coef, Q = _budget_step(X, ids, coef, Q, M, policy,
+                                          policy == "oldest" and rule not in OWN_SHRINK,
+                                          kernel, kp, bias)
                 del ids[j]
                 coef = np.delete(coef, j, 0)
                 acc = np.delete(acc, j, 0)
@@ -229,15 +237,10 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=1.0, a=1.0, r=1.
             ids.append(i)
             M += 1
             if budget is not None and len(ids) > budget:
-                Kss = gram(X[ids], X[ids], kernel, bias=bias, **kp)
-                if policy == "oldest":
-                    shrink, psi = forgetron_phi(mu[:, None], Kss, Q, M)
-                    mu = shrink * mu
-                    Q += psi
-                kd = np.diag(Kss)
-                j = _victim(mu[:, None], kd, policy)
+                j, W, Q = _budget_step(X, ids, mu[:, None], Q, M, policy, policy == "oldest",
+                                       kernel, kp, bias)
                 del ids[j]
-                mu = np.delete(mu, j)
+                mu = np.delete(W[:, 0], j)
                 Z = np.delete(np.delete(Z, j, 0), j, 1)
         yield list(ids), mu[:, None].copy(), Z.copy(), mistake
 
@@ -260,14 +263,10 @@ def bpa_run(variant, X, y, B, C, kernel, kp, bias=1.0, budget=None, policy="olde
         coef = np.append(coef, (tau * y[group])[keep])
         M += keep.sum()
         while budget is not None and len(ids) > budget:
-            Kss = gram(X[ids], X[ids], kernel, bias=bias, **kp)
-            if policy == "oldest":
-                phi, psi = forgetron_phi(coef[:, None], Kss, Q, M)
-                coef = phi * coef
-                Q += psi
-            j = _victim(coef[:, None], np.diag(Kss), policy)
+            j, W, Q = _budget_step(X, ids, coef[:, None], Q, M, policy, policy == "oldest",
+                                   kernel, kp, bias)
             del ids[j]
-            coef = np.delete(coef, j)
+            coef = np.delete(W[:, 0], j)
         return ids, coef, Q, M
 
     start = 0
