@@ -32,6 +32,7 @@ from .evaluate import (
     train,
 )
 from .persist import ModelFileError, load, save
+from .kernel_approx import APPROX_PARAMS
 from .kernels import KERNEL_PARAMS
 from .registry import algorithms, kernel_params, make
 from .svmlight import SvmlightError, label_line, scan_svmlight
@@ -140,7 +141,8 @@ def _checked(registry, name, key, value, where, given=None):
     params = registry[name]["params"]
     # a kernel parameter of a rule without a kernel form: make() says so
     if key not in params and key not in registry[name].get("kernel", ()) \
-            and key not in KERNEL_PARAMS and key not in PER_ALGORITHM_COMMON:
+            and key not in KERNEL_PARAMS and key not in APPROX_PARAMS \
+            and key not in PER_ALGORITHM_COMMON:
         known = ", ".join(sorted(params) + list(PER_ALGORITHM_COMMON))
         raise UsageError(f"{where}: unknown parameter {key!r} for {name} (known: {known})")
     try:
@@ -845,7 +847,11 @@ def _build_parser():
                    "stdin); none: the small data set shipped with cwkit")
     p.add_argument("--algos", default="pa,cw,arow", metavar="A,B,...",
                    help="algorithms (see `cwkit algos`); NAME:KEY=VALUE adds an inline "
-                   "parameter, e.g. sop,sop:covariance=full (default pa,cw,arow)")
+                   "parameter, e.g. sop,sop:covariance=full; the kernel parameters (kernel, "
+                   "gamma, degree, coef0, budget, budget_policy, average) select a kernel "
+                   "form: pa1:kernel=rbf:gamma=0.5:budget=100; kernel_approx=rff|nystroem "
+                   "(gamma, n_components) feeds any linear rule approximate RBF features: "
+                   "arow:kernel_approx=rff:gamma=0.5 (default pa,cw,arow)")
     p.add_argument("--test", action="append", metavar="FILE",
                    help="test file scored after training (one per data file)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
