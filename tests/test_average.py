@@ -194,21 +194,29 @@ def test_save_load_keeps_the_average(case, tmp_path):
     np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
 
 
-def test_first_order_drivers_average_natively():
-    """The first-order drivers keep the lazy sum (O(nnz)); other models are wrapped."""
+def test_drivers_average_natively():
+    """The drivers keep the lazy sum: no per-row wrapper for these shapes."""
     X, y = _data("top1")
     for name in ("pa1", "reg-pa", "l2-pa", "perceptron"):
-        for task in ("top1", "ovr"):
+        for task in ("top1", "ovr", "topk"):
+            if task == "topk" and name in ("reg-pa", "l2-pa", "perceptron"):
+                continue
             est = cwkit.make(name, average=True, **_params({}, task)).fit(X, y)
             assert not isinstance(est._model, Averaged)
             assert averages_natively(est._model.spec)
-    diag = {"covariance": "diag"}      # "auto" takes the full one on these dense rows
-    for name, p, labels in (("arow", diag, y), ("arow", diag, y % 2), ("cw", diag, y),
-                            ("sop", diag, y % 2), ("adagrad", {}, y % 2)):
-        est = cwkit.make(name, average=True, **p).fit(X, labels)
-        assert not isinstance(est._model, Averaged) and averages_natively(est._model.spec)
-    for name, p in (("arow", {"covariance": "full"}), ("sop", {}), ("adagrad", {}),
-                    ("bpa1", {}), ("l1-pa", {}), ("pa1", {"multiclass": "topk"})):
+    for cov in ("diag", "full"):
+        for name, labels in (("arow", y), ("arow", y % 2), ("cw", y), ("sop", y),
+                             ("sop", y % 2)):
+            for task in ("top1", "ovr") + (("topk",) if name == "arow" else ()):
+                est = cwkit.make(name, average=True, covariance=cov,
+                                 **_params({}, task)).fit(X, labels)
+                assert not isinstance(est._model, Averaged), (name, cov, task)
+                assert averages_natively(est._model.spec)
+    for labels in (y, y % 2):
+        for task in ("top1", "ovr"):
+            est = cwkit.make("adagrad", average=True, **_params({}, task)).fit(X, labels)
+            assert not isinstance(est._model, Averaged) and averages_natively(est._model.spec)
+    for name, p in (("bpa1", {}), ("l1-pa", {}), ("pa-ls", {"multiclass": "topk"})):
         est = cwkit.make(name, average=True, **p).fit(X, y)
         assert isinstance(est._model, Averaged)
 

@@ -17,20 +17,22 @@ group applied provisionally).  A round costs one driver call and O(K D).
 import numpy as np
 
 from .. import _core
-from .interface import BINARY, NO_ROW, OVR, TOP1, Model, PassResult, counts
+from .interface import BINARY, NO_ROW, OVR, TOP1, TOPK, Model, PassResult, counts
 from .scoring import argmax_proba, mc_row_scores, row_scores, sign_proba
 
 
 #: The (shape of state, case) whose drivers keep the lazy sum of averaging themselves,
 #: O(nnz) per update; every other model is averaged by :class:`Averaged`.
-NATIVE_AVERAGE = frozenset({("first_order", BINARY), ("first_order", TOP1),
-                            ("first_order", OVR), ("diagonal", BINARY),
-                            ("diagonal", TOP1), ("diagonal", OVR), ("sop_diagonal", BINARY),
-                            ("adagrad", BINARY)})
+NATIVE_AVERAGE = frozenset(
+    {(shape, kind) for shape in ("first_order", "diagonal", "full", "sop_diagonal", "adagrad")
+     for kind in (BINARY, TOP1, OVR)}
+    | {("first_order", TOPK), ("diagonal", TOPK), ("full", TOPK)})
 
 
 def averages_natively(spec):
     """Whether the driver of `spec`'s model keeps the averaging sum itself."""
+    if spec.kind == TOPK and spec.rule == _core.Rule.PA_LS:
+        return False        # top-k PA-LS is mini-batch PA-LS (cwkit.models.topk)
     return (spec.shape, spec.kind) in NATIVE_AVERAGE
 
 

@@ -194,16 +194,24 @@ class Full(BinaryModel):
                 f"covariance='full' needs a {D} x {D} matrix ({D * D * 8 / 2**20:.0f} MiB); "
                 f"it is supported up to {MAX_FULL_DIM - 1} features. Use covariance='diag' "
                 "for high-dimensional data")
-        return {"mu": np.zeros(D), "Sigma": np.eye(D) * initial_variance(self.spec)}
+        st = {"mu": np.zeros(D), "Sigma": np.eye(D) * initial_variance(self.spec)}
+        if self.spec.average:   # the lazy sum of the means, then the round count T
+            st["u"] = np.zeros(D + 1)
+        return st
 
     def run(self, rows, y, order, bias):
         st, spec = self.state, self.spec
         work = np.empty(2 * len(st["mu"]))
         return PassResult(*_core.full_pass(
-            rows.view, y, order, bias, st["mu"], st["Sigma"], work, self.rule, spec.phi, spec.r))
+            rows.view, y, order, bias, st["mu"], st["Sigma"], work, self.rule, spec.phi, spec.r,
+            st.get("u", NO_SUM)))
 
     def weights(self):
-        return self.state["mu"]
+        mu = self.state["mu"]
+        if self.spec.average:
+            u = self.state["u"]
+            return lazy_mean(mu, u[:-1], u[-1])
+        return mu
 
     def covariance(self):
         return symmetric(self.state["Sigma"])
@@ -212,7 +220,7 @@ class Full(BinaryModel):
         return np.diagonal(self.state["Sigma"])
 
     def proba_args(self, rows, bias):
-        mu = self.state["mu"]
+        mu = self.weights()
         m = np.empty(rows.n_rows)
         v = np.empty(rows.n_rows)
         _core.full_scores(rows.view, bias, mu, self.state["Sigma"], np.empty(2 * len(mu)),
@@ -221,7 +229,7 @@ class Full(BinaryModel):
 
     def scores(self, rows, bias):
         m, v = self.proba_args(rows, bias)
-        if self.rule == _core.Rule.SOP:
+        if self.rule == _core.Rule.SOP and not self.spec.average:
             # x (A + x x^T)^-1 v = x^T A^-1 v / (1 + x^T A^-1 x)  ([SOP05], Sherman-Morrison)
             return m / (1.0 + v)
         return m
@@ -230,7 +238,9 @@ class Full(BinaryModel):
         return collapsed_variance_detail(self, status)
 
     def invariants(self):
-        return gaussian_invariants(self)
+        yield from gaussian_invariants(self)
+        if self.spec.average:
+            yield counts("the round count u[-1]", self.state["u"][-1:], 0, np.inf)
 
 
 def adagrad_invariants(state):

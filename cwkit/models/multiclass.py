@@ -22,6 +22,7 @@ from .. import _core
 from .binary import (
     AUX_SIZE,
     MAX_FULL_DIM,
+    NO_SUM,
     adagrad_invariants,
     aux_size,
     averaged_first_order,
@@ -165,16 +166,23 @@ class Full(MulticlassModel):
                 "or multiclass='ovr'")
         s0 = initial_variance(self.spec)
         Sigma = np.tile(np.eye(D) * s0, (K, 1)) if self.ovr else np.eye(n) * s0
-        return {"mu": np.zeros((K, D)), "Sigma": Sigma}
+        st = {"mu": np.zeros((K, D)), "Sigma": Sigma}
+        if self.spec.average:   # the lazy sum of the means (K D), then the round count T
+            st["u"] = np.zeros(n + 1)
+        return st
 
     def run(self, rows, codes, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.mc_full_pass(
             *self._args(rows, codes, order), bias, self.ovr, st["mu"], st["Sigma"], self.rule,
-            spec.phi, spec.r, self.sum_update))
+            spec.phi, spec.r, self.sum_update, st.get("u", NO_SUM)))
 
     def weights_dk(self):
-        return self.state["mu"].T
+        mu = self.state["mu"]
+        if self.spec.average:
+            u = self.state["u"]
+            return lazy_mean(mu, u[:-1].reshape(mu.shape), u[-1]).T
+        return mu.T
 
     def _block(self, c):
         D = self.n_features + 1
@@ -194,7 +202,7 @@ class Full(MulticlassModel):
         return np.diagonal(self.state["Sigma"])
 
     def score_moments(self, rows, bias):
-        mu = self.state["mu"]
+        mu = np.ascontiguousarray(self.weights())
         D = mu.shape[1]
         M = np.empty((self.K, rows.n_rows))
         V = np.empty((self.K, rows.n_rows))
@@ -204,7 +212,7 @@ class Full(MulticlassModel):
         return M.T, V.T
 
     def scores(self, rows, bias):
-        if self.rule != _core.Rule.SOP:
+        if self.rule != _core.Rule.SOP or self.spec.average:
             return super().scores(rows, bias)
         M, V = self.score_moments(rows, bias)
         return M / (1.0 + V)           # [SOP05] test rule per class block
@@ -213,30 +221,44 @@ class Full(MulticlassModel):
         return collapsed_variance_detail(self, status)
 
     def invariants(self):
-        return gaussian_invariants(self)
+        yield from gaussian_invariants(self)
+        if self.spec.average:
+            yield counts("the round count u[-1]", self.state["u"][-1:], 0, np.inf)
 
 
 class SOPDiagonal(MulticlassModel):
     """Diagonal SOP per block: vv = sum of Delta over mistakes, A = a + sum Delta^2."""
 
     def initial_state(self, K, D):
-        return {"vv": np.zeros((D, K)), "A": np.full((D, K), float(self.spec.a))}
+        st = {"vv": np.zeros((D, K)), "A": np.full((D, K), float(self.spec.a))}
+        if self.spec.average:   # the lazy sum of vv / A (D K), then the round count T
+            st["u"] = np.zeros(D * K + 1)
+        return st
 
     def run(self, rows, codes, order, bias):
         st = self.state
         return PassResult(*_core.mc_sop_diag_pass(
-            *self._args(rows, codes, order), bias, self.ovr, st["vv"], st["A"]))
+            *self._args(rows, codes, order), bias, self.ovr, st["vv"], st["A"],
+            st.get("u", NO_SUM)))
 
     def weights_dk(self):
-        return self.state["vv"] / self.state["A"]
+        w = self.state["vv"] / self.state["A"]
+        if self.spec.average:
+            u = self.state["u"]
+            return lazy_mean(w, u[:-1].reshape(w.shape), u[-1])
+        return w
 
     def variances_dk(self):
         return 1.0 / self.state["A"]
 
     def invariants(self):
-        return (positive("A", self.state["A"]),)
+        yield positive("A", self.state["A"])
+        if self.spec.average:
+            yield counts("the round count u[-1]", self.state["u"][-1:], 0, np.inf)
 
     def scores(self, rows, bias):
+        if self.spec.average:   # the averaged weights are a linear rule
+            return super().scores(rows, bias)
         out = np.empty((rows.n_rows, self.K))
         _core.mc_sop_scores(rows.view, bias, self.state["vv"], self.state["A"], out)
         return out
@@ -246,13 +268,16 @@ class AdaGrad(MulticlassModel):
     """AdaGrad-RDA per block: u = sum of subgradients, G = sum of their squares."""
 
     def initial_state(self, K, D):
-        return {"u": np.zeros((D, K)), "G": np.zeros((D, K)), "aux": np.zeros(AUX_SIZE)}
+        st = {"u": np.zeros((D, K)), "G": np.zeros((D, K)), "aux": np.zeros(AUX_SIZE)}
+        if self.spec.average:   # the sums of the weights and the rounds they reach
+            st["acc"] = np.zeros(2 * D * K)
+        return st
 
     def run(self, rows, codes, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.mc_adagrad_pass(
             *self._args(rows, codes, order), bias, self.ovr, st["u"], st["G"], st["aux"],
-            spec.eta, spec.lam, spec.delta))
+            spec.eta, spec.lam, spec.delta, st.get("acc", NO_SUM)))
 
     def invariants(self):
         return adagrad_invariants(self.state)
@@ -260,6 +285,11 @@ class AdaGrad(MulticlassModel):
     def weights_dk(self):
         st, spec = self.state, self.spec
         w = np.empty(st["u"].size)
-        _core.rda_weights(st["u"].ravel(), st["G"].ravel(), st["aux"][_core.AUX_T], spec.eta,
-                          spec.lam, spec.delta, w)
+        t = st["aux"][_core.AUX_T]
+        if spec.average and t > 0:
+            _core.rda_average(st["u"].ravel(), st["G"].ravel(), t, spec.eta, spec.lam,
+                              spec.delta, st["acc"], w)
+        else:
+            _core.rda_weights(st["u"].ravel(), st["G"].ravel(), t, spec.eta, spec.lam,
+                              spec.delta, w)
         return w.reshape(st["u"].shape)

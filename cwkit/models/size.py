@@ -54,12 +54,15 @@ def state_size(spec):
         averaged = blocks if spec.average else 0
         aux = _AUX + (spec.average and spec.rule in SCALED_RULES)
         return blocks + averaged + aux * (K if kind == OVR else 1)
-    if shape in ("diagonal", "sop_diagonal"):
-        return 2 * blocks + ((D + 1) * K if spec.average else 0)     # lazy sum, T
+    if shape == "diagonal":
+        return 2 * blocks + ((D + 1) * K if spec.average else 0)     # lazy sum, T per block
+    if shape == "sop_diagonal":
+        return 2 * blocks + (blocks + 1 if spec.average else 0)      # lazy sum, T
     if shape == "adagrad":
-        return 2 * blocks + _AUX + (2 * D if spec.average else 0)   # binary: sums, rounds
+        return 2 * blocks + _AUX + (2 * blocks if spec.average else 0)   # sums, rounds
     if shape == "full":
-        return blocks + (K * D * D if kind in (BINARY, OVR) else blocks * blocks)
+        return (blocks + (K * D * D if kind in (BINARY, OVR) else blocks * blocks)
+                + (blocks + 1 if spec.average else 0))               # lazy sum, T
     if shape == "minibatch":
         if kind == OVR:
             return K * _minibatch(D, 1, spec.batch_size)
