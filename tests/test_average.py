@@ -216,7 +216,13 @@ def test_drivers_average_natively():
         for task in ("top1", "ovr"):
             est = cwkit.make("adagrad", average=True, **_params({}, task)).fit(X, labels)
             assert not isinstance(est._model, Averaged) and averages_natively(est._model.spec)
-    for name, p in (("bpa1", {}), ("l1-pa", {}), ("pa-ls", {"multiclass": "topk"})):
+    for labels in (y, y % 2):
+        for task in ("top1", "ovr", "topk"):
+            est = cwkit.make("l1-pa", average=True, **_params({}, task)).fit(X, labels)
+            models = getattr(est._model, "models", [est._model])      # ovr: K binary ones
+            assert all(not isinstance(m, Averaged) and averages_natively(m.spec)
+                       for m in models)
+    for name, p in (("bpa1", {}), ("pa-ls", {"multiclass": "topk"})):
         est = cwkit.make(name, average=True, **p).fit(X, y)
         assert isinstance(est._model, Averaged)
 

@@ -24,9 +24,9 @@ from .scoring import argmax_proba, mc_row_scores, row_scores, sign_proba
 #: The (shape of state, case) whose drivers keep the lazy sum of averaging themselves,
 #: O(nnz) per update; every other model is averaged by :class:`Averaged`.
 NATIVE_AVERAGE = frozenset(
-    {(shape, kind) for shape in ("first_order", "diagonal", "full", "sop_diagonal", "adagrad")
+    {(shape, kind) for shape in ("first_order", "diagonal", "full", "sop_diagonal", "adagrad", "l1")
      for kind in (BINARY, TOP1, OVR)}
-    | {("first_order", TOPK), ("diagonal", TOPK), ("full", TOPK)})
+    | {("first_order", TOPK), ("diagonal", TOPK), ("full", TOPK), ("l1", TOPK)})
 
 
 def averages_natively(spec):

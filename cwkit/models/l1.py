@@ -7,8 +7,9 @@ The update is solved exactly inside the compiled drivers ``l1pa_pass``
 import numpy as np
 
 from .. import _core
-from .binary import BinaryModel
-from .interface import TOP1, PassResult
+from .average import lazy_mean
+from .binary import NO_SUM, BinaryModel
+from .interface import TOP1, PassResult, counts
 from .multiclass import MulticlassModel
 
 _NO_SCORES = np.empty(0)
@@ -23,6 +24,22 @@ def infeasible_detail(spec, status):
             "the intercept feature 1 when fit_intercept=True)")
 
 
+def averaged(state, key):
+    """The weights state[key], or their mean over the rounds when the state holds the
+    lazy sum ``u`` (its last entry T)."""
+    w = state[key]
+    if "u" not in state:
+        return w
+    u = state["u"]
+    return lazy_mean(w, u[:-1].reshape(w.shape), u[-1])
+
+
+def average_invariants(state):
+    """The round count of the lazy sum, when averaging."""
+    if "u" in state:
+        yield counts("the round count u[-1]", state["u"][-1:], 0, np.inf)
+
+
 def in_ball(spec, w):
     """The invariant ||w||_1 <= beta (up to the rounding of the exact update)."""
     return (f"the weights must lie in the L1 ball ||w||_1 <= beta = {spec.beta:g}",
@@ -33,19 +50,22 @@ class BinaryL1PA(BinaryModel):
     """The weight vector w (length D, intercept last)."""
 
     def initial_state(self, D):
+        if self.spec.average:   # the lazy sum of w, then the round count T
+            return {"w": np.zeros(D), "u": np.zeros(D + 1)}
         return {"w": np.zeros(D)}
 
     def run(self, rows, y, order, bias, scores_out=None):
         """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
         return PassResult(*_core.l1pa_pass(
             rows.view, y, order, bias, self.state["w"], self.spec.beta,
-            _NO_SCORES if scores_out is None else scores_out))
+            _NO_SCORES if scores_out is None else scores_out, self.state.get("u", NO_SUM)))
 
     def weights(self):
-        return self.state["w"]
+        return averaged(self.state, "w")
 
     def invariants(self):
-        return (in_ball(self.spec, self.state["w"]),)
+        yield in_ball(self.spec, self.state["w"])
+        yield from average_invariants(self.state)
 
     def status_detail(self, status):
         return infeasible_detail(self.spec, status)
@@ -60,17 +80,21 @@ class MulticlassL1PA(MulticlassModel):
         self.kk = 0 if spec.strategy == TOP1 else spec.kk
 
     def initial_state(self, K, D):
+        if self.spec.average:   # the lazy sum of W (D K), then the round count T
+            return {"W": np.zeros((D, K)), "u": np.zeros(D * K + 1)}
         return {"W": np.zeros((D, K))}
 
     def run(self, rows, codes, order, bias):
         return PassResult(*_core.mc_l1pa_pass(
-            *self._args(rows, codes, order), bias, self.state["W"], self.spec.beta, self.kk))
+            *self._args(rows, codes, order), bias, self.state["W"], self.spec.beta, self.kk,
+            self.state.get("u", NO_SUM)))
 
     def weights_dk(self):
-        return self.state["W"]
+        return averaged(self.state, "W")
 
     def invariants(self):
-        return (in_ball(self.spec, self.state["W"]),)
+        yield in_ball(self.spec, self.state["W"])
+        yield from average_invariants(self.state)
 
     def status_detail(self, status):
         return infeasible_detail(self.spec, status)

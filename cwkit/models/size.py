@@ -68,7 +68,9 @@ def state_size(spec):
             return K * _minibatch(D, 1, spec.batch_size)
         return _minibatch(D, K, spec.batch_size)
     if shape == "l1":
-        return blocks
+        if kind == OVR:
+            return K * (D + (D + 1 if spec.average else 0))
+        return blocks + (blocks + 1 if spec.average else 0)       # lazy sum, T
     if shape.startswith("kernel_"):
         return None
     raise ValueError(f"unknown shape of state {shape!r}")
