@@ -63,6 +63,9 @@ class BinaryL1PA(BinaryModel):
     def weights(self):
         return averaged(self.state, "w")
 
+    def last_weights(self):
+        return self.state["w"]
+
     def invariants(self):
         yield in_ball(self.spec, self.state["w"])
         yield from average_invariants(self.state)
@@ -91,6 +94,9 @@ class MulticlassL1PA(MulticlassModel):
 
     def weights_dk(self):
         return averaged(self.state, "W")
+
+    def last_weights_dk(self):
+        return self.state["W"]
 
     def invariants(self):
         yield in_ball(self.spec, self.state["W"])

@@ -105,6 +105,9 @@ class BinaryBPA(BinaryModel):
             return lazy_mean(w, u[:-1].reshape(w.shape), u[-1])
         return w
 
+    def last_weights(self):
+        return self.state["w"]
+
     def invariants(self):
         st, B = self.state, self.spec.batch_size
         yield counts("n_pend, the number of rows carried over,", st["n_pend"], 0, B - 1)
@@ -161,6 +164,12 @@ class MulticlassBPA(BinaryBPA):
 
     def weights(self):
         return super().weights().T
+
+    def last_weights(self):
+        return self.state["w"].T
+
+    def last_scores(self, rows, bias):
+        return mc_row_scores(rows, self.state["w"], bias)[0]
 
     def pending_labels(self, pend_y):
         return counts("pend_y, class codes,", pend_y, 0, self.K - 1)

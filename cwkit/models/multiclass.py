@@ -74,6 +74,18 @@ class MulticlassModel(Model):
     def scores(self, rows, bias):
         return mc_row_scores(rows, self.weights_dk(), bias)[0]
 
+    def last_weights(self):
+        return self.last_weights_dk().T
+
+    def last_weights_dk(self):
+        """(D, K) weights of the last iterate (:meth:`Model.last_weights`)."""
+        return self.weights_dk()
+
+    def last_scores(self, rows, bias):
+        if self.spec.average:   # a native average: the last iterate is linear
+            return mc_row_scores(rows, self.last_weights_dk(), bias)[0]
+        return self.scores(rows, bias)
+
     def score_moments(self, rows, bias):
         """Mean and variance (n, K) of every class score w_c.x~ under the Gaussian
         over weights, cross-class covariances left out."""
@@ -104,7 +116,10 @@ class FirstOrder(MulticlassModel):
         st = self.state
         if self.spec.average:
             return averaged_first_order(st["v"], st["aux"], st["u"])
-        return st["aux"][:, _core.AUX_S] * st["v"]
+        return self.last_weights_dk()
+
+    def last_weights_dk(self):
+        return self.state["aux"][:, _core.AUX_S] * self.state["v"]
 
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status, delta=not self.ovr)
@@ -133,6 +148,9 @@ class Diagonal(MulticlassModel):
         if self.spec.average:
             u = self.state["u"]
             return lazy_mean(self.state["mu"], u[:-1], u[-1, 0])
+        return self.last_weights_dk()
+
+    def last_weights_dk(self):
         return self.state["mu"]
 
     def variances_dk(self):
@@ -182,7 +200,10 @@ class Full(MulticlassModel):
         if self.spec.average:
             u = self.state["u"]
             return lazy_mean(mu, u[:-1].reshape(mu.shape), u[-1]).T
-        return mu.T
+        return self.last_weights_dk()
+
+    def last_weights_dk(self):
+        return self.state["mu"].T
 
     def _block(self, c):
         D = self.n_features + 1
@@ -201,8 +222,9 @@ class Full(MulticlassModel):
             return np.concatenate([np.diagonal(self._block(c)) for c in range(self.K)])
         return np.diagonal(self.state["Sigma"])
 
-    def score_moments(self, rows, bias):
-        mu = np.ascontiguousarray(self.weights())
+    def score_moments(self, rows, bias, mu=None):
+        """As the base's, mu (K, D): the (averaged) weights unless given."""
+        mu = np.ascontiguousarray(self.weights() if mu is None else mu)
         D = mu.shape[1]
         M = np.empty((self.K, rows.n_rows))
         V = np.empty((self.K, rows.n_rows))
@@ -214,7 +236,12 @@ class Full(MulticlassModel):
     def scores(self, rows, bias):
         if self.rule != _core.Rule.SOP or self.spec.average:
             return super().scores(rows, bias)
-        M, V = self.score_moments(rows, bias)
+        return self.last_scores(rows, bias)
+
+    def last_scores(self, rows, bias):
+        if self.rule != _core.Rule.SOP:
+            return super().last_scores(rows, bias)
+        M, V = self.score_moments(rows, bias, self.last_weights())
         return M / (1.0 + V)           # [SOP05] test rule per class block
 
     def status_detail(self, status):
@@ -242,11 +269,14 @@ class SOPDiagonal(MulticlassModel):
             st.get("u", NO_SUM)))
 
     def weights_dk(self):
-        w = self.state["vv"] / self.state["A"]
+        w = self.last_weights_dk()
         if self.spec.average:
             u = self.state["u"]
             return lazy_mean(w, u[:-1].reshape(w.shape), u[-1])
         return w
+
+    def last_weights_dk(self):
+        return self.state["vv"] / self.state["A"]
 
     def variances_dk(self):
         return 1.0 / self.state["A"]
@@ -259,6 +289,9 @@ class SOPDiagonal(MulticlassModel):
     def scores(self, rows, bias):
         if self.spec.average:   # the averaged weights are a linear rule
             return super().scores(rows, bias)
+        return self.last_scores(rows, bias)
+
+    def last_scores(self, rows, bias):
         out = np.empty((rows.n_rows, self.K))
         _core.mc_sop_scores(rows.view, bias, self.state["vv"], self.state["A"], out)
         return out
@@ -284,12 +317,17 @@ class AdaGrad(MulticlassModel):
 
     def weights_dk(self):
         st, spec = self.state, self.spec
-        w = np.empty(st["u"].size)
         t = st["aux"][_core.AUX_T]
         if spec.average and t > 0:
+            w = np.empty(st["u"].size)
             _core.rda_average(st["u"].ravel(), st["G"].ravel(), t, spec.eta, spec.lam,
                               spec.delta, st["acc"], w)
-        else:
-            _core.rda_weights(st["u"].ravel(), st["G"].ravel(), t, spec.eta, spec.lam,
-                              spec.delta, w)
+            return w.reshape(st["u"].shape)
+        return self.last_weights_dk()
+
+    def last_weights_dk(self):
+        st, spec = self.state, self.spec
+        w = np.empty(st["u"].size)
+        _core.rda_weights(st["u"].ravel(), st["G"].ravel(), st["aux"][_core.AUX_T], spec.eta,
+                          spec.lam, spec.delta, w)
         return w.reshape(st["u"].shape)
