@@ -122,7 +122,8 @@ cdef void _supp_commit(L1Supp* S, double* w, const Py_ssize_t* on, const double*
     Averaging (S.avg not NULL): S.avg += S.t (w new - old) on the entries that change
     ([FS99]; the support and `on`, the cost of the update itself)."""
     cdef Py_ssize_t t, i, n = 0, nk = 0, out
-    cdef double old
+    cdef double old, ta = S.t
+    cdef double* avg = S.avg           # (locals: the stores to w cannot move them)
     for t in range(s):
         S.mark[on[t]] = 1
     for t in range(S.n):
@@ -130,15 +131,15 @@ cdef void _supp_commit(L1Supp* S, double* w, const Py_ssize_t* on, const double*
         if not S.mark[i]:
             old = w[i]
             w[i] = _l1_soft(old, lam)
-            if S.avg != NULL:
-                S.avg[i] += S.t * (w[i] - old)
+            if avg != NULL:
+                avg[i] += ta * (w[i] - old)
             if w[i] != 0.0:
                 S.idx[n] = i
                 n += 1
     for t in range(s):
         i = on[t]
-        if S.avg != NULL:
-            S.avg[i] += S.t * (won[t] - w[i])
+        if avg != NULL:
+            avg[i] += ta * (won[t] - w[i])
         w[i] = won[t]
         S.mark[i] = 0
         if won[t] != 0.0:

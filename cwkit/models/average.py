@@ -20,8 +20,25 @@ counts); AdaGrad-RDA, whose weights move every round while lambda > 0, sums each
 coordinate in closed form between two updates.  The weights w_T themselves (the
 last iterate) stay in the state as without averaging.
 """
+import numpy as np
+
+from .interface import counts
 
 
 def lazy_mean(w, u, T):
     """((T + 1) w - u) / T, the mean of the weights after rounds 1..T (w when T = 0)."""
     return w if T == 0 else ((T + 1.0) * w - u) / T
+
+
+def mean_of_rounds(state, w):
+    """The weights a model reports from its last iterate `w`: their mean over the
+    rounds when `state` holds the flat lazy sum ``u`` (the sum shaped as w, then T),
+    else w itself."""
+    u = state.get("u")
+    return w if u is None else lazy_mean(w, u[:-1].reshape(w.shape), u[-1])
+
+
+def round_count(state):
+    """The invariants of the flat lazy sum ``u`` of `mean_of_rounds`, when kept: T."""
+    if "u" in state:
+        yield counts("the round count u[-1]", state["u"][-1:], 0, np.inf)

@@ -6,7 +6,7 @@ runs its compiled driver; see :class:`cwkit.models.interface.Model`.
 import numpy as np
 
 from .. import _core
-from .average import lazy_mean
+from .average import lazy_mean, mean_of_rounds, round_count
 from .interface import Model, PassResult, counts, nonnegative, positive
 from .scoring import row_scores, sign_proba
 
@@ -218,11 +218,7 @@ class Full(BinaryModel):
             st.get("u", NO_SUM)))
 
     def weights(self):
-        mu = self.last_weights()
-        if self.spec.average:
-            u = self.state["u"]
-            return lazy_mean(mu, u[:-1], u[-1])
-        return mu
+        return mean_of_rounds(self.state, self.last_weights())
 
     def last_weights(self):
         return self.state["mu"]
@@ -259,8 +255,7 @@ class Full(BinaryModel):
 
     def invariants(self):
         yield from gaussian_invariants(self)
-        if self.spec.average:
-            yield counts("the round count u[-1]", self.state["u"][-1:], 0, np.inf)
+        yield from round_count(self.state)
 
 
 def adagrad_invariants(state):

@@ -7,9 +7,9 @@ The update is solved exactly inside the compiled drivers ``l1pa_pass``
 import numpy as np
 
 from .. import _core
-from .average import lazy_mean
+from .average import mean_of_rounds, round_count
 from .binary import NO_SUM, BinaryModel
-from .interface import TOP1, PassResult, counts
+from .interface import TOP1, PassResult
 from .multiclass import MulticlassModel
 
 _NO_SCORES = np.empty(0)
@@ -22,22 +22,6 @@ def infeasible_detail(spec, status):
     return (f"beta * ||x||_inf <= 1 (beta = {spec.beta:g}): no w with ||w||_1 <= beta "
             "has margin 1 on this example; increase beta above 1/||x||_inf (x includes "
             "the intercept feature 1 when fit_intercept=True)")
-
-
-def averaged(state, key):
-    """The weights state[key], or their mean over the rounds when the state holds the
-    lazy sum ``u`` (its last entry T)."""
-    w = state[key]
-    if "u" not in state:
-        return w
-    u = state["u"]
-    return lazy_mean(w, u[:-1].reshape(w.shape), u[-1])
-
-
-def average_invariants(state):
-    """The round count of the lazy sum, when averaging."""
-    if "u" in state:
-        yield counts("the round count u[-1]", state["u"][-1:], 0, np.inf)
 
 
 def in_ball(spec, w):
@@ -61,14 +45,14 @@ class BinaryL1PA(BinaryModel):
             _NO_SCORES if scores_out is None else scores_out, self.state.get("u", NO_SUM)))
 
     def weights(self):
-        return averaged(self.state, "w")
+        return mean_of_rounds(self.state, self.last_weights())
 
     def last_weights(self):
         return self.state["w"]
 
     def invariants(self):
         yield in_ball(self.spec, self.state["w"])
-        yield from average_invariants(self.state)
+        yield from round_count(self.state)
 
     def status_detail(self, status):
         return infeasible_detail(self.spec, status)
@@ -93,14 +77,14 @@ class MulticlassL1PA(MulticlassModel):
             self.state.get("u", NO_SUM)))
 
     def weights_dk(self):
-        return averaged(self.state, "W")
+        return mean_of_rounds(self.state, self.last_weights_dk())
 
     def last_weights_dk(self):
         return self.state["W"]
 
     def invariants(self):
         yield in_ball(self.spec, self.state["W"])
-        yield from average_invariants(self.state)
+        yield from round_count(self.state)
 
     def status_detail(self, status):
         return infeasible_detail(self.spec, status)

@@ -10,7 +10,7 @@ from .._lazy import issparse
 from .._lazy import sparse as sp
 from .. import _core
 from .._rowdata import as_rows
-from .average import lazy_mean
+from .average import mean_of_rounds, round_count
 from .binary import NO_SUM, BinaryModel
 from .interface import TOP1, PassResult, counts
 from .scoring import mc_row_scores
@@ -99,11 +99,7 @@ class BinaryBPA(BinaryModel):
         return result._replace(status=status, pos=pos)
 
     def weights(self):
-        w = self.state["w"]
-        if self.spec.average:
-            u = self.state["u"]
-            return lazy_mean(w, u[:-1].reshape(w.shape), u[-1])
-        return w
+        return mean_of_rounds(self.state, self.state["w"])
 
     def last_weights(self):
         return self.state["w"]
@@ -112,8 +108,7 @@ class BinaryBPA(BinaryModel):
         st, B = self.state, self.spec.batch_size
         yield counts("n_pend, the number of rows carried over,", st["n_pend"], 0, B - 1)
         yield self.pending_labels(st["pend_y"][:int(st["n_pend"][0])])
-        if self.spec.average:
-            yield counts("the round count u[-1]", st["u"][-1:], 0, np.inf)
+        yield from round_count(st)
 
     def pending_labels(self, pend_y):
         """The invariant of the labels of the rows carried over: +-1."""

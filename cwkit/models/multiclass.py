@@ -33,7 +33,7 @@ from .binary import (
     l2_infeasible_detail,
     symmetric,
 )
-from .average import lazy_mean
+from .average import lazy_mean, mean_of_rounds, round_count
 from .interface import OVR, TOP1, Model, PassResult, counts, positive
 from .scoring import argmax_proba, mc_row_scores
 
@@ -196,11 +196,7 @@ class Full(MulticlassModel):
             spec.phi, spec.r, self.sum_update, st.get("u", NO_SUM)))
 
     def weights_dk(self):
-        mu = self.state["mu"]
-        if self.spec.average:
-            u = self.state["u"]
-            return lazy_mean(mu, u[:-1].reshape(mu.shape), u[-1]).T
-        return self.last_weights_dk()
+        return mean_of_rounds(self.state, self.state["mu"]).T
 
     def last_weights_dk(self):
         return self.state["mu"].T
@@ -249,8 +245,7 @@ class Full(MulticlassModel):
 
     def invariants(self):
         yield from gaussian_invariants(self)
-        if self.spec.average:
-            yield counts("the round count u[-1]", self.state["u"][-1:], 0, np.inf)
+        yield from round_count(self.state)
 
 
 class SOPDiagonal(MulticlassModel):
@@ -269,11 +264,7 @@ class SOPDiagonal(MulticlassModel):
             st.get("u", NO_SUM)))
 
     def weights_dk(self):
-        w = self.last_weights_dk()
-        if self.spec.average:
-            u = self.state["u"]
-            return lazy_mean(w, u[:-1].reshape(w.shape), u[-1])
-        return w
+        return mean_of_rounds(self.state, self.last_weights_dk())
 
     def last_weights_dk(self):
         return self.state["vv"] / self.state["A"]
@@ -283,8 +274,7 @@ class SOPDiagonal(MulticlassModel):
 
     def invariants(self):
         yield positive("A", self.state["A"])
-        if self.spec.average:
-            yield counts("the round count u[-1]", self.state["u"][-1:], 0, np.inf)
+        yield from round_count(self.state)
 
     def scores(self, rows, bias):
         if self.spec.average:   # the averaged weights are a linear rule
