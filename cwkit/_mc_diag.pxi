@@ -1,12 +1,13 @@
 # Multi-class drivers with a diagonal state on the 1-of-k map: CW / AROW
 # (mu, sigma), the diagonal second-order Perceptron and AdaGrad-RDA, each (D, K).
 #
-# Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update (also
-# used by the top-k AROW driver), mc_diag_pass, the driver of the additive rules
-# (additive_pass: mc_sop_diag_pass, mc_adagrad_pass), mc_sop_scores.
+# Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update, avg_blk
+# (also used by the top-k AROW driver), mc_diag_pass, the driver of the additive
+# rules (additive_pass, averaged by add_average: mc_sop_diag_pass, mc_adagrad_pass),
+# mc_sop_scores.
 # Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
 # newly_tiny, count_collapse, Workspace, sigma_step, restore_coords (_driver.pxi);
-# Hyper, so_step, may_collapse, rda_weight, AUX_T (_binary.pxi); the 1-of-k walks
+# Hyper, so_step, may_collapse, rda_weight, rda_sum, AUX_T (_binary.pxi); the 1-of-k walks
 # (_mc_rows.pxi).
 
 

@@ -22,7 +22,8 @@
 # Provides: the driver `mc_bpa_pass`.
 # Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
 # Workspace, restore_coords (_driver.pxi); hildreth_solve, qp_work_size,
-# qp_iwork_size (_qp.pxi); Groups, BPA_*, sparse_dot (_minibatch.pxi); all_dots,
+# qp_iwork_size (_qp.pxi); Groups, BPA_*, sparse_dot, avg_sync, avg_gain
+# (_minibatch.pxi); all_dots,
 # all_finite, competitor, top_competitors, blk_add (_mc_rows.pxi); TOPK_QP_TOL,
 # TOPK_QP_MAX_ITER (_mc_topk.pxi).
 

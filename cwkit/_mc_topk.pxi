@@ -11,8 +11,8 @@
 # count_collapse, Workspace, restore_coords (_driver.pxi); hildreth_solve,
 # qp_work_size, qp_iwork_size (_qp.pxi); PA1, PA2, AROW, may_collapse, AUX_*
 # (_binary.pxi); dsymv, scatter_row, full_check, full_apply (_full.pxi); the
-# 1-of-k walks, top_competitors and blk_add (_mc_rows.pxi); blk_diag_step,
-# blk_diag_restore, blk_sigma_only, sum_sigma_update (_mc_diag.pxi); vdot
+# 1-of-k walks, top_competitors, blk_add and blk_axpy (_mc_rows.pxi); blk_diag_step,
+# blk_diag_restore, blk_sigma_only, sum_sigma_update, avg_blk (_mc_diag.pxi); vdot
 
 from libc.math cimport INFINITY
 
