@@ -112,26 +112,36 @@ cdef inline bint full_check(const double* mu, const double* z, double ay, const 
 
 
 cdef inline void full_apply(double* mu, double* S, int n, int lda, const double* z, double ay,
-                            const double* g, double beta) noexcept nogil:
+                            const double* g, double beta, double* u, double t) noexcept nogil:
     """mu += ay z and Sigma -= beta g g^T on one triangle of the n x n Sigma at S
-    (leading dimension lda)."""
+    (leading dimension lda); averaging (u not NULL) in round t: u += t (mu new - old)
+    ([FS99]; O(n), as the update of mu)."""
     cdef Py_ssize_t j
     cdef int one = 1
-    cdef double nbeta = -beta
+    cdef double nbeta = -beta, old
     cdef char uplo = b'U'
-    for j in range(n):
-        mu[j] += ay * z[j]
+    if u == NULL:
+        for j in range(n):
+            mu[j] += ay * z[j]
+    else:
+        for j in range(n):
+            old = mu[j]
+            mu[j] = old + ay * z[j]
+            u[j] += t * (mu[j] - old)
     dsyr(&uplo, &n, &nbeta, g, &one, S, &lda)
 
 
 def full_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[::1] mu, double[:, ::1] Sigma, double[::1] work,
-              int rule, double phi, double r):
+              int rule, double phi, double r, double[::1] u):
     """One pass of a full-covariance rule: CW-Var, CW-Stdev, AROW, AROW-H, SOP.
 
     Every rule is mu += alpha y Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma
-    (`full_step`).  Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
+    (`full_step`).  Averaging (u not empty: D + 1 entries, u[D] = T the rounds so
+    far): u[:D] += t (mu new - old) on the update of round t, so that
+    mu_1 + ... + mu_T = (T + 1) mu_T - u[:D] ([FS99]).
+    Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, False)
     cdef int D = <int>mu.shape[0]
@@ -142,6 +152,8 @@ def full_pass(RowView rows not None, const double[::1] y,
     cdef double* xd = &work[0]
     cdef double* z = &work[D]
     cdef double dot, v, m, ay, beta
+    cdef double* up = &u[0] if u.shape[0] > 0 else NULL
+    cdef double t = u[D] if up != NULL else 0.0
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -151,12 +163,16 @@ def full_pass(RowView rows not None, const double[::1] y,
             if not count_margin(&cnt, m, v, i):
                 break
             if not full_step(&h, m, v, y[i], dot, &ay, &beta):
+                t += 1.0
                 continue
             if not full_check(&mu[0], z, ay, z, beta, D):
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
-            full_apply(&mu[0], &Sigma[0, 0], D, D, z, ay, z, beta)
+            t += 1.0
+            full_apply(&mu[0], &Sigma[0, 0], D, D, z, ay, z, beta, up, t)
             cnt.updates += 1
+    if up != NULL:
+        u[D] = t
     return counts_result(&cnt)
 
 

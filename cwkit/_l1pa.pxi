@@ -69,11 +69,14 @@ cdef int _l1_cmp_key(const void* a, const void* b) noexcept nogil:
 cdef struct L1Supp:
     # the coordinates of w that are not zero, in increasing |w_i|; D zeroed flags;
     # scratch keys (as many as w's nonzeros at the start of the pass, and as the
-    # entries one update sets)
+    # entries one update sets); averaging (avg not NULL): the lazy sum of w, and t
+    # the round of the next update (`_supp_commit`)
     Py_ssize_t* idx
     Py_ssize_t n
     unsigned char* mark
     L1Key* keys
+    double* avg
+    double t
 
 
 cdef void _supp_init(L1Supp* S, const double* w, Py_ssize_t D) noexcept nogil:
@@ -115,19 +118,28 @@ cdef double _supp_off(const L1Supp* S, const double* w, const Py_ssize_t* on, Py
 cdef void _supp_commit(L1Supp* S, double* w, const Py_ssize_t* on, const double* won,
                        Py_ssize_t s, double lam) noexcept nogil:
     """w <- S_lam(w) off `on`, w[on] <- won, and the support list updated: the
-    shrunk entries keep their order, the nonzero new ones are sorted and merged."""
+    shrunk entries keep their order, the nonzero new ones are sorted and merged.
+    Averaging (S.avg not NULL): S.avg += S.t (w new - old) on the entries that change
+    ([FS99]; the support and `on`, the cost of the update itself)."""
     cdef Py_ssize_t t, i, n = 0, nk = 0, out
+    cdef double old, ta = S.t
+    cdef double* avg = S.avg           # (locals: the stores to w cannot move them)
     for t in range(s):
         S.mark[on[t]] = 1
     for t in range(S.n):
         i = S.idx[t]
         if not S.mark[i]:
-            w[i] = _l1_soft(w[i], lam)
+            old = w[i]
+            w[i] = _l1_soft(old, lam)
+            if avg != NULL:
+                avg[i] += ta * (w[i] - old)
             if w[i] != 0.0:
                 S.idx[n] = i
                 n += 1
     for t in range(s):
         i = on[t]
+        if avg != NULL:
+            avg[i] += ta * (won[t] - w[i])
         w[i] = won[t]
         S.mark[i] = 0
         if won[t] != 0.0:
@@ -321,6 +333,8 @@ cdef L1Supp l1_support(Workspace ws, const double* w, Py_ssize_t n,
     S.idx = ws.indices(n)
     S.mark = ws.flags(n)
     S.keys = <L1Key*>ws.take((nz if nz > n_new else n_new) * sizeof(L1Key), False)
+    S.avg = NULL
+    S.t = 0.0
     _supp_init(&S, w, n)
     return S
 
@@ -384,12 +398,15 @@ cdef inline bint l1_stop(Counts* cnt, int st, Py_ssize_t i) noexcept nogil:
 
 
 def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] order,
-              double bias, double[::1] w, double beta, double[::1] scores_out):
+              double bias, double[::1] w, double beta, double[::1] scores_out,
+              double[::1] u):
     """One pass of the L1-norm-constrained PA; w (length D, intercept last) in place.
 
     Updates when y w.x < 1 and x (with its intercept feature) is not zero;
     INFEASIBLE when beta ||x||_inf <= 1.  When `scores_out` is not empty it
-    receives the score each row was predicted with.
+    receives the score each row was predicted with.  Averaging (u not empty: D + 1
+    entries, u[D] = T the rounds so far): u[:D] += t (w new - old) on the update of
+    round t, so that w_1 + ... + w_T = (T + 1) w_T - u[:D] ([FS99]).
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = w.shape[0], smax = max_row_nnz(&rows.R, order) + 1
@@ -404,6 +421,9 @@ def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] 
     cdef Py_ssize_t* on = ws.indices(smax)
     cdef L1Work W = l1_work(ws, smax, D)
     cdef L1Supp S = l1_support(ws, &w[0], D, smax)
+    if u.shape[0] > 0:
+        S.avg = &u[0]
+        S.t = u[D]
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -414,6 +434,7 @@ def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] 
             m = y[i] * f
             if not count_margin(&cnt, m, 0.0, i):
                 break
+            S.t += 1.0
             if keep_scores:
                 scores_out[k] = f
             if m >= 1.0:
@@ -429,5 +450,8 @@ def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] 
                 zs[s] = y[i] * bias
                 s += 1
             if l1_stop(&cnt, l1_step(&w[0], &S, on, zs, s, beta, &W), i):
+                S.t -= 1.0
                 break
+    if S.avg != NULL:
+        u[D] = S.t
     return counts_result(&cnt)

@@ -1,12 +1,13 @@
 # Multi-class drivers with a diagonal state on the 1-of-k map: CW / AROW
 # (mu, sigma), the diagonal second-order Perceptron and AdaGrad-RDA, each (D, K).
 #
-# Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update (also
-# used by the top-k AROW driver), mc_diag_pass, the driver of the additive rules
-# (additive_pass: mc_sop_diag_pass, mc_adagrad_pass), mc_sop_scores.
+# Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update, avg_blk
+# (also used by the top-k AROW driver), mc_diag_pass, the driver of the additive
+# rules (additive_pass, averaged by add_average: mc_sop_diag_pass, mc_adagrad_pass),
+# mc_sop_scores.
 # Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
 # newly_tiny, count_collapse, Workspace, sigma_step, restore_coords (_driver.pxi);
-# Hyper, so_step, may_collapse, rda_weight, AUX_T (_binary.pxi); the 1-of-k walks
+# Hyper, so_step, may_collapse, rda_weight, rda_sum, AUX_T (_binary.pxi); the 1-of-k walks
 # (_mc_rows.pxi).
 
 
@@ -295,10 +296,13 @@ cdef enum:
 
 
 cdef struct Additive:
-    # the rule of `additive_pass`: its kind, and AdaGrad's t (rounds seen), eta,
-    # lambda, delta
+    # the rule of `additive_pass`: its kind, t (rounds seen), AdaGrad's eta, lambda,
+    # delta; averaging (avg not NULL, n the size of a state, D K): SOP's lazy sum of
+    # vv / A, or AdaGrad's sums and the rounds they reach (`adagrad_pass`)
     int kind
     double t, eta, lam, delta
+    double* avg
+    Py_ssize_t n
 
 
 cdef inline double add_score(const Additive* a, const double* P, const double* Q,
@@ -317,14 +321,43 @@ cdef inline double add_score(const Additive* a, const double* P, const double* Q
     return s
 
 
+cdef inline void add_average(const Additive* a, double* P, double* Q, double s,
+                             const double* x, const int* idx, Py_ssize_t nnz, double bias,
+                             Py_ssize_t D, Py_ssize_t ks, Py_ssize_t off) noexcept nogil:
+    """`add_update` (P += s x~, Q += x~^2) of an averaged model in round a.t, one
+    coordinate at a time: SOP adds t (new - old vv_p / A_p) to its lazy sum
+    (`sop_diag_pass`); AdaGrad first sums the rounds before this one with the old
+    (u_p, G_p) in closed form (`adagrad_pass`)."""
+    cdef Py_ssize_t j, p
+    cdef double xj, old = 0.0
+    cdef double* acc = a.avg + off
+    for j in range(nnz + 1):
+        p = (idx[j] if j < nnz else D - 1) * ks
+        xj = x[j] if j < nnz else bias
+        if a.kind == ADD_SOP:
+            old = P[p] / Q[p]                                  # A > 0
+        else:
+            acc[p] += rda_sum(P[p], Q[p], acc[a.n + p] + 1.0, a.t - 1.0, a.eta, a.lam,
+                              a.delta)
+            acc[a.n + p] = a.t - 1.0
+        P[p] += s * xj
+        Q[p] += xj * xj
+        if a.kind == ADD_SOP:
+            acc[p] += a.t * (P[p] / Q[p] - old)
+
+
 cdef inline void add_update(const Additive* a, double* P, double* Q, double yc,
                             const double* x, const int* idx, Py_ssize_t nnz, double bias,
-                            Py_ssize_t D, Py_ssize_t ks) noexcept nogil:
+                            Py_ssize_t D, Py_ssize_t ks, Py_ssize_t off) noexcept nogil:
     """The update of one block with label yc: P += yc x~ (SOP) or P -= yc x~ (the
     hinge subgradient g = -yc x~, AdaGrad; the same sums as P += (-yc) x~), and
-    Q += x~^2."""
+    Q += x~^2.  Averaging (a.avg not NULL; P, Q at offset `off` of the state) as
+    `add_average`."""
     cdef Py_ssize_t j, p
     cdef double s = yc if a.kind == ADD_SOP else -yc
+    if a.avg != NULL:
+        add_average(a, P, Q, s, x, idx, nnz, bias, D, ks, off)
+        return
     for j in range(nnz):
         p = idx[j] * ks
         P[p] += s * x[j]
@@ -351,8 +384,8 @@ cdef inline void add_round(const Additive* a, double* P, double* Q, Py_ssize_t K
         m = sc[yi] - sc[c]
         count_hinge(cnt, m)
         if add_moves(a, m):
-            add_update(a, P + yi, Q + yi, 1.0, x, idx, nnz, bias, D, K)
-            add_update(a, P + c, Q + c, -1.0, x, idx, nnz, bias, D, K)
+            add_update(a, P + yi, Q + yi, 1.0, x, idx, nnz, bias, D, K, yi)
+            add_update(a, P + c, Q + c, -1.0, x, idx, nnz, bias, D, K, c)
             cnt.updates += 1
         return
     for c in range(K):
@@ -360,7 +393,7 @@ cdef inline void add_round(const Additive* a, double* P, double* Q, Py_ssize_t K
         m = yc * sc[c]
         count_hinge(cnt, m)
         if add_moves(a, m):
-            add_update(a, P + c, Q + c, yc, x, idx, nnz, bias, D, K)
+            add_update(a, P + c, Q + c, yc, x, idx, nnz, bias, D, K, c)
             cnt.updates += 1
 
 
@@ -395,36 +428,48 @@ cdef tuple additive_pass(RowView rows, const Py_ssize_t[::1] y, const Py_ssize_t
 def mc_sop_diag_pass(RowView rows not None,
                      const Py_ssize_t[::1] y,
                      const Py_ssize_t[::1] order, double bias, bint ovr,
-                     double[:, ::1] VV, double[:, ::1] A):
+                     double[:, ::1] VV, double[:, ::1] A, double[::1] U):
     """One multi-class pass of the diagonal second-order perceptron.
 
     Class scores are the binary test rule on each block,
     s_c = sum_i vv_ci x_i / (A_ci + x_i^2).  top1: the binary SOP step on
     (Delta, +1), whose own score Delta^T (A + diag(Delta^2))^-1 vv is s_y - s_c
     (the diagonal splits over the two blocks); on an update vv_y += x, vv_c -= x,
-    A_y += x^2, A_c += x^2.  ovr: the binary rule on every block.
+    A_y += x^2, A_c += x^2.  ovr: the binary rule on every block.  Averaging (U
+    not empty: D K + 1 entries, U[D K] = T the rounds so far) as `sop_diag_pass`,
+    U[:D K] the (D, K) lazy sum of vv / A.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Additive a
     a.kind = ADD_SOP
-    a.t = a.eta = a.lam = a.delta = 0.0
-    return additive_pass(rows, y, order, bias, ovr, VV, A, &a)
+    a.n = VV.shape[0] * VV.shape[1]
+    a.avg = &U[0] if U.shape[0] > 0 else NULL
+    a.t = U[a.n] if a.avg != NULL else 0.0
+    a.eta = a.lam = a.delta = 0.0
+    out = additive_pass(rows, y, order, bias, ovr, VV, A, &a)
+    if a.avg != NULL:
+        U[a.n] = a.t
+    return out
 
 
 def mc_adagrad_pass(RowView rows not None,
                     const Py_ssize_t[::1] y,
                     const Py_ssize_t[::1] order, double bias, bint ovr,
                     double[:, ::1] U, double[:, ::1] G, double[::1] aux,
-                    double eta, double lam, double delta):
+                    double eta, double lam, double delta, double[::1] acc):
     """One multi-class pass of diagonal AdaGrad-RDA with L1 on the hinge loss.
 
     top1: the multi-class hinge max(0, 1 - W.Delta) with the closest competitor
     c has the subgradient -Delta, so when W.Delta < 1: u_y -= x, u_c += x and
     G_y, G_c += x^2.  ovr: the binary rule on every block.  t counts rounds.
+    Averaging (acc not empty, 2 D K entries) as `adagrad_pass` over the D K
+    coordinates of the (D, K) state; `rda_average` of the flat arrays is the mean.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Additive a
     a.kind = ADD_ADAGRAD
+    a.n = U.shape[0] * U.shape[1]
+    a.avg = &acc[0] if acc.shape[0] > 0 else NULL
     a.t = aux[AUX_T]
     a.eta = eta
     a.lam = lam

@@ -18,9 +18,10 @@ cdef inline double vdot(const double* a, const double* b, Py_ssize_t n) noexcept
 cdef inline bint full_ovr_round(const Hyper* h, double* mu, double* S, int K, int D,
                                 const double* dt, const double* vc, const double* z,
                                 Py_ssize_t yi, double* ays, double* bs, Counts* cnt,
-                                Py_ssize_t i) noexcept nogil:
+                                Py_ssize_t i, double* U, double t) noexcept nogil:
     """ovr: the binary rule on every D x D block (z + c D = Sigma_c x~), all checked
-    before any is applied.  Returns True to stop the pass at row i."""
+    before any is applied; averaging (U not NULL) of round t.  Returns True to stop
+    the pass at row i."""
     cdef Py_ssize_t c
     cdef double yc, m
     for c in range(K):
@@ -35,7 +36,8 @@ cdef inline bint full_ovr_round(const Hyper* h, double* mu, double* S, int K, in
             return True
     for c in range(K):
         if ays[c] != 0.0:
-            full_apply(mu + c * D, S + c * D * D, D, D, z + c * D, ays[c], z + c * D, bs[c])
+            full_apply(mu + c * D, S + c * D * D, D, D, z + c * D, ays[c], z + c * D, bs[c],
+                       NULL if U == NULL else U + c * D, t)
             cnt.updates += 1
     return False
 
@@ -43,10 +45,12 @@ cdef inline bint full_ovr_round(const Hyper* h, double* mu, double* S, int K, in
 cdef inline bint full_top1_round(const Hyper* h, double* mu, double* S, int K, int D,
                                  const double* xs, const double* dt, Py_ssize_t c,
                                  Py_ssize_t yi, double* xd, double* z, double v, double* zf,
-                                 bint sum_update, Counts* cnt, Py_ssize_t i) noexcept nogil:
+                                 bint sum_update, Counts* cnt, Py_ssize_t i, double* U,
+                                 double t) noexcept nogil:
     """top1: the binary step on Delta = f(x, y) - f(x, c) (label +1) over the stacked
     blocks, z = Sigma Delta, v = Delta.z; with `sum_update` Sigma is updated with
-    f = x~ tiled K times.  The round is counted by the caller.  Returns True to stop."""
+    f = x~ tiled K times; averaging (U not NULL) of round t.  The round is counted by
+    the caller.  Returns True to stop."""
     cdef int KD = K * D, one = 1
     cdef Py_ssize_t j
     cdef double m = dt[yi] - dt[c], ay, beta, done = 1.0, zero = 0.0
@@ -63,7 +67,7 @@ cdef inline bint full_top1_round(const Hyper* h, double* mu, double* S, int K, i
     if not full_check(mu, z, ay, zf if sum_update else z, beta, KD):
         fail_round(cnt, NONFINITE_STATE, i)
         return True
-    full_apply(mu, S, KD, KD, z, ay, zf if sum_update else z, beta)
+    full_apply(mu, S, KD, KD, z, ay, zf if sum_update else z, beta, U, t)
     cnt.updates += 1
     return False
 
@@ -93,7 +97,7 @@ cdef inline void full_scores_k(const double* mu, const double* S, int K, int D, 
 def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
                  double[:, ::1] MU, double[:, ::1] Sigma, int rule, double phi,
-                 double r, bint sum_update):
+                 double r, bint sum_update, double[::1] U):
     """One multi-class pass of a full-covariance rule: CW-Var, CW-Stdev, AROW(-H), SOP.
 
     top1: Sigma is (K D, K D) over the stacked blocks (one triangle kept, as in
@@ -104,6 +108,8 @@ def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
     (AROW, [AROW13] eqs. 29-30) Sigma -= Sigma f f^T Sigma / (r + f^T Sigma f), f = x~
     tiled K times.  ovr: Sigma is (K D, D), K independent D x D blocks.
     Class scores: mu_c.x~, or for SOP mu_c.x~ / (1 + x~^T Sigma_cc x~).
+    Averaging (U not empty: K D + 1 entries, U[K D] = T the rounds so far):
+    U[:K D] += t (mu new - old) on an update of round t, as in `full_pass`.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, False)
@@ -127,6 +133,8 @@ def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* ays = dt + 3 * K           # ovr: alpha y_c
     cdef double* bs = dt + 4 * K            # ovr: beta
     cdef char uplo = b'U'
+    cdef double* up = &U[0] if U.shape[0] > 0 else NULL
+    cdef double t = U[KD] if up != NULL else 0.0
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -139,8 +147,10 @@ def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
             yi = y[i]
             if ovr:
                 count_argmax(&cnt, sc, K, yi, i)
-                if full_ovr_round(&h, mu, S, K, D, dt, vc, z, yi, ays, bs, &cnt, i):
+                if full_ovr_round(&h, mu, S, K, D, dt, vc, z, yi, ays, bs, &cnt, i, up,
+                                  t + 1.0):
                     break
+                t += 1.0
                 continue
             c = competitor(sc, K, yi)
             for j in range(KD):
@@ -155,6 +165,9 @@ def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 break
             count_argmax(&cnt, sc, K, yi, i)
             if full_top1_round(&h, mu, S, K, D, xs, dt, c, yi, xd, z, v, zf, sum_update, &cnt,
-                               i):
+                               i, up, t + 1.0):
                 break
+            t += 1.0
+    if up != NULL:
+        U[KD] = t
     return counts_result(&cnt)

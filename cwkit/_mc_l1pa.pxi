@@ -359,13 +359,15 @@ cdef L1KWork l1k_work(Workspace ws, Py_ssize_t kk, Py_ssize_t nk, Py_ssize_t K,
 
 def mc_l1pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, double[:, ::1] W,
-                 double beta, Py_ssize_t kk):
+                 double beta, Py_ssize_t kk, double[::1] U):
     """One multi-class pass of the L1-norm-constrained PA; W (D, K) in place.
 
     kk = 0: top-1 (the binary solver _l1_update on Delta); kk >= 1: top-k with the
     kk highest-scoring competitors (_l1k_update; kk <= K - 1).  Mistakes are argmax
     errors (ties to the first class).  Updates when 1 - (s_y - s_c) > 0 for the
     closest competitor c and x~ is not zero; INFEASIBLE when beta ||x~||_inf <= 1.
+    Averaging (U not empty: D K + 1 entries, U[D K] = T) as in `l1pa_pass`, U[:D K]
+    the lazy sum of the flat (D, K) W.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = W.shape[0], K = W.shape[1], DK = D * K
@@ -392,6 +394,9 @@ def mc_l1pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef Py_ssize_t* comp = fpos + nk
     cdef Py_ssize_t* taken = comp + kk
     cdef Py_ssize_t* kon = taken + K
+    if U.shape[0] > 0:
+        S.avg = &U[0]
+        S.t = U[DK]
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -402,6 +407,7 @@ def mc_l1pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 break
             yi = y[i]
             count_argmax(&cnt, sc, K, yi, i)
+            S.t += 1.0
             c = competitor(sc, K, yi)
             m = sc[yi] - sc[c]
             if m >= 1.0:
@@ -414,5 +420,8 @@ def mc_l1pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 s = l1_delta(K, yi, c, x, idx, nnz, bias, D, on, zs)
                 st = l1_step(w, &S, on, zs, s, beta, &L)
             if l1_stop(&cnt, st, i):
+                S.t -= 1.0
                 break
+    if S.avg != NULL:
+        U[DK] = S.t
     return counts_result(&cnt)

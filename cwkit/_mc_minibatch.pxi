@@ -22,7 +22,8 @@
 # Provides: the driver `mc_bpa_pass`.
 # Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
 # Workspace, restore_coords (_driver.pxi); hildreth_solve, qp_work_size,
-# qp_iwork_size (_qp.pxi); Groups, BPA_*, sparse_dot (_minibatch.pxi); all_dots,
+# qp_iwork_size (_qp.pxi); Groups, BPA_*, sparse_dot, avg_sync, avg_gain
+# (_minibatch.pxi); all_dots,
 # all_finite, competitor, top_competitors, blk_add (_mc_rows.pxi); TOPK_QP_TOL,
 # TOPK_QP_MAX_ITER (_mc_topk.pxi).
 
@@ -272,7 +273,7 @@ def mc_bpa_pass(RowView rows not None,
                 const Py_ssize_t[::1] y, const Py_ssize_t[::1] order,
                 Py_ssize_t n_seen, double bias, double[:, ::1] W, int variant,
                 bint sliding, Py_ssize_t B, Py_ssize_t kk, double C, double rho,
-                bint shared, bint flush):
+                bint shared, bint flush, double[:, ::1] R, double[::1] U):
     """One pass of multi-class mini-batch PA over `order`; W (D, K) in place.
 
     Grouping as `bpa_pass`: the first `n_seen` rows of `order` were predicted
@@ -281,6 +282,8 @@ def mc_bpa_pass(RowView rows not None,
     model from before its group, then one joint update; a last, shorter group
     is updated only when `flush`.  Sliding mode: predict row t, then update
     with the window of the last min(B, t + 1) rows.  kk >= 1 competitors per row.
+    Averaging (U not empty: D K + 1 entries, U[D K] = T) as `bpa_pass`, the
+    reported model in R (D, K).
 
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed, n_left);
     loss_sum adds max(0, 1 - (s_y - s_c)) against the closest competitor c at
@@ -312,6 +315,11 @@ def mc_bpa_pass(RowView rows not None,
     S.pos = S.qiwork + qp_iwork_size(m)
     S.grp = S.pos + B * K
     S.stride = stride
+    cdef bint avg = U.shape[0] > 0
+    cdef double T = U[D * K] if avg else 0.0
+    cdef unsigned char* seen = ws.flags(D) if avg else NULL
+    cdef double* w = &W[0, 0]
+    cdef double* rp = &R[0, 0] if avg else NULL
     with nogil:
         for t in range(g.n):
             i = order[t]
@@ -328,6 +336,19 @@ def mc_bpa_pass(RowView rows not None,
                 count_hinge(&cnt, sc[yi] - sc[competitor(sc, K, yi)])
             nb = group_due(&g, t + 1, &lo)
             if nb == 0:
+                if avg and t >= n_seen:
+                    # the incomplete block g.start..t, applied provisionally to R (the
+                    # scores of its rows from n_seen on are those of W = R there)
+                    nb = t + 1 - g.start
+                    avg_sync(rp, w, &U[0], T + 1.0, &rows.R, &order[g.start], nb, D, K)
+                    cnt.status = _mcbpa_update(&rows.R, &order[g.start], nb, &y[0], bias, rp,
+                                               D, K, kk, variant, C, rho, shared,
+                                               min(max(n_seen - g.start, 0), nb), &S, &moved,
+                                               &cnt.pos)
+                    if cnt.status != OK:
+                        break
+                    T += 1.0
+                    avg_gain(rp, w, &U[0], T, &rows.R, &order[g.start], nb, D, K, seen)
                 continue
             # the rows from `first_cached` on have their scores in S.sc: none of a
             # sliding window (W has moved since), the new rows of a block
@@ -339,4 +360,9 @@ def mc_bpa_pass(RowView rows not None,
                 break
             if moved:
                 cnt.updates += 1
+            if avg and t >= n_seen:
+                T += 1.0
+                avg_sync(rp, w, &U[0], T, &rows.R, &order[lo], nb, D, K)
+    if avg:
+        U[D * K] = T
     return (*counts_result(&cnt), group_left(&g))

@@ -11,8 +11,8 @@
 # count_collapse, Workspace, restore_coords (_driver.pxi); hildreth_solve,
 # qp_work_size, qp_iwork_size (_qp.pxi); PA1, PA2, AROW, may_collapse, AUX_*
 # (_binary.pxi); dsymv, scatter_row, full_check, full_apply (_full.pxi); the
-# 1-of-k walks, top_competitors and blk_add (_mc_rows.pxi); blk_diag_step,
-# blk_diag_restore, blk_sigma_only, sum_sigma_update (_mc_diag.pxi); vdot
+# 1-of-k walks, top_competitors, blk_add and blk_axpy (_mc_rows.pxi); blk_diag_step,
+# blk_diag_restore, blk_sigma_only, sum_sigma_update, avg_blk (_mc_diag.pxi); vdot
 
 from libc.math cimport INFINITY
 
@@ -142,8 +142,10 @@ cdef inline bint topk_solve(TopK* T) noexcept nogil:
 cdef inline bint topk_pa_round(TopK* T, double* V, double* aux, Py_ssize_t K, Py_ssize_t D,
                                const double* x, const int* idx, Py_ssize_t nnz, double bias,
                                double n, Py_ssize_t yi, bint shared, double ridge,
-                               double* save, Counts* cnt, Py_ssize_t i) noexcept nogil:
-    """PA / PA-I / PA-II on the top-k constraints, W = s V (aux: one row).
+                               double* save, Counts* cnt, Py_ssize_t i,
+                               double* U) noexcept nogil:
+    """PA / PA-I / PA-II on the top-k constraints, W = s V (aux: one row); averaging
+    (U not NULL) as in `fo_top1_round` (these rules keep s = 1: U += t (W new - old)).
     Returns True to stop the pass at row i."""
     cdef Py_ssize_t j, jl, kk = T.kk
     cdef double s = aux[AUX_S], chk, dn2 = 0.0
@@ -173,6 +175,11 @@ cdef inline bint topk_pa_round(TopK* T, double* V, double* aux, Py_ssize_t K, Py
         fail_round(cnt, NONFINITE_STATE, i)
         aux[AUX_T] -= 1.0
         return True
+    if U != NULL:
+        blk_axpy(U + yi, aux[AUX_T] * T.asum / s, x, idx, nnz, bias, D, K)
+        for j in range(kk):
+            if T.a[j] != 0.0:
+                blk_axpy(U + T.comp[j], -aux[AUX_T] * T.a[j] / s, x, idx, nnz, bias, D, K)
     aux[AUX_VN2] += dn2
     cnt.updates += 1
     return False
@@ -181,13 +188,14 @@ cdef inline bint topk_pa_round(TopK* T, double* V, double* aux, Py_ssize_t K, Py
 def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
                     const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
                     double[:, ::1] V, double[:, ::1] aux, int rule, double C,
-                    bint shared):
+                    bint shared, double[:, ::1] U):
     """One top-k pass of PA, PA-I or PA-II (k-best MIRA, [CS03], [PA06]).
 
     G_jl = Delta_j.Delta_l = n (1 + [j = l]) with n = ||x~||^2.  PA: Q = G,
     a >= 0; PA-I: 0 <= a <= C; PA-II: Q = G + I/(2C) (or 11^T/(2C) when
     `shared`), a >= 0.  W += sum_j a_j Delta_j: block y gets (sum_j a_j) x~,
-    block c_j gets -a_j x~.  State as in `mc_first_order_pass` (top1, W = s V).
+    block c_j gets -a_j x~.  State as in `mc_first_order_pass` (top1, W = s V, the
+    lazy sum U of averaging when not empty).
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], c, nnz, i, k
@@ -201,6 +209,7 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* save = ws.doubles((kk + 1) * (max_row_nnz(&rows.R, order) + 1))
     cdef double ridge = 0.5 / C if rule == PA2 else 0.0   # C > 0
     cdef NextRow nr = no_next_row()
+    cdef double* up = &U[0, 0] if U.shape[0] > 0 else NULL
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -215,7 +224,7 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
             count_argmax(&cnt, T.sc, K, y[i], i)
             aux[0, AUX_T] += 1.0
             if topk_pa_round(&T, Vp, &aux[0, 0], K, D, x, idx, nnz, bias, n, y[i], shared,
-                             ridge, save, &cnt, i):
+                             ridge, save, &cnt, i, up):
                 break
     return counts_result(&cnt)
 
@@ -236,9 +245,11 @@ cdef inline bint topk_arow_diag_round(TopK* T, double* mu, double* S, Py_ssize_t
                                       Py_ssize_t D, const double* x, const int* idx,
                                       Py_ssize_t nnz, double bias, Py_ssize_t yi, double r,
                                       bint direct, bint sum_update, double* save,
-                                      Counts* cnt, Py_ssize_t i) noexcept nogil:
+                                      Counts* cnt, Py_ssize_t i, double* U,
+                                      double t) noexcept nogil:
     """Diagonal top-k AROW after the losses: G_jl = v_y + [j = l] v_cj, mu += Sigma
-    sum_j a_j Delta_j, then the covariance with f or Delta_1.  Returns True to stop."""
+    sum_j a_j Delta_j, then the covariance with f or Delta_1; averaging (U not NULL)
+    of round t, as in `diag_top1_round`.  Returns True to stop."""
     cdef Py_ssize_t j, jl, kk = T.kk, sv = 2 * (nnz + 1)
     cdef double chk, cc
     cdef bint tiny = False
@@ -267,6 +278,10 @@ cdef inline bint topk_arow_diag_round(TopK* T, double* mu, double* S, Py_ssize_t
         cc = 1.0 / (T.vs[yi] + T.vs[T.comp[0]] + r) if direct else 1.0 / r   # r > 0
         blk_sigma_only(S + yi, cc, direct, x, idx, nnz, bias, D, K, watch)
         blk_sigma_only(S + T.comp[0], cc, direct, x, idx, nnz, bias, D, K, watch)
+    if U != NULL:
+        avg_blk(U + yi, mu + yi, save, idx, nnz, D, K, t)
+        for j in range(kk):
+            avg_blk(U + T.comp[j], mu + T.comp[j], save + (j + 1) * sv, idx, nnz, D, K, t)
     count_collapse(cnt, tiny, i)
     cnt.updates += 1
     return False
@@ -275,9 +290,11 @@ cdef inline bint topk_arow_diag_round(TopK* T, double* mu, double* S, Py_ssize_t
 cdef inline bint topk_arow_full_round(TopK* T, double* mu, double* S, int K, int D,
                                       const double* xs, Py_ssize_t yi, double r,
                                       bint sum_update, double* f, double* P, double* u,
-                                      double* g, Counts* cnt, Py_ssize_t i) noexcept nogil:
+                                      double* g, Counts* cnt, Py_ssize_t i, double* U,
+                                      double t) noexcept nogil:
     """Full top-k AROW after the losses over the stacked blocks: P_c = Sigma f(x, c),
-    Sigma Delta_j = P_y - P_cj.  Returns True to stop the pass at row i."""
+    Sigma Delta_j = P_y - P_cj; averaging (U not NULL) of round t, as in `full_apply`.
+    Returns True to stop the pass at row i."""
     cdef int KD = K * D, one = 1
     cdef Py_ssize_t j, jl, p, cj, kk = T.kk
     cdef double cc, done = 1.0, zero = 0.0
@@ -316,7 +333,7 @@ cdef inline bint topk_arow_full_round(TopK* T, double* mu, double* S, int K, int
     if not full_check(mu, u, 1.0, g, cc, KD):
         fail_round(cnt, NONFINITE_STATE, i)
         return True
-    full_apply(mu, S, KD, KD, u, 1.0, g, cc)
+    full_apply(mu, S, KD, KD, u, 1.0, g, cc, U, t)
     cnt.updates += 1
     return False
 
@@ -324,7 +341,7 @@ cdef inline bint topk_arow_full_round(TopK* T, double* mu, double* S, int K, int
 def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
                       const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
                       double[:, ::1] MU, double[:, ::1] SG, bint full, double r,
-                      bint direct, bint sum_update):
+                      bint direct, bint sum_update, double[::1] U):
     """One top-k pass of AROW ([AROW13] Fig. 2, eqs. 25-30).
 
     If max_j l_j > 0: a = argmax l^T a - a^T (G + r 11^T) a / 2 over a >= 0 with
@@ -336,6 +353,9 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
     `direct`, sigma_i -= beta sigma_i^2 g_i^2).  Full (`full`, SG = Sigma over
     the stacked blocks, (K D, K D), one triangle kept): P_c = Sigma f(x, c),
     Sigma Delta_j = P_y - P_cj.
+    Averaging (U not empty, its last entry T the rounds so far): U += t (mu new -
+    old) on an update of round t, U the flat (D + 1, K) sum of `mc_diag_pass`
+    (diagonal) or the (K D + 1) one of `mc_full_pass` (full).
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     # diagonal: (D, K) state, block c at offset c with stride K; full: (K, D)
@@ -359,6 +379,8 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* g = u + KD
     cdef double* mu = &MU[0, 0]
     cdef double* S = &SG[0, 0]
+    cdef double* up = &U[0] if U.shape[0] > 0 else NULL
+    cdef double t = U[U.shape[0] - 1] if up != NULL else 0.0
     with nogil:
         for q in range(order.shape[0]):
             i = order[q]
@@ -377,14 +399,22 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 break
             count_argmax(&cnt, T.sc, K, y[i], i)
             if topk_losses(&T, K, y[i], &cnt) <= 0.0 or n <= 0.0:
+                t += 1.0
                 continue
             if full:
                 scatter_row(x, idx, nnz, bias, xs, D)
                 stop = topk_arow_full_round(&T, mu, S, K, D, xs, y[i], r, sum_update, f, P, u,
-                                            g, &cnt, i)
+                                            g, &cnt, i, up, t + 1.0)
             else:
                 stop = topk_arow_diag_round(&T, mu, S, K, D, x, idx, nnz, bias, y[i], r,
-                                            direct, sum_update, save, &cnt, i)
+                                            direct, sum_update, save, &cnt, i, up, t + 1.0)
             if stop:
                 break
+            t += 1.0
+    if up != NULL:
+        if full:
+            U[U.shape[0] - 1] = t
+        else:
+            for j in range(K):
+                U[U.shape[0] - 1 - j] = t
     return counts_result(&cnt)

@@ -11,7 +11,8 @@
 # bit-identical results.
 #
 # Provides: BPA_1 / BPA_2 / BPA_LS, sparse_dot, the grouping of a mini-batch pass (`Groups`,
-# also used by _mc_minibatch.pxi) and the driver `bpa_pass`.
+# also used by _mc_minibatch.pxi), averaging of the reported model (`avg_sync`,
+# `avg_gain`, also used there) and the driver `bpa_pass`.
 # Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, count_margin,
 # Workspace (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size (_qp.pxi).
 
@@ -195,11 +196,51 @@ cdef inline Groups groups_start(Py_ssize_t n, Py_ssize_t n_seen, Py_ssize_t B, b
     return g
 
 
+cdef inline void avg_sync(double* r, const double* w, double* u, double t, const Rows* R,
+                          const Py_ssize_t* rows, Py_ssize_t m, Py_ssize_t D,
+                          Py_ssize_t K) noexcept nogil:
+    """Averaging in round t: the reported model r <- w on the coordinates of
+    rows[0..m) and the intercept (K adjacent values each), u += t (w - r) there
+    ([FS99]; a coordinate met again adds t 0)."""
+    cdef const double* x
+    cdef const int* idx
+    cdef Py_ssize_t k, j, c, p, nnz
+    for k in range(m):
+        nnz = get_row(R, rows[k], &x, &idx)
+        for j in range(nnz + 1):
+            p = (idx[j] if j < nnz else D - 1) * K
+            for c in range(p, p + K):
+                u[c] += t * (w[c] - r[c])
+                r[c] = w[c]
+
+
+cdef inline void avg_gain(const double* r, const double* w, double* u, double t,
+                          const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
+                          Py_ssize_t D, Py_ssize_t K, unsigned char* seen) noexcept nogil:
+    """Averaging in round t: u += t (r - w) once per coordinate of rows[0..m) and
+    the intercept (r: w with the incomplete group applied provisionally, which
+    moves only those); `seen`: D zeroed flags, zeroed again on return."""
+    cdef const double* x
+    cdef const int* idx
+    cdef Py_ssize_t k, j, c, p, nnz, q
+    for q in range(2):
+        for k in range(m):
+            nnz = get_row(R, rows[k], &x, &idx)
+            for j in range(nnz + 1):
+                p = idx[j] if j < nnz else D - 1
+                if q == 1:
+                    seen[p] = 0
+                elif not seen[p]:
+                    seen[p] = 1
+                    for c in range(p * K, p * K + K):
+                        u[c] += t * (r[c] - w[c])
+
+
 def bpa_pass(RowView rows not None,
              const double[::1] y, const Py_ssize_t[::1] order,
              Py_ssize_t n_seen, double bias, double[::1] w, int variant, bint sliding,
              Py_ssize_t B, double C, double rho, bint flush,
-             double[::1] scores_out):
+             double[::1] scores_out, double[::1] r, double[::1] u):
     """One pass of mini-batch PA over `order`; w (length D, intercept last) in place.
 
     The first `n_seen` rows of `order` were predicted (and, sliding, used) by an
@@ -211,6 +252,12 @@ def bpa_pass(RowView rows not None,
 
     When `scores_out` is not empty, it receives the score each new row was
     predicted with (row t of `order` at t - n_seen).
+
+    Averaging (u not empty: D + 1 entries, u[D] = T the rounds so far): the model
+    reported after a round, r (w with the rows of an incomplete block applied
+    provisionally, as the last group of the stream: their joint update on w; else
+    w), is kept in r, and u += t (r new - old) on the coordinates it changes, so
+    that r_1 + ... + r_T = (T + 1) r_T - u[:D] ([FS99]).
 
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed, n_left):
     n_left = rows at the end of `order` to carry into the next call (the
@@ -232,6 +279,9 @@ def bpa_pass(RowView rows not None,
     W.qwork = W.tau + B
     W.save = W.qwork + qp_work_size(B)
     W.qiwork = ws.indices(qp_iwork_size(B) + 1)
+    cdef bint avg = u.shape[0] > 0
+    cdef double T = u[D] if avg else 0.0
+    cdef unsigned char* seen = ws.flags(D) if avg else NULL
     with nogil:
         for t in range(g.n):
             i = order[t]
@@ -244,6 +294,16 @@ def bpa_pass(RowView rows not None,
                     scores_out[t - n_seen] = f
             m = group_due(&g, t + 1, &lo)
             if m == 0:
+                if avg and t >= n_seen:
+                    # the incomplete block g.start..t, applied provisionally to r
+                    m = t + 1 - g.start
+                    avg_sync(&r[0], &w[0], &u[0], T + 1.0, &rows.R, &order[g.start], m, D, 1)
+                    cnt.status = _bpa_update(&rows.R, &order[g.start], m, &y[0], bias, &r[0],
+                                             D, variant, C, rho, &W, &moved, &cnt.pos)
+                    if cnt.status != OK:
+                        break
+                    T += 1.0
+                    avg_gain(&r[0], &w[0], &u[0], T, &rows.R, &order[g.start], m, D, 1, seen)
                 continue
             cnt.status = _bpa_update(&rows.R, &order[lo], m, &y[0], bias, &w[0], D,
                                      variant, C, rho, &W, &moved, &cnt.pos)
@@ -251,4 +311,9 @@ def bpa_pass(RowView rows not None,
                 break
             if moved:
                 cnt.updates += 1
+            if avg and t >= n_seen:
+                T += 1.0
+                avg_sync(&r[0], &w[0], &u[0], T, &rows.R, &order[lo], m, D, 1)
+    if avg:
+        u[D] = T
     return (*counts_result(&cnt), group_left(&g))

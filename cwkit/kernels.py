@@ -88,8 +88,8 @@ class KernelMixin:
     """
 
     _sparse_intercept_scaling = 1.0
-    #: Whether the rule's dual form keeps an average (the kernel Perceptron's own
-    #: rule does; the spec never asks the per-row averaging wrapper for a kernel).
+    #: Whether the rule's dual form keeps the average of its coefficients over the
+    #: rounds (``average=True``); the second-order and mini-batch dual forms do not.
     _averages = False
 
     def _validate_params(self):

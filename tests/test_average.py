@@ -11,7 +11,6 @@ import pytest
 import scipy.sparse as sp
 
 import cwkit
-from cwkit.models.average import Averaged, averages_natively
 
 from conftest import BINARY_CASES, OTHER_CASES, case_id
 
@@ -62,6 +61,17 @@ def _per_round(name, p, X, y, passes=1):
             return None
         raise
     return np.array(out)
+
+
+def _has_form(name, p, X, y):
+    """Whether the rule has the form `p` asks for (top-k exists for some rules only)."""
+    try:
+        cwkit.make(name, **p).partial_fit(X[:1], y[:1], classes=np.unique(y))
+    except ValueError as exc:
+        if "multiclass='topk'" in str(exc):
+            return False
+        raise
+    return True
 
 
 def _close(actual, expected):
@@ -177,11 +187,16 @@ def test_proba_uses_the_averaged_mean(name):
     np.testing.assert_allclose(p, np.where(m == 0, 0.5, ndtr(m / np.sqrt(v))), rtol=1e-12)
 
 
+@pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_save_load_keeps_the_average(case, tmp_path):
+def test_save_load_keeps_the_average(case, task, tmp_path):
+    """Saved after 10 rows (mid-group for mini-batch PA with B = 3), loaded, and
+    fed the rest: the same averaged weights as without the file."""
     name, params = case
-    X, y = _data("top1", seed=5)
-    est = cwkit.make(name, average=True, **params)
+    X, y = _data(task, seed=5)
+    if not _has_form(name, _params(params, task), X, y):
+        return          # no top-k form (refused with averaging too: the first test)
+    est = cwkit.make(name, average=True, **_params(params, task))
     est.partial_fit(X[:10], y[:10], classes=np.unique(y))
     path = tmp_path / "m.cwk"
     cwkit.save(est, path)
@@ -194,34 +209,17 @@ def test_save_load_keeps_the_average(case, tmp_path):
     np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
 
 
-def test_first_order_drivers_average_natively():
-    """The first-order drivers keep the lazy sum (O(nnz)); other models are wrapped."""
-    X, y = _data("top1")
-    for name in ("pa1", "reg-pa", "l2-pa", "perceptron"):
-        for task in ("top1", "ovr"):
-            est = cwkit.make(name, average=True, **_params({}, task)).fit(X, y)
-            assert not isinstance(est._model, Averaged)
-            assert averages_natively(est._model.spec)
-    diag = {"covariance": "diag"}      # "auto" takes the full one on these dense rows
-    for name, p, labels in (("arow", diag, y), ("arow", diag, y % 2), ("cw", diag, y),
-                            ("sop", diag, y % 2), ("adagrad", {}, y % 2)):
-        est = cwkit.make(name, average=True, **p).fit(X, labels)
-        assert not isinstance(est._model, Averaged) and averages_natively(est._model.spec)
-    for name, p in (("arow", {"covariance": "full"}), ("sop", {}), ("adagrad", {}),
-                    ("bpa1", {}), ("l1-pa", {}), ("pa1", {"multiclass": "topk"})):
-        est = cwkit.make(name, average=True, **p).fit(X, y)
-        assert isinstance(est._model, Averaged)
-
-
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-@pytest.mark.parametrize("task", ["binary", "top1"])
+@pytest.mark.parametrize("task", TASKS)
 def test_state_size_counts_the_averaging_state(case, task):
     name, params = case
     X, y = _data(task)
-    est = cwkit.make(name, average=True, **params).fit(X, y)
+    p = _params(params, task)
+    if not _has_form(name, p, X, y):
+        return
+    est = cwkit.make(name, average=True, **p).fit(X, y)
     from cwkit.models.size import state_size
-    assert state_size(est._model.spec if hasattr(est._model, "spec") else
-                      est._spec(len(est.classes_), X.shape[1])) == sum(
+    assert state_size(est._spec(len(est.classes_), X.shape[1])) == sum(
         a.size for a in est._model.state.values())
 
 
@@ -259,3 +257,140 @@ def test_cli_takes_average_per_algorithm(capsys, tmp_path):
     assert avg["test_error"] == pytest.approx(np.mean(est.predict(X) != 2 * y - 1))
     assert avg["mistakes"] == plain["mistakes"]          # it learns as without averaging
     assert main(["eval", str(path), "--algos", "arow:average=maybe", "--quiet"]) != 0
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_clean_labels_count_without_changing_the_average(case, task):
+    """partial_fit(..., y_clean=): the rounds are counted against the clean labels,
+    the model learns the noisy ones; averaged as without them, counted as the plain
+    model counts them."""
+    name, params = case
+    X, y = _data(task, seed=7)
+    p = _params(params, task)
+    if not _has_form(name, p, X, y):
+        return
+    rng = np.random.default_rng(7)
+    noisy = np.where(rng.random(len(y)) < 0.3, rng.permutation(y), y)
+    classes = np.unique(y)
+    fits = []
+    for average, clean in ((True, y), (True, None), (False, y)):
+        est = cwkit.make(name, average=average, **p)
+        for a, b in ((0, 7), (7, 8), (8, len(y))):
+            est.partial_fit(X[a:b], noisy[a:b], classes=classes,
+                            y_clean=None if clean is None else clean[a:b])
+        fits.append(est)
+    np.testing.assert_array_equal(_state(fits[0]), _state(fits[1]))
+    assert fits[0].mistakes_ == fits[2].mistakes_ and fits[0].t_ == fits[1].t_ == len(y)
+
+
+@pytest.mark.parametrize("window", ["block", "sliding"])
+@pytest.mark.parametrize("task", TASKS)
+def test_minibatch_groups_across_calls(task, window):
+    """Mini-batch PA with B = 4 fed in pieces that end inside groups (1, 2, 3 rows
+    pending, a piece shorter than a group): after every call the mean over every row
+    of the model reported after it (the incomplete group applied provisionally)."""
+    X, y = _data(task, n=40, seed=8)
+    p = _params({"C": 0.5, "batch_size": 4, "window": window}, task)
+    rounds = _per_round("bpa2", p, X, y)
+    est = cwkit.make("bpa2", average=True, **p)
+    classes = np.unique(y)
+    cuts = [0, 1, 3, 6, 7, 13, 14, 15, 21, 30, 33, 40]
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        est.partial_fit(X[a:b], y[a:b], classes=classes)
+        _close(_state(est), rounds[:b].mean(axis=0))
+    assert est.t_ == len(y)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_l1pa_average_through_support_changes(task):
+    """A tight L1 ball: updates shrink and zero weights off the row (the support
+    list changes); the lazy sum follows every changed coordinate."""
+    X, y = _data(task, n=60, seed=9)
+    p = _params({"beta": 2.5}, task)
+    rounds = _per_round("l1-pa", p, X, y)
+    est = cwkit.make("l1-pa", average=True, **p)
+    classes = np.unique(y)
+    for i in range(len(y)):
+        est.partial_fit(X[i:i + 1], y[i:i + 1], classes=classes)
+        _close(_state(est), rounds[:i + 1].mean(axis=0))
+    nz = rounds != 0
+    assert (nz[:-1] & ~nz[1:]).any()      # some weight went back to 0
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("name, params", [("pa1", {}), ("pa2", {"slack": "shared"}),
+                                          ("arow", {"covariance": "diag"}),
+                                          ("arow", {"covariance": "full"}),
+                                          ("l1-pa", {"beta": 10.0}), ("bpa1", {"batch_size": 3})])
+def test_topk_with_more_competitors(name, params, k):
+    """Top-k with k = 2 and k = 3 of K = 4 classes (k = K - 1: every competitor)."""
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(30, 4))
+    y = np.argmax(X @ rng.normal(size=(4, 4)) + 0.5 * rng.normal(size=(30, 4)), axis=1)
+    y[:4] = np.arange(4)
+    p = {**params, "multiclass": "topk", "k": k}
+    rounds = _per_round(name, p, X, y)
+    est = cwkit.make(name, average=True, **p)
+    for i in range(len(y)):
+        est.partial_fit(X[i:i + 1], y[i:i + 1], classes=np.arange(4))
+        _close(_state(est), rounds[:i + 1].mean(axis=0))
+
+
+def _last_iterate_cases():
+    """Every registry name with its defaults, plus the cases of the reference tests."""
+    return [(e["name"], {}) for e in cwkit.algorithms()] + CASES
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("case", _last_iterate_cases(),
+                         ids=[case_id(c) + ("-default" if not c[1] else "")
+                              + ("-sliding" if c[1].get("window") == "sliding" else "")
+                              for c in _last_iterate_cases()])
+def test_last_iterate_is_the_model_without_averaging_bit_for_bit(case, task, sparse):
+    """Model.last_weights / last_scores of average=True equal weights / scores of
+    average=False after the same rows (two partial_fit calls), exactly."""
+    name, params = case
+    X, y = _data(task, n=30)
+    Xs = sp.csr_matrix(X) if sparse else X
+    p = _params(params, task)
+    try:
+        plain = cwkit.make(name, **p, average=False)
+        avg = cwkit.make(name, **p, average=True)
+    except ValueError as exc:
+        assert "multiclass='topk'" in str(exc)
+        return
+    classes = np.unique(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for est in (plain, avg):
+            try:
+                est.partial_fit(Xs[:17], y[:17], classes=classes)
+            except ValueError as exc:
+                assert "multiclass='topk'" in str(exc)
+                return
+            est.partial_fit(Xs[17:], y[17:])
+    rows = avg._rows(Xs)
+    assert np.array_equal(avg._model.last_weights(), plain._model.weights())
+    assert np.array_equal(avg._model.last_scores(rows, avg._bias),
+                          plain._model.scores(plain._rows(Xs), plain._bias))
+    assert np.array_equal(avg._predict_last(Xs), plain.predict(Xs))
+    # the average itself is another model (the rows change the weights)
+    assert not np.array_equal(avg._model.weights(), plain._model.weights())
+    # without averaging, the last iterate is the model itself
+    assert np.array_equal(plain._model.last_weights(), plain._model.weights())
+    assert np.array_equal(plain._predict_last(Xs), plain.predict(Xs))
+
+
+@pytest.mark.parametrize("multiclass", ["binary", "top1", "ovr"])
+def test_kernel_avg_perceptron_last_iterate_is_the_kernel_perceptron(multiclass):
+    X, y = _data("binary" if multiclass == "binary" else "top1", n=30)
+    p = {} if multiclass == "binary" else {"multiclass": multiclass}
+    plain = cwkit.make("perceptron", kernel="rbf", gamma=0.5, **p).fit(X, y)
+    avg = cwkit.make("avg-perceptron", kernel="rbf", gamma=0.5, **p).fit(X, y)
+    rows = avg._rows(X)
+    assert np.array_equal(avg._model.last_scores(rows, avg._bias),
+                          plain.decision_function(X))
+    assert np.array_equal(avg._predict_last(X), plain.predict(X))
+    assert not np.array_equal(avg.decision_function(X), plain.decision_function(X))

@@ -178,7 +178,8 @@ def group_update(X, codes, W0, variant, C, rho, kk, shared, fit_intercept):
     B = X.shape[0]
     *out, _ = _core.mc_bpa_pass(rows.view, codes.astype(np.intp), np.arange(B), B,
                                 1.0 if fit_intercept else 0.0, W, VARIANTS.index(variant), False,
-                                B, kk, C, bpa_rho(C, rho), shared, True)
+                                B, kk, C, bpa_rho(C, rho), shared, True,
+                                np.empty((0, W.shape[1])), np.empty(0))
     out = PassResult(*out)
     assert out.status == _core.Status.OK and (out.rounds, out.mistakes) == (0, 0)
     return W

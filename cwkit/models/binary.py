@@ -6,7 +6,7 @@ runs its compiled driver; see :class:`cwkit.models.interface.Model`.
 import numpy as np
 
 from .. import _core
-from .average import lazy_mean
+from .average import lazy_mean, mean_of_rounds, round_count
 from .interface import Model, PassResult, counts, nonnegative, positive
 from .scoring import row_scores, sign_proba
 
@@ -87,6 +87,11 @@ class BinaryModel(Model):
     def scores(self, rows, bias):
         return row_scores(rows, self.weights(), bias)[0]
 
+    def last_scores(self, rows, bias):
+        if self.spec.average:   # a native average: the last iterate is linear
+            return row_scores(rows, self.last_weights(), bias)[0]
+        return self.scores(rows, bias)
+
     def proba_args(self, rows, bias):
         """(mu.x, x^T Sigma x) per row, for Gaussian-weight probabilities."""
         return row_scores(rows, self.weights(), bias, self.variances())
@@ -114,7 +119,10 @@ class FirstOrder(BinaryModel):
         st = self.state
         if self.spec.average:
             return averaged_first_order(st["v"], st["aux"], st["u"])
-        return st["aux"][_core.AUX_S] * st["v"]
+        return self.last_weights()
+
+    def last_weights(self):
+        return self.state["aux"][_core.AUX_S] * self.state["v"]
 
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status)
@@ -161,11 +169,14 @@ class Diagonal(BinaryModel):
             spec.direct, self.state.get("u", NO_SUM)))
 
     def weights(self):
-        mu = self.state["mu_sigma"][:, MU]
+        mu = self.last_weights()
         if self.spec.average:
             u = self.state["u"]
             return lazy_mean(mu, u[:-1], u[-1])
         return mu
+
+    def last_weights(self):
+        return self.state["mu_sigma"][:, MU]
 
     def variances(self):
         return self.state["mu_sigma"][:, SIGMA]
@@ -194,15 +205,22 @@ class Full(BinaryModel):
                 f"covariance='full' needs a {D} x {D} matrix ({D * D * 8 / 2**20:.0f} MiB); "
                 f"it is supported up to {MAX_FULL_DIM - 1} features. Use covariance='diag' "
                 "for high-dimensional data")
-        return {"mu": np.zeros(D), "Sigma": np.eye(D) * initial_variance(self.spec)}
+        st = {"mu": np.zeros(D), "Sigma": np.eye(D) * initial_variance(self.spec)}
+        if self.spec.average:   # the lazy sum of the means, then the round count T
+            st["u"] = np.zeros(D + 1)
+        return st
 
     def run(self, rows, y, order, bias):
         st, spec = self.state, self.spec
         work = np.empty(2 * len(st["mu"]))
         return PassResult(*_core.full_pass(
-            rows.view, y, order, bias, st["mu"], st["Sigma"], work, self.rule, spec.phi, spec.r))
+            rows.view, y, order, bias, st["mu"], st["Sigma"], work, self.rule, spec.phi, spec.r,
+            st.get("u", NO_SUM)))
 
     def weights(self):
+        return mean_of_rounds(self.state, self.last_weights())
+
+    def last_weights(self):
         return self.state["mu"]
 
     def covariance(self):
@@ -211,8 +229,9 @@ class Full(BinaryModel):
     def sigma_diagonal(self):
         return np.diagonal(self.state["Sigma"])
 
-    def proba_args(self, rows, bias):
-        mu = self.state["mu"]
+    def proba_args(self, rows, bias, mu=None):
+        """(mu.x, x^T Sigma x) per row; mu: the (averaged) weights unless given."""
+        mu = self.weights() if mu is None else mu
         m = np.empty(rows.n_rows)
         v = np.empty(rows.n_rows)
         _core.full_scores(rows.view, bias, mu, self.state["Sigma"], np.empty(2 * len(mu)),
@@ -220,7 +239,12 @@ class Full(BinaryModel):
         return m, v
 
     def scores(self, rows, bias):
-        m, v = self.proba_args(rows, bias)
+        if self.spec.average:   # the averaged weights are a linear rule
+            return self.proba_args(rows, bias)[0]
+        return self.last_scores(rows, bias)
+
+    def last_scores(self, rows, bias):
+        m, v = self.proba_args(rows, bias, self.last_weights())
         if self.rule == _core.Rule.SOP:
             # x (A + x x^T)^-1 v = x^T A^-1 v / (1 + x^T A^-1 x)  ([SOP05], Sherman-Morrison)
             return m / (1.0 + v)
@@ -230,7 +254,8 @@ class Full(BinaryModel):
         return collapsed_variance_detail(self, status)
 
     def invariants(self):
-        return gaussian_invariants(self)
+        yield from gaussian_invariants(self)
+        yield from round_count(self.state)
 
 
 def adagrad_invariants(state):
@@ -261,11 +286,14 @@ class SOPDiagonal(BinaryModel):
             rows.view, y, order, bias, st["vv"], st["A"], st.get("u", NO_SUM)))
 
     def weights(self):
-        w = self.state["vv"] / self.state["A"]
+        w = self.last_weights()
         if self.spec.average:
             u = self.state["u"]
             return lazy_mean(w, u[:-1], u[-1])
         return w
+
+    def last_weights(self):
+        return self.state["vv"] / self.state["A"]
 
     def variances(self):
         return 1.0 / self.state["A"]
@@ -278,6 +306,9 @@ class SOPDiagonal(BinaryModel):
     def scores(self, rows, bias):
         if self.spec.average:   # the averaged weights are a linear rule
             return super().scores(rows, bias)
+        return self.last_scores(rows, bias)
+
+    def last_scores(self, rows, bias):
         # per test point: w = vv / (A + x^2)  ([SOP05] Fig. 3.1, diagonal projection)
         out = np.empty(rows.n_rows)
         _core.sop_diag_scores(rows.view, bias, self.state["vv"], self.state["A"], out)
@@ -304,10 +335,16 @@ class AdaGrad(BinaryModel):
 
     def weights(self):
         st, spec = self.state, self.spec
-        w = np.empty(len(st["u"]))
         t = st["aux"][_core.AUX_T]
         if self.spec.average and t > 0:
+            w = np.empty(len(st["u"]))
             _core.rda_average(st["u"], st["G"], t, spec.eta, spec.lam, spec.delta, st["acc"], w)
             return w
-        _core.rda_weights(st["u"], st["G"], t, spec.eta, spec.lam, spec.delta, w)
+        return self.last_weights()
+
+    def last_weights(self):
+        st, spec = self.state, self.spec
+        w = np.empty(len(st["u"]))
+        _core.rda_weights(st["u"], st["G"], st["aux"][_core.AUX_T], spec.eta, spec.lam,
+                          spec.delta, w)
         return w

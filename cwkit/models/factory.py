@@ -5,11 +5,9 @@ one table, from the spec alone.  A new shape of state or a new way of
 training is a module of ``cwkit.models`` whose classes implement
 :class:`cwkit.models.interface.Model`, plus its rows in ``TABLE``.
 """
-from dataclasses import replace
 from functools import partial
 
 from . import binary, kernel, l1, minibatch, multiclass, topk
-from .average import Averaged, averages_natively
 from .interface import BINARY, OVR, TOP1, TOPK
 from .ovr import OneVsRest
 from .size import check_size
@@ -78,6 +76,4 @@ def build_model(spec):
         raise ValueError(f"{spec.owner}: {spec.name} has no multiclass={spec.strategy!r} "
                          "form in this case; use multiclass='ovr'")
     check_size(spec)
-    if spec.average and not averages_natively(spec):
-        return Averaged(build(replace(spec, average=False)))
     return build(spec)

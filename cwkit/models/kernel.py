@@ -294,19 +294,23 @@ class FirstOrderDual(DualModel):
         st["u"] = u[:n if len(u) else 0].copy()
         return result
 
-    def dual_coef(self):
+    def dual_coef(self, last=False):
         """(n, 1 or K): the coefficients of f, or averaged over the rounds:
-        (u_j + P s coef_j) / t (see `kernel_fo_pass`)."""
+        (u_j + P s coef_j) / t (see `kernel_fo_pass`); with `last`, those of the last
+        iterate even when averaged."""
         st = self.state
         aux = st["aux"]
         c = aux[_core.AUX_S] * st["coef"]
-        if self.averaged and aux[_core.AUX_T] > 0:
+        if self.averaged and not last and aux[_core.AUX_T] > 0:
             return (st["u"] + aux[_core.KAUX_P] * c) / aux[_core.AUX_T]
         return c
 
-    def scores(self, rows, bias):
-        out = self.scores_and_v(rows, bias, self.dual_coef())[0]
+    def scores(self, rows, bias, last=False):
+        out = self.scores_and_v(rows, bias, self.dual_coef(last))[0]
         return out[:, 0] if self.width == 1 else out
+
+    def last_scores(self, rows, bias):
+        return self.scores(rows, bias, last=True)
 
     def invariants(self):
         yield from super().invariants()
@@ -498,6 +502,9 @@ class KernelOneVsRest(OneVsRest):
 
     def scores(self, rows, bias):
         return np.column_stack([model.scores(rows, bias) for model in self.models])
+
+    def last_scores(self, rows, bias):
+        return np.column_stack([model.last_scores(rows, bias) for model in self.models])
 
     def proba(self, rows, bias):
         """P(class c has the largest score) from the K independent Gaussian scores."""

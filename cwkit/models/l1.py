@@ -7,7 +7,8 @@ The update is solved exactly inside the compiled drivers ``l1pa_pass``
 import numpy as np
 
 from .. import _core
-from .binary import BinaryModel
+from .average import mean_of_rounds, round_count
+from .binary import NO_SUM, BinaryModel
 from .interface import TOP1, PassResult
 from .multiclass import MulticlassModel
 
@@ -33,19 +34,25 @@ class BinaryL1PA(BinaryModel):
     """The weight vector w (length D, intercept last)."""
 
     def initial_state(self, D):
+        if self.spec.average:   # the lazy sum of w, then the round count T
+            return {"w": np.zeros(D), "u": np.zeros(D + 1)}
         return {"w": np.zeros(D)}
 
     def run(self, rows, y, order, bias, scores_out=None):
         """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
         return PassResult(*_core.l1pa_pass(
             rows.view, y, order, bias, self.state["w"], self.spec.beta,
-            _NO_SCORES if scores_out is None else scores_out))
+            _NO_SCORES if scores_out is None else scores_out, self.state.get("u", NO_SUM)))
 
     def weights(self):
+        return mean_of_rounds(self.state, self.last_weights())
+
+    def last_weights(self):
         return self.state["w"]
 
     def invariants(self):
-        return (in_ball(self.spec, self.state["w"]),)
+        yield in_ball(self.spec, self.state["w"])
+        yield from round_count(self.state)
 
     def status_detail(self, status):
         return infeasible_detail(self.spec, status)
@@ -60,17 +67,24 @@ class MulticlassL1PA(MulticlassModel):
         self.kk = 0 if spec.strategy == TOP1 else spec.kk
 
     def initial_state(self, K, D):
+        if self.spec.average:   # the lazy sum of W (D K), then the round count T
+            return {"W": np.zeros((D, K)), "u": np.zeros(D * K + 1)}
         return {"W": np.zeros((D, K))}
 
     def run(self, rows, codes, order, bias):
         return PassResult(*_core.mc_l1pa_pass(
-            *self._args(rows, codes, order), bias, self.state["W"], self.spec.beta, self.kk))
+            *self._args(rows, codes, order), bias, self.state["W"], self.spec.beta, self.kk,
+            self.state.get("u", NO_SUM)))
 
     def weights_dk(self):
+        return mean_of_rounds(self.state, self.last_weights_dk())
+
+    def last_weights_dk(self):
         return self.state["W"]
 
     def invariants(self):
-        return (in_ball(self.spec, self.state["W"]),)
+        yield in_ball(self.spec, self.state["W"])
+        yield from round_count(self.state)
 
     def status_detail(self, status):
         return infeasible_detail(self.spec, status)

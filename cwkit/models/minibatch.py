@@ -10,7 +10,8 @@ from .._lazy import issparse
 from .._lazy import sparse as sp
 from .. import _core
 from .._rowdata import as_rows
-from .binary import BinaryModel
+from .average import mean_of_rounds, round_count
+from .binary import NO_SUM, BinaryModel
 from .interface import TOP1, PassResult, counts
 from .scoring import mc_row_scores
 
@@ -37,20 +38,28 @@ class BinaryBPA(BinaryModel):
     updated provisionally with the pending rows of an incomplete group (block
     mode; equal to ``w0`` in sliding mode).  ``pend``/``pend_y`` hold the rows
     carried over (block: the incomplete group; sliding: the last B - 1 rows),
-    ``n_pend[0]`` their number.
+    ``n_pend[0]`` their number.  Averaging: ``u``, the lazy sum of the reported
+    ``w`` after every round (the driver keeps ``w`` up to date row by row), then
+    the round count T.
     """
 
     def initial_state(self, D):
         B = self.spec.batch_size
-        return {"w": np.zeros(D), "w0": np.zeros(D), "pend": np.zeros((B, D - 1)),
-                "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
+        st = {"w": np.zeros(D), "w0": np.zeros(D), "pend": np.zeros((B, D - 1)),
+              "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
+        if self.spec.average:
+            st["u"] = np.zeros(D + 1)
+        return st
 
     def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
-        """One driver pass: its PassResult and the number of rows left pending."""
-        spec = self.spec
+        """One driver pass: its PassResult and the number of rows left pending
+        (averaging when not `flush`)."""
+        spec, st = self.spec, self.state
+        u = NO_SUM if flush else st.get("u", NO_SUM)
         *result, n_left = _core.bpa_pass(rows.view, y, order, n_seen, bias, w,
                                          BPA_VARIANTS.index(spec.bpa_variant), spec.sliding,
-                                         spec.batch_size, spec.C, spec.rho, flush, scores_out)
+                                         spec.batch_size, spec.C, spec.rho, flush, scores_out,
+                                         st["w"], u)
         return PassResult(*result), n_left
 
     def run(self, rows, y, order, bias, scores_out=None):
@@ -75,6 +84,8 @@ class BinaryBPA(BinaryModel):
             st["pend"][:n_left] = Xt.toarray() if issparse(Xt) else Xt
             st["pend_y"][:n_left] = y[tail]
             st["n_pend"][0] = n_left
+        if status == _core.Status.OK and not self.spec.average:
+            # (averaging: the driver has kept w, the reported model, row by row)
             st["w"][:] = st["w0"]
             if n_left and not self.spec.sliding:
                 # the incomplete group, applied provisionally as the stream's last group
@@ -88,12 +99,16 @@ class BinaryBPA(BinaryModel):
         return result._replace(status=status, pos=pos)
 
     def weights(self):
+        return mean_of_rounds(self.state, self.state["w"])
+
+    def last_weights(self):
         return self.state["w"]
 
     def invariants(self):
         st, B = self.state, self.spec.batch_size
         yield counts("n_pend, the number of rows carried over,", st["n_pend"], 0, B - 1)
         yield self.pending_labels(st["pend_y"][:int(st["n_pend"][0])])
+        yield from round_count(st)
 
     def pending_labels(self, pend_y):
         """The invariant of the labels of the rows carried over: +-1."""
@@ -125,24 +140,34 @@ class MulticlassBPA(BinaryBPA):
 
     def initial_state(self, D):
         B, K = self.spec.batch_size, self.K
-        return {"w": np.zeros((D, K)), "w0": np.zeros((D, K)), "pend": np.zeros((B, D - 1)),
-                "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
+        st = {"w": np.zeros((D, K)), "w0": np.zeros((D, K)), "pend": np.zeros((B, D - 1)),
+              "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
+        if self.spec.average:
+            st["u"] = np.zeros(D * K + 1)
+        return st
 
     def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
         # the class scores of a row are not reported: mistakes are counted in the driver
-        spec = self.spec
+        spec, st = self.spec, self.state
+        u = NO_SUM if flush else st.get("u", NO_SUM)
         *result, n_left = _core.mc_bpa_pass(rows.view, np.ascontiguousarray(y, dtype=np.intp),
                                             np.ascontiguousarray(order, dtype=np.intp), n_seen,
                                             bias, w, BPA_VARIANTS.index(spec.bpa_variant),
                                             spec.sliding, spec.batch_size, self.kk, spec.C,
-                                            spec.rho, self.shared, flush)
+                                            spec.rho, self.shared, flush, st["w"], u)
         return PassResult(*result), n_left
 
     def weights(self):
+        return super().weights().T
+
+    def last_weights(self):
         return self.state["w"].T
+
+    def last_scores(self, rows, bias):
+        return mc_row_scores(rows, self.state["w"], bias)[0]
 
     def pending_labels(self, pend_y):
         return counts("pend_y, class codes,", pend_y, 0, self.K - 1)
 
     def scores(self, rows, bias):
-        return mc_row_scores(rows, self.state["w"], bias)[0]
+        return mc_row_scores(rows, np.ascontiguousarray(self.weights().T), bias)[0]

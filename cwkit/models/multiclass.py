@@ -22,6 +22,7 @@ from .. import _core
 from .binary import (
     AUX_SIZE,
     MAX_FULL_DIM,
+    NO_SUM,
     adagrad_invariants,
     aux_size,
     averaged_first_order,
@@ -32,7 +33,7 @@ from .binary import (
     l2_infeasible_detail,
     symmetric,
 )
-from .average import lazy_mean
+from .average import lazy_mean, mean_of_rounds, round_count
 from .interface import OVR, TOP1, Model, PassResult, counts, positive
 from .scoring import argmax_proba, mc_row_scores
 
@@ -73,6 +74,18 @@ class MulticlassModel(Model):
     def scores(self, rows, bias):
         return mc_row_scores(rows, self.weights_dk(), bias)[0]
 
+    def last_weights(self):
+        return self.last_weights_dk().T
+
+    def last_weights_dk(self):
+        """(D, K) weights of the last iterate (:meth:`Model.last_weights`)."""
+        return self.weights_dk()
+
+    def last_scores(self, rows, bias):
+        if self.spec.average:   # a native average: the last iterate is linear
+            return mc_row_scores(rows, self.last_weights_dk(), bias)[0]
+        return self.scores(rows, bias)
+
     def score_moments(self, rows, bias):
         """Mean and variance (n, K) of every class score w_c.x~ under the Gaussian
         over weights, cross-class covariances left out."""
@@ -103,7 +116,10 @@ class FirstOrder(MulticlassModel):
         st = self.state
         if self.spec.average:
             return averaged_first_order(st["v"], st["aux"], st["u"])
-        return st["aux"][:, _core.AUX_S] * st["v"]
+        return self.last_weights_dk()
+
+    def last_weights_dk(self):
+        return self.state["aux"][:, _core.AUX_S] * self.state["v"]
 
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status, delta=not self.ovr)
@@ -132,6 +148,9 @@ class Diagonal(MulticlassModel):
         if self.spec.average:
             u = self.state["u"]
             return lazy_mean(self.state["mu"], u[:-1], u[-1, 0])
+        return self.last_weights_dk()
+
+    def last_weights_dk(self):
         return self.state["mu"]
 
     def variances_dk(self):
@@ -165,15 +184,21 @@ class Full(MulticlassModel):
                 "or multiclass='ovr'")
         s0 = initial_variance(self.spec)
         Sigma = np.tile(np.eye(D) * s0, (K, 1)) if self.ovr else np.eye(n) * s0
-        return {"mu": np.zeros((K, D)), "Sigma": Sigma}
+        st = {"mu": np.zeros((K, D)), "Sigma": Sigma}
+        if self.spec.average:   # the lazy sum of the means (K D), then the round count T
+            st["u"] = np.zeros(n + 1)
+        return st
 
     def run(self, rows, codes, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.mc_full_pass(
             *self._args(rows, codes, order), bias, self.ovr, st["mu"], st["Sigma"], self.rule,
-            spec.phi, spec.r, self.sum_update))
+            spec.phi, spec.r, self.sum_update, st.get("u", NO_SUM)))
 
     def weights_dk(self):
+        return mean_of_rounds(self.state, self.state["mu"]).T
+
+    def last_weights_dk(self):
         return self.state["mu"].T
 
     def _block(self, c):
@@ -193,8 +218,9 @@ class Full(MulticlassModel):
             return np.concatenate([np.diagonal(self._block(c)) for c in range(self.K)])
         return np.diagonal(self.state["Sigma"])
 
-    def score_moments(self, rows, bias):
-        mu = self.state["mu"]
+    def score_moments(self, rows, bias, mu=None):
+        """As the base's, mu (K, D): the (averaged) weights unless given."""
+        mu = np.ascontiguousarray(self.weights() if mu is None else mu)
         D = mu.shape[1]
         M = np.empty((self.K, rows.n_rows))
         V = np.empty((self.K, rows.n_rows))
@@ -204,39 +230,58 @@ class Full(MulticlassModel):
         return M.T, V.T
 
     def scores(self, rows, bias):
-        if self.rule != _core.Rule.SOP:
+        if self.rule != _core.Rule.SOP or self.spec.average:
             return super().scores(rows, bias)
-        M, V = self.score_moments(rows, bias)
+        return self.last_scores(rows, bias)
+
+    def last_scores(self, rows, bias):
+        if self.rule != _core.Rule.SOP:
+            return super().last_scores(rows, bias)
+        M, V = self.score_moments(rows, bias, self.last_weights())
         return M / (1.0 + V)           # [SOP05] test rule per class block
 
     def status_detail(self, status):
         return collapsed_variance_detail(self, status)
 
     def invariants(self):
-        return gaussian_invariants(self)
+        yield from gaussian_invariants(self)
+        yield from round_count(self.state)
 
 
 class SOPDiagonal(MulticlassModel):
     """Diagonal SOP per block: vv = sum of Delta over mistakes, A = a + sum Delta^2."""
 
     def initial_state(self, K, D):
-        return {"vv": np.zeros((D, K)), "A": np.full((D, K), float(self.spec.a))}
+        st = {"vv": np.zeros((D, K)), "A": np.full((D, K), float(self.spec.a))}
+        if self.spec.average:   # the lazy sum of vv / A (D K), then the round count T
+            st["u"] = np.zeros(D * K + 1)
+        return st
 
     def run(self, rows, codes, order, bias):
         st = self.state
         return PassResult(*_core.mc_sop_diag_pass(
-            *self._args(rows, codes, order), bias, self.ovr, st["vv"], st["A"]))
+            *self._args(rows, codes, order), bias, self.ovr, st["vv"], st["A"],
+            st.get("u", NO_SUM)))
 
     def weights_dk(self):
+        return mean_of_rounds(self.state, self.last_weights_dk())
+
+    def last_weights_dk(self):
         return self.state["vv"] / self.state["A"]
 
     def variances_dk(self):
         return 1.0 / self.state["A"]
 
     def invariants(self):
-        return (positive("A", self.state["A"]),)
+        yield positive("A", self.state["A"])
+        yield from round_count(self.state)
 
     def scores(self, rows, bias):
+        if self.spec.average:   # the averaged weights are a linear rule
+            return super().scores(rows, bias)
+        return self.last_scores(rows, bias)
+
+    def last_scores(self, rows, bias):
         out = np.empty((rows.n_rows, self.K))
         _core.mc_sop_scores(rows.view, bias, self.state["vv"], self.state["A"], out)
         return out
@@ -246,18 +291,31 @@ class AdaGrad(MulticlassModel):
     """AdaGrad-RDA per block: u = sum of subgradients, G = sum of their squares."""
 
     def initial_state(self, K, D):
-        return {"u": np.zeros((D, K)), "G": np.zeros((D, K)), "aux": np.zeros(AUX_SIZE)}
+        st = {"u": np.zeros((D, K)), "G": np.zeros((D, K)), "aux": np.zeros(AUX_SIZE)}
+        if self.spec.average:   # the sums of the weights and the rounds they reach
+            st["acc"] = np.zeros(2 * D * K)
+        return st
 
     def run(self, rows, codes, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.mc_adagrad_pass(
             *self._args(rows, codes, order), bias, self.ovr, st["u"], st["G"], st["aux"],
-            spec.eta, spec.lam, spec.delta))
+            spec.eta, spec.lam, spec.delta, st.get("acc", NO_SUM)))
 
     def invariants(self):
         return adagrad_invariants(self.state)
 
     def weights_dk(self):
+        st, spec = self.state, self.spec
+        t = st["aux"][_core.AUX_T]
+        if spec.average and t > 0:
+            w = np.empty(st["u"].size)
+            _core.rda_average(st["u"].ravel(), st["G"].ravel(), t, spec.eta, spec.lam,
+                              spec.delta, st["acc"], w)
+            return w.reshape(st["u"].shape)
+        return self.last_weights_dk()
+
+    def last_weights_dk(self):
         st, spec = self.state, self.spec
         w = np.empty(st["u"].size)
         _core.rda_weights(st["u"].ravel(), st["G"].ravel(), st["aux"][_core.AUX_T], spec.eta,

@@ -49,8 +49,14 @@ class OneVsRest(Model):
     def weights(self):
         return np.stack([model.weights() for model in self.models])
 
+    def last_weights(self):
+        return np.stack([model.last_weights() for model in self.models])
+
     def scores(self, rows, bias):
         return mc_row_scores(rows, self.weights().T, bias)[0]
+
+    def last_scores(self, rows, bias):
+        return mc_row_scores(rows, self.last_weights().T, bias)[0]
 
     def invariants(self):
         for c, model in enumerate(self.models):

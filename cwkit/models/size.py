@@ -12,10 +12,8 @@ physical memory from ``os.sysconf``), lowered to what the address-space limit
 of the process (``ulimit -v``) leaves free.
 """
 import os
-from dataclasses import replace
 
 from .. import _core
-from .average import averages_natively
 from .binary import SCALED_RULES
 from .interface import BINARY, OVR, TOPK
 
@@ -33,9 +31,10 @@ class ModelSizeError(ValueError, MemoryError):
     """A model that would not fit in the memory available (raised before allocating)."""
 
 
-def _minibatch(D, K, B):
-    """w and w0 (D, K), the B pending rows (B, D - 1), their labels and their count."""
-    return 2 * D * K + B * (D - 1) + B + 1
+def _minibatch(D, K, B, average):
+    """w and w0 (D, K), the B pending rows (B, D - 1), their labels and their count;
+    averaging: the lazy sum of w and T."""
+    return 2 * D * K + B * (D - 1) + B + 1 + (D * K + 1 if average else 0)
 
 
 def state_size(spec):
@@ -44,28 +43,30 @@ def state_size(spec):
     D, kind, shape = spec.n_features + 1, spec.kind, spec.shape
     K = 1 if kind == BINARY else spec.n_classes
     blocks = D * K
-    if spec.average and not averages_natively(spec):
-        # cwkit.models.average.Averaged: the lazy sum (shaped as the weights) and T
-        return state_size(replace(spec, average=False)) + blocks + 1
     if shape == "first_order":
         if kind == TOPK and spec.rule == _core.Rule.PA_LS:
-            return _minibatch(D, K, 1)       # top-k PA-LS is mini-batch PA-LS (B = 1)
+            return _minibatch(D, K, 1, spec.average)       # top-k PA-LS is mini-batch PA-LS (B = 1)
         # averaging: the lazy sum, and the sum of the scales of a rule that shrinks w
         averaged = blocks if spec.average else 0
         aux = _AUX + (spec.average and spec.rule in SCALED_RULES)
         return blocks + averaged + aux * (K if kind == OVR else 1)
-    if shape in ("diagonal", "sop_diagonal"):
-        return 2 * blocks + ((D + 1) * K if spec.average else 0)     # lazy sum, T
+    if shape == "diagonal":
+        return 2 * blocks + ((D + 1) * K if spec.average else 0)     # lazy sum, T per block
+    if shape == "sop_diagonal":
+        return 2 * blocks + (blocks + 1 if spec.average else 0)      # lazy sum, T
     if shape == "adagrad":
-        return 2 * blocks + _AUX + (2 * D if spec.average else 0)   # binary: sums, rounds
+        return 2 * blocks + _AUX + (2 * blocks if spec.average else 0)   # sums, rounds
     if shape == "full":
-        return blocks + (K * D * D if kind in (BINARY, OVR) else blocks * blocks)
+        return (blocks + (K * D * D if kind in (BINARY, OVR) else blocks * blocks)
+                + (blocks + 1 if spec.average else 0))               # lazy sum, T
     if shape == "minibatch":
         if kind == OVR:
-            return K * _minibatch(D, 1, spec.batch_size)
-        return _minibatch(D, K, spec.batch_size)
+            return K * _minibatch(D, 1, spec.batch_size, spec.average)
+        return _minibatch(D, K, spec.batch_size, spec.average)
     if shape == "l1":
-        return blocks
+        if kind == OVR:
+            return K * (D + (D + 1 if spec.average else 0))
+        return blocks + (blocks + 1 if spec.average else 0)       # lazy sum, T
     if shape.startswith("kernel_"):
         return None
     raise ValueError(f"unknown shape of state {shape!r}")

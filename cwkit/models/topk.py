@@ -9,6 +9,8 @@ the multi-class mini-batch model with groups of one row
 """
 from dataclasses import replace
 
+import numpy as np
+
 from .. import _core
 from . import multiclass
 from .interface import PassResult
@@ -17,6 +19,7 @@ from .minibatch import MulticlassBPA, bpa_rho
 #: The rules with a top-k form: the PA family and AROW with the squared hinge.
 TOPK_RULES = frozenset({_core.Rule.PA, _core.Rule.PA1, _core.Rule.PA2, _core.Rule.PA_LS,
                         _core.Rule.AROW})
+_NO_SUM = np.empty(0)
 #: The rules whose slacks are squared, so that one slack can be shared by all constraints.
 SQUARED_SLACK_RULES = frozenset({_core.Rule.PA2, _core.Rule.PA_LS})
 
@@ -33,7 +36,7 @@ class TopKPA(multiclass.FirstOrder):
         st = self.state
         return PassResult(*_core.mc_topk_pa_pass(
             *self._args(rows, codes, order), bias, self.kk, st["v"], st["aux"], self.rule,
-            self.spec.C, self.shared))
+            self.spec.C, self.shared, st["u"]))
 
 
 def pa_family(spec):
@@ -67,7 +70,7 @@ class _TopKAROW:
         return PassResult(*_core.mc_topk_arow_pass(
             *self._args(rows, codes, order), bias, self.kk, st["mu"],
             st["Sigma" if self.full else "sigma"], self.full, spec.r, spec.direct,
-            self.sum_update))
+            self.sum_update, st["u"].reshape(-1) if spec.average else _NO_SUM))
 
 
 class TopKAROWDiagonal(_TopKAROW, multiclass.Diagonal):
