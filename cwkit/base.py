@@ -404,10 +404,20 @@ class OnlineClassifier:
 
     @serialised
     def predict(self, X):
-        scores = self.decision_function(X)
+        return self._labels(self.decision_function(X))
+
+    def _labels(self, scores):
+        """The classes of scores: ``classes_[1]`` where > 0 (two classes), else the argmax."""
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.intp)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+    @serialised
+    def _predict_last(self, X):
+        """The labels the last iterate predicts: with ``average=True``, those the same
+        estimator with ``average=False`` gives after the same rows (no second pass;
+        ``Model.last_scores``); otherwise :meth:`predict`."""
+        return self._labels(self._model.last_scores(self._rows(X), self._bias))
 
     @serialised
     def predict_proba(self, X):

@@ -259,3 +259,62 @@ def test_cli_takes_average_per_algorithm(capsys, tmp_path):
     assert avg["test_error"] == pytest.approx(np.mean(est.predict(X) != 2 * y - 1))
     assert avg["mistakes"] == plain["mistakes"]          # it learns as without averaging
     assert main(["eval", str(path), "--algos", "arow:average=maybe", "--quiet"]) != 0
+
+
+def _last_iterate_cases():
+    """Every registry name with its defaults, plus the cases of the reference tests."""
+    return [(e["name"], {}) for e in cwkit.algorithms()] + CASES
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("case", _last_iterate_cases(),
+                         ids=[case_id(c) + ("-default" if not c[1] else "")
+                              + ("-sliding" if c[1].get("window") == "sliding" else "")
+                              for c in _last_iterate_cases()])
+def test_last_iterate_is_the_model_without_averaging_bit_for_bit(case, task, sparse):
+    """Model.last_weights / last_scores of average=True equal weights / scores of
+    average=False after the same rows (two partial_fit calls), exactly."""
+    name, params = case
+    X, y = _data(task, n=30)
+    Xs = sp.csr_matrix(X) if sparse else X
+    p = _params(params, task)
+    try:
+        plain = cwkit.make(name, **p, average=False)
+        avg = cwkit.make(name, **p, average=True)
+    except ValueError as exc:
+        assert "multiclass='topk'" in str(exc)
+        return
+    classes = np.unique(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for est in (plain, avg):
+            try:
+                est.partial_fit(Xs[:17], y[:17], classes=classes)
+            except ValueError as exc:
+                assert "multiclass='topk'" in str(exc)
+                return
+            est.partial_fit(Xs[17:], y[17:])
+    rows = avg._rows(Xs)
+    assert np.array_equal(avg._model.last_weights(), plain._model.weights())
+    assert np.array_equal(avg._model.last_scores(rows, avg._bias),
+                          plain._model.scores(plain._rows(Xs), plain._bias))
+    assert np.array_equal(avg._predict_last(Xs), plain.predict(Xs))
+    # the average itself is another model (the rows change the weights)
+    assert not np.array_equal(avg._model.weights(), plain._model.weights())
+    # without averaging, the last iterate is the model itself
+    assert np.array_equal(plain._model.last_weights(), plain._model.weights())
+    assert np.array_equal(plain._predict_last(Xs), plain.predict(Xs))
+
+
+@pytest.mark.parametrize("multiclass", ["binary", "top1", "ovr"])
+def test_kernel_avg_perceptron_last_iterate_is_the_kernel_perceptron(multiclass):
+    X, y = _data("binary" if multiclass == "binary" else "top1", n=30)
+    p = {} if multiclass == "binary" else {"multiclass": multiclass}
+    plain = cwkit.make("perceptron", kernel="rbf", gamma=0.5, **p).fit(X, y)
+    avg = cwkit.make("avg-perceptron", kernel="rbf", gamma=0.5, **p).fit(X, y)
+    rows = avg._rows(X)
+    assert np.array_equal(avg._model.last_scores(rows, avg._bias),
+                          plain.decision_function(X))
+    assert np.array_equal(avg._predict_last(X), plain.predict(X))
+    assert not np.array_equal(avg.decision_function(X), plain.decision_function(X))

@@ -42,6 +42,7 @@ def lazy_mean(w, u, T):
 class Averaged(Model):
     """`model` reported and scored with the mean of its weights over the rounds.
 
+    The last iterate (:meth:`last_weights`, :meth:`last_scores`) is `model`'s own.
     State: the model's arrays, ``avg_u`` (the lazy sum: (D,) binary, (D, K)
     multi-class, the model's weights transposed) and ``avg_t`` (T).  Scores are
     the averaged weights times x; probabilities of Gaussian-weight models use
@@ -83,6 +84,12 @@ class Averaged(Model):
 
     def weights(self):
         return lazy_mean(self.model.weights(), self.state["avg_u"].T, self.state["avg_t"][0])
+
+    def last_weights(self):
+        return self.model.weights()
+
+    def last_scores(self, rows, bias):
+        return self.model.scores(rows, bias)
 
     def scores(self, rows, bias):
         w = self.weights()

@@ -87,6 +87,11 @@ class BinaryModel(Model):
     def scores(self, rows, bias):
         return row_scores(rows, self.weights(), bias)[0]
 
+    def last_scores(self, rows, bias):
+        if self.spec.average:   # a native average: the last iterate is linear
+            return row_scores(rows, self.last_weights(), bias)[0]
+        return self.scores(rows, bias)
+
     def proba_args(self, rows, bias):
         """(mu.x, x^T Sigma x) per row, for Gaussian-weight probabilities."""
         return row_scores(rows, self.weights(), bias, self.variances())
@@ -114,7 +119,10 @@ class FirstOrder(BinaryModel):
         st = self.state
         if self.spec.average:
             return averaged_first_order(st["v"], st["aux"], st["u"])
-        return st["aux"][_core.AUX_S] * st["v"]
+        return self.last_weights()
+
+    def last_weights(self):
+        return self.state["aux"][_core.AUX_S] * self.state["v"]
 
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status)
@@ -161,11 +169,14 @@ class Diagonal(BinaryModel):
             spec.direct, self.state.get("u", NO_SUM)))
 
     def weights(self):
-        mu = self.state["mu_sigma"][:, MU]
+        mu = self.last_weights()
         if self.spec.average:
             u = self.state["u"]
             return lazy_mean(mu, u[:-1], u[-1])
         return mu
+
+    def last_weights(self):
+        return self.state["mu_sigma"][:, MU]
 
     def variances(self):
         return self.state["mu_sigma"][:, SIGMA]
@@ -261,11 +272,14 @@ class SOPDiagonal(BinaryModel):
             rows.view, y, order, bias, st["vv"], st["A"], st.get("u", NO_SUM)))
 
     def weights(self):
-        w = self.state["vv"] / self.state["A"]
+        w = self.last_weights()
         if self.spec.average:
             u = self.state["u"]
             return lazy_mean(w, u[:-1], u[-1])
         return w
+
+    def last_weights(self):
+        return self.state["vv"] / self.state["A"]
 
     def variances(self):
         return 1.0 / self.state["A"]
@@ -278,6 +292,9 @@ class SOPDiagonal(BinaryModel):
     def scores(self, rows, bias):
         if self.spec.average:   # the averaged weights are a linear rule
             return super().scores(rows, bias)
+        return self.last_scores(rows, bias)
+
+    def last_scores(self, rows, bias):
         # per test point: w = vv / (A + x^2)  ([SOP05] Fig. 3.1, diagonal projection)
         out = np.empty(rows.n_rows)
         _core.sop_diag_scores(rows.view, bias, self.state["vv"], self.state["A"], out)
@@ -304,10 +321,16 @@ class AdaGrad(BinaryModel):
 
     def weights(self):
         st, spec = self.state, self.spec
-        w = np.empty(len(st["u"]))
         t = st["aux"][_core.AUX_T]
         if self.spec.average and t > 0:
+            w = np.empty(len(st["u"]))
             _core.rda_average(st["u"], st["G"], t, spec.eta, spec.lam, spec.delta, st["acc"], w)
             return w
-        _core.rda_weights(st["u"], st["G"], t, spec.eta, spec.lam, spec.delta, w)
+        return self.last_weights()
+
+    def last_weights(self):
+        st, spec = self.state, self.spec
+        w = np.empty(len(st["u"]))
+        _core.rda_weights(st["u"], st["G"], st["aux"][_core.AUX_T], spec.eta, spec.lam,
+                          spec.delta, w)
         return w

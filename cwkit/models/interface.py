@@ -132,6 +132,8 @@ class Model(ABC):
       against clean labels, the rounds' scores.
     * ``weights()``: (D,) binary, (K, D) multi-class, the intercept last.
     * ``scores(rows, bias)``: (n,) binary, (n, K) multi-class.
+    * ``last_weights()``, ``last_scores(rows, bias)``: of the last iterate of a
+      model that averages (the same model without averaging), else as above.
     * ``variances()``, ``covariance()``: of Gaussian-weight models, else None.
     * ``proba(rows, bias)``: where the weights are Gaussian.
     * ``status_detail(status)``: the model's explanation of a status (or "").
@@ -191,6 +193,27 @@ class Model(ABC):
     @abstractmethod
     def scores(self, rows, bias):
         """The scores of the rows: (n,) binary, (n, K) multi-class."""
+
+    def last_weights(self):
+        """The weights of the last iterate, shaped as :meth:`weights`.
+
+        Contract: for a model that averages (``average=True``, whose :meth:`weights`
+        are the mean over the rounds), the weights after its last round, bit for bit
+        the :meth:`weights` of the same spec with ``average=False`` after the same
+        rows; for any other model, :meth:`weights` itself (this default).  A form
+        that averages overrides it and :meth:`last_scores`.
+        """
+        return self.weights()
+
+    def last_scores(self, rows, bias):
+        """The scores of the last iterate, shaped as :meth:`scores`.
+
+        Contract: bit for bit the :meth:`scores` of the same spec with
+        ``average=False`` after the same rows (e.g. the per-test-point rule of the
+        second-order perceptron, not ``last_weights() . x``); for a model that does
+        not average, :meth:`scores` itself (this default).
+        """
+        return self.scores(rows, bias)
 
     def variances(self):
         return None

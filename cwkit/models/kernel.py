@@ -289,20 +289,24 @@ class FirstOrderDual(DualModel):
         st["u"] = u[:n if len(u) else 0].copy()
         return result
 
-    def dual_coef(self):
-        """(n, 1 or K): the coefficients of f (the average for the averaged perceptron)."""
+    def dual_coef(self, last=False):
+        """(n, 1 or K): the coefficients of f (the average for the averaged perceptron,
+        unless `last`: then those of its last iterate)."""
         st = self.state
         aux = st["aux"]
         c = aux[_core.AUX_S] * st["coef"]
-        if self.rule == _core.Rule.AVG_PERCEPTRON:
+        if self.rule == _core.Rule.AVG_PERCEPTRON and not last:
             t = aux[_core.AUX_T]
             if t > 0:
                 c = ((t + 1.0) * c - st["u"]) / t
         return c
 
-    def scores(self, rows, bias):
-        out = self.scores_and_v(rows, bias, self.dual_coef())[0]
+    def scores(self, rows, bias, last=False):
+        out = self.scores_and_v(rows, bias, self.dual_coef(last))[0]
         return out[:, 0] if self.width == 1 else out
+
+    def last_scores(self, rows, bias):
+        return self.scores(rows, bias, last=True)
 
     def invariants(self):
         yield from super().invariants()
@@ -494,6 +498,9 @@ class KernelOneVsRest(OneVsRest):
 
     def scores(self, rows, bias):
         return np.column_stack([model.scores(rows, bias) for model in self.models])
+
+    def last_scores(self, rows, bias):
+        return np.column_stack([model.last_scores(rows, bias) for model in self.models])
 
     def proba(self, rows, bias):
         """P(class c has the largest score) from the K independent Gaussian scores."""

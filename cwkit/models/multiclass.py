@@ -73,6 +73,18 @@ class MulticlassModel(Model):
     def scores(self, rows, bias):
         return mc_row_scores(rows, self.weights_dk(), bias)[0]
 
+    def last_weights(self):
+        return self.last_weights_dk().T
+
+    def last_weights_dk(self):
+        """(D, K) weights of the last iterate (:meth:`Model.last_weights`)."""
+        return self.weights_dk()
+
+    def last_scores(self, rows, bias):
+        if self.spec.average:   # a native average: the last iterate is linear
+            return mc_row_scores(rows, self.last_weights_dk(), bias)[0]
+        return self.scores(rows, bias)
+
     def score_moments(self, rows, bias):
         """Mean and variance (n, K) of every class score w_c.x~ under the Gaussian
         over weights, cross-class covariances left out."""
@@ -103,7 +115,10 @@ class FirstOrder(MulticlassModel):
         st = self.state
         if self.spec.average:
             return averaged_first_order(st["v"], st["aux"], st["u"])
-        return st["aux"][:, _core.AUX_S] * st["v"]
+        return self.last_weights_dk()
+
+    def last_weights_dk(self):
+        return self.state["aux"][:, _core.AUX_S] * self.state["v"]
 
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status, delta=not self.ovr)
@@ -132,6 +147,9 @@ class Diagonal(MulticlassModel):
         if self.spec.average:
             u = self.state["u"]
             return lazy_mean(self.state["mu"], u[:-1], u[-1, 0])
+        return self.last_weights_dk()
+
+    def last_weights_dk(self):
         return self.state["mu"]
 
     def variances_dk(self):
