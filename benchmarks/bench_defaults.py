@@ -33,7 +33,8 @@ Data sets (subsampled where said, to fit a shared two-core machine):
 ``--part average`` runs every name's default once with ``average=False`` (the
 last iterate) and once with ``average=True`` (the mean of the weights after
 each round) on the same sets and splits (no anchors, no grid), and prints the
-table "last / averaged" of docs/choosing.md.
+table "last / averaged" of docs/choosing.md.  ``--max-train N`` keeps the first N
+training rows of each split (the test rows unchanged), for a busy machine.
 
 ``--part covariance`` times one pass of diagonal and full AROW on seeded dense
 Gaussian data (binary: d features; top-1: 10 classes of d features) for
@@ -119,8 +120,10 @@ def _pair(train, test, n_train=None, n_test=None, seed=0):
     return [(X, y, Xt, yt)]
 
 
-def data_sets(only=None):
-    """(name, group, list of (X, y, X_test, y_test)) for each set that is present."""
+def data_sets(only=None, max_train=None):
+    """(name, group, list of (X, y, X_test, y_test)) for each set that is present; with
+    `max_train`, the first `max_train` training rows of each split only (the test rows
+    unchanged)."""
     uci = ["heart_scale", "breast-cancer-wisconsin_scale", "pima-diabetes_scale",
            "ionosphere_scale", "liver-bupa_scale", "sonar_scale"]
     specs = [(f, "dense binary", lambda f=f: [tuple(a.toarray() if sp.issparse(a) else a
@@ -161,7 +164,10 @@ def data_sets(only=None):
         if only is not None and name not in only:
             continue
         try:
-            yield name, group, load()
+            splits = load()
+            if max_train is not None:
+                splits = [(X[:max_train], y[:max_train], Xt, yt) for X, y, Xt, yt in splits]
+            yield name, group, splits
         except FileNotFoundError as exc:
             print(f"# {name} skipped: {exc}", file=sys.stderr)
 
@@ -206,10 +212,10 @@ def label(params):
     return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
-def measure(names, out, only=None, configs=None):
+def measure(names, out, only=None, configs=None, max_train=None):
     """Every name's grid (or only `configs`, a list of parameter dicts), every set."""
     results = []            # dicts: set, group, noise, split, learner, config, error, seconds
-    for set_name, group, splits in data_sets(only):
+    for set_name, group, splits in data_sets(only, max_train):
         t_set = time.perf_counter()
         for noise in (0.0, NOISE):
             for s, (X, y, Xt, yt) in enumerate(splits):
@@ -354,6 +360,8 @@ def main(argv=None):
                     help="print the tables of results files (several: of one table)")
     ap.add_argument("--names", help="comma-separated registry names (default: all)")
     ap.add_argument("--sets", help="comma-separated data set names (default: all)")
+    ap.add_argument("--max-train", type=int, metavar="N",
+                    help="the first N training rows of each split only (a busy machine)")
     args = ap.parse_args(argv)
     show = report_average if args.part == "average" else report
     if args.report:
@@ -368,7 +376,8 @@ def main(argv=None):
         return
     names = args.names.split(",") if args.names else [e["name"] for e in cwkit.algorithms()]
     configs = ([{"average": False}, {"average": True}] if args.part == "average" else None)
-    measure(names, args.out, args.sets.split(",") if args.sets else None, configs)
+    measure(names, args.out, args.sets.split(",") if args.sets else None, configs,
+            args.max_train)
     show(args.out)
 
 
