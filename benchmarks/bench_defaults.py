@@ -27,6 +27,14 @@ Data sets (subsampled where said, to fit a shared two-core machine):
     nice python benchmarks/bench_defaults.py --out bench_defaults.json   # measure (~30 min)
     python benchmarks/bench_defaults.py --report bench_defaults.json     # the tables of docs
     nice python benchmarks/bench_defaults.py --part covariance           # full vs diag timing
+    nice python benchmarks/bench_defaults.py --part average --out bench_average.json
+    python benchmarks/bench_defaults.py --part average --report bench_average.json
+
+``--part average`` runs every name's default once with ``average=False`` (the
+last iterate) and once with ``average=True`` (the mean of the weights after
+each round) on the same sets and splits (no anchors, no grid), and prints the
+table "last / averaged" of docs/choosing.md.  ``--max-train N`` keeps the first N
+training rows of each split (the test rows unchanged), for a busy machine.
 
 ``--part covariance`` times one pass of diagonal and full AROW on seeded dense
 Gaussian data (binary: d features; top-1: 10 classes of d features) for
@@ -112,8 +120,10 @@ def _pair(train, test, n_train=None, n_test=None, seed=0):
     return [(X, y, Xt, yt)]
 
 
-def data_sets(only=None):
-    """(name, group, list of (X, y, X_test, y_test)) for each set that is present."""
+def data_sets(only=None, max_train=None):
+    """(name, group, list of (X, y, X_test, y_test)) for each set that is present; with
+    `max_train`, the first `max_train` training rows of each split only (the test rows
+    unchanged)."""
     uci = ["heart_scale", "breast-cancer-wisconsin_scale", "pima-diabetes_scale",
            "ionosphere_scale", "liver-bupa_scale", "sonar_scale"]
     specs = [(f, "dense binary", lambda f=f: [tuple(a.toarray() if sp.issparse(a) else a
@@ -154,7 +164,10 @@ def data_sets(only=None):
         if only is not None and name not in only:
             continue
         try:
-            yield name, group, load()
+            splits = load()
+            if max_train is not None:
+                splits = [(X[:max_train], y[:max_train], Xt, yt) for X, y, Xt, yt in splits]
+            yield name, group, splits
         except FileNotFoundError as exc:
             print(f"# {name} skipped: {exc}", file=sys.stderr)
 
@@ -199,19 +212,21 @@ def label(params):
     return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
-def measure(names, out, only=None):
+def measure(names, out, only=None, configs=None, max_train=None):
+    """Every name's grid (or only `configs`, a list of parameter dicts), every set."""
     results = []            # dicts: set, group, noise, split, learner, config, error, seconds
-    for set_name, group, splits in data_sets(only):
+    for set_name, group, splits in data_sets(only, max_train):
         t_set = time.perf_counter()
         for noise in (0.0, NOISE):
             for s, (X, y, Xt, yt) in enumerate(splits):
                 yn = flip_labels(y, noise, seed=1000 + s)[0] if noise else y
-                for anchor, err in _anchors(X, yn, Xt, yt).items():
+                for anchor, err in (_anchors(X, yn, Xt, yt).items() if configs is None
+                                    else ()):
                     results.append(dict(set=set_name, group=group, noise=noise, split=s,
                                         learner=anchor, config="default", error=err,
                                         seconds=None))
                 for name in names:
-                    for params in [{}] + GRID[name] + INTERCEPT:
+                    for params in configs or [{}] + GRID[name] + INTERCEPT:
                         if group == "multi-class" and params.get("covariance") == "full":
                             continue      # (K D)^2 > 2,000^2 here: slow, and never "auto"'s
                         err, sec = _fit_test(name, params, X, yn, Xt, yt)
@@ -236,15 +251,24 @@ def _mean_by(results, keys):
     return {k: (float(np.mean(v)), len(v)) for k, v in grouped.items()}
 
 
-def report(path):
-    with open(path) as f:
-        results = json.load(f)["results"]
+def _group_means(paths):
+    """The results of one or more files (comma-separated), the sets of each group, the
+    means by (learner, config, group, noise) and the (group, noise) columns."""
+    results = []
+    for path in paths.split(","):
+        with open(path) as f:
+            results += json.load(f)["results"]
     sets = {}
     for r in results:
         sets.setdefault(r["group"], set()).add(r["set"])
     m = _mean_by(results, ("learner", "config", "group", "noise"))
-    learners = list(dict.fromkeys(r["learner"] for r in results))
     cols = [(g, n) for g in GROUPS for n in (0.0, NOISE) if g in sets]
+    return results, sets, m, cols
+
+
+def report(path):
+    results, sets, m, cols = _group_means(path)
+    learners = list(dict.fromkeys(r["learner"] for r in results))
     head = " | ".join(f"{g}{' noisy' if n else ''}" for g, n in cols)
     print("Mean test error (%) over the sets of each group "
           f"({'; '.join(f'{g}: {len(sets[g])}' for g in GROUPS if g in sets)} sets); "
@@ -284,6 +308,21 @@ def report(path):
         print(f"| {learner} | " + " | ".join(cells) + " |")
 
 
+def report_average(path):
+    """The table "last / averaged" of every name's default, per group (mean over sets)."""
+    results, sets, m, cols = _group_means(path)
+    print("| rule | " + " | ".join(f"{g} ({len(sets[g])})" if not n else "noisy"
+                                  for g, n in cols) + " |")
+    print("| --- |" + " ---: |" * len(cols))
+    for learner in dict.fromkeys(r["learner"] for r in results):
+        cells = []
+        for c in cols:
+            a, b = (m.get((learner, f"average={v}") + c) for v in (False, True))
+            cells.append("—" if a is None or b is None else
+                         f"{100 * a[0]:.1f} / {100 * b[0]:.1f}")
+        print(f"| {learner} | " + " | ".join(cells) + " |")
+
+
 def covariance_timing(repeat=2):
     """Seconds per 1,000 rows of one pass of diagonal and full AROW, dense Gaussian data."""
     print("| case | d | rows | diag ms / 1000 rows | full ms / 1000 rows | full / diag | "
@@ -315,14 +354,18 @@ def covariance_timing(repeat=2):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("grid", "covariance"), default="grid")
+    ap.add_argument("--part", choices=("grid", "average", "covariance"), default="grid")
     ap.add_argument("--out", default="bench_defaults.json", help="results of --part grid")
-    ap.add_argument("--report", metavar="JSON", help="print the tables of a results file")
+    ap.add_argument("--report", metavar="JSON[,JSON...]",
+                    help="print the tables of results files (several: of one table)")
     ap.add_argument("--names", help="comma-separated registry names (default: all)")
     ap.add_argument("--sets", help="comma-separated data set names (default: all)")
+    ap.add_argument("--max-train", type=int, metavar="N",
+                    help="the first N training rows of each split only (a busy machine)")
     args = ap.parse_args(argv)
+    show = report_average if args.part == "average" else report
     if args.report:
-        report(args.report)
+        show(args.report)
         return
     if args.part == "covariance":
         covariance_timing()
@@ -332,8 +375,10 @@ def main(argv=None):
               "next to the repository)")
         return
     names = args.names.split(",") if args.names else [e["name"] for e in cwkit.algorithms()]
-    measure(names, args.out, args.sets.split(",") if args.sets else None)
-    report(args.out)
+    configs = ([{"average": False}, {"average": True}] if args.part == "average" else None)
+    measure(names, args.out, args.sets.split(",") if args.sets else None, configs,
+            args.max_train)
+    show(args.out)
 
 
 if __name__ == "__main__":

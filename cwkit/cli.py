@@ -28,6 +28,7 @@ from .evaluate import (
     AlgoSpec,
     Interrupted,
     evaluate,
+    make_tested,
     mean_ranks,
     train,
 )
@@ -636,9 +637,11 @@ def _distributed():
     return distributed
 
 
-def _dask_fit(args, spool, spec, multiclass, progress_label):
-    """Fit one algorithm over the partitions of the training file: (estimator, rounds)."""
-    est = make(spec.name, **{**multiclass, **spec.params, "random_state": args.seed})
+def _dask_fit(args, spool, spec, multiclass, progress_label, tested=False):
+    """Fit one algorithm over the partitions of the training file: (estimator, rounds,
+    whether its last iterate is tested besides it: ``make_tested``)."""
+    est, last = make_tested(spec.name, {**multiclass, **spec.params,
+                                        "random_state": args.seed}, tested, spec.params)
     path = spool.path(args.data if isinstance(args.data, str) else args.data[0])
     per_round = []
 
@@ -660,11 +663,11 @@ def _dask_fit(args, spool, spec, multiclass, progress_label):
         raise DataError(f"{path}:{label_line(path, odd[0])}: label "
                         f"{report.format_label(odd[0])} is not an integer: cwkit classifies, "
                         "so labels name classes (a regression target, or a typo?)")
-    return est, per_round
+    return est, per_round, last
 
 
 def _train_dask(args, spool, spec, multiclass):
-    est, per_round = _dask_fit(args, spool, spec, multiclass, args.algo)
+    est, per_round, _ = _dask_fit(args, spool, spec, multiclass, args.algo)
     save(est, args.output)
     if not args.quiet:
         print(f"cwkit: trained {args.algo} on {per_round[0]['examples']} examples "
@@ -676,7 +679,8 @@ def _train_dask(args, spool, spec, multiclass):
 
 def _eval_dask(args, spool, specs, multiclass):
     """``eval --dask``: each algorithm trained over the partitions, its progressive error
-    per round (each shard's mistakes on its own rows) and its test error."""
+    per round (each shard's mistakes on its own rows) and its test error: with ``--test``
+    the averaged model's and the last iterate's, as :func:`cwkit.evaluate.evaluate`."""
     test = None
     if args.test:
         test = sources.SvmlightSource(spool.path(args.test[0]), name=args.test[0],
@@ -684,20 +688,24 @@ def _eval_dask(args, spool, specs, multiclass):
                                       zero_based=_zero_based(args)).scan()
     out = []
     for spec in specs:
-        est, per_round = _dask_fit(args, spool, spec, multiclass, spec.label)
+        est, per_round, last = _dask_fit(args, spool, spec, multiclass, spec.label,
+                                         tested=test is not None)
         res = {"algo": spec.label, "rounds": [
             {"round": r["round"], "examples": r["examples"], "mistakes": r["mistakes"],
              "progressive_error": r["mistakes"] / max(r["examples"], 1),
              "seconds": r["seconds"], "bytes": r["bytes"]} for r in per_round]}
         if test is not None:
             width = est.n_features_in_
-            errors = n = 0
+            errors = last_errors = n = 0
             for X, y, _ in test.chunks():
                 X = X[:, :width] if X.shape[1] > width else sp.csr_matrix(
                     (X.data, X.indices, X.indptr), shape=(X.shape[0], width))
                 errors += int(np.count_nonzero(est.predict(X) != y))
+                if last:
+                    last_errors += int(np.count_nonzero(est._predict_last(X) != y))
                 n += y.size
             res["test_error"] = errors / max(n, 1)
+            res["last_test_error"] = last_errors / max(n, 1) if last else None
         out.append(res)
     if args.format == "json":
         sys.stdout.write(report.json_text({"data": args.data[0], "dask": args.dask,
@@ -710,7 +718,10 @@ def _eval_dask(args, spool, specs, multiclass):
             lines.append(f"{res['algo']:<16} {r['round']:>5} {r['examples']:>10} "
                          f"{100.0 * r['progressive_error']:>10.2f}% {r['seconds']:>8.2f}")
         if "test_error" in res:
-            lines.append(f"{res['algo']:<16} test error {100.0 * res['test_error']:.2f}%")
+            last = res["last_test_error"]
+            lines.append(f"{res['algo']:<16} test error {100.0 * res['test_error']:.2f}%"
+                         + ("" if last is None else
+                            f" (averaged), last iterate {100.0 * last:.2f}%"))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
@@ -727,6 +738,18 @@ exit status:
   130  interrupted (Ctrl-C): what was finished is printed first
 """
 
+EVAL_DESCRIPTION = """\
+Compare online learners the way the papers do: every example is predicted, then
+learnt; then the test set is scored.
+
+With test rows (--test, --cv, a synthetic test set) every learner averages its
+weights (average=True, the mean of the weights after every round) unless
+NAME:average=false or --param NAME.average=... sets it. 'test err' is then the
+averaged model's error and 'last err' the last iterate's (the model average=False
+gives), both from one run; the online error is the same for both. Without test
+rows nothing is averaged.
+"""
+
 EVAL_EXAMPLES = """\
 examples:
   cwkit eval                                     # the shipped data set, pa, cw, arow
@@ -734,6 +757,7 @@ examples:
   cwkit eval --algos pa,arow --param arow.r=0.1 --passes 5 --shuffle data.svm.xz
   cwkit eval --algos pa1,arow --grid pa1.C=0.01,0.1,1 --grid arow.r=0.01,0.1,1 data.svm
   cwkit eval --algos pa,cw,arow --noise 0.1 --cv 10 data.svm
+  cwkit eval --algos pa,pa:average=false data.svm --test data.t.svm   # last iterate only
   cwkit eval --algos pa,cw,arow a.svm b.svm c.svm          # + mean rank over tasks
   cwkit eval --synthetic crammer --noise 0.1 --repeats 10 --algos perceptron,pa,arow
   cwkit eval --tasks all-pairs --algos pa,arow mnist.scale.bz2 --test mnist.scale.t.bz2
@@ -840,8 +864,7 @@ def _build_parser():
     fmt = argparse.RawDescriptionHelpFormatter
 
     p = sub.add_parser("eval", help="compare online learners on data (progressive validation)",
-                       description="Compare online learners the way the papers do: every "
-                       "example is predicted, then learnt; then the test set is scored.",
+                       description=EVAL_DESCRIPTION,
                        epilog=EVAL_EXAMPLES + "\n" + EXIT_STATUS, formatter_class=fmt)
     p.add_argument("data", nargs="*", help="svmlight/libsvm files (.gz/.bz2/.xz; - for "
                    "stdin); none: the small data set shipped with cwkit")
@@ -853,7 +876,8 @@ def _build_parser():
                    "(gamma, n_components) feeds any linear rule approximate RBF features: "
                    "arow:kernel_approx=rff:gamma=0.5 (default pa,cw,arow)")
     p.add_argument("--test", action="append", metavar="FILE",
-                   help="test file scored after training (one per data file)")
+                   help="test file scored after training (one per data file): the "
+                   "averaged model ('test err') and the last iterate ('last err')")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument("--strict", action="store_true",
                    help="exit with status 1 if any learner fails (default: a learner that "

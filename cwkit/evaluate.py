@@ -30,6 +30,7 @@ __all__ = [
     "average_ranks",
     "evaluate",
     "evaluate_tasks",
+    "make_tested",
     "mean_ranks",
     "task_ranks",
     "train",
@@ -41,6 +42,7 @@ DEFAULT_SHUFFLE_WINDOW = 65536
 _MODEL_FAILURES = (ValueError, MemoryError)  # what stops one learner, not the run
 _FOLD_STREAM = 3  # the row_uniform stream of the cross-validation folds (1, 2: label noise)
 _TUNE_SEED_OFFSET = 7919  # the shuffled tuning run's seed is the trial's seed plus this
+_UNTESTED = (None, None)  # (test error, last iterate's) of a learner without either
 
 
 @dataclass
@@ -137,11 +139,20 @@ class Learner:
         Every label of the stream, given to the model's first ``partial_fit``.
     multiclass_params : dict
         ``multiclass`` / ``k`` for the model; ``params`` take precedence.
+    tested : bool
+        The model will be tested: it averages its weights (``average=True``) unless
+        ``params`` set ``average`` or its form has no average (the kernel forms but
+        the Perceptron's), and its test error is counted for the average and for
+        the last iterate (:meth:`test_errors`). The online mistakes, counted before
+        each update, are the same either way.
 
     Attributes
     ----------
     model : OnlineClassifier
         The estimator, fitted once the first chunk is learnt (``fitted``).
+    last : bool
+        Whether the last iterate is tested besides the model (an average chosen by
+        ``tested``, not by ``params``).
     examples, mistakes, updates : int
         Rounds, online mistakes against the clean labels, rounds that changed the model.
     seconds : float
@@ -158,10 +169,11 @@ class Learner:
         (captured, not printed).
     """
 
-    def __init__(self, spec, params, classes, multiclass_params):
+    def __init__(self, spec, params, classes, multiclass_params, tested=False):
         self.spec = spec
         self.params = dict(params)
-        self.model = make(spec.name, **{**multiclass_params, **self.params})
+        self.model, self.last = make_tested(spec.name, {**multiclass_params, **self.params},
+                                            tested, self.params)
         self.classes = classes
         self.binary = classes.size == 2
         self.fitted = False
@@ -185,8 +197,8 @@ class Learner:
         out = {k: values[k] for k in (*names, *kernel_params(self.spec.name)) if k in values}
         if not self.binary:
             out.update(multiclass=values["multiclass"], k=values["k"])
-        if values["average"] and not make(self.spec.name).average:   # not fixed by the name
-            out["average"] = True
+        if values["average"] != make(self.spec.name).average:   # not fixed by the name
+            out["average"] = values["average"]
         return out
 
     def _partial_fit(self, X, y, y_clean):
@@ -234,8 +246,29 @@ class Learner:
         self.examples += y_clean.size
 
     def test_errors(self, X, y):
-        """Number of rows of ``X`` the model mislabels."""
-        return int(np.count_nonzero(self.model.predict(X) != y))
+        """Rows of ``X`` the model mislabels, and those its last iterate does when
+        ``last`` (from the same state, no second pass), else None."""
+        errors = int(np.count_nonzero(self.model.predict(X) != y))
+        if not self.last:
+            return errors, None
+        return errors, int(np.count_nonzero(self.model._predict_last(X) != y))
+
+
+def make_tested(name, params, tested=True, own=None):
+    """``(estimator, last)``: ``cwkit.make(name, **params)``, averaging when ``tested``
+    unless ``own`` (the parameters the user set; default ``params``) sets ``average`` or
+    the form has no average (a kernel form but the Perceptron's); ``last``: whether it
+    was made averaging here, so that its last iterate is tested too
+    (``_predict_last``, the model ``average=False`` gives, from the same state)."""
+    est = make(name, **params)
+    if not tested or "average" in (params if own is None else own):
+        return est, False
+    if not est.average:         # (avg-perceptron averages by its name)
+        try:
+            est = make(name, **{**params, "average": True})
+        except ValueError:      # a form without an average: the model as given
+            return est, False
+    return est, True
 
 
 def _note_lines(notes):
@@ -369,7 +402,9 @@ def _pieces(n, seen, every):
 
 
 def _test(learners, test_source, keep=None):
-    errors = [0] * len(learners)
+    """(test error, last iterate's test error or None) of each learner (None, None when
+    it failed or there is no test row)."""
+    errors = [[0, 0] for _ in learners]
     n = 0
     for X, y, index in test_source.chunks():
         if keep is not None:
@@ -378,14 +413,14 @@ def _test(learners, test_source, keep=None):
         if y.size == 0:
             continue
         n += y.size
-        for i, lr in enumerate(learners):
+        for e, lr in zip(errors, learners):
             if lr.failed is not None:
                 continue
-            if lr.fitted:
-                errors[i] += lr.test_errors(X, y)
-            else:
-                errors[i] += y.size
-    return [e / n if n and lr.failed is None else None for e, lr in zip(errors, learners)]
+            counted = lr.test_errors(X, y) if lr.fitted else (y.size, y.size)
+            e[0] += counted[0]
+            e[1] += counted[1] or 0
+    return [(e / n, last / n if lr.last else None) if n and lr.failed is None
+            else _UNTESTED for (e, last), lr in zip(errors, learners)]
 
 
 def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
@@ -444,7 +479,14 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
         (the synthetic tasks).
     specs : list of AlgoSpec
     test : source, optional
-        Test rows, evaluated (against their stored labels) after training.
+        Test rows, evaluated (against their stored labels) after training. With test
+        rows (``test``, a generated test set, ``cv`` folds) every learner averages its
+        weights unless its ``params`` set ``average`` (a form without an average, the
+        kernel forms but the Perceptron's, is tested as it is): ``test_error`` is the
+        averaged model's and ``last_test_error`` its last iterate's, both from the
+        same run (the last iterate is the model ``average=False`` gives); with
+        ``average`` set, ``test_error`` is that model's and ``last_test_error`` None.
+        Without test rows nothing is averaged (the online error is the same).
     passes : int
         Passes over the training rows; with ``shuffle`` each pass is shuffled within a
         window of ``shuffle_window`` rows (a full shuffle when the data fit in the window).
@@ -462,7 +504,9 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
     tune_on : {"shuffled", "first-half"}
         Held-out run for the specs' grids: a separate shuffled run of the training rows
         (seed ``seed + 7919``), or the first half of the rows in stored order; ties go to
-        the earlier grid value.
+        the earlier grid value. The choice is by online mistakes, which averaging does
+        not change: the tuning runs do not average, and one choice serves both test
+        errors.
     multiclass_params : dict, optional
         ``multiclass`` / ``k`` passed to every estimator.
     curve_every : int
@@ -504,7 +548,7 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
         if running:  # the trial under way, with its counters so far
             learners, src, trial = running
             _locate_failures(learners, src, trial)
-            trials.append((learners, [None] * len(learners), {}))
+            trials.append((learners, [_UNTESTED] * len(learners), {}))
             first = first or src
         if not trials:
             raise
@@ -557,8 +601,9 @@ def _trial(source, test, specs, trial, trials, running, first, *, passes, shuffl
     cfg = _StreamConfig(noise, tseed, shuffle, shuffle_window, keep_train)
     chosen, tune_failed = _tune(src, cfg, specs, passes, multiclass_params, tune_on,
                                 progress)
+    tested = bool(cv) or tst is not None
     learners = [Learner(s, {**s.params, **chosen.get(s.label, {})}, src.classes,
-                         multiclass_params) for s in specs]
+                         multiclass_params, tested) for s in specs]
     for lr in learners:
         if lr.spec.label in tune_failed:  # not run: no value of its grid could learn
             tried = tune_failed[lr.spec.label]
@@ -575,7 +620,7 @@ def _trial(source, test, specs, trial, trials, running, first, *, passes, shuffl
     elif tst is not None:
         test_errors = _test(learners, tst)
     else:
-        test_errors = [None] * len(learners)
+        test_errors = [_UNTESTED] * len(learners)
     running.clear()
     trials.append((learners, test_errors, chosen))
     return first
@@ -622,7 +667,8 @@ def _summarize(source, specs, trials, passes):
     for j, spec in enumerate(specs):
         lrs = [t[0][j] for t in trials]
         online, online_sd = _mean_sd([lr.mistakes / max(lr.examples, 1) for lr in lrs])
-        test, test_sd = _mean_sd([t[1][j] for t in trials])
+        test, test_sd = _mean_sd([t[1][j][0] for t in trials])
+        last, last_sd = _mean_sd([t[1][j][1] for t in trials])
         params = lrs[0].hyper_parameters()
         chosen = [t[2].get(spec.label) for t in trials]
 
@@ -643,10 +689,12 @@ def _summarize(source, specs, trials, passes):
             "online_error": online,
             "updates": avg([lr.updates for lr in lrs]),
             "test_error": test,
+            "last_test_error": last,
             "passes": passes,
             "seconds": float(sum(lr.seconds for lr in lrs)),
             "online_error_sd": online_sd,
             "test_error_sd": test_sd,
+            "last_test_error_sd": last_sd,
             "trials": n_trials,
             "tuned": chosen if spec.grid and n_trials > 1 else (chosen[0] if spec.grid else None),
             "failed": failures[0] if failures else None,

@@ -159,7 +159,11 @@ def table(report, specs, notes=None):
         for note in notes.get(task["data"], []):
             out.write(f"  {note}\n")
         header = ["algo", "rank", "examples", "mistakes", "online err", "updates",
-                  "test err", "passes", "seconds", "examples/s", "params"]
+                  "test err", "last err", "passes", "seconds", "examples/s", "params"]
+        # the last iterate's column where a learner has one (test rows, averaging)
+        last = any(res.get("last_test_error") is not None for res in task["results"])
+        if not last:
+            header.remove("last err")
         rows, remarks = [], []
         best = min((r for r, res in zip(ranks, task["results"]) if not res.get("failed")),
                    default=None)
@@ -180,8 +184,10 @@ def table(report, specs, notes=None):
                 _format_number(res["examples"]), _format_number(res["mistakes"], 6),
                 _format_error(res["online_error"], res["online_error_sd"]),
                 _format_number(res["updates"], 6),
-                _format_error(res["test_error"], res["test_error_sd"]), str(res["passes"]),
-                f"{res['seconds']:.3f}", f"{rate:,.0f}", params])
+                _format_error(res["test_error"], res["test_error_sd"]),
+                *([_format_error(res.get("last_test_error"), res.get("last_test_error_sd"))]
+                  if last else []),
+                str(res["passes"]), f"{res['seconds']:.3f}", f"{rate:,.0f}", params])
         widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
         left = {0, len(header) - 1}
         for row in [header] + rows:
@@ -194,7 +200,9 @@ def table(report, specs, notes=None):
             else "online error"
         trials = task["results"][0]["trials"] if task["results"] else 1
         extra = f"; means over {trials} trials, ± one standard deviation" if trials > 1 else ""
-        out.write(f"(* best by {by}{extra}; {task['seconds']:.2f} s in total)\n\n")
+        tested = ("; test err: the averaged weights (average=True), last err: the last "
+                  "iterate" if last else "")
+        out.write(f"(* best by {by}{tested}{extra}; {task['seconds']:.2f} s in total)\n\n")
     if report["mean_rank"] is not None:
         ranked = sorted(report["mean_rank"].items(), key=lambda kv: kv[1])
         out.write(f"mean rank over {len(report['tasks'])} tasks: "
@@ -203,7 +211,8 @@ def table(report, specs, notes=None):
 
 
 CSV_FIELDS = ["data", "algo", "params", "examples", "mistakes", "online_error",
-              "online_error_sd", "updates", "test_error", "test_error_sd", "passes",
+              "online_error_sd", "updates", "test_error", "test_error_sd", "last_test_error",
+              "last_test_error_sd", "passes",
               "seconds", "trials", "mean_rank", "failed", "notes", "interrupted"]
 
 
@@ -233,7 +242,7 @@ def results_csv(report):
                    "failed": failure_lines({**res, "notes": []})[0] if failed else None,
                    "notes": "; ".join(res.get("notes") or []) or None,
                    "interrupted": "true" if task.get("interrupted") else "false"}
-            writer.writerow(["" if row[f] is None else row[f] for f in CSV_FIELDS])
+            writer.writerow(["" if row.get(f) is None else row[f] for f in CSV_FIELDS])
     return out.getvalue()
 
 

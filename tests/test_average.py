@@ -250,11 +250,12 @@ def test_cli_takes_average_per_algorithm(capsys, tmp_path):
                                                           for j, v in enumerate(row.tolist()) if v)
                             + "\n" for row, label in zip(X, y)))
     assert main(["eval", str(path), "--test", str(path), "--algos",
-                 "arow,arow:average=true", "--format", "json", "--quiet"]) == 0
+                 "arow:average=false,arow:average=true", "--format", "json", "--quiet"]) == 0
     plain, avg = json.loads(capsys.readouterr().out)["tasks"][0]["results"]
     assert avg["params"]["average"] is True and "average" not in plain["params"]
     est = cwkit.make("arow", average=True).fit(X, 2 * y - 1)
     assert avg["test_error"] == pytest.approx(np.mean(est.predict(X) != 2 * y - 1))
+    assert avg["last_test_error"] is None and plain["last_test_error"] is None
     assert avg["mistakes"] == plain["mistakes"]          # it learns as without averaging
     assert main(["eval", str(path), "--algos", "arow:average=maybe", "--quiet"]) != 0
 

@@ -56,11 +56,13 @@ def augment(X):
     return np.hstack([X, np.ones((X.shape[0], 1))])
 
 
-def ref_perceptron(X, y_train, y_clean=None, passes=1, every=0):
-    """Rosenblatt's perceptron with a constant feature ([Ros58]), progressive."""
+def ref_perceptron(X, y_train, y_clean=None, passes=1, every=0, average=False):
+    """Rosenblatt's perceptron with a constant feature ([Ros58]), progressive; with
+    ``average`` the w returned is the mean of the weights after every round ([FS99])."""
     y_clean = y_train if y_clean is None else y_clean
     Xa = augment(X)
     w = np.zeros(Xa.shape[1])
+    total = np.zeros(Xa.shape[1])
     mistakes = updates = seen = 0
     curve = []
     for _ in range(passes):
@@ -70,10 +72,22 @@ def ref_perceptron(X, y_train, y_clean=None, passes=1, every=0):
             if yt * s <= 0:
                 w += yt * x
                 updates += 1
+            total += w
             seen += 1
             if every and seen % every == 0:
                 curve.append((seen, mistakes))
-    return w, mistakes, updates, curve
+    return (total / seen if average else w), mistakes, updates, curve
+
+
+def check_both_test_errors(res, X, y, Xt, yt, **options):
+    """``test_error`` is the averaged perceptron's, ``last_test_error`` the last
+    iterate's (the reference with and without the average)."""
+    w_avg = ref_perceptron(X, y, average=True, **options)[0]
+    w_last = ref_perceptron(X, y, **options)[0]
+    assert error_rate(w_avg, Xt, yt) != error_rate(w_last, Xt, yt)   # the test can tell
+    assert res["test_error"] == pytest.approx(error_rate(w_avg, Xt, yt))
+    assert res["last_test_error"] == pytest.approx(error_rate(w_last, Xt, yt))
+    assert res["params"]["average"] is True
 
 
 def ref_pa1(X, y, C):
@@ -106,8 +120,10 @@ def data(tmp_path):
 
 RESULT_KEYS = {"algo": str, "params": dict, "examples": (int, float), "mistakes": (int, float),
                "online_error": float, "updates": (int, float), "test_error": (float, type(None)),
+               "last_test_error": (float, type(None)),
                "passes": int, "seconds": float, "online_error_sd": (float, type(None)),
-               "test_error_sd": (float, type(None)), "trials": int,
+               "test_error_sd": (float, type(None)), "last_test_error_sd": (float, type(None)),
+               "trials": int,
                "tuned": (dict, list, type(None)), "failed": (dict, type(None)),
                "notes": list}
 TASK_KEYS = {"data": str, "n_examples": int, "n_features": int, "n_classes": int,
@@ -149,7 +165,7 @@ def test_eval_matches_reference_perceptron(capsys, data):
     assert res["examples"] == 900 and res["passes"] == 3
     assert res["mistakes"] == mistakes and res["updates"] == updates
     assert res["online_error"] == pytest.approx(mistakes / 900)
-    assert res["test_error"] == pytest.approx(error_rate(w, Xt, yt))
+    check_both_test_errors(res, X, y, Xt, yt, passes=3)
     assert report["mean_rank"] is None
 
 
@@ -173,7 +189,7 @@ def test_eval_noise_counts_against_clean_labels(capsys, data):
     w, mistakes, updates, _ = ref_perceptron(X, noisy, y_clean=y)
     (res,) = report["tasks"][0]["results"]
     assert res["mistakes"] == mistakes and res["updates"] == updates
-    assert res["test_error"] == pytest.approx(error_rate(w, Xt, yt))
+    check_both_test_errors(res, X, noisy, Xt, yt, y_clean=y)
 
 
 def test_eval_cross_validation(capsys, data):
@@ -182,17 +198,22 @@ def test_eval_cross_validation(capsys, data):
                       train)
     check_schema(report)
     fold = np.floor(4 * datasets.row_uniform(2, np.arange(300), stream=3)).astype(int)
-    online, test = [], []
+    online, test, last = [], [], []
     for k in range(4):
         w, m, _, _ = ref_perceptron(X[fold != k], y[fold != k])
+        w_avg = ref_perceptron(X[fold != k], y[fold != k], average=True)[0]
         online.append(m / np.sum(fold != k))
-        test.append(error_rate(w, X[fold == k], y[fold == k]))
+        test.append(error_rate(w_avg, X[fold == k], y[fold == k]))
+        last.append(error_rate(w, X[fold == k], y[fold == k]))
     (res,) = report["tasks"][0]["results"]
     assert res["trials"] == 4
     assert res["online_error"] == pytest.approx(np.mean(online))
     assert res["online_error_sd"] == pytest.approx(np.std(online, ddof=1))
+    assert test != last
     assert res["test_error"] == pytest.approx(np.mean(test))
     assert res["test_error_sd"] == pytest.approx(np.std(test, ddof=1))
+    assert res["last_test_error"] == pytest.approx(np.mean(last))
+    assert res["last_test_error_sd"] == pytest.approx(np.std(last, ddof=1))
 
 
 def test_eval_grid_first_half(capsys, data):
@@ -399,7 +420,7 @@ def test_eval_synthetic_crammer(capsys):
     (res,) = report["tasks"][0]["results"]
     assert report["tasks"][0]["data"] == "synthetic:crammer"
     assert res["mistakes"] == mistakes
-    assert res["test_error"] == pytest.approx(error_rate(w, Xt, yt))
+    check_both_test_errors(res, X, y, Xt, yt)
 
 
 def test_eval_synthetic_repeats_twonorm_and_drift(capsys):
@@ -417,6 +438,56 @@ def test_eval_synthetic_repeats_twonorm_and_drift(capsys):
     task = report["tasks"][0]
     assert (task["n_examples"], task["n_features"]) == (200, 200)
     assert task["results"][0]["test_error"] is None
+
+
+def test_eval_reports_the_averaged_and_the_last_test_error(capsys, data):
+    """Every learner averages unless average is set for it; test_error and
+    last_test_error are those of cwkit.make(name, average=True / False) on the same
+    split, in JSON and CSV."""
+    *_, train, test = data
+    X, y = cwkit.load_svmlight(train)[:2]
+    Xt, yt = cwkit.load_svmlight(test, n_features=X.shape[1])[:2]
+    argv = ("eval", "--algos", "pa1,arow,cw:average=false,sop", "--param", "arow.average=false",
+            "--param", "sop.average=true", train, "--test", test)
+    report = run_json(capsys, *argv)
+    check_schema(report)
+    pa1, arow, cw, sop = report["tasks"][0]["results"]
+
+    def err(name, **p):
+        return float(np.mean(cwkit.make(name, **p).fit(X, y).predict(Xt) != yt))
+
+    assert pa1["test_error"] == err("pa1", average=True)
+    assert pa1["last_test_error"] == err("pa1", average=False)
+    assert pa1["test_error"] != pa1["last_test_error"]
+    for res, name, value in ((arow, "arow", False), (cw, "cw", False), (sop, "sop", True)):
+        assert res["test_error"] == err(name, average=value)
+        assert res["last_test_error"] is None and res["last_test_error_sd"] is None
+    rc, out, _ = run(capsys, *argv, "--format", "csv", "--quiet")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert float(rows[0]["last_test_error"]) == pa1["last_test_error"]
+    assert [r["last_test_error"] for r in rows[1:]] == ["", "", ""]
+    rc, out, _ = run(capsys, *argv, "--quiet")
+    assert "last err" in out.splitlines()[1]
+
+
+def test_eval_tasks_report_both_test_errors(capsys, tmp_path):
+    X, y, path = _three_class(tmp_path)
+    report = run_json(capsys, "eval", "--algos", "pa", "--tasks", "one-vs-all", path,
+                      "--test", path)
+    for task, c in zip(report["tasks"], (1, 2, 3)):
+        yb = np.where(y == c, 1, -1)
+        (res,) = task["results"]
+        for key, value in (("test_error", True), ("last_test_error", False)):
+            est = cwkit.make("pa", average=value).partial_fit(X, yb, classes=[-1, 1])
+            assert res[key] == pytest.approx(np.mean(est.predict(X) != yb)), (c, key)
+
+
+def test_eval_without_test_rows_does_not_average(capsys, data):
+    """No test rows: no averaging state is built (the learners are the plain models)."""
+    *_, train, _ = data
+    report = run_json(capsys, "eval", "--algos", "pa1,arow", train)
+    for res in report["tasks"][0]["results"]:
+        assert "average" not in res["params"] and res["last_test_error"] is None
 
 
 def _three_class(tmp_path):

@@ -321,13 +321,20 @@ def test_cli_train_and_eval_on_a_running_scheduler(client, files, tmp_path, caps
     err = capsys.readouterr().err
     assert "round 2:" in err and "on 2 shards" in err
     assert cwkit.load(tmp_path / "m.cwk").t_ == 2 * files[3][1].shape[0]
-    assert cli.main(["eval", "--algos", "pa,arow", "--dask", address, "--rounds", "2",
-                     "--test", path, path, "--format", "json", "-q"]) == 0
+    assert cli.main(["eval", "--algos", "pa,arow,pa:average=false", "--dask", address,
+                     "--rounds", "2", "--test", path, path, "--format", "json", "-q"]) == 0
     import json
     out = json.loads(capsys.readouterr().out)
-    assert [r["algo"] for r in out["results"]] == ["pa", "arow"]
+    assert [r["algo"] for r in out["results"]] == ["pa", "arow", "pa:average=false"]
     assert len(out["results"][0]["rounds"]) == 2
     assert 0 <= out["results"][1]["test_error"] < 0.5
+    # averaged by default with --test; the last iterate is the model average=False mixes
+    pa, arow, last = out["results"]
+    assert pa["last_test_error"] == last["test_error"] and last["last_test_error"] is None
+    assert arow["last_test_error"] is not None
+    assert cli.main(["eval", "--algos", "pa", "--dask", address, "--rounds", "2",
+                     "--test", path, path, "-q"]) == 0
+    assert "(averaged), last iterate" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -130,3 +130,138 @@ def test_evaluate_interrupted_returns_what_is_done():
     assert task["interrupted"] and task["results"][0]["examples"] == 128
     assert task["results"][0]["mistakes"] == make("perceptron").partial_fit(
         X[:128], y[:128]).mistakes_
+
+
+# ------------------------------------------------ averaged and last iterate (test rows)
+
+def _split(multiclass=False):
+    if multiclass:
+        rng = np.random.default_rng(3)
+        X = rng.normal(size=(360, 6))
+        y = np.argmax(X @ rng.normal(size=(6, 3)) + 0.8 * rng.normal(size=(360, 3)), axis=1)
+    else:
+        X, y = datasets.make_twonorm(360, random_state=1)
+        X = X[:, :8] + np.random.default_rng(2).normal(scale=3.0, size=(360, 8))
+    return X[:240], y[:240], X[240:], y[240:]
+
+
+def _error(est, X, y):
+    return float(np.mean(est.predict(X) != y))
+
+
+@pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "top1"])
+@pytest.mark.parametrize("name", NAMES)
+def test_test_errors_are_the_averaged_and_the_plain_model(name, multiclass):
+    """test_error = cwkit.make(name, average=True)'s, last_test_error = average=False's,
+    on the same split, exactly; the online counters are the plain model's."""
+    from cwkit.evaluate import evaluate
+
+    X, y, Xt, yt = _split(multiclass)
+    task = evaluate(ArraySource(X, y, "train", batch_size=50), [AlgoSpec(name)],
+                    test=ArraySource(Xt, yt, "test", batch_size=70))
+    (res,) = task["results"]
+    classes = np.unique(y)
+    avg = make(name, average=True).partial_fit(X, y, classes=classes)
+    plain = make(name, average=False).partial_fit(X, y, classes=classes)
+    assert res["failed"] is None
+    assert res["test_error"] == _error(avg, Xt, yt)
+    assert res["last_test_error"] == _error(plain, Xt, yt)
+    assert res["mistakes"] == plain.mistakes_ and res["updates"] == plain.n_updates_
+    # shown where the name does not fix it (avg-perceptron: average=True by name)
+    assert res["params"].get("average", make(name).average) is True
+
+
+def test_the_two_test_errors_differ_where_averaging_matters():
+    """The test above can tell the two apart: on this split they differ for most rules."""
+    from cwkit.evaluate import evaluate
+
+    X, y, Xt, yt = _split()
+    task = evaluate(ArraySource(X, y, "train"), [AlgoSpec(n) for n in NAMES],
+                    test=ArraySource(Xt, yt, "test"))
+    differ = [r["algo"] for r in task["results"] if r["test_error"] != r["last_test_error"]]
+    assert len(differ) >= len(NAMES) // 2, differ
+
+
+@pytest.mark.parametrize("value", [False, True])
+def test_average_set_explicitly_reports_only_that_model(value):
+    from cwkit.evaluate import evaluate
+
+    X, y, Xt, yt = _split()
+    task = evaluate(ArraySource(X, y, "train"), [AlgoSpec("pa", {"average": value})],
+                    test=ArraySource(Xt, yt, "test"))
+    (res,) = task["results"]
+    assert res["test_error"] == _error(make("pa", average=value).fit(X, y), Xt, yt)
+    assert res["last_test_error"] is None and res["last_test_error_sd"] is None
+
+
+def test_without_test_rows_nothing_is_averaged():
+    """No test rows: the learners are the plain models (no averaging state, no cost)."""
+    from cwkit.evaluate import evaluate
+
+    X, y, *_ = _split()
+    task = evaluate(ArraySource(X, y, "train"), [AlgoSpec("pa"), AlgoSpec("arow")])
+    for res in task["results"]:
+        assert "average" not in res["params"]
+        assert res["test_error"] is None and res["last_test_error"] is None
+    assert not Learner(AlgoSpec("pa"), {}, np.unique(y), {}).model.average
+    assert Learner(AlgoSpec("pa"), {}, np.unique(y), {}, tested=True).model.average
+
+
+def test_a_kernel_form_without_average_is_tested_as_it_is():
+    from cwkit.evaluate import evaluate
+
+    X, y, Xt, yt = _split()
+    specs = [AlgoSpec("pa1", {"kernel": "rbf", "gamma": 0.1}, label="pa1-rbf"),
+             AlgoSpec("avg-perceptron", {"kernel": "rbf", "gamma": 0.1}, label="avg-rbf")]
+    task = evaluate(ArraySource(X, y, "train"), specs, test=ArraySource(Xt, yt, "test"))
+    pa, avg = task["results"]
+    assert pa["failed"] is None and pa["last_test_error"] is None
+    assert pa["test_error"] == _error(make("pa1", kernel="rbf", gamma=0.1).fit(X, y), Xt, yt)
+    plain = make("perceptron", kernel="rbf", gamma=0.1).fit(X, y)
+    assert avg["test_error"] == _error(make("avg-perceptron", kernel="rbf", gamma=0.1)
+                                       .fit(X, y), Xt, yt)
+    assert avg["last_test_error"] == _error(plain, Xt, yt)
+
+
+@pytest.mark.parametrize("options", [{"cv": 3}, {"repeats": 3, "shuffle": True}],
+                         ids=["cv", "repeats"])
+def test_folds_and_repeats_report_both_means_and_sds(options):
+    """Under --cv / --repeats, the averaged and last columns (mean, sd) are those of the
+    runs with average=True and average=False given explicitly."""
+    from cwkit.evaluate import evaluate
+
+    X, y = datasets.make_twonorm(300, random_state=4)
+    X = X + np.random.default_rng(5).normal(scale=2.0, size=X.shape)
+    src = ArraySource(X, y, "twonorm", batch_size=64)
+    test = None if "cv" in options else ArraySource(X[:100], y[:100], "t")
+    names = ["pa", "arow", "sop"]
+    default = evaluate(src, [AlgoSpec(n) for n in names], test=test, **options)
+    explicit = evaluate(src, [AlgoSpec(n, {"average": v}, label=f"{n}{v}")
+                              for n in names for v in (True, False)], test=test, **options)
+    by = {r["algo"]: r for r in explicit["results"]}
+    for res in default["results"]:
+        avg, last = by[res["algo"] + "True"], by[res["algo"] + "False"]
+        assert res["trials"] == 3
+        assert (res["test_error"], res["test_error_sd"]) == (avg["test_error"],
+                                                             avg["test_error_sd"])
+        assert (res["last_test_error"], res["last_test_error_sd"]) == (
+            last["test_error"], last["test_error_sd"])
+        assert res["last_test_error_sd"] is not None
+        assert res["online_error"] == avg["online_error"] == last["online_error"]
+
+
+def test_grid_chooses_by_online_mistakes_for_both_columns():
+    """--grid tunes on online mistakes, which averaging does not change: the choice is
+    that of average=False, and both columns are of the chosen value."""
+    from cwkit.evaluate import evaluate
+
+    X, y, Xt, yt = _split()
+    grid = {"C": [0.001, 0.1, 10.0]}
+    src, test = ArraySource(X, y, "train"), ArraySource(Xt, yt, "test")
+    tuned = evaluate(src, [AlgoSpec("pa1", grid=grid)], test=test)["results"][0]
+    plain = evaluate(src, [AlgoSpec("pa1", {"average": False}, grid=grid)],
+                     test=test)["results"][0]
+    assert tuned["tuned"] == plain["tuned"]
+    C = tuned["tuned"]["C"]
+    assert tuned["test_error"] == _error(make("pa1", C=C, average=True).fit(X, y), Xt, yt)
+    assert tuned["last_test_error"] == plain["test_error"]

@@ -3,6 +3,7 @@ atomic writes."""
 import csv
 import io
 import json
+import re
 import sys
 
 import numpy as np
@@ -53,6 +54,51 @@ def test_json_and_csv_agree(outcome):
         assert int(row["mistakes"]) == res["mistakes"]
         assert float(row["mean_rank"]) == parsed["mean_rank"][res["algo"]]
         assert row["test_error"] == ""  # null
+
+
+TESTED_SPECS = [AlgoSpec("pa"), AlgoSpec("pa", {"average": False}, label="pa-last")]
+
+
+@pytest.fixture(scope="module")
+def tested():
+    """A task with test rows, --cv 3: pa (averaged and last) and pa:average=false."""
+    X, y = datasets.make_twonorm(240, random_state=2)
+    X = X + np.random.default_rng(3).normal(scale=2.0, size=X.shape)
+    return evaluate_tasks([ArraySource(X, y, "noisy")], TESTED_SPECS, cv=3)
+
+
+def test_table_shows_the_averaged_and_the_last_test_error(tested, outcome):
+    text = report.table(tested, TESTED_SPECS)
+    lines = text.splitlines()
+    header = lines[1].split("  ")
+    header = [h.strip() for h in header if h.strip()]
+    assert header[5:8] == ["updates", "test err", "last err"]
+    cols = {line.split()[0]: line for line in lines[2:4]}
+    avg, last = tested["tasks"][0]["results"]
+    assert avg["test_error"] != avg["last_test_error"]
+    assert avg["last_test_error"] == last["test_error"]
+    shown = f"{100 * avg['test_error']:.2f}% ± {100 * avg['test_error_sd']:.2f}"
+    shown_last = (f"{100 * avg['last_test_error']:.2f}% ± "
+                  f"{100 * avg['last_test_error_sd']:.2f}")
+    assert f"{shown}  {shown_last}" in cols["pa"]
+    # pa:average=false: its own (last) iterate in "test err", nothing in "last err"
+    assert re.search(re.escape(shown_last) + r" +- ", cols["pa-last"])
+    assert "test err: the averaged weights (average=True), last err: the last iterate" in text
+    # no test rows: no "last err" column
+    plain = report.table(report.without_curves(outcome), SPECS)
+    assert "last err" not in plain and "test err" in plain
+
+
+def test_json_and_csv_give_both_test_errors(tested):
+    parsed = json.loads(report.json_text(tested))
+    rows = list(csv.DictReader(io.StringIO(report.results_csv(tested))))
+    assert {"last_test_error", "last_test_error_sd"} <= set(report.CSV_FIELDS)
+    for row, res in zip(rows, parsed["tasks"][0]["results"]):
+        for key in ("test_error", "test_error_sd", "last_test_error", "last_test_error_sd"):
+            assert (row[key] == "" if res[key] is None else float(row[key]) == res[key]), key
+    avg, last = parsed["tasks"][0]["results"]
+    assert avg["last_test_error"] is not None and avg["last_test_error_sd"] is not None
+    assert last["last_test_error"] is None and rows[1]["last_test_error"] == ""
 
 
 def test_curves_csv(outcome):
