@@ -10,9 +10,12 @@ test file cut from one draw) and on real sets from ``shared/data`` when present:
   process that reads the file and makes R passes (``load_svmlight`` + ``fit``);
 * bytes of model state sent per round (down and back up).
 
-Run it ``nice``d; the load average is printed with every timing, as the machine is shared.
+The load average is printed with every timing, as the machine may be shared.
 
-    nice -n 10 python benchmarks/bench_dask.py --rows 1000000 --rounds 5
+    python benchmarks/bench_dask.py --rows 1000000 --rounds 5
+
+The timing runs also report the CPU seconds of each process (the driver's includes a
+LocalCluster's scheduler and nannies, which run in it) and each round's wall time.
 """
 import argparse
 import json
@@ -51,12 +54,20 @@ def synth_files(n_rows, n_test, n_features):
     return str(train), str(test)
 
 
+_WIDE = {}
+
+
 def test_error(est, X, y):
+    """Test error of `est` on (X, y), X cut or widened to the model's width once."""
     width = est.n_features_in_
     if X.shape[1] != width:
-        import scipy.sparse as sp
-        X = X[:, :width] if X.shape[1] > width else sp.csr_matrix(
-            (X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+        key = (id(X), width)
+        if key not in _WIDE:
+            import scipy.sparse as sp
+            _WIDE.clear()
+            _WIDE[key] = X[:, :width] if X.shape[1] > width else sp.csr_matrix(
+                (X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+        X = _WIDE[key]
     return float(np.mean(est.predict(X) != y))
 
 
@@ -76,18 +87,41 @@ def sequential(algo, params, train, rounds, X_test, y_test):
     return {"seconds": t_read + t_fit, "read": t_read, "errors": errors}
 
 
-def distributed_run(client, algo, params, data, rounds, mixing, X_test, y_test, partitions):
-    info = []
+def _cpu(client):
+    """CPU seconds so far of the driver (with the scheduler and the nannies of a
+    LocalCluster, which run in its process), the scheduler if apart, and each worker."""
+    out = {"driver": time.process_time()}
+    if client.run_on_scheduler(os.getpid) != os.getpid():
+        out["scheduler"] = client.run_on_scheduler(time.process_time)
+    for i, (_, c) in enumerate(sorted(client.run(time.process_time).items())):
+        out[f"worker{i + 1}"] = c
+    return out
+
+
+def distributed_run(client, algo, params, data, rounds, mixing, X_test, y_test, partitions,
+                    per_round=True):
+    """``cwkit.distributed.fit``: wall time, CPU time of each process, and per round its
+    seconds, bytes and (`per_round`: else only after the last) test error, which is
+    computed outside the timed span."""
+    info, scoring = [], [0.0]
 
     def cb(r):
+        t = time.perf_counter()
         info.append({"round": r["round"], "seconds": r["seconds"], "bytes": r["bytes"],
                      "progressive": r["mistakes"] / max(r["examples"], 1),
-                     "test": test_error(r["estimator"], X_test, y_test)})
+                     "test": test_error(r["estimator"], X_test, y_test)
+                     if per_round or r["round"] == rounds else None})
+        scoring[0] += time.perf_counter() - t
 
+    cpu0 = _cpu(client)
     t0 = time.perf_counter()
     cwd.fit(cwkit.make(algo, **params), data, client=client, rounds=rounds, mixing=mixing,
             partitions=partitions, callback=cb)
-    return {"seconds": time.perf_counter() - t0, "rounds": info}
+    wall = time.perf_counter() - t0 - scoring[0]
+    cpu1 = _cpu(client)
+    cpu = {k: cpu1[k] - cpu0[k] for k in cpu0}
+    cpu["driver"] -= scoring[0]
+    return {"seconds": wall, "cpu": cpu, "rounds": info}
 
 
 def cluster(n):
@@ -129,7 +163,7 @@ def timing(train, test, algos, rounds, repeat, out):
     try:
         for algo, params in algos:
             best = {"seq": np.inf, 1: np.inf, 2: np.inf}
-            errs = {}
+            errs, cpus, walls = {}, {}, {}
             loads = []
             for _ in range(repeat):      # interleaved, best of `repeat`
                 seq = sequential(algo, params, train, rounds, X_test, y_test)
@@ -138,12 +172,16 @@ def timing(train, test, algos, rounds, repeat, out):
                 loads.append(load())
                 for n in (1, 2):
                     res = distributed_run(clients[n], algo, params, train, rounds, "auto",
-                                          X_test, y_test, n)
+                                          X_test, y_test, n, per_round=False)
+                    if res["seconds"] < best[n]:
+                        cpus[n] = res["cpu"]
+                        walls[n] = [r["seconds"] for r in res["rounds"]]
                     best[n] = min(best[n], res["seconds"])
                     errs[n] = res["rounds"][-1]["test"]
                     loads.append(load())
                     bytes_ = res["rounds"][0]["bytes"]
             row = {"algo": algo, "rounds": rounds, "seconds": best, "test_error": errs,
+                   "cpu": cpus, "round_seconds": walls,
                    "bytes_per_round_2_workers": bytes_, "load": loads,
                    "speedup_2_vs_1": best[1] / best[2], "speedup_2_vs_seq": best["seq"] / best[2]}
             out.append(row)
@@ -152,6 +190,10 @@ def timing(train, test, algos, rounds, repeat, out):
                   f"{best['seq'] / best[2]:.2f}x\terrors seq {100 * errs['seq']:.2f} "
                   f"1w {100 * errs[1]:.2f} 2w {100 * errs[2]:.2f}\tbytes/round {bytes_}\t"
                   f"load {' '.join(loads)}", flush=True)
+            for n in (1, 2):
+                print(f"  {n} worker(s), CPU s: " + " ".join(
+                    f"{k} {v:.2f}" for k, v in cpus[n].items()) + "; round walls s: "
+                    + " ".join(f"{w:.2f}" for w in walls[n]), flush=True)
     finally:
         for c in clients.values():
             lc = c.cluster
@@ -209,7 +251,10 @@ def main(argv=None):
     results = {"timing": [], "accuracy": []}
     if "timing" not in args.skip:
         timing(train, test, algos, args.rounds, args.repeat, results["timing"])
-    client = cluster(2)
+    if {"accuracy", "real"} <= set(args.skip):
+        client = None
+    else:
+        client = cluster(2)
     try:
         if "accuracy" not in args.skip:
             accuracy(client, "synthetic", algos, train, test, args.rounds, parts, mixings,
@@ -220,9 +265,10 @@ def main(argv=None):
                     accuracy(client, name, algos, tr, te, args.rounds, parts, mixings,
                              results["accuracy"])
     finally:
-        lc = client.cluster
-        client.close()
-        lc.close()
+        if client is not None:
+            lc = client.cluster
+            client.close()
+            lc.close()
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))
 

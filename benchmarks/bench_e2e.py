@@ -34,6 +34,7 @@ import importlib.metadata
 import importlib.util
 import os
 import platform
+import resource
 import shlex
 import statistics
 import subprocess
@@ -166,15 +167,19 @@ def warm(*paths):
 
 
 def run(cmd):
-    """Wall time of one fresh process; its stdout. Exits with its stderr if it fails."""
+    """Wall time and CPU time (user + system, all its threads) of one fresh process; its
+    stdout. Exits with its stderr if it fails."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if proc.returncode:
         raise SystemExit(f"failed ({proc.returncode}): {shlex.join(cmd)}\n"
                          f"{proc.stderr[-4000:]}")
-    return seconds, proc.stdout
+    return seconds, cpu, proc.stdout
 
 
 def main(argv=None):
@@ -223,22 +228,26 @@ def main(argv=None):
 
     warm(path, *([vw_file] if vw_file else []))
     wall = {name: [] for name in cmds}
+    cpu = {name: [] for name in cmds}
     inside = {name: [] for name in cmds if name.startswith("load ")}
     for _ in range(args.repeat):
         for name, cmd in cmds.items():
-            seconds, out = run(cmd)
+            seconds, used, out = run(cmd)
             wall[name].append(seconds)
+            cpu[name].append(used)
             if name in inside:
                 inside[name].append(float(out.split()[-1]))
     for name, times in wall.items():
-        print(f"# {name}: " + " ".join(f"{t:.3f}" for t in times) + " s", flush=True)
-    _, out = run([py, "-c", _PARTIAL_FIT, str(HERE), str(args.repeat)])
+        print(f"# {name}: " + " ".join(f"{t:.3f}" for t in times) + " s wall, "
+              + " ".join(f"{t:.3f}" for t in cpu[name]) + " s CPU", flush=True)
+    _, _, out = run([py, "-c", _PARTIAL_FIT, str(HERE), str(args.repeat)])
     calls = {}
     for line in out.splitlines():
         algo, kind, rate = line.split()
         calls[algo, kind] = float(rate)
     print("# load average at the end: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     wall = {name: statistics.median(v) for name, v in wall.items()}
+    cpu = {name: statistics.median(v) for name, v in cpu.items()}
     inside = {name: statistics.median(v) for name, v in inside.items()}
 
     print("\t".join(["what", "cwkit_s", "peer", "peer_s", "ratio", "target", "met"]))
@@ -259,9 +268,13 @@ def main(argv=None):
                 inside[f"load {peer}"], target)
     row("load_svmlight in process", inside["load cwkit"], "cwkit n_jobs=1",
         inside["load cwkit n_jobs=1"])
+    row("load_svmlight whole process, CPU s", cpu["load cwkit"], "cwkit n_jobs=1",
+        cpu["load cwkit n_jobs=1"])
     if "vw" in wall:
         row("eval pa,cw,arow whole process", wall["cwkit eval"], "vowpalwabbit hinge -b 21",
             wall["vw"], 0.5)
+        row("eval pa,cw,arow whole process, CPU s", cpu["cwkit eval"],
+            "vowpalwabbit hinge -b 21", cpu["vw"])
     if args.noise:
         row("eval pa,cw,arow --noise 0.1", wall["cwkit eval --noise 0.1"],
             "cwkit eval clean", wall["cwkit eval"], 1.2)

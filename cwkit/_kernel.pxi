@@ -35,15 +35,19 @@ cpdef enum Kernel:
 
 
 cpdef enum BudgetPolicy:
-    BUDGET_OLDEST = 0       # remove the oldest support vector (Forgetron's removal)
+    BUDGET_OLDEST = 0       # shrink by the Forgetron's phi_t, remove the oldest [DSS08]
     BUDGET_SMALLEST = 1     # remove the one whose removal changes f least in the RKHS
+    BUDGET_SHRINK = 2       # [LMC09] rules: their own shrinkage, remove the smallest weight
 
 
 # aux[] slots of a kernel model beyond AUX_S, AUX_VN2, AUX_T of _binary.pxi
 cpdef enum:
     KAUX_N = 3              # support vectors held
     KAUX_USED = 4           # pool entries used (holes included)
-    KAUX_SIZE = 5
+    KAUX_Q = 5              # the Forgetron's Q: sum of Psi over the shrinks so far
+    KAUX_M = 6              # the Forgetron's M: support vectors added so far
+    KAUX_P = 7              # averaging: rounds since the sums u were last brought up to date
+    KAUX_SIZE = 8
 
 
 cdef struct KernelFn:
@@ -189,8 +193,9 @@ cdef inline double sv_kjj(const Support* S, const KernelFn* kf, Py_ssize_t j) no
 
 cdef inline Py_ssize_t budget_victim(const Support* S, const KernelFn* kf, const double* coef,
                                      Py_ssize_t Kc, int policy) noexcept nogil:
-    """The support vector to remove (never the newest): the oldest, or the one of the
-    least ||f - f_without_j||^2 = sum_c coef[j, c]^2 k~(x_j, x_j) (ties to the oldest)."""
+    """The support vector to remove (never the newest): the oldest; the one of the
+    least ||f - f_without_j||^2 = sum_c coef[j, c]^2 k~(x_j, x_j) ("smallest"); or of
+    the least weight max_c |coef[j, c]| ("shrink"); ties to the oldest."""
     cdef Py_ssize_t j, c, best = 0
     cdef double q, best_q = 0.0
     if policy == BUDGET_OLDEST:
@@ -198,8 +203,12 @@ cdef inline Py_ssize_t budget_victim(const Support* S, const KernelFn* kf, const
     for j in range(S.n - 1):
         q = 0.0
         for c in range(Kc):
-            q += coef[j * Kc + c] * coef[j * Kc + c]
-        q *= sv_kjj(S, kf, j)
+            if policy == BUDGET_SHRINK:
+                q = max(q, fabs(coef[j * Kc + c]))
+            else:
+                q += coef[j * Kc + c] * coef[j * Kc + c]
+        if policy == BUDGET_SMALLEST:
+            q *= sv_kjj(S, kf, j)
         if j == 0 or q < best_q:
             best = j
             best_q = q
@@ -219,6 +228,35 @@ cdef inline void sv_scores(const double* coef, Py_ssize_t n, Py_ssize_t Kc, cons
         sc[c] *= s
 
 
+cdef inline void sv_kernel_row(const Support* S, const KernelFn* kf, Py_ssize_t j,
+                               double* xd, double* krow) noexcept nogil:
+    """krow[i] = k~(x_i, x_j) for support vector j; xd (zero) is used and left zero."""
+    cdef long long p
+    for p in range(S.start[j], S.start[j] + S.length[j]):
+        xd[S.indices[p]] = S.data[p]
+    kernel_row(S, kf, xd, S.sqn[j], krow)
+    for p in range(S.start[j], S.start[j] + S.length[j]):
+        xd[S.indices[p]] = 0.0
+
+
+cdef inline double forgetron_phi(double sig, double wf, double* Q, double M) noexcept nogil:
+    """The Forgetron's shrinking coefficient [DSS08]: the largest phi in (0, 1] with
+    Psi(sig phi, phi mu) + Q <= (15/32) M, Psi(lam, mu) = lam^2 + 2 lam - 2 lam mu, for
+    the removed example of weight sig and sig mu = wf (its weight times the score f'
+    gives it); Q += Psi.  Psi + Q - 15 M / 32 = a phi^2 + b phi + c is negative at 0 and
+    positive at 1 when phi < 1, and its root in (0, 1) is -2 c / (b + sqrt(b^2 - 4 a c))
+    whatever the sign of a."""
+    cdef double a = sig * sig - 2.0 * wf, b = 2.0 * sig, c = Q[0] - 15.0 / 32.0 * M
+    cdef double phi = 1.0, D
+    if a + b + c > 0.0 and c < 0.0:
+        D = b * b - 4.0 * a * c
+        phi = -2.0 * c / (b + sqrt(D if D > 0.0 else 0.0))
+        if phi > 1.0:
+            phi = 1.0
+    Q[0] += a * phi * phi + b * phi
+    return phi
+
+
 cdef inline double removed_norm_change(const Support* S, const KernelFn* kf,
                                        const double* coef, Py_ssize_t Kc, Py_ssize_t j,
                                        double* xd, Py_ssize_t n_cols,
@@ -226,14 +264,9 @@ cdef inline double removed_norm_change(const Support* S, const KernelFn* kf,
     """The change of ||V||^2 = sum_c ||V_c||^2 (V = sum_j coef[j] phi(x_j)) when
     support vector j is removed: -2 sum_c coef[j, c] V_c.phi(x_j) + ||coef[j]||^2 k~jj.
     xd (n_cols, zero) is used and left zero."""
-    cdef long long p
     cdef Py_ssize_t c
     cdef double q = 0.0, sq = 0.0
-    for p in range(S.start[j], S.start[j] + S.length[j]):
-        xd[S.indices[p]] = S.data[p]
-    kernel_row(S, kf, xd, S.sqn[j], krow)
-    for p in range(S.start[j], S.start[j] + S.length[j]):
-        xd[S.indices[p]] = 0.0
+    sv_kernel_row(S, kf, j, xd, krow)
     sv_scores(coef, S.n, Kc, krow, 1.0, sc)
     for c in range(Kc):
         q += coef[j * Kc + c] * sc[c]
@@ -251,11 +284,17 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     """One pass of a first-order rule in dual form (the rules of `first_order_pass`).
 
     f_c(x) = s sum_j coef[j, c] k~(x_j, x); coef has one column (binary, y = +-1)
-    or K (top-1, y = class codes).  u (same shape, or no rows) accumulates
-    t_j coef_j for averaging.  aux: s, ||V||^2 (l2-pa), t, the support vectors
-    held, the pool entries used.  budget > 0 keeps at most budget support
-    vectors (`BudgetPolicy`).  scores_out (binary, or empty): the score each row
-    was predicted with.  Slots and pool must have room for every row of `order`.
+    or K (top-1, y = class codes).  Averaging (u has rows, same shape): u sums each
+    support vector's weights s coef_j over the rounds up to P = aux[KAUX_P] rounds
+    ago; the weights only change at an update, which first adds the P rounds,
+    P s coef_j (O(n), below the O(n nnz) of the round's kernel row), so the sum
+    to date is u_j + P s coef_j: each term a sum of the same-signed weights, no
+    cancellation however much s shrinks.  aux: s, ||V||^2 (l2-pa), t, the
+    support vectors held, the pool entries used, the Forgetron's Q and M, P.
+    budget > 0 keeps at most budget support vectors (`BudgetPolicy`; "oldest" shrinks
+    by the Forgetron's phi_t first, except for the [LMC09] rules, which shrink by
+    their own 1 / Z).  scores_out (binary, or empty): the score each row was
+    predicted with.  Slots and pool must have room for every row of `order`.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
@@ -264,14 +303,17 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
     cdef Py_ssize_t Kc = coef.shape[1], k, i, nnz, c, yi = 0, comp = 0, yhat, j
     cdef Py_ssize_t n_cols = rows.R.n_cols
-    cdef bint binary = Kc == 1, avg = rule == AVG_PERCEPTRON, is_perc
+    cdef bint binary = Kc == 1, avg = u.shape[0] > 0, is_perc
     cdef bint track_norm = rule == L2_PA, record = scores_out.shape[0] > 0
+    cdef bint own_shrink = rule == REG_PA or rule == L2_PA or rule == SOFT_REG_PA
+    cdef bint forget = policy == BUDGET_OLDEST and not own_shrink
     cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
     cdef double sqn, kxx, m, n, tau, Z, cf, dn2, s = aux[AUX_S], vn2 = aux[AUX_VN2]
-    cdef double t = aux[AUX_T]
+    cdef double t = aux[AUX_T], Q = aux[KAUX_Q], M = aux[KAUX_M], P = aux[KAUX_P]
+    cdef double sig, wf
     cdef int st = OK
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
@@ -324,6 +366,7 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                 fail_round(&cnt, st, i)
                 break
             if tau == 0.0:
+                P += 1.0
                 continue
             # the new support vector x with coefficient (tau y / s), then s <- s / Z
             cf = (tau * y[i] if binary else tau) / s          # s in [S_MIN, S_MAX]
@@ -338,16 +381,30 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
             else:
                 cp[S.n * Kc + yi] = cf
                 cp[S.n * Kc + comp] = -cf
-            if avg:
+            if avg:                                # the rounds of the old weights
+                for j in range(S.n * Kc):
+                    up[j] += P * s * cp[j]
                 for c in range(Kc):
-                    up[S.n * Kc + c] = t * cp[S.n * Kc + c]
+                    up[S.n * Kc + c] = 0.0
+                P = 0.0
             sv_append(&S, x, idx, nnz, sqn)
+            M += 1.0
             if track_norm:
                 vn2 += dn2
             cnt.updates += 1
             s = scaled_rescale(cp, S.n * Kc, 1, s / Z, &vn2)     # Z >= 1
             if budget > 0 and S.n > budget:
                 j = budget_victim(&S, &kf, cp, Kc, policy)
+                if forget:                         # [DSS08]: f <- phi f, then remove x_0
+                    sv_kernel_row(&S, &kf, 0, xd, krow)
+                    sv_scores(cp, S.n, Kc, krow, s, sc)
+                    sig = 0.0
+                    wf = 0.0
+                    for c in range(Kc):
+                        sig = max(sig, fabs(s * cp[c]))
+                        wf += s * cp[c] * sc[c]
+                    s = scaled_rescale(cp, S.n * Kc, 1, s * forgetron_phi(sig, wf, &Q, M),
+                                       &vn2)
                 if track_norm:
                     vn2 += removed_norm_change(&S, &kf, cp, Kc, j, xd, n_cols, krow, sc)
                     if vn2 < 0.0:
@@ -356,11 +413,15 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                 if avg:
                     shift_rows(up, j, S.n, Kc)
                 sv_remove(&S, j)
+            P += 1.0
     aux[AUX_S] = s
     aux[AUX_VN2] = vn2
     aux[AUX_T] = t
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
+    aux[KAUX_Q] = Q
+    aux[KAUX_M] = M
+    aux[KAUX_P] = P
     return counts_result(&cnt)
 
 
@@ -415,7 +476,8 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
-    cdef double sqn, kxx, dot, v, m, ay, beta, chk, cmax
+    cdef double sqn, kxx, dot, v, m, ay, beta, chk, cmax, wf, phi_t
+    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(mu.shape[0] + 1)
@@ -461,14 +523,25 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                     Zp[a * ld + b] = (Zp[a * ld + b] if a < n and b < n else 0.0) \
                         - beta * cvec[a] * cvec[b]
             sv_append(&S, x, idx, nnz, sqn)
+            M += 1.0
             cnt.updates += 1
             if budget > 0 and S.n > budget:
                 j = budget_victim(&S, &kf, &mu[0], 1, policy)
+                if policy == BUDGET_OLDEST:        # [DSS08]: mu <- phi mu, then remove x_0
+                    sv_kernel_row(&S, &kf, 0, xd, krow)
+                    wf = 0.0
+                    for a in range(S.n):
+                        wf += mu[a] * krow[a]
+                    phi_t = forgetron_phi(fabs(mu[0]), mu[0] * wf, &Q, M)
+                    for a in range(S.n):
+                        mu[a] *= phi_t
                 remove_sym(Zp, j, S.n, ld)
                 shift_rows(&mu[0], j, S.n, 1)
                 sv_remove(&S, j)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
+    aux[KAUX_Q] = Q
+    aux[KAUX_M] = M
     return counts_result(&cnt)
 
 
@@ -619,7 +692,9 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
-    cdef double f, mrg, sqn
+    cdef double f, mrg, sqn, wf, phi_t
+    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
+    cdef Py_ssize_t n0
     cdef bint moved, keep_scores = scores_out.shape[0] > 0
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
@@ -653,6 +728,7 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
             m = group_due(&g, t + 1, &lo)
             if m == 0:
                 continue
+            n0 = S.n
             cnt.status = kernel_bpa_update(&rows.R, &order[lo], m, &y[0], &S, &kf, &coef[0],
                                            variant, C, rho, &W, xd, krow, sqr, &moved,
                                            &cnt.pos)
@@ -660,12 +736,24 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                 break
             if moved:
                 cnt.updates += 1
+            M += S.n - n0
             while budget > 0 and S.n > budget:
                 j = budget_victim(&S, &kf, &coef[0], 1, policy)
+                if policy == BUDGET_OLDEST:        # [DSS08]: f <- phi f, then remove x_0
+                    sv_kernel_row(&S, &kf, 0, xd, krow)
+                    wf = 0.0
+                    for j in range(S.n):
+                        wf += coef[j] * krow[j]
+                    phi_t = forgetron_phi(fabs(coef[0]), coef[0] * wf, &Q, M)
+                    for j in range(S.n):
+                        coef[j] *= phi_t
+                    j = 0
                 shift_rows(&coef[0], j, S.n, 1)
                 sv_remove(&S, j)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
+    aux[KAUX_Q] = Q
+    aux[KAUX_M] = M
     return (*counts_result(&cnt), group_left(&g))
 
 
@@ -693,7 +781,8 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
-    cdef double sqn, kxx, v, m, ay, beta, chk, cmax, tj
+    cdef double sqn, kxx, v, m, ay, beta, chk, cmax, tj, wf, phi_t
+    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(mu.shape[0] + 1)
@@ -754,13 +843,26 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
             pp[2 * n] = yi
             pp[2 * n + 1] = c
             sv_append(&S, x, idx, nnz, sqn)
+            M += 1.0
             cnt.updates += 1
             if budget > 0 and S.n > budget:
                 j = budget_victim(&S, &kf, &mu[0], 1, policy)
+                if policy == BUDGET_OLDEST:        # [DSS08] over the stacked blocks
+                    sv_kernel_row(&S, &kf, 0, xd, krow)
+                    wf = 0.0
+                    for a in range(S.n):
+                        wf += mu[a] * krow[a] * (
+                            (pp[2 * a] == pp[0]) - (pp[2 * a] == pp[1])
+                            - (pp[2 * a + 1] == pp[0]) + (pp[2 * a + 1] == pp[1]))
+                    phi_t = forgetron_phi(fabs(mu[0]), mu[0] * wf, &Q, M)
+                    for a in range(S.n):
+                        mu[a] *= phi_t
                 remove_sym(Zp, j, S.n, ld)
                 shift_rows(&mu[0], j, S.n, 1)
                 shift_rows(pp, j, S.n, 2)
                 sv_remove(&S, j)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
+    aux[KAUX_Q] = Q
+    aux[KAUX_M] = M
     return counts_result(&cnt)

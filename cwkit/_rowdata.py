@@ -1,5 +1,6 @@
 """Input validation: turn X into the row view the compiled drivers read."""
-from dataclasses import dataclass, replace
+import sys
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,11 +16,12 @@ _I32 = np.dtype(np.int32)
 _PTR = (np.dtype(np.int32), np.dtype(np.int64))   # the indptr types of _core._csr_increasing
 
 
-@dataclass(frozen=True)
-class Rows:
+class Rows(NamedTuple):
     """A validated batch of rows: CSR arrays, or a dense C-contiguous block.
 
-    `view` (a `cwkit._core.RowView`) is what every driver takes first.
+    `view` (a `cwkit._core.RowView`) is what every driver takes first.  (A named
+    tuple: made once per ``partial_fit`` call, where a frozen dataclass costs a
+    microsecond.)
     """
 
     X: object            # the float64 CSR matrix (its rows' unique indices in any order:
@@ -43,7 +45,7 @@ class Rows:
         """These rows with the per-pass options of the drivers' counters
         (``RowView.counting``): rounds counted against ``clean``, scores
         written to ``scores``; none given: the plain rows."""
-        return replace(self, view=self.view.counting(clean, scores))
+        return self._replace(view=self.view.counting(clean, scores))
 
     def density(self, n_rows):
         """The fraction of nonzero entries of the first `n_rows` rows, counted in their
@@ -62,6 +64,14 @@ def _dense_idx(d):
     if idx is None:
         idx = _ARANGE_CACHE[d] = np.arange(d, dtype=np.int32)
     return idx
+
+
+def _finite(values):
+    """Whether every entry of the 1-D float64 `values` is finite (compiled, one pass,
+    no temporary mask, when they are contiguous)."""
+    if values.flags.c_contiguous:
+        return _core._all_finite(values)
+    return bool(np.isfinite(values).all())
 
 
 def _malformed(name, what):
@@ -192,6 +202,28 @@ def check_structure(X, name="X"):
     return None
 
 
+_CSR_TYPES = []   # scipy's CSR matrix and array types, once scipy.sparse is imported
+
+
+def one_csr_row(X, n_features, scores):
+    """`Rows` of X when X (a scipy CSR matrix or array, not a subclass) holds one valid
+    row of `n_features` float64 values with int32 indices, whose passes write the
+    row's score into `scores` (float64 (1,)); else None, and :func:`as_rows` decides.
+
+    ``partial_fit`` on one example: the checks of :func:`as_rows` compiled into one
+    pass over the row (``cwkit._core.csr_row``), X never copied.
+    """
+    if not _CSR_TYPES:
+        module = sys.modules.get("scipy.sparse")
+        if module is None:      # no sparse matrix can exist yet
+            return None
+        _CSR_TYPES.extend((module.csr_matrix, module.csr_array))
+    if type(X) not in _CSR_TYPES:
+        return None
+    view = _core.csr_row(X, n_features, scores)
+    return None if view is None else Rows(X, view, 1, n_features)
+
+
 def as_rows(X, n_features=None, name="X", owner="the model"):
     """Validate X (array-like or scipy.sparse) into `Rows`, never mutating it.
 
@@ -220,7 +252,7 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
         if not canonical:
             X, data, indices = _sorted(X)
         n, d = X.shape
-        if np.count_nonzero(np.isfinite(X.data)) != len(X.data):   # (faster than .all())
+        if not _finite(X.data):
             bad = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0],
                                       side="right") - 1)
             raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
@@ -248,7 +280,7 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
                              f"shape {X.shape}. Reshape your data: X.reshape(1, -1) for a "
                              "single sample, X.reshape(-1, 1) for a single feature")
         n, d = X.shape
-        if not np.isfinite(X).all():
+        if not _finite(X.reshape(-1)):
             bad = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
             raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
                              f"(row {bad})")

@@ -7,7 +7,11 @@
 # `get_row`, `max_row_nnz`, `_csr_increasing` (the canonical-rows check of
 # cwkit._rowdata), the prefetch macros and the `Ahead` cursor that
 # prefetches a driver's state AHEAD_DIST nonzeros ahead of its scoring walk.
+# `csr_row` checks and views one CSR row (``partial_fit`` on one example).
 # Uses nothing from the other includes.
+
+from libc.math cimport isfinite
+from libc.stdlib cimport malloc, free
 
 cdef extern from *:
     """
@@ -54,8 +58,10 @@ cdef class RowView:
     """The rows of a batch as every driver reads them: CSR (data, indices,
     indptr) or a dense C-contiguous block (data, dense_idx = arange(n_cols),
     empty indptr).  Holds the `Rows` pointers and the arrays they point into,
-    and the per-pass options of `counting` (read by `counts_start`)."""
+    and the per-pass options of `counting` (read by `counts_start`).  A view
+    made by `csr_row` points into its own storage instead (`one_ptr`, `own`)."""
     cdef Rows R
+    cdef Py_ssize_t n               # rows
     cdef const double[::1] data
     cdef const int[::1] indices
     cdef const long long[::1] indptr
@@ -64,23 +70,28 @@ cdef class RowView:
     cdef readonly object scores     # float64, C-contiguous, or None
     cdef const double* clean_p
     cdef double* scores_p
+    cdef long long one_ptr[2]       # the indptr of a `csr_row` view
+    cdef void* own                  # the sorted entries of a `csr_row` view, or NULL
+    cdef object base                # the view whose pointers a `counting` view shares
 
-    def __cinit__(self, const double[::1] data, const int[::1] indices,
-                  const long long[::1] indptr, const int[::1] dense_idx, Py_ssize_t n_cols):
+    def __init__(self, const double[::1] data, const int[::1] indices,
+                 const long long[::1] indptr, const int[::1] dense_idx, Py_ssize_t n_cols):
         self.data = data
         self.indices = indices
         self.indptr = indptr
         self.dense_idx = dense_idx
         self.R = make_rows(data, indices, indptr, dense_idx, n_cols)
-        self.clean = self.scores = None
-        self.clean_p = NULL
-        self.scores_p = NULL
+        if self.R.indptr != NULL:
+            self.n = indptr.shape[0] - 1
+        else:
+            self.n = data.shape[0] // n_cols if n_cols > 0 else 0
+
+    def __dealloc__(self):
+        free(self.own)
 
     @property
     def n_rows(self):
-        if self.R.indptr != NULL:
-            return self.indptr.shape[0] - 1
-        return self.data.shape[0] // self.R.n_cols if self.R.n_cols > 0 else 0
+        return self.n
 
     def counting(self, clean=None, scores=None):
         """A view of the same rows whose passes count each round against
@@ -89,23 +100,151 @@ cdef class RowView:
         score of each counted round into ``scores`` (float64, C-contiguous;
         binary drivers one value per round, multi-class drivers K; the caller
         sizes it for every row of the pass).  None: that option off."""
-        cdef RowView v = RowView(self.data, self.indices, self.indptr, self.dense_idx,
-                                 self.R.n_cols)
-        cdef const double[::1] c
-        cdef double[::1] out
+        cdef RowView v = RowView.__new__(RowView)
+        v.R = self.R
+        v.n = self.n
+        v.base = self
         if clean is not None:
-            c = clean
-            if c.shape[0] != self.n_rows:
-                raise ValueError(f"clean has {c.shape[0]} labels for {self.n_rows} rows")
-            v.clean = clean
-            v.clean_p = &c[0] if c.shape[0] > 0 else NULL
+            v.set_clean(clean)
         if scores is not None:
-            if not scores.flags.c_contiguous:
-                raise ValueError("scores must be C-contiguous")
-            out = scores.reshape(-1)
-            v.scores = scores
-            v.scores_p = &out[0] if out.shape[0] > 0 else NULL
+            v.set_scores(scores)
         return v
+
+    cdef set_clean(self, clean):
+        cdef const double[::1] c = clean
+        if c.shape[0] != self.n:
+            raise ValueError(f"clean has {c.shape[0]} labels for {self.n} rows")
+        self.clean = clean
+        self.clean_p = &c[0] if c.shape[0] > 0 else NULL
+
+    cdef set_scores(self, scores):
+        cdef double[::1] out
+        if not scores.flags.c_contiguous:
+            raise ValueError("scores must be C-contiguous")
+        out = scores.reshape(-1)
+        self.scores = scores
+        self.scores_p = &out[0] if out.shape[0] > 0 else NULL
+
+
+cdef unsigned long long* _radix_sort(unsigned long long* a, unsigned long long* tmp,
+                                     Py_ssize_t n, Py_ssize_t n_cols) noexcept nogil:
+    """Sort the keys a[0..n) (index << 32 | position, index < n_cols) by their index:
+    least significant byte first, one pass per byte of n_cols - 1, each a counting
+    sort into the other buffer (no data-dependent branches).  Returns the buffer
+    that holds the result (a or tmp)."""
+    cdef Py_ssize_t count[256]
+    cdef Py_ssize_t j, c, total, start
+    cdef unsigned long long* t
+    cdef int shift = 32
+    while shift < 64 and (<unsigned long long>(n_cols - 1) >> (shift - 32)) != 0:
+        for c in range(256):
+            count[c] = 0
+        for j in range(n):
+            count[(a[j] >> shift) & 255] += 1
+        total = 0
+        for c in range(256):
+            start = total
+            total += count[c]
+            count[c] = start
+        for j in range(n):
+            c = (a[j] >> shift) & 255
+            tmp[count[c]] = a[j]
+            count[c] += 1
+        t = a
+        a = tmp
+        tmp = t
+        shift += 8
+    return a
+
+
+def csr_row(X, Py_ssize_t n_cols, scores):
+    """The view of X, one CSR row, whose passes write its score into `scores`
+    (float64 (1,), as `RowView.counting`); None unless X holds exactly one valid row.
+
+    Valid: shape (1, n_cols); float64 data and int32 indices, contiguous, of one
+    length nnz; int32 or int64 indptr [0, nnz]; the indices unique and in
+    [0, n_cols), the values finite.  Indices out of order are sorted into the
+    view's own storage (X is not changed).  The checks of cwkit._rowdata.as_rows
+    for the case of ``partial_fit`` on one row, in one pass over the row; None
+    sends the caller to as_rows, which reports what is wrong.
+    """
+    cdef const double[::1] data
+    cdef const int[::1] indices
+    cdef const int[::1] p32
+    cdef const long long[::1] p64
+    cdef Py_ssize_t j, nnz
+    cdef long long start, stop
+    cdef int f, prev = 0
+    cdef bint ordered = True, descending = True
+    cdef unsigned long long* keys
+    cdef double* sdata
+    cdef int* sidx
+    cdef RowView v
+    shape = X.shape
+    if len(shape) != 2 or shape[0] != 1 or shape[1] != n_cols:
+        return None
+    ptr = X.indptr
+    try:
+        data = X.data
+        indices = X.indices
+        if ptr.dtype.itemsize == 4:
+            p32 = ptr
+            if p32.shape[0] != 2:
+                return None
+            start, stop = p32[0], p32[1]
+        else:
+            p64 = ptr
+            if p64.shape[0] != 2:
+                return None
+            start, stop = p64[0], p64[1]
+    except (ValueError, TypeError, AttributeError):   # another dtype or layout
+        return None
+    nnz = data.shape[0]
+    if indices.shape[0] != nnz or start != 0 or stop != nnz:
+        return None
+    for j in range(nnz):
+        f = indices[j]
+        if not isfinite(data[j]) or f < 0 or f >= n_cols:
+            return None
+        if j > 0:
+            ordered &= f > prev
+            descending &= f < prev
+        prev = f
+    v = RowView.__new__(RowView)
+    v.data = data
+    v.indices = indices
+    v.R.data = &data[0] if nnz > 0 else NULL
+    v.R.indices = &indices[0] if nnz > 0 else NULL
+    if not ordered:
+        v.own = malloc(nnz * (3 * sizeof(unsigned long long) + sizeof(int)))
+        if v.own == NULL:
+            raise MemoryError()
+        keys = <unsigned long long*>v.own
+        sdata = <double*>(keys + 2 * nnz)
+        sidx = <int*>(sdata + nnz)
+        if descending:      # reversed (as scipy's products leave them): O(nnz)
+            for j in range(nnz):
+                sidx[j] = indices[nnz - 1 - j]
+                sdata[j] = data[nnz - 1 - j]
+        else:               # (index, position) keys sorted: the entries in index order
+            for j in range(nnz):
+                keys[j] = (<unsigned long long>indices[j] << 32) | <unsigned long long>j
+            keys = _radix_sort(keys, keys + nnz, nnz, n_cols)
+            for j in range(nnz):
+                sidx[j] = <int>(keys[j] >> 32)
+                sdata[j] = data[<Py_ssize_t>(keys[j] & 0xffffffffULL)]
+                if j > 0 and sidx[j] == sidx[j - 1]:
+                    return None          # repeated indices: as_rows sums them
+        v.R.data = sdata
+        v.R.indices = sidx
+    v.one_ptr[0] = 0
+    v.one_ptr[1] = nnz
+    v.R.indptr = v.one_ptr
+    v.R.dense_idx = NULL
+    v.R.n_cols = n_cols
+    v.n = 1
+    v.set_scores(scores)
+    return v
 
 
 cdef inline Py_ssize_t get_row(const Rows* R, Py_ssize_t i, const double** x,
@@ -192,6 +331,26 @@ cdef inline void ahead_start(Ahead* a, const Rows* R, const Py_ssize_t[::1] orde
     a.j = 0
     for t in range(AHEAD_DIST):
         ahead_fetch(a, p1, st1, p2)
+
+
+def _all_finite(const double[::1] values):
+    """Whether every value is finite (neither NaN nor +-inf).
+
+    One pass, no temporaries (``np.isfinite(...).all()`` writes and reads a mask as
+    large as the values): a value is not finite when its exponent bits are all
+    ones, which adding 1 to the exponent carries into bit 63; the OR of those sums
+    is integer arithmetic that the compiler vectorises.
+    """
+    cdef Py_ssize_t j, n = values.shape[0]
+    cdef const unsigned long long* b
+    cdef unsigned long long carry = 0, exponent = 0x7ff0000000000000ULL
+    if n == 0:
+        return True
+    b = <const unsigned long long*>&values[0]
+    with nogil:
+        for j in range(n):
+            carry |= (b[j] & exponent) + 0x0010000000000000ULL
+    return (carry >> 63) == 0
 
 
 ctypedef fused _ptr_t:

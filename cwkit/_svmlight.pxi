@@ -1,7 +1,7 @@
 # svmlight/libsvm tokenizer and writer.
 #
-# Provides: SvmStatus, _svm_parse, _svm_format.  Uses nothing from the other
-# includes.
+# Provides: SvmStatus, _svm_parse, _svm_bounds, _svm_scan, _svm_format.  Uses
+# nothing from the other includes.
 #
 # Reading: `_svm_parse` turns complete lines of a bytes buffer into CSR arrays,
 # labels and query ids, with no Python object per token and without the GIL.
@@ -561,6 +561,174 @@ def _svm_parse(const unsigned char[::1] buf, Py_ssize_t pos, Py_ssize_t end,
     return (status, o.n_rows, o.nnz, o.n_labels,
             (o.min_raw, o.min_line, o.min_tok), (o.max_raw, o.max_line, o.max_tok),
             (err.line, err.tok_start, err.tok_end, err.next_line))
+
+
+def _svm_bounds(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t stop):
+    """``(newlines, colons)`` in ``buf[start:stop]``: bounds on the rows and the
+    nonzeros that parsing those bytes can give (every row ends with a newline,
+    every nonzero has a ':'), so that pieces of a block can be parsed at once
+    straight into their places in one output."""
+    cdef Py_ssize_t i = start, j, n
+    cdef Py_ssize_t nl = 0, co = 0
+    cdef unsigned char cn, cc     # per run of <= 255 bytes: the compiler vectorises
+    cdef const unsigned char* p
+    if not 0 <= start <= stop <= buf.shape[0]:
+        raise ValueError("_svm_bounds: range out of the buffer")
+    if stop == start:
+        return 0, 0
+    p = &buf[0]
+    with nogil:
+        while i < stop:
+            n = min(255, stop - i)
+            cn = cc = 0
+            for j in range(n):
+                cn += p[i + j] == 10
+                cc += p[i + j] == 58
+            nl += cn
+            co += cc
+            i += n
+    return nl, co
+
+
+# The summary scan: per row only the label, the first and the last feature
+# index (indices strictly increase in a valid row, so they are its smallest and
+# largest), everything between found by memchr.  It reports "unsure" on any
+# of those tokens it does not recognise, and the caller then parses fully.
+cdef enum:
+    _SCAN_CLASSES = 256       # distinct labels kept; more: unsure
+
+
+cdef struct SvmScan:
+    Py_ssize_t n_rows
+    Py_ssize_t n_zero         # rows whose first index is 0
+    Py_ssize_t lines
+    long long min_raw
+    long long max_raw
+    Py_ssize_t min_line
+    Py_ssize_t min_tok
+    Py_ssize_t max_line
+    Py_ssize_t max_tok
+    int n_classes
+    uint64_t classes[_SCAN_CLASSES]   # bit patterns of the distinct labels
+
+
+cdef inline long long _svm_scan_index(const unsigned char* buf, Py_ssize_t p,
+                                      Py_ssize_t e) noexcept nogil:
+    """The index of the feature token at buf[p] (before e): [+]digits then ':',
+    at most 2**31 - 1; -1 when it is not that."""
+    cdef Py_ssize_t ds
+    cdef long long v = 0
+    if buf[p] == 43:   # '+'
+        p += 1
+    ds = p
+    while p < e and _is_digit(buf[p]):
+        if v <= 2147483647:
+            v = v * 10 + (buf[p] - 48)
+        p += 1
+    if p == ds or p >= e or buf[p] != 58 or v > 2147483647:
+        return -1
+    return v
+
+
+cdef int _svm_scan_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t end,
+                         SvmScan* s) noexcept nogil:
+    # buf[end - 1] is b"\n".  Returns 0, or 1 (unsure) at a token it does not know.
+    cdef Py_ssize_t line = 0, nl, e, p, q, ts
+    cdef const unsigned char* ne
+    cdef const void* hp
+    cdef double val
+    cdef long long first, last
+    cdef uint64_t bits
+    cdef int k
+    cdef unsigned char c
+    while pos < end:
+        while _svm_class[buf[pos]] == _C_SPACE:
+            pos += 1
+        c = _svm_class[buf[pos]]
+        nl = <const unsigned char*>memchr(buf + pos, 10, end - pos) - buf
+        if c == _C_NEWLINE or c == _C_HASH:
+            pos = nl + 1
+            line += 1
+            continue
+        if _svm_number(buf + pos, &val, &ne) != _NUM_OK or not _svm_ends_token(ne[0]):
+            return 1
+        memcpy(&bits, &val, 8)
+        for k in range(s.n_classes):
+            if s.classes[k] == bits:
+                break
+        else:
+            if s.n_classes == _SCAN_CLASSES:
+                return 1
+            s.classes[s.n_classes] = bits
+            s.n_classes += 1
+        p = ne - buf
+        hp = memchr(buf + p, 35, nl - p)
+        e = (<const unsigned char*>hp - buf) if hp != NULL else nl
+        while p < e and _svm_class[buf[p]] == _C_SPACE:
+            p += 1
+        if (p + 4 <= e and buf[p] == 113 and buf[p + 1] == 105 and buf[p + 2] == 100
+                and buf[p + 3] == 58):   # "qid:" (its value is not read here)
+            while p < e and _svm_class[buf[p]] == _C_TOKEN:
+                p += 1
+            if p < e and _svm_class[buf[p]] != _C_SPACE:
+                return 1
+            while p < e and _svm_class[buf[p]] == _C_SPACE:
+                p += 1
+        if p < e:
+            first = _svm_scan_index(buf, p, e)
+            q = e
+            while _svm_class[buf[q - 1]] == _C_SPACE:   # stops at the first token
+                q -= 1
+            ts = q
+            while ts > p and _svm_class[buf[ts - 1]] != _C_SPACE:
+                ts -= 1
+            last = _svm_scan_index(buf, ts, q)
+            if first < 0 or last < first or (last == first and ts != p):
+                return 1
+            if first < s.min_raw:
+                s.min_raw = first
+                s.min_line = line
+                s.min_tok = p
+            if first == 0:
+                s.n_zero += 1
+            if last > s.max_raw:
+                s.max_raw = last
+                s.max_line = line
+                s.max_tok = ts
+        s.n_rows += 1
+        pos = nl + 1
+        line += 1
+    s.lines = line
+    return 0
+
+
+def _svm_scan(const unsigned char[::1] buf, Py_ssize_t end):
+    """Summarise the complete lines of ``buf[:end]`` (``buf[end - 1]`` is ``b"\\n"``):
+    ``(n_rows, lines, n_zero, (min_raw, min_line, min_tok), (max_raw, max_line,
+    max_tok), labels)``, ``labels`` the distinct labels as a list; None when a
+    label, qid or first or last feature token is not recognised (parse fully)."""
+    cdef SvmScan s
+    cdef int status = 0
+    cdef int k
+    cdef double v
+    if end < 0 or end > buf.shape[0] or (end > 0 and buf[end - 1] != 10):
+        raise ValueError("_svm_scan: the block must end with a newline")
+    s.n_rows = s.n_zero = s.lines = 0
+    s.min_raw = 2147483648
+    s.max_raw = -1
+    s.min_line = s.min_tok = s.max_line = s.max_tok = -1
+    s.n_classes = 0
+    if end > 0:
+        with nogil:
+            status = _svm_scan_lines(&buf[0], 0, end, &s)
+    if status:
+        return None
+    labels = []
+    for k in range(s.n_classes):
+        memcpy(&v, &s.classes[k], 8)
+        labels.append(v)
+    return (s.n_rows, s.lines, s.n_zero, (s.min_raw, s.min_line, s.min_tok),
+            (s.max_raw, s.max_line, s.max_tok), labels)
 
 
 cdef inline Py_ssize_t _svm_put_int(char* out, long long v) noexcept:

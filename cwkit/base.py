@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _core, _params
-from ._rowdata import as_rows
+from ._rowdata import as_rows, one_csr_row
 from .models.calibration import Calibration
 from .models.collapse import VarianceCollapseWarning, warning_text
 from .models.factory import build_model
@@ -73,6 +73,16 @@ class Registration:
     description: str
     params: tuple = field(default=())
 
+
+#: ``partial_fit`` on one row of a two-class estimator: the row's order, and its
+#: target (+-1) and class code by whether its label is ``classes_[1]`` (read-only).
+_ORDER_1 = np.zeros(1, dtype=np.intp)
+_TARGET_1 = (np.array([-1.0]), np.array([1.0]))
+_CODE_1 = (np.zeros(1, dtype=np.intp), np.ones(1, dtype=np.intp))
+for _a in (_ORDER_1, *_TARGET_1, *_CODE_1):
+    _a.setflags(write=False)
+#: The label dtypes compared as scalars on that path (bool, numbers, strings).
+_LABEL_KINDS = frozenset("biufUS")
 
 #: Guards the lazy creation of the estimators' locks.
 _LOCK_CREATION = threading.Lock()
@@ -263,30 +273,58 @@ class OnlineClassifier:
         -------
         self
         """
-        first = not hasattr(self, "classes_")
-        if first:
-            self._validate_params()
-        rows = as_rows(X, None if first else self.n_features_in_, owner=type(self).__name__)
-        # later calls only need the shape: _encode rejects labels outside classes_
-        y = check_labels(y, rows.n_rows) if first else _labels_1d(y, rows.n_rows)
-        if first:
-            labels = np.unique(y if classes is None else np.asarray(classes))
-            if classes is not None and not np.isin(y, labels).all():
-                raise ValueError("y holds labels that are not in `classes`: "
-                                 f"{np.setdiff1d(y, labels)[:5].tolist()!r}")
-            if len(labels) < 2:
-                raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw "
-                                 f"only the labels {labels.tolist()!r}; pass classes=[...] "
-                                 "with every label the stream may hold (at least 2)")
-            self._choose(rows, len(labels))
-            self._reset(labels, rows.n_features)
-        codes = self._encode(y)
-        clean = None if y_clean is None else self._encode(_labels_1d(y_clean, rows.n_rows))
-        _, self.mistakes_, self.n_updates_, collapsed = self._run(rows, codes,
-                                                                  np.arange(rows.n_rows),
-                                                                  clean=clean)
+        done = self._one_row(X, y) if y_clean is None else None
+        if done is None:     # any other input
+            first = not hasattr(self, "classes_")
+            if first:
+                self._validate_params()
+            rows = as_rows(X, None if first else self.n_features_in_, owner=type(self).__name__)
+            # later calls only need the shape: _encode rejects labels outside classes_
+            y = check_labels(y, rows.n_rows) if first else _labels_1d(y, rows.n_rows)
+            if first:
+                labels = np.unique(y if classes is None else np.asarray(classes))
+                if classes is not None and not np.isin(y, labels).all():
+                    raise ValueError("y holds labels that are not in `classes`: "
+                                     f"{np.setdiff1d(y, labels)[:5].tolist()!r}")
+                if len(labels) < 2:
+                    raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw "
+                                     f"only the labels {labels.tolist()!r}; pass classes=[...] "
+                                     "with every label the stream may hold (at least 2)")
+                self._choose(rows, len(labels))
+                self._reset(labels, rows.n_features)
+            codes = self._encode(y)
+            clean = None if y_clean is None else self._encode(_labels_1d(y_clean, rows.n_rows))
+            done = self._run(rows, codes, np.arange(rows.n_rows), clean=clean)
+        _, self.mistakes_, self.n_updates_, collapsed = done
         self._warn_collapse(collapsed)
         return self
+
+    def _one_row(self, X, y):
+        """partial_fit's pass over one CSR row of a fitted two-class estimator (the
+        single-example stream), or None, having done nothing, for other input.
+
+        The checks are those of the general path, made on the row in one compiled
+        pass (:func:`cwkit._rowdata.one_csr_row`) and on the label as a scalar; what
+        they do not accept (anything invalid included) goes the general path, which
+        reports it.  The pass and its bookkeeping are those of ``_run``.
+        """
+        classes = self.__dict__.get("classes_")
+        if classes is None or len(classes) != 2 or self._model.K is not None:
+            return None
+        if type(y) is not np.ndarray:
+            y = np.asarray(y)
+        if y.shape != (1,) or y.dtype.kind not in _LABEL_KINDS:
+            return None
+        label = y[0]
+        positive = bool(label == classes[1])
+        if not (positive or label == classes[0]):
+            return None
+        scores = np.empty(1)
+        rows = one_csr_row(X, self.n_features_in_, scores)
+        if rows is None:
+            return None
+        result = self._model.run(rows, _TARGET_1[positive], _ORDER_1, self._bias)
+        return self._account(result, scores, _CODE_1[positive])
 
     def _choose(self, rows, n_classes):
         """Settle, from the first rows of a ``fit`` or of the first ``partial_fit``, the
@@ -355,15 +393,20 @@ class OnlineClassifier:
         rounds are counted against (``Model.run_with``).  The rounds' pre-update
         scores go to the calibration window of ``predict_proba``.
         """
-        model = self._model
-        target = self._target(codes)
-        result = model.run_with(rows, target, order, self._bias, scores=True,
-                                clean=None if clean is None else self._target(clean))
+        result = self._model.run_with(rows, self._target(codes), order, self._bias,
+                                      scores=True,
+                                      clean=None if clean is None else self._target(clean))
+        return self._account(result, result.scores, np.asarray(codes, dtype=np.intp)[order])
+
+    def _account(self, result, scores, codes):
+        """The bookkeeping of a pass: ``t_``, its failure raised, the `scores` of its
+        rounds (`codes`: their classes, in order) to the calibration window; ``_run``'s
+        result."""
         self.t_ += result.rounds
         if result.status != _core.Status.OK:
             raise_status(result.status, result.pos, self._name(),
-                         model.status_detail(result.status))
-        self._calibration.add(result.scores, np.asarray(codes, dtype=np.intp)[order])
+                         self._model.status_detail(result.status))
+        self._calibration.add(scores, codes)
         collapsed = None if result.collapsed == NO_ROW else int(result.collapsed)
         return result.rounds, result.mistakes, result.updates, collapsed
 

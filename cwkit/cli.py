@@ -33,6 +33,7 @@ from .evaluate import (
     train,
 )
 from .persist import ModelFileError, load, save
+from .kernel_approx import APPROX_PARAMS
 from .kernels import KERNEL_PARAMS
 from .registry import algorithms, kernel_params, make
 from .svmlight import SvmlightError, label_line, scan_svmlight
@@ -141,7 +142,8 @@ def _checked(registry, name, key, value, where, given=None):
     params = registry[name]["params"]
     # a kernel parameter of a rule without a kernel form: make() says so
     if key not in params and key not in registry[name].get("kernel", ()) \
-            and key not in KERNEL_PARAMS and key not in PER_ALGORITHM_COMMON:
+            and key not in KERNEL_PARAMS and key not in APPROX_PARAMS \
+            and key not in PER_ALGORITHM_COMMON:
         known = ", ".join(sorted(params) + list(PER_ALGORITHM_COMMON))
         raise UsageError(f"{where}: unknown parameter {key!r} for {name} (known: {known})")
     try:
@@ -196,12 +198,14 @@ def _classes(args):
     return np.array(sorted({_parse_value(c) for c in args.classes.split(",")}))
 
 
-def _file_source(path, name, args):
-    """A file task; scanned now if the label set, width or index base is not given."""
+def _file_source(path, name, args, opened):
+    """A file task (appended to ``opened``); scanned now if the label set, width or index
+    base is not given."""
     src = sources.SvmlightSource(path, name=name, batch_size=args.batch_size,
                                  n_features=args.n_features, zero_based=_zero_based(args),
                                  classes=_classes(args), hash_bits=args.hash_bits,
                                  n_jobs=args.parse_jobs)
+    opened.append(src)
     if src.needs_scan:
         src.scan()
         _check_labels(src)
@@ -228,10 +232,13 @@ def _eval(args, spool):
     if args.dask:
         return _eval_dask(args, spool, specs, multiclass)
     notes = {}
-    tasks, tests = _synthetic_task(args) if args.synthetic else _file_tasks(args, spool, notes)
-    for src in tasks:
-        if not callable(src):
-            _check_two_classes(src)
+    opened = []
+    with _bad_lines_first(opened):
+        tasks, tests = (_synthetic_task(args) if args.synthetic
+                        else _file_tasks(args, spool, notes, opened))
+        for src in tasks:
+            if not callable(src):
+                _check_two_classes(src)
     options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed,
                "noise": args.noise, "cv": args.cv or 0, "repeats": args.repeats,
                "tune_on": args.tune_on, "multiclass_params": multiclass,
@@ -346,9 +353,22 @@ def _synthetic_task(args):
     return [task], [None]
 
 
-def _file_tasks(args, spool, notes):
-    """The tasks of the data files (or the shipped data set) and their test sources;
-    ``notes`` gets the lines the table prints under a task."""
+@contextlib.contextmanager
+def _bad_lines_first(opened):
+    """A DataError found in the summaries of the files (their labels, rows) is raised
+    only if no file of ``opened``, checked in the order read, has a bad line: the scans
+    read only what the summaries need (``SvmlightSource.scan``)."""
+    try:
+        yield
+    except DataError:
+        for src in opened:
+            src.verify()
+        raise
+
+
+def _file_tasks(args, spool, notes, opened):
+    """The tasks of the data files (or the shipped data set) and their test sources, each
+    appended to ``opened``; ``notes`` gets the lines the table prints under a task."""
     names = args.data
     if not names:
         names = [str(datasets.shipped_data_path())]
@@ -363,14 +383,16 @@ def _file_tasks(args, spool, notes):
         labels = ["stdin" if n == "-" else n for n in names]
     tasks, tests = [], []
     for i, (name, label) in enumerate(zip(names, labels)):
-        src = _file_source(spool.path(name), label, args)
+        src = _file_source(spool.path(name), label, args, opened)
         tst = None
         if args.test:
             tname = args.test[i]
             tst = sources.SvmlightSource(
                 spool.path(tname), name=tname, batch_size=args.batch_size,
                 zero_based=src.zero_based, n_features=args.n_features,
-                hash_bits=args.hash_bits, n_jobs=args.parse_jobs).scan()
+                hash_bits=args.hash_bits, n_jobs=args.parse_jobs)
+            opened.append(tst)
+            tst.scan()
             _check_test_labels(tst, src)
             if args.n_features is None:
                 # train and test share one index space: the wider of the two
@@ -442,8 +464,10 @@ def _train(args, spool):
     _check_dask_options(args)
     if args.dask:
         return _train_dask(args, spool, spec, multiclass)
-    src = _file_source(spool.path(args.data), args.data, args)
-    _check_two_classes(src)
+    opened = []
+    with _bad_lines_first(opened):
+        src = _file_source(spool.path(args.data), args.data, args, opened)
+        _check_two_classes(src)
     progress = report.Progress(enabled=not args.quiet)
     try:
         learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
@@ -846,7 +870,11 @@ def _build_parser():
                    "stdin); none: the small data set shipped with cwkit")
     p.add_argument("--algos", default="pa,cw,arow", metavar="A,B,...",
                    help="algorithms (see `cwkit algos`); NAME:KEY=VALUE adds an inline "
-                   "parameter, e.g. sop,sop:covariance=full (default pa,cw,arow)")
+                   "parameter, e.g. sop,sop:covariance=full; the kernel parameters (kernel, "
+                   "gamma, degree, coef0, budget, budget_policy, average) select a kernel "
+                   "form: pa1:kernel=rbf:gamma=0.5:budget=100; kernel_approx=rff|nystroem "
+                   "(gamma, n_components) feeds any linear rule approximate RBF features: "
+                   "arow:kernel_approx=rff:gamma=0.5 (default pa,cw,arow)")
     p.add_argument("--test", action="append", metavar="FILE",
                    help="test file scored after training (one per data file): the "
                    "averaged model ('test err') and the last iterate ('last err')")

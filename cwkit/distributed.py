@@ -123,6 +123,19 @@ class _Shard:
     name: str
     first_row: int = 0        # the position of row 0 in `name` (set once all are known)
     stats: dict = field(default_factory=dict)
+    est: object = None        # the estimator training on it, kept across rounds (_train)
+
+
+def _threads():
+    """The threads of the Dask worker running the task (1 outside one): its share of the
+    machine's cores, which the reader's parsing threads keep to (with the default, as
+    many threads as cores, two workers on two cores would run four)."""
+    try:
+        from distributed import get_worker
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return 1
+    return max(1, int(getattr(worker, "nthreads", 1) or 1))
 
 
 def _parse(path, start, stop, zero_based, n_features):
@@ -133,7 +146,7 @@ def _parse(path, start, stop, zero_based, n_features):
     raw = zero_based == "auto"
     try:
         X, y = load_svmlight(src, zero_based=True if raw else zero_based,
-                             n_features=None if raw else n_features)
+                             n_features=None if raw else n_features, n_jobs=_threads())
     except SvmlightError as exc:
         if not start:
             raise
@@ -149,10 +162,12 @@ def _parse(path, start, stop, zero_based, n_features):
 
 def _finish(shard, shift, width, first_row):
     """The shard with its columns in the decided base (`shift`: raw indices of a one-based
-    file, shifted down by one here) and width."""
+    file, shifted down by one here, in place: no second copy of the indices) and width."""
     X = shard.X
-    indices = X.indices - 1 if shift else X.indices
-    X = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], width))
+    if shift and not shard.stats.get("shifted"):
+        np.subtract(X.indices, 1, out=X.indices)
+        shard.stats["shifted"] = True      # (a task run again must not shift twice)
+    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
     return _Shard(X, shard.y, shard.name, first_row)
 
 
@@ -212,19 +227,25 @@ class _ShardFailure(Exception):
         self.name, self.row, self.reason = name, row, reason
 
 
-def _train(est, state, shard, seed):
-    """One pass over the shard (shuffled with `seed` if given) of a copy of `est` whose
-    model state is set to `state` (``{"state": arrays, "t": rounds so far}``).
+def _train(shell, state, shard, seed):
+    """One pass over the shard (shuffled with `seed` if given) of the shard's estimator,
+    a copy of `shell` made in the first round and kept on the worker with the shard
+    (no copy per round), whose model state is set to `state` (``{"state": arrays,
+    "t": rounds so far}``).
 
     Returns a dict of plain arrays and numbers (which Dask sends without pickling):
-    the model's ``state``, the pass's ``rounds``, ``mistakes`` and ``updates``, the
-    ``window`` of progressive scores that calibrates ``predict_proba`` (its last rounds),
-    and the ``warnings`` it emitted as (category, text) pairs.
+    the model's ``state`` (the estimator's own arrays, read by the driver before the
+    next round sets them), the pass's ``rounds``, ``mistakes`` and ``updates``, the
+    ``window`` of progressive scores that calibrates ``predict_proba`` (this pass's
+    last rounds), and the ``warnings`` it emitted as (category, text) pairs.
     """
-    est = copy.deepcopy(est)           # tasks on one worker share the objects they receive
+    if shard.est is None:
+        shard.est = copy.deepcopy(shell)   # tasks on one worker share the objects they receive
+    est = shard.est
     for key, arr in state["state"].items():
         est._model.state[key][...] = arr
     est.t_ = state["t"]
+    est._calibration = copy.deepcopy(shell._calibration)    # (empty)
     X, y = shard.X, shard.y
     perm = None
     if seed is not None:
@@ -349,7 +370,7 @@ def _gather_round(distributed, futures):
                 f.result()    # raises it (a data error, or a worker that kept dying)
             elif f.status != "finished":
                 raise _RoundLost(f"shard {i + 1}: its task was lost ({f.status})")
-        return [f.result() for f in futures]
+        return futures[0].client.gather(futures)     # one request for all
     except distributed.KilledWorker as exc:
         raise WorkerLost(f"a worker died each time it ran a shard's pass ({exc}); no "
                          "model") from None
@@ -396,7 +417,8 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
     data : list of paths, one path, or a pair of Dask arrays ``(X, y)``
         svmlight/libsvm files, one partition per file (compressed ones too); one
         uncompressed file, cut into ``partitions`` byte ranges at line boundaries,
-        each read by the worker that trains on it; or Dask arrays whose row blocks
+        each read by the worker that trains on it (with as many parsing threads as the
+        worker has, Dask's ``nthreads``); or Dask arrays whose row blocks
         (dense or scipy.sparse) are the partitions.
     client : distributed.Client, optional
         The cluster to use; default a ``LocalCluster`` of worker processes (one per

@@ -7,10 +7,13 @@ For data too large for any budget of support vectors: random Fourier features
 ``cwkit.make("pa1").fit(rff.fit_transform(X), y)`` is an approximate kernel PA-I
 at the cost of a linear one (memory and time per prediction O(n_components d)).
 """
+import inspect
+
 import numpy as np
 from ._lazy import issparse
 
 from . import _params
+from ._rowdata import as_rows
 from .models.kernel import kernel_from_dots
 
 
@@ -116,3 +119,126 @@ class Nystroem:
 
     def fit_transform(self, X, y=None):
         return self.fit(X).transform(X)
+
+
+#: The parameters ``cwkit.make(name, kernel_approx=...)`` adds to a linear rule's.
+APPROX_PARAMS = {"kernel_approx": "rff", "gamma": None, "n_components": 100}
+
+_APPROX_CONSTRAINTS = {
+    "kernel_approx": _params.Choice("rff", "nystroem"),
+    "gamma": _params.Optional(_params.POSITIVE, "1 / n_features"),
+    "n_components": _params.Int(1),
+}
+
+
+class ApproxFeatures:
+    """A linear rule learning from approximate RBF-kernel features of the rows.
+
+    ``cwkit.make(name, kernel_approx="rff" | "nystroem", gamma=..., n_components=...)``
+    for any linear rule: every row (fit, partial_fit, decision_function, predict,
+    predict_proba) is mapped by :class:`RandomFourierFeatures` ([RR07]) or
+    :class:`Nystroem` (RBF kernel, [WS01]) before the rule sees it, so the rule's
+    weights live in the ``n_components``-dimensional feature space (``coef_`` has
+    ``n_components`` columns; ``n_features_in_`` is the raw width).
+
+    Parameters (added to the rule's)
+    --------------------------------
+    kernel_approx : {"rff", "nystroem"}
+    gamma : float > 0 or None, default=None
+        The RBF width, k(a, b) = exp(-gamma ||a - b||^2); None is 1 / n_features.
+    n_components : int >= 1, default=100
+        Random features, or Nyström landmarks (at most the rows of the first call).
+
+    Notes
+    -----
+    The map is drawn once, from the rows of ``fit`` (or of the first ``partial_fit``)
+    and a seed from ``random_state``: the seed, the raw width and, for Nyström, the
+    landmark rows are the fitted attributes ``approx_seed_``, ``approx_n_features_``
+    and ``landmarks_``, kept by :func:`cwkit.save` in the model file's metadata (the
+    random features are redrawn from the seed on loading; no pickle).  Cost per row
+    O(n_components nnz) for the map plus the linear rule's O(n_components).
+    """
+
+    _sparse_intercept_scaling = 1.0     # the mapped rows are dense
+
+    def _validate_params(self):
+        _params.validate(type(self).__name__, _APPROX_CONSTRAINTS,
+                         {k: getattr(self, k) for k in APPROX_PARAMS})
+        super()._validate_params()
+
+    def _build_map(self):
+        d = self.approx_n_features_
+        gamma = 1.0 / d if self.gamma is None else float(self.gamma)
+        if self.kernel_approx == "rff":
+            fmap = RandomFourierFeatures(gamma, self.n_components, self.approx_seed_)
+            return fmap.fit(np.zeros((0, d)))
+        fmap = Nystroem("rbf", gamma, n_components=len(self.landmarks_))
+        return fmap.fit(np.asarray(self.landmarks_, dtype=np.float64).reshape(-1, d))
+
+    def _choose(self, rows, n_classes):
+        super()._choose(rows, n_classes)
+        self.approx_seed_ = int(np.random.default_rng(self.random_state).integers(2 ** 62))
+        self.approx_n_features_ = int(rows.n_features)
+        self.landmarks_ = []
+        if self.kernel_approx == "nystroem":
+            X = _rows(rows.X)
+            rng = np.random.default_rng(self.approx_seed_)
+            m = min(self.n_components, X.shape[0])
+            L = X[np.sort(rng.choice(X.shape[0], m, replace=False))]
+            self.landmarks_ = (L.toarray() if issparse(L) else L).tolist()
+        self._feature_map = self._build_map()
+
+    def _choices(self):
+        return {**super()._choices(), "approx_seed_": self.approx_seed_,
+                "approx_n_features_": self.approx_n_features_, "landmarks_": self.landmarks_}
+
+    def _restore_choices(self, saved):
+        super()._restore_choices(saved)
+        seed, d = saved.get("approx_seed_"), saved.get("approx_n_features_")
+        landmarks = saved.get("landmarks_", [])
+        if not (isinstance(seed, int) and seed >= 0 and isinstance(d, int) and d >= 1
+                and isinstance(landmarks, list)):
+            raise ValueError("the feature map's seed and width are missing")
+        self.approx_seed_, self.approx_n_features_, self.landmarks_ = seed, d, landmarks
+        if self.kernel_approx == "nystroem" and not (
+                landmarks and all(isinstance(r, list) and len(r) == d for r in landmarks)):
+            raise ValueError("the Nystroem landmarks are missing or malformed")
+        self._feature_map = self._build_map()
+
+    def _n_mapped(self):
+        return self.n_components if self.kernel_approx == "rff" else len(self.landmarks_)
+
+    def _spec(self, n_classes, n_features):
+        return super()._spec(n_classes, self._n_mapped())
+
+    def _dims(self):
+        """The width of the weights (coef_, coef_var_, ...): the mapped features'."""
+        self._check_fitted()
+        return self._n_mapped()
+
+    def _mapped(self, rows):
+        return as_rows(self._feature_map.transform(rows.X))
+
+    def _run(self, rows, codes, order, clean=None):
+        return super()._run(self._mapped(rows), codes, order, clean)
+
+    def _rows(self, X):
+        return self._mapped(super()._rows(X))
+
+
+def approx_form(cls):
+    """`cls` (a linear rule) learning from approximate kernel features (a subclass
+    with the parameters of :class:`ApproxFeatures` added, keyword-only)."""
+    sig = inspect.signature(cls.__init__)
+    extra = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
+             for k, v in APPROX_PARAMS.items()]
+
+    def __init__(self, **params):
+        for k, v in APPROX_PARAMS.items():
+            setattr(self, k, params.pop(k, v))
+        cls.__init__(self, **params)
+
+    __init__.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + extra)
+    return type(cls.__name__ + "Approx", (ApproxFeatures, cls),
+                {"__init__": __init__, "__doc__": f"{cls.__name__} on approximate kernel "
+                 "features (see :class:`cwkit.kernel_approx.ApproxFeatures`)."})

@@ -23,7 +23,7 @@ _CONSTRAINTS = {
     "degree": _params.Int(1),
     "coef0": _params.Real(-np.inf, np.inf, open_lo=True, open_hi=True),
     "budget": _params.Optional(_params.Int(1), "no budget"),
-    "budget_policy": _params.Choice("oldest", "smallest"),
+    "budget_policy": _params.Choice("oldest", "smallest", "shrink"),
 }
 
 
@@ -42,13 +42,25 @@ class KernelMixin:
         Keep at most this many support vectors: after an update that adds the
         budget + 1-st, one is removed by ``budget_policy``.
     average : bool, default=False
-        Only the kernel Perceptron has an averaged dual form (its own parameter);
-        the other kernel rules refuse ``average=True``.
-    budget_policy : {"oldest", "smallest"}, default="oldest"
-        Remove the oldest support vector (the removal step of the Forgetron
-        [DSS08]; for the [LMC09] rules their own shrinking has made it the
-        smallest-weighted), or the one whose removal changes f least in the RKHS
-        norm, ||coef_j||^2 k~(x_j, x_j) (never the newest; ties to the oldest).
+        Report and score the average of the dual coefficients over the rounds
+        (the first-order rules: Perceptron, PA family, [LMC09] family); see Notes.
+    budget_policy : {"oldest", "smallest", "shrink"}, default="oldest"
+        ("shrink" for the [LMC09] rules.)  Never removes the newest; ties go to
+        the oldest.
+
+        * "oldest": the Forgetron [DSS08]: f <- phi_t f, then the oldest support
+          vector is removed; phi_t in (0, 1] is the largest with
+          Psi(sigma phi_t, phi_t mu) + Q <= (15/32) M, Psi(l, m) = l^2 + 2 l - 2 l m,
+          sigma the removed vector's weight, mu its margin sigma^-1 w_r f'(x_r) under
+          the updated f', Q the sum of the Psi so far, M the support vectors added
+          so far (the mistakes, for the Perceptron).  Cost O(B nnz) per removal (one
+          kernel row).  The [LMC09] rules remove the oldest without phi_t: their
+          own 1 / Z per update is their shrinking.
+        * "smallest": the one whose removal changes f least in the RKHS norm,
+          ||coef_j||^2 k~(x_j, x_j); no shrinking.  O(B) per removal.
+        * "shrink" ([LMC09] rules only, their default): their own shrinkage as the
+          policy: every update divides all weights by Z >= 1, then the support
+          vector of the smallest weight max_c |coef_j,c| is removed.  O(B).
 
     Notes
     -----
@@ -60,6 +72,19 @@ class KernelMixin:
     ``decision_function(X) = dual_coef_ @ K(support_vectors_, X) + intercept_``
     with ``intercept_ = bias^2 dual_coef_.sum(axis=1)``, and with ``kernel="poly",
     degree=1, gamma=1, coef0=0`` a kernel rule makes its primal rule's decisions.
+
+    ``average=True`` (first-order rules): the dual of the primal average
+    (1/t) sum_tau w_tau is (1/t) sum_tau w_j(tau) per support vector, w_j(tau) its
+    weight after round tau, summed lazily: the weights only change at an update,
+    which first adds P w_j for the P rounds since the last one (O(B) per update,
+    below the O(B nnz) kernel row every round costs), so the average is
+    (u_j + P w_j) / t with no cancellation however far the [LMC09] rules shrink.
+    Under a budget, a removed vector's past weight leaves the average with it (the
+    averaged model keeps the same at most B support vectors).  The second-order
+    and mini-batch kernel rules refuse ``average=True``: every update changes
+    every coefficient (mu += alpha Z k; the joint tau of a group), so their
+    average is an O(n) sum per round, not the O(1) lazy sum; use ``kernel_approx``
+    features with the linear rule's ``average=True``.
     """
 
     _sparse_intercept_scaling = 1.0
@@ -76,14 +101,21 @@ class KernelMixin:
                              "multiclass='topk'; use 'top1' or 'ovr'")
         if self.average and not self._averages:
             raise ValueError(f"{type(self).__name__}: average=True has no kernel form here "
-                             "(only the kernel Perceptron, 'avg-perceptron', averages its "
-                             "dual coefficients); use it without a kernel, or "
-                             "kernel_approx features with a linear rule")
+                             "(every update changes every dual coefficient, so the average "
+                             "is not a lazy O(1) sum; only the first-order kernel rules "
+                             "average); use it without a kernel, or kernel_approx "
+                             "features with a linear rule")
+        if self.budget_policy == "shrink" and not isinstance(self, KernelRegularizedPA):
+            raise ValueError(f"{type(self).__name__}: budget_policy='shrink' is the "
+                             "regularized PA family's own shrinkage ('reg-pa', 'l2-pa', "
+                             "'soft-reg-pa'); this rule has none: use 'oldest' (the "
+                             "Forgetron's shrinking) or 'smallest'")
 
     def _spec(self, n_classes, n_features):
         spec = super()._spec(n_classes, n_features)
         gamma = 1.0 / n_features if self.gamma is None else float(self.gamma)
-        return type(spec)(**{**spec.__dict__, "average": False, "kernel": self.kernel,
+        return type(spec)(**{**spec.__dict__, "average": False,
+                             "dual_average": bool(self.average), "kernel": self.kernel,
                              "gamma": gamma,
                              "degree": int(self.degree), "coef0": float(self.coef0),
                              "budget": int(self.budget or 0),
@@ -126,9 +158,15 @@ class KernelMixin:
     @property
     @serialised
     def n_support_(self):
-        """The number of support vectors held (all classes)."""
+        """The support vectors held: an int for two classes; for more, per class (an
+        int array of length n_classes): the support vectors class c's score uses,
+        the nonzeros of row c of ``dual_coef_`` (one-vs-rest: class c's binary
+        model's; top-1: every support vector counts for the two classes of its
+        update, y_j and its competitor)."""
         self._check_fitted()
-        return sum(m.n_support for m in self._models())
+        if len(self.classes_) == 2:
+            return self._models()[0].n_support
+        return np.count_nonzero(self.dual_coef_, axis=1)
 
     @property
     def coef_(self):
@@ -144,7 +182,8 @@ class KernelMixin:
 
 
 class KernelPerceptron(KernelMixin, OnlineClassifier):
-    """The kernel Perceptron [Ros58] and averaged kernel Perceptron [FS99].
+    """The kernel Perceptron [Ros58], averaged kernel Perceptron [FS99] and, with
+    ``budget`` and ``budget_policy="oldest"``, the Forgetron [DSS08].
 
     Parameters
     ----------
@@ -157,8 +196,8 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
     Notes
     -----
     If y f(x) <= 0, x joins the support set with coefficient y ([FS99]); the
-    average keeps u_j = t_j coef_j (t_j the round x_j joined) and reports
-    ((t + 1) coef_j - u_j) / t, the dual of the primal ((t+1) w - u) / t.
+    average is the lazy sum of :class:`KernelMixin` (coef_j (t - t_j + 1) / t
+    without a budget, t_j the round x_j joined).
     Top-1: on an argmax mistake yhat, x joins with +1 for y and -1 for yhat.
     """
 
@@ -213,6 +252,7 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
     """
 
     _constraints = {k: v for k, v in PassiveAggressive._constraints.items() if k != "slack"}
+    _averages = True
     _names = PassiveAggressive._names
     _rules = PassiveAggressive._rules
 
@@ -264,19 +304,22 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
     The steps of :class:`cwkit.RegularizedPA` with n = k~(x, x): every update
     divides all coefficients by Z >= 1 (kept in O(1) as one scale s), so the
     weight of a support vector shrinks geometrically with its age, as the
-    Forgetron's shrinking does ([LMC09]; [DSS08]); with
-    ``budget_policy="oldest"`` the removed one is the most shrunk.  For "l2",
+    Forgetron's shrinking does ([LMC09]; [DSS08]).  That shrinkage is their
+    budget policy (``budget_policy="shrink"``, the default): after the update's
+    shrink, the support vector of the smallest weight is removed; "oldest" removes
+    the oldest with no further shrinking (no Forgetron phi_t).  For "l2",
     ||w||^2 is kept from its change per update (2 tau y f(x) + tau^2 n) and per
     removal (-2 coef_j f(x_j) + coef_j^2 k~(x_j, x_j)).
     """
 
     _constraints = {k: v for k, v in RegularizedPA._constraints.items()
                     if not k.startswith("prune")}
+    _averages = True
     _names = RegularizedPA._names
     _rules = RegularizedPA._rules
 
     def __init__(self, variant="reg", alpha=0.001, beta=100.0, C=1.0, kernel="rbf",
-                 gamma=None, degree=3, coef0=0.0, budget=None, budget_policy="oldest", *,
+                 gamma=None, degree=3, coef0=0.0, budget=None, budget_policy="shrink", *,
                  fit_intercept=True, intercept_scaling="auto", n_passes=1, shuffle=False,
                  random_state=None, multiclass="top1", k=1, average=False):
         self.variant = variant

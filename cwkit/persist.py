@@ -25,7 +25,8 @@ class ModelFileError(ValueError):
 
 def _classes():
     return {**{e.cls.__name__: e.cls for e in registry._REGISTRY.values()},
-            **{cls.__name__: cls for cls in registry.KERNEL_FAMILIES.values()}}
+            **{cls.__name__: cls for cls in registry.KERNEL_FAMILIES.values()},
+            **{cls.__name__: cls for cls in registry.APPROX_FAMILIES.values()}}
 
 
 #: State arrays renamed since version-1 files were first written: name -> former name

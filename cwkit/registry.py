@@ -7,7 +7,7 @@ Each estimator family declares its own names (its ``_names``, name ->
 import inspect
 from dataclasses import dataclass, field
 
-from . import kernels, l1pa, linear, minibatch
+from . import kernel_approx, kernels, l1pa, linear, minibatch
 from .base import COMMON
 
 #: The estimator families whose names are registered, in the order of `algorithms`.
@@ -60,6 +60,8 @@ random_state=None, multiclass='top1', k=1, average=False)
     entry = _REGISTRY.get(name)
     if entry is None:
         raise ValueError(f"unknown algorithm {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+    if "kernel_approx" in params:
+        return _make_approx(entry, params)
     if set(params) & set(kernels.KERNEL_PARAMS):
         return _make_kernel(entry, params)
     allowed = set(entry.params) | set(COMMON)
@@ -108,6 +110,20 @@ def _make_kernel(entry, params):
     return est
 
 
+def _make_approx(entry, params):
+    """`entry`'s linear rule on approximate kernel features (``kernel_approx``)."""
+    name = entry.name
+    allowed = set(entry.params) | set(COMMON) | set(kernel_approx.APPROX_PARAMS)
+    for key in params:
+        if key not in allowed:
+            raise ValueError(f"{name}: parameter {key!r} does not go with kernel_approx "
+                             f"(the linear rule's own, the common ones and "
+                             f"{', '.join(kernel_approx.APPROX_PARAMS)})")
+    est = APPROX_FAMILIES[entry.cls](**{**entry.fixed, **params})
+    est._validate_params()
+    return est
+
+
 def algorithms():
     """The registry: one dict per name with its description and hyper-parameters.
 
@@ -128,3 +144,8 @@ def algorithms():
 def name_of(est):
     """The registered name of an estimator (its class name if none matches)."""
     return est._name()
+
+
+#: linear family -> its form on approximate kernel features (``kernel_approx=``).
+APPROX_FAMILIES = {cls: kernel_approx.approx_form(cls)
+                   for cls in dict.fromkeys(e.cls for e in _REGISTRY.values())}

@@ -13,7 +13,7 @@ import numpy as np
 from ._lazy import issparse
 from ._lazy import sparse as sp
 from . import datasets
-from .svmlight import iter_svmlight, scan_svmlight
+from .svmlight import SvmlightError, iter_svmlight, scan_svmlight
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -72,8 +72,12 @@ class SvmlightSource:
 
     :meth:`scan` reads the file once (bounded memory) to learn what a stream cannot know
     in advance and every model needs from its first round: the label set, the number of
-    features and whether indices are zero-based (and the number of rows). When all three
-    are given, the scan is skipped and the rows are counted on the first pass.
+    features and whether indices are zero-based (and the number of rows). It reads only
+    each row's label and first and last index (:func:`cwkit.scan_svmlight` with
+    ``check=False``): every pass parses every row and raises at the first bad line, and
+    :meth:`verify` checks the whole file when an error must be reported before learning.
+    When all three are given, the scan is skipped and the rows are counted on the first
+    pass.
     ``hash_bits`` folds the columns into ``2**hash_bits`` (:func:`cwkit.load_svmlight`),
     which is then the number of features; ``n_jobs`` is the number of parsing threads
     (:func:`cwkit.load_svmlight`).
@@ -87,19 +91,22 @@ class SvmlightSource:
         self.batch_size = int(batch_size)
         self.hash_bits = hash_bits
         self.n_features = n_features if hash_bits is None else 1 << hash_bits
-        self.zero_based = zero_based
+        self.zero_based = self.given_zero_based = zero_based
         self.classes = None if classes is None else np.asarray(classes)
         self.n_examples = None
+        self.checked = False
 
     @property
     def needs_scan(self):
         """Whether the label set, the width or the index base is still unknown."""
         return self.n_features is None or self.classes is None or self.zero_based == "auto"
 
-    def scan(self):
-        """Read the file once (:func:`cwkit.scan_svmlight`): rows, width, base, labels."""
+    def scan(self, check=False):
+        """Read the file once (:func:`cwkit.scan_svmlight`): rows, width, base, labels;
+        with ``check`` every line is parsed and checked (the first bad one raises)."""
         info = scan_svmlight(self.path, zero_based=self.zero_based, hash_bits=self.hash_bits,
-                             n_jobs=self.n_jobs)
+                             n_jobs=self.n_jobs, check=check)
+        self.checked = self.checked or check or info.nnz is not None
         self.zero_based = bool(info.zero_based)
         self.n_examples = int(info.n_samples)
         if self.n_features is None:
@@ -107,6 +114,15 @@ class SvmlightSource:
         if self.classes is None:
             self.classes = np.asarray(info.classes)
         return self
+
+    def verify(self):
+        """Parse and check every line unless done (raises :class:`cwkit.SvmlightError`
+        at the first bad one): before reporting an error found in the summary, which a
+        bad line earlier in the file must precede."""
+        if not self.checked:
+            scan_svmlight(self.path, zero_based=self.given_zero_based,
+                          hash_bits=self.hash_bits, n_jobs=self.n_jobs)
+            self.checked = True
 
     def count(self):
         """Number of rows of the file (a :meth:`scan` when not yet known)."""
@@ -124,12 +140,18 @@ class SvmlightSource:
             self.scan()
         start = 0
         width = self.n_features if self.hash_bits is None else None
-        for X, y in iter_svmlight(self.path, batch_size=self.batch_size, n_features=width,
-                                  zero_based=self.zero_based, hash_bits=self.hash_bits,
-                                  n_jobs=self.n_jobs):
-            stop = start + X.shape[0]
-            yield X, np.asarray(y), np.arange(start, stop)
-            start = stop
+        try:
+            for X, y in iter_svmlight(self.path, batch_size=self.batch_size,
+                                      n_features=width, zero_based=self.zero_based,
+                                      hash_bits=self.hash_bits, n_jobs=self.n_jobs):
+                stop = start + X.shape[0]
+                yield X, np.asarray(y), np.arange(start, stop)
+                start = stop
+        except SvmlightError:
+            # read with the width and base of a summary: the error a full check of the
+            # file (with the options given) raises, as if it had been made first
+            self.verify()
+            raise
         self.n_examples = start
 
 

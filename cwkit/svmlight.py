@@ -21,6 +21,7 @@ import gzip
 import io
 import itertools
 import lzma
+import math
 import mmap
 import os
 import queue
@@ -401,6 +402,29 @@ class _Out:
             self.labels[r:r + k] = src.labels[:k]
         self.n_rows, self.nnz, self.n_labels = r + k, a + src.nnz, self.n_labels + src.n_labels
 
+    def view(self):
+        """An output sharing these arrays that a piece is parsed into from the current
+        end (its start kept as ``r0``, ``a0``), moved into place by :meth:`take`."""
+        v = object.__new__(_Out)
+        v.__dict__.update(self.__dict__)
+        v.r0, v.a0 = v.n_rows, v.nnz
+        return v
+
+    def take(self, v):
+        """Append the rows the :meth:`view` ``v`` parsed: moved down over the gap
+        between this output's end and where ``v`` started, if any (the bounds of
+        :func:`_core._svm_bounds` are exact without blank lines, comments or qids)."""
+        r, a, k, m = self.n_rows, self.nnz, v.n_rows - v.r0, v.nnz - v.a0
+        if v.a0 != a:
+            self.data[a:a + m] = self.data[v.a0:v.a0 + m]
+            self.indices[a:a + m] = self.indices[v.a0:v.a0 + m]
+            self.indptr[v.r0 + 1:v.r0 + k + 1] -= v.a0 - a
+        if v.r0 != r:
+            self.indptr[r + 1:r + k + 1] = self.indptr[v.r0 + 1:v.r0 + k + 1]
+            self.qids[r:r + k] = self.qids[v.r0:v.r0 + k]
+            self.labels[r:r + k] = self.labels[v.r0:v.r0 + k]
+        self.n_rows, self.nnz = r + k, a + m
+
     def trim(self):
         """Shrink to the filled sizes."""
         self.data = _shrunk(self.data, self.nnz)
@@ -480,7 +504,7 @@ class _Piece:
     its output, the sub-parser that read it (lines, skips counted from the piece's
     start), its index extremes, and the error that stopped it (``on_error="raise"``)."""
 
-    __slots__ = ("error", "hi", "lo", "out", "parser", "start", "stop")
+    __slots__ = ("direct", "error", "hi", "lo", "out", "parser", "start", "stop")
 
 
 class _Parser:
@@ -496,6 +520,7 @@ class _Parser:
                  n_jobs=1):
         self.config = (name, n_features, zero_based, query_id, multilabel, on_error)
         self.n_jobs = n_jobs
+        self.share = 1 / n_jobs      # of a block, parsed by the calling thread
         self.workers = None
         self.scratch = []
         self.name = name
@@ -560,13 +585,14 @@ class _Parser:
         """A parser of the same options counting lines and skips from 0."""
         return _Parser(*self.config)
 
-    def _parse_piece(self, buf, start, stop, out):
+    def _parse_piece(self, buf, start, stop, out, direct=False):
         piece = _Piece()
-        piece.start, piece.stop, piece.out = start, stop, out
+        piece.start, piece.stop, piece.out, piece.direct = start, stop, out, direct
         piece.parser = self._fork()
         piece.lo, piece.hi = _Extreme(2**31), _Extreme(-1)
         piece.error = None
-        out.clear()
+        if not direct:
+            out.clear()
         try:
             piece.parser.parse(buf, stop, out, piece.lo, piece.hi, start)
         except SvmlightError as exc:
@@ -579,32 +605,57 @@ class _Parser:
 
         With ``first`` (an ``_Out``) the first piece is parsed by this parser into it
         (updating ``lo`` and ``hi``; its error is raised after the other pieces are
-        done) and is not returned.  The others go into scratch outputs reused from
-        block to block: memory is bounded by the block size.
+        done) and is not returned.  Without ``multilabel`` the others are parsed
+        straight into ``first`` too (``piece.direct``), each from the bounds on the rows
+        and nonzeros of the pieces before it (:func:`_core._svm_bounds`), and are then
+        moved over the gaps the bounds left, usually none (:meth:`_Out.take`).
+        Otherwise they go into scratch outputs reused from block to block: memory is
+        bounded by the block size.
         """
         n = min(self.n_jobs, max(1, end // _PIECE_MIN))
         cuts = [0]
         for k in range(1, n):
-            cut = buf.find(b"\n", max(end * k // n, cuts[-1], 1) - 1, end) + 1
+            at = int(end * (self.share + (1 - self.share) * (k - 1) / (n - 1)))
+            cut = buf.find(b"\n", max(at, cuts[-1], 1) - 1, end) + 1
             if cut < end:       # (buf[end - 1] is b"\n": find succeeds)
                 cuts.append(cut)
         cuts = [*dict.fromkeys(cuts), end]
         if len(cuts) == 2 and first is None:    # one piece: left to the caller to parse
             piece = _Piece()
             piece.start, piece.stop, piece.out, piece.error = 0, end, None, None
+            piece.direct = False
             return [piece]
         if self.workers is None and len(cuts) > 2:
             self.workers = _Workers(self.n_jobs - 1)
-        while len(self.scratch) < len(cuts) - 1:
-            self.scratch.append(_Out(1 << 12, 1 << 16, self.multilabel))
-        tasks = [self.workers.submit(self._parse_piece, buf, a, b, self.scratch[k])
-                 for k, (a, b) in enumerate(itertools.pairwise(cuts)) if k > 0]
+        if first is not None and not self.multilabel and len(cuts) > 2:
+            # the last piece's bounds from its size: a row takes 2 bytes or more, a
+            # nonzero 4 (" i:v")
+            bounds = [_core._svm_bounds(buf, a, b) for a, b in itertools.pairwise(cuts[:-1])]
+            last = end - cuts[-2]
+            first.grow(sum(b[0] for b in bounds) + last // 2 + 1,
+                       sum(b[1] for b in bounds) + last // 4 + 1, 0)
+            views = [first.view()]
+            for rows, nnz in bounds:
+                views.append(views[-1].view())
+                views[-1].n_rows = views[-1].r0 = views[-2].r0 + rows
+                views[-1].nnz = views[-1].a0 = views[-2].a0 + nnz
+            tasks = [self.workers.submit(self._parse_piece, buf, a, b, views[k], True)
+                     for k, (a, b) in enumerate(itertools.pairwise(cuts)) if k > 0]
+        else:
+            while len(self.scratch) < len(cuts) - 1:
+                self.scratch.append(_Out(1 << 12, 1 << 16, self.multilabel))
+            tasks = [self.workers.submit(self._parse_piece, buf, a, b, self.scratch[k])
+                     for k, (a, b) in enumerate(itertools.pairwise(cuts)) if k > 0]
         done = []
         try:
             if first is not None:
                 self.parse(buf, cuts[1], first, lo, hi)
             else:
                 done = [self._parse_piece(buf, 0, cuts[1], self.scratch[0])]
+            # the calling thread's share of the next block: smaller when the others
+            # were done before it (it also reads and merges), larger when it waited
+            waited = not all(task.done.is_set() for task in tasks)
+            self.share = min(max(self.share * (1.05 if waited else 0.95), 0.05), 0.95)
         finally:
             done += [task.result() for task in tasks]
         return done
@@ -778,8 +829,12 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         ends into ``n_jobs`` pieces parsed in parallel without the GIL, and
         their rows, line numbers and errors taken in file order, so the
         result, and the error raised (the first in the file), are those of
-        one thread.  By default the usable cores, at most 4; 1 parses in the
-        calling thread only.
+        one thread.  Each piece is parsed straight into its place in the
+        result (offsets from its newlines and ``:`` counted first); the
+        calling thread, which also reads, takes a smaller or larger share
+        of the next block as it finished after or before the others.  By
+        default the usable cores, at most 4; 1 parses in the calling thread
+        only.
 
     Returns
     -------
@@ -845,7 +900,10 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         try:
             for buf, end in blocks:
                 for piece in parser.pieces(buf, end, out, lo, hi):
-                    out.append(piece.out)
+                    if piece.direct:
+                        out.take(piece.out)
+                    else:
+                        out.append(piece.out)
                     parser.absorb(piece, lo, hi)
         except _StreamError as exc:
             raise parser.stream_error(exc) from exc.__cause__
@@ -1007,7 +1065,7 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
 
 
 def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_error="raise",
-                  chunk_size=_CHUNK, hash_bits=None, n_jobs=None):
+                  chunk_size=_CHUNK, hash_bits=None, n_jobs=None, check=True):
     """One pass over a file for its shape, index base and label set.
 
     For a stable batch width and index base in :func:`iter_svmlight` (as the
@@ -1023,6 +1081,18 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     hash_bits : int, optional
         As in :func:`load_svmlight`: ``n_features`` is then ``2**hash_bits``
         (``nnz`` still counts the entries as the file has them).
+    check : bool
+        True: every line is parsed and checked, as :func:`load_svmlight`
+        does.  False: only what the summary needs is read (each row's label,
+        first and last feature index; the rest of a line is skipped by
+        ``memchr``), several times faster; ``nnz`` is then None, and a
+        malformed line is found only if one of those tokens is malformed
+        (then the file is parsed and checked in full, and the error raised
+        is the one ``check=True`` raises).  For a reader that parses every
+        row afterwards anyway (:func:`iter_svmlight` raises at the first bad
+        line), as ``cwkit eval`` does.  On a valid file both give the same
+        summary.  Ignored (a full check) with ``query_id``, ``multilabel``
+        or ``on_error="skip"``.
 
     Returns
     -------
@@ -1032,6 +1102,10 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     zero_based, _ = _check_args(None, zero_based, np.float64, on_error, chunk_size,
                                 hash_bits)
     n_jobs = _check_jobs(n_jobs)
+    if not check and not (query_id or multilabel or on_error == "skip"):
+        info = _quick_scan(f, zero_based, chunk_size, hash_bits)
+        if info is not None:
+            return info
     source = _Source(f)
     parser = _Parser(source.name, None, zero_based, query_id, multilabel, on_error, n_jobs)
     batches = _batches(source, parser, 8192, chunk_size, multilabel)
@@ -1057,6 +1131,46 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
         _warn_lone_zero(parser, lo, n_zero, n_rows)
     width = max(hi + (1 if base else 0), 0) if hash_bits is None else 1 << hash_bits
     return SvmlightInfo(n_rows, width, nnz, base, classes)
+
+
+def _quick_scan(f, zero_based, chunk_size, hash_bits):
+    """:func:`scan_svmlight` with ``check=False``: the summary from the labels and the
+    first and last index of every row (``nnz`` None), or None when a token it reads is
+    not one it knows, or a path cannot be reopened (the caller then parses in full)."""
+    if hasattr(f, "read") or isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
+        return None     # a stream cannot be read a second time
+    source = _Source(f)
+    parser = _Parser(source.name, None, zero_based, False, False, "raise")
+    n_rows = n_zero = 0
+    lo, hi = _Extreme(2**31), _Extreme(-1)
+    labels, zero_signs = set(), set()
+    try:
+        for buf, end in _blocks(source.stream, chunk_size):
+            summary = _core._svm_scan(buf, end)
+            if summary is None:
+                return None
+            rows, lines, zeros, mn, mx, block_labels = summary
+            for ext, (value, line, tok), better in ((lo, mn, mn[0] < lo.value),
+                                                    (hi, mx, mx[0] > hi.value)):
+                if better:
+                    ext.value, ext.line = value, parser.line + line + 1
+                    ext.token = _TOKEN.match(buf, tok).group()
+            n_rows += rows
+            n_zero += zeros
+            parser.line += lines
+            labels.update(block_labels)
+            zero_signs.update(math.copysign(1.0, v) for v in block_labels if v == 0)
+    except _StreamError:
+        return None
+    finally:
+        source.close()
+    if len(zero_signs) == 2 or zero_based is False and lo.value == 0:
+        return None     # labels -0.0 and 0.0 (np.union1d keeps one), or a bad index 0
+    base = lo.value == 0 if zero_based == "auto" else zero_based
+    if zero_based == "auto" and base:
+        _warn_lone_zero(parser, lo, n_zero, n_rows)
+    width = max(hi.value + (1 if base else 0), 0) if hash_bits is None else 1 << hash_bits
+    return SvmlightInfo(n_rows, width, None, base, np.unique(np.array(sorted(labels), float)))
 
 
 def label_line(f, label):

@@ -6,8 +6,14 @@ primal rules of ``reference.py`` with every inner product replaced by
 k~(a, b) = k(a, b) + bias^2 (the augmented intercept feature); never imports cwkit.
 
 Budget: after an update that makes the support set exceed ``budget``, one
-support vector other than the newest is removed: the oldest ("oldest"), or the
-one of the smallest ||coef_j||^2 k~(x_j, x_j), ties to the oldest ("smallest").
+support vector other than the newest is removed: the oldest ("oldest"), after the
+Forgetron's shrinking (Dekel, Shalev-Shwartz & Singer 2008) for the rules with no
+shrinkage of their own; the one of the smallest ||coef_j||^2 k~(x_j, x_j)
+("smallest"); or of the smallest max_c |coef_j,c| ("shrink", the regularized PA
+rules); ties to the oldest.
+
+Averaging: the coefficients after every round summed (a removed vector's sum
+removed with it), divided by the rounds.
 """
 import numpy as np
 
@@ -29,9 +35,46 @@ def gram(A, B, kernel, gamma=1.0, degree=3, coef0=0.0, bias=1.0):
     return k + bias * bias
 
 
+OWN_SHRINK = ("reg-pa", "l2-pa", "soft-reg-pa")
+
+
+def forgetron_phi(W, Kss, Q, M):
+    """(phi, Psi) of the Forgetron's shrinking step before the oldest of the weights W
+    (n, width; f_c = sum_j W[j, c] k~(x_j, .)) is removed: the largest phi in (0, 1]
+    with Psi(sigma phi, phi mu) + Q <= 15 M / 32, Psi(l, m) = l^2 + 2 l - 2 l m,
+    sigma = max_c |W[0, c]| the removed weight and sigma mu = W[0] . f(x_0)."""
+    sigma = np.abs(W[0]).max()
+    smu = W[0] @ (W.T @ Kss[:, 0])
+    # Psi(sigma phi, phi mu) = (sigma^2 - 2 sigma mu) phi^2 + 2 sigma phi
+    poly = np.array([sigma ** 2 - 2 * smu, 2 * sigma, Q - 15 * M / 32])
+    if np.polyval(poly, 1.0) <= 0 or poly[2] >= 0:
+        # (Q >= 15 M / 32: no phi > 0 meets the bound, which happens only when one
+        # update removes several; the removal is then plain)
+        phi = 1.0
+    else:
+        roots = np.roots(poly) if poly[0] != 0 else np.array([-poly[2] / poly[1]])
+        roots = roots[np.isreal(roots)].real
+        phi = roots[(roots > 0) & (roots <= 1)].min()
+    return phi, np.polyval(poly[:2].tolist() + [0.0], phi)
+
+
+def _budget_step(X, ids, W, Q, M, policy, forget, kernel, kp, bias):
+    """One removal: (the victim's position, the weights W (n, width) after the
+    Forgetron's shrink when `forget`, Q)."""
+    Kss = gram(X[ids], X[ids], kernel, bias=bias, **kp)
+    if forget:
+        phi, psi = forgetron_phi(W, Kss, Q, M)
+        W = phi * W
+        Q += psi
+    return _victim(W, np.diag(Kss), policy), W, Q
+
+
 def _victim(coef, kdiag, policy):
     if policy == "oldest":
         return 0
+    if policy == "shrink":
+        q = np.abs(coef[:-1]).max(1)
+        return int(np.flatnonzero(q == q.min())[0])
     q = (coef[:-1] ** 2).sum(1) * kdiag[:-1]
     # ties (to rounding: numpy's diagonal of an RBF Gram matrix is 1 only to rounding)
     return int(np.flatnonzero(q <= q.min() * (1 + 1e-12))[0])
@@ -68,7 +111,7 @@ def first_order_tau(rule, m, n, wn2, wx, p):
 
 
 def first_order_run(rule, X, y, K=2, *, kernel="rbf", kp=None, bias=1.0, budget=None,
-                    policy="oldest", **p):
+                    policy="oldest", average=False, **p):
     """Yield (support row ids, dual coefficients (n, 1 or K), mistake) after every round.
 
     Binary: y in {-1, +1}; multi-class (K > 2) top-1: y class codes.
@@ -76,7 +119,8 @@ def first_order_run(rule, X, y, K=2, *, kernel="rbf", kp=None, bias=1.0, budget=
     kp = kp or {}
     X = np.asarray(X, float)
     width = 1 if K == 2 else K
-    ids, coef, u, t = [], np.zeros((0, width)), np.zeros((0, width)), 0
+    ids, coef, acc, t = [], np.zeros((0, width)), np.zeros((0, width)), 0
+    Q = M = 0.0
     for i in range(len(X)):
         k = gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else np.zeros(0)
         n1 = gram(X[i], X[i], kernel, bias=bias, **kp)[0, 0]
@@ -103,16 +147,19 @@ def first_order_run(rule, X, y, K=2, *, kernel="rbf", kp=None, bias=1.0, budget=
             new[y[i]], new[c] = tau, -tau
         if tau != 0:
             ids.append(i)
+            M += 1
             coef = np.vstack([coef, new]) / Z
-            u = np.vstack([u, t * new])
+            acc = np.vstack([acc, np.zeros(width)])
             if budget is not None and len(ids) > budget:
-                kd = np.diag(gram(X[ids], X[ids], kernel, bias=bias, **kp))
-                j = _victim(coef, kd, policy)
+                j, coef, Q = _budget_step(X, ids, coef, Q, M, policy,
+                                          policy == "oldest" and rule not in OWN_SHRINK,
+                                          kernel, kp, bias)
                 del ids[j]
                 coef = np.delete(coef, j, 0)
-                u = np.delete(u, j, 0)
-        if rule == "avg-perceptron":
-            yield list(ids), ((t + 1) * coef - u) / t, mistake
+                acc = np.delete(acc, j, 0)
+        acc = acc + coef
+        if rule == "avg-perceptron" or average:
+            yield list(ids), acc / t, mistake
         else:
             yield list(ids), coef.copy(), mistake
 
@@ -174,6 +221,7 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=1.0, a=1.0, r=1.
     X = np.asarray(X, float)
     phi = float(ndtri(eta))
     ids, mu, Z = [], np.zeros(0), np.zeros((0, 0))
+    Q = M = 0.0
     for i in range(len(X)):
         k = gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else np.zeros(0)
         kxx = gram(X[i], X[i], kernel, bias=bias, **kp)[0, 0]
@@ -187,10 +235,49 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=1.0, a=1.0, r=1.
             mu = np.append(mu, 0.0) + alpha * y[i] * c
             Z = np.pad(Z, ((0, 1), (0, 1))) - beta * np.outer(c, c)
             ids.append(i)
+            M += 1
             if budget is not None and len(ids) > budget:
-                kd = np.diag(gram(X[ids], X[ids], kernel, bias=bias, **kp))
-                j = _victim(mu[:, None], kd, policy)
+                j, W, Q = _budget_step(X, ids, mu[:, None], Q, M, policy, policy == "oldest",
+                                       kernel, kp, bias)
                 del ids[j]
-                mu = np.delete(mu, j)
+                mu = np.delete(W[:, 0], j)
                 Z = np.delete(np.delete(Z, j, 0), j, 1)
         yield list(ids), mu[:, None].copy(), Z.copy(), mistake
+
+
+def bpa_run(variant, X, y, B, C, kernel, kp, bias=1.0, budget=None, policy="oldest"):
+    """Kernel mini-batch PA (block groups) in numpy: after every row, the reported
+    (support row ids, coef) -- the pending group applied provisionally -- and the
+    mistake of the row, predicted with the model from before its group.  The budget
+    removes after each group's update until at most `budget` are left."""
+    from reference_steps import bpa_tau
+    ids, coef, Q, M = [], np.zeros(0), 0.0, 0.0
+
+    def update(ids, coef, group, Q, M):
+        Xg = X[group]
+        f = coef @ gram(X[ids], Xg, kernel, bias=bias, **kp) if ids else np.zeros(len(group))
+        A = np.outer(y[group], y[group]) * gram(Xg, Xg, kernel, bias=bias, **kp)
+        tau = bpa_tau(A, 1.0 - y[group] * f, variant=variant, C=C)
+        keep = tau != 0
+        ids = ids + [g for g, k in zip(group, keep) if k]
+        coef = np.append(coef, (tau * y[group])[keep])
+        M += keep.sum()
+        while budget is not None and len(ids) > budget:
+            j, W, Q = _budget_step(X, ids, coef[:, None], Q, M, policy, policy == "oldest",
+                                   kernel, kp, bias)
+            del ids[j]
+            coef = np.delete(W[:, 0], j)
+        return ids, coef, Q, M
+
+    start = 0
+    for i in range(len(X)):
+        f = coef @ gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else 0.0
+        mistake = y[i] * f <= 0
+        group = list(range(start, i + 1))
+        if len(group) == B:
+            ids, coef, Q, M = update(ids, coef, group, Q, M)
+            start = i + 1
+            yield list(ids), coef.copy(), mistake
+        else:
+            shown = update(ids, coef, group, Q, M)
+            yield shown[0], shown[1], mistake

@@ -1125,3 +1125,23 @@ def test_parse_jobs_never_change_results(capsys, data, tmp_path, monkeypatch):
     assert reports[:2] == reports[2:]
     rc, _, err = run(capsys, "eval", path, "--parse-jobs", "0")
     assert rc == 2 and "--parse-jobs" in err
+
+
+def test_bad_line_reported_as_a_full_scan_would(tmp_path, capsys):
+    """The scan reads only each row's label and first and last index: a bad token
+    between them is found by the pass over the rows, or before a summary error (the odd
+    label of line 5), and reported as the full scan reports it, with no result."""
+    good = "1 1:1 2:1\n-1 2:1 3:1\n"
+    for bad, tail in (("1 1:1 3:x 4:1\n", ""), ("1 5:1 2:1 6:1\n", "0.5 1:1\n"),
+                      ("-1 3:1 0:1 4:1\n", "")):
+        path = tmp_path / "bad.svm"
+        path.write_text(good * 3000 + bad + good + tail)
+        with pytest.raises(cwkit.SvmlightError) as full:
+            cwkit.scan_svmlight(path)
+        assert full.value.line == 6001
+        for argv in (["eval", path, "--batch-size", "100"],
+                     ["train", "--algo", "pa", path, "-o", tmp_path / "m.npz"]):
+            rc, out, err = run(capsys, *argv, "--quiet")
+            assert (rc, out) == (1, "")
+            assert err == f"cwkit: error: {path}:6001: {full.value.message}\n"
+        assert not (tmp_path / "m.npz").exists()

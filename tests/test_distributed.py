@@ -100,7 +100,7 @@ def _ipm(name, params, parts, rounds, rule="average", by_updates=False):
     est._reset(classes, parts[0][0].shape[1])
     for _ in range(rounds):
         start = {k: v.copy() for k, v in est._model.state.items()}
-        states, updates = [], []
+        states, updates, windows = [], [], []
         for X, y in parts:
             e = cwkit.make(name, **params)
             e._restore_choices(est._choices())
@@ -110,10 +110,13 @@ def _ipm(name, params, parts, rounds, rule="average", by_updates=False):
             e.partial_fit(X, y)
             states.append(e._model.state)
             updates.append(e.n_updates_)
+            windows.append(e._calibration.rounds())
         c = np.array(updates, float) if by_updates and sum(updates) else None
         mixed = mixing.mix(est._model, states, c, rule, start=start)
         for key, arr in mixed.items():
             est._model.state[key][...] = arr
+    for window in windows:      # predict_proba's: the last round's passes, in part order
+        est._calibration.add(*window)
     return est
 
 
@@ -130,6 +133,9 @@ def test_byte_ranges_of_one_file_are_parameter_mixing(client, files, name, mix):
     ref = _ipm(name, {}, [(X[:n0], y[:n0]), (X[n0:], y[n0:])], 3, rule, mix == "updates")
     for key in ref._model.state:
         np.testing.assert_array_equal(est._model.state[key], ref._model.state[key])
+    # the workers keep each shard's estimator across rounds; its window starts empty
+    for a, b in zip(est._calibration.rounds(), ref._calibration.rounds(), strict=True):
+        np.testing.assert_array_equal(a, b)
     assert est.t_ == 3 * X.shape[0]
     assert est.predict(X).shape == y.shape
 
@@ -149,6 +155,25 @@ def test_a_list_of_files_and_sparse_array_blocks(client, files, tmp_path):
     for est in (from_files, from_arrays):
         for key in ref._model.state:
             np.testing.assert_array_equal(est._model.state[key], ref._model.state[key])
+
+
+def test_one_based_shards_are_shifted_once_in_place(files):
+    path, X, y = files[2]
+    shard = cwd._parse(path, None, None, "auto", None)     # raw indices: one-based here
+    raw = shard.X.indices
+    expect = raw - 1
+    for _ in range(2):        # a task run again must not shift twice
+        done = cwd._finish(shard, True, X.shape[1], 0)
+        assert np.shares_memory(done.X.indices, raw)       # no copy of the indices
+        np.testing.assert_array_equal(done.X.indices, expect)
+    np.testing.assert_array_equal(done.X.toarray(), X.toarray())
+
+
+def test_workers_parse_with_their_own_threads(client):
+    """Two one-thread workers on two cores parse with one thread each, not the reader's
+    default of one per core (four threads on two cores)."""
+    assert set(client.run(cwd._threads).values()) == {1}
+    assert cwd._threads() == 1        # outside a worker
 
 
 def test_shuffling_is_seeded(client, files):

@@ -7,7 +7,8 @@ import scipy.sparse as sp
 
 import cwkit
 from cwkit._rowdata import as_rows
-from reference_kernel import first_order_run, gram, second_order_run, second_order_top1_run
+from reference_kernel import (bpa_run, first_order_run, gram, second_order_run,
+                              second_order_top1_run)
 
 FIRST_ORDER = [("perceptron", {}), ("avg-perceptron", {}), ("pa", {}), ("pa1", {"C": 0.3}),
                ("pa2", {"C": 0.3}), ("pa-ls", {"C": 0.3}), ("reg-pa", {"alpha": 0.05}),
@@ -33,7 +34,10 @@ def _check_round(est, X, ids, coef):
     assert sv.shape == (len(ids), X.shape[1])
     np.testing.assert_array_equal(sv, X[ids])
     np.testing.assert_allclose(est.dual_coef_, coef.T, rtol=1e-10, atol=1e-13)
-    assert est.n_support_ == len(ids)
+    if coef.shape[1] == 1:
+        assert est.n_support_ == len(ids)
+    else:       # per class: the support vectors each class's score uses
+        np.testing.assert_array_equal(est.n_support_, np.count_nonzero(coef, axis=0))
 
 
 @pytest.mark.parametrize("kernel,kp", KERNELS, ids=[k for k, _ in KERNELS])
@@ -131,25 +135,85 @@ def test_degree_one_poly_is_the_primal_top1(name):
                                rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("policy", ["oldest", "smallest"])
-@pytest.mark.parametrize("name,params", FIRST_ORDER[:1] + FIRST_ORDER[2:]
-                         + SECOND_ORDER[:1], ids=lambda c: str(c))
-def test_budget_every_round(name, params, policy):
+LMC09 = FIRST_ORDER[6:]
+BUDGET_CASES = ([(n, p, pol) for n, p in FIRST_ORDER + SECOND_ORDER
+                 for pol in ("oldest", "smallest")]
+                + [(n, p, "shrink") for n, p in LMC09])
+
+
+# averaged: the first-order rules but the Perceptron's (avg-perceptron is averaged already;
+# the second-order rules refuse average=True, test_refusals)
+@pytest.mark.parametrize("name,params,policy,average",
+                         [(*c, False) for c in BUDGET_CASES]
+                         + [(*c, True) for c in BUDGET_CASES
+                            if c[0] in dict(FIRST_ORDER) and "perceptron" not in c[0]],
+                         ids=lambda c: str(c))
+def test_budget_every_round(name, params, policy, average):
     Xin, X, y = data(n=50, seed=2)
     B = 6
-    est = cwkit.make(name, kernel="rbf", gamma=0.5, budget=B, budget_policy=policy, **params)
-    if name in ("arow", "cw"):
+    est = cwkit.make(name, kernel="rbf", gamma=0.5, budget=B, budget_policy=policy,
+                     **({"average": True} if average else {}), **params)
+    if name in dict(SECOND_ORDER):
         run = second_order_run(name, X, y, kernel="rbf", kp={"gamma": 0.5}, budget=B,
                                policy=policy, **params)
         run = ((ids, mu, m) for ids, mu, _, m in run)
     else:
         run = first_order_run(name, X, y, kernel="rbf", kp={"gamma": 0.5}, budget=B,
-                              policy=policy, **params)
+                              policy=policy, average=average, **params)
     for i, (ids, coef, _) in enumerate(run):
         est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[-1, 1])
         _check_round(est, X, ids, coef)
         assert est.n_support_ <= B
     assert est.n_support_ == B          # the budget was reached: removals were tested
+
+
+@pytest.mark.parametrize("name,params", FIRST_ORDER[:1] + FIRST_ORDER[2:3] + SECOND_ORDER[:1])
+def test_forgetron_shrinks(name, params):
+    """"oldest" shrinks by phi_t ([DSS08]) on this stream: Q moved and stays within
+    15 M / 32, and the Perceptron's weights are no longer all +-1 (plain removal's)."""
+    Xin, X, y = data(n=80, seed=2)
+    kw = dict(kernel="rbf", gamma=0.5, budget=4, **params)
+    est = cwkit.make(name, budget_policy="oldest", **kw).fit(X, y)
+    aux = est._model.state["aux"]
+    assert aux[5] != 0 and aux[5] <= 15 / 32 * aux[6]   # Q <= 15 M / 32, M: vectors added
+    if name == "perceptron":
+        assert np.abs(est.dual_coef_).min() < 1.0   # without phi_t every weight is +-1
+
+
+@pytest.mark.parametrize("name,params", FIRST_ORDER, ids=[n for n, _ in FIRST_ORDER])
+@pytest.mark.parametrize("K", [2, 4])
+def test_average_every_round(name, params, K):
+    """average=True: the running mean of the dual coefficients over the rounds."""
+    Xin, X, y = data(n=50, K=K, seed=5)
+    est = cwkit.make(name, kernel="rbf", gamma=0.4, **params,
+                     **({} if "perceptron" in name else {"average": True}))
+    classes = [-1, 1] if K == 2 else np.arange(K)
+    for i, (ids, coef, _) in enumerate(first_order_run(name, X, y, K, kernel="rbf",
+                                                        kp={"gamma": 0.4},
+                                                        average=name != "perceptron",
+                                                        **params)):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=classes)
+        _check_round(est, X, ids, coef)
+    plain = cwkit.make(name, kernel="rbf", gamma=0.4, **params).fit(Xin, y)
+    fitted = cwkit.make(name, kernel="rbf", gamma=0.4, **params,
+                        **({} if "perceptron" in name else {"average": True})).fit(Xin, y)
+    assert plain.mistakes_ == fitted.mistakes_  # averaging reports, never changes the run
+    np.testing.assert_allclose(fitted.dual_coef_, est.dual_coef_, rtol=1e-12)
+    if "perceptron" not in name:
+        assert not np.allclose(plain.dual_coef_, est.dual_coef_)
+
+
+@pytest.mark.parametrize("name,p", [("reg-pa", {"alpha": 1.0}),
+                                    ("soft-reg-pa", {"alpha": 1.0, "C": 0.3})])
+def test_average_survives_the_scale_folding(name, p):
+    """Over 400 rounds the [LMC09] scale s halves at every update, far beyond the
+    range it is folded back from: the averages, sums of the same-signed weights, still
+    match the plain sum of every round's coefficients."""
+    _, X, y = data(n=400, seed=6)
+    est = cwkit.make(name, kernel="rbf", gamma=0.4, average=True, **p).fit(X, y)
+    *_, (ids, coef, _) = first_order_run(name, X, y, kernel="rbf", kp={"gamma": 0.4},
+                                         average=True, **p)
+    _check_round(est, X, ids, coef)
 
 
 @pytest.mark.parametrize("name", ["pa1", "avg-perceptron", "arow"])
@@ -220,6 +284,12 @@ def test_refusals():
         cwkit.make("pa1", kernel="rbf", gamma=-1.0)
     with pytest.raises(ValueError, match="budget"):
         cwkit.make("pa1", kernel="rbf", budget=0)
+    with pytest.raises(ValueError, match="own shrinkage"):
+        cwkit.make("pa1", kernel="rbf", budget=5, budget_policy="shrink")
+    for name in ("arow", "cw", "bpa1"):
+        with pytest.raises(ValueError, match="every dual coefficient"):
+            cwkit.make(name, kernel="rbf", average=True)
+    assert cwkit.make("reg-pa", kernel="rbf").budget_policy == "shrink"
     _, X, y = data(n=20, K=3)
     with pytest.raises(ValueError, match="multiclass='ovr'"):
         cwkit.make("bpa1", kernel="rbf", multiclass="top1").fit(X, y)
@@ -270,35 +340,6 @@ def test_compiled_and_blocked_scores_agree(kernel, kp, sparse, monkeypatch):
         monkeypatch.undo()
 
 
-def bpa_run(variant, X, y, B, C, kernel, kp, bias=1.0):
-    """Kernel mini-batch PA (block groups) in numpy: after every row, the reported
-    (support row ids, coef) -- the pending group applied provisionally -- and the
-    mistake of the row, predicted with the model from before its group."""
-    from reference_steps import bpa_tau
-    ids, coef = [], np.zeros(0)
-
-    def update(ids, coef, group):
-        Xg = X[group]
-        f = coef @ gram(X[ids], Xg, kernel, bias=bias, **kp) if ids else np.zeros(len(group))
-        A = np.outer(y[group], y[group]) * gram(Xg, Xg, kernel, bias=bias, **kp)
-        tau = bpa_tau(A, 1.0 - y[group] * f, variant=variant, C=C)
-        keep = tau != 0
-        return ids + [g for g, k in zip(group, keep) if k], np.append(coef, (tau * y[group])[keep])
-
-    start = 0
-    for i in range(len(X)):
-        f = coef @ gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else 0.0
-        mistake = y[i] * f <= 0
-        group = list(range(start, i + 1))
-        if len(group) == B:
-            ids, coef = update(ids, coef, group)
-            start = i + 1
-            yield list(ids), coef.copy(), mistake
-        else:
-            shown = update(ids, coef, group)
-            yield shown[0], shown[1], mistake
-
-
 @pytest.mark.parametrize("variant", ["bpa1", "bpa2", "bpa-ls"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_minibatch_every_round(variant, sparse):
@@ -329,12 +370,15 @@ def test_minibatch_degree_one_poly_is_the_primal_rule(variant, B):
 
 
 @pytest.mark.parametrize("policy", ["oldest", "smallest"])
-def test_minibatch_budget(policy):
+@pytest.mark.parametrize("variant", ["bpa1", "bpa-ls"])
+def test_minibatch_budget(policy, variant):
     _, X, y = data(n=60, seed=15)
-    est = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4, budget=5,
-                     budget_policy=policy)
-    for i in range(0, 60, 3):
-        est.partial_fit(X[i:i + 3], y[i:i + 3], classes=[-1, 1])
+    est = cwkit.make(variant, kernel="rbf", gamma=0.5, batch_size=4, budget=5,
+                     budget_policy=policy, C=0.5)
+    for i, (ids, coef, _) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", {"gamma": 0.5},
+                                               budget=5, policy=policy)):
+        est.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        _check_round(est, X, ids, coef[:, None])
         assert est.n_support_ <= 5
     assert est.n_support_ == 5
     big = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4, budget=61).fit(X, y)
@@ -433,3 +477,66 @@ def test_counts_against_clean_labels_and_records_scores(name, K, params):
                                               if K > 2 else np.column_stack(
                                                   [-est.decision_function(Xin),
                                                    est.decision_function(Xin)]), axis=1)).all()
+
+
+@pytest.mark.parametrize("name", ["arow", "pa1", "sop", "bpa1", "l1-pa", "adagrad"])
+@pytest.mark.parametrize("approx", ["rff", "nystroem"])
+def test_kernel_approx_parameter(name, approx, tmp_path):
+    """kernel_approx= feeds any linear rule the feature map's rows: the same model as the
+    rule fit on the map's output, and a model file keeps the map (no pickle)."""
+    from cwkit.kernel_approx import Nystroem, RandomFourierFeatures
+    Xin, X, y = data(n=80, seed=21, sparse=True)
+    est = cwkit.make(name, kernel_approx=approx, gamma=0.3, n_components=20, random_state=3)
+    est.fit(Xin[:60], y[:60])
+    if approx == "rff":
+        fmap = RandomFourierFeatures(0.3, 20, est.approx_seed_).fit(X[:60])
+    else:
+        fmap = Nystroem("rbf", 0.3, n_components=20).fit(np.array(est.landmarks_))
+        rows = {tuple(r) for r in X[:60]}
+        assert all(tuple(r) in rows for r in est.landmarks_)
+    plain = cwkit.make(name).fit(fmap.transform(X[:60]), y[:60])
+    # (CSR rows here, dense rows there: the map's products agree to rounding)
+    np.testing.assert_allclose(est.coef_, plain.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(est.decision_function(Xin[60:]),
+                               plain.decision_function(fmap.transform(X[60:])), rtol=1e-9,
+                               atol=1e-12)
+    assert est.n_features_in_ == 5 and est.coef_.shape[-1] == 20
+    path = tmp_path / "m.cwk"
+    cwkit.save(est, path)
+    back = cwkit.load(path)
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    est.partial_fit(X[60:], y[60:])
+    back.partial_fit(X[60:], y[60:])
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+
+
+def test_kernel_approx_refusals_and_cli(tmp_path, capsys):
+    with pytest.raises(ValueError, match="kernel_approx"):
+        cwkit.make("pa1", kernel_approx="fourier")
+    with pytest.raises(ValueError, match="does not go with kernel_approx"):
+        cwkit.make("pa1", kernel_approx="rff", budget=5)
+    with pytest.raises(ValueError, match="n_components"):
+        cwkit.make("arow", kernel_approx="rff", n_components=0)
+    from cwkit.cli import main
+    _, X, y = data(n=60, seed=22)
+    f = tmp_path / "d.svm"
+    from cwkit.svmlight import dump_svmlight
+    dump_svmlight(X, y, f)
+    assert main(["eval", "--algos", "arow:kernel_approx=rff:gamma=0.5:n_components=30",
+                 "--format", "json", str(f)]) == 0
+    assert "kernel_approx" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name,params", FIRST_ORDER[1:], ids=[n for n, _ in FIRST_ORDER[1:]])
+@pytest.mark.parametrize("K", [2, 3])
+def test_average_degree_one_poly_is_the_primal_average(name, params, K):
+    """average=True in the dual with the linear kernel reports the primal rule's average
+    (the primal averaging of cwkit.models.average, computed apart; the Perceptron's
+    average is avg-perceptron)."""
+    _, X, y = data(n=60, K=K, seed=23)
+    extra = {} if name == "avg-perceptron" else {"average": True}
+    primal = cwkit.make(name, **params, **extra).fit(X, y)
+    dual = cwkit.make(name, kernel="poly", degree=1, gamma=1.0, **params, **extra).fit(X, y)
+    assert dual.mistakes_ == primal.mistakes_
+    np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
+                               rtol=1e-9, atol=1e-9)

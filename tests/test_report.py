@@ -124,8 +124,10 @@ def test_format_label():
 def test_algorithms_text():
     registry = {e["name"]: e for e in algorithms()}
     text = report.algorithms_text(registry)
-    names = [line.split()[0] for line in text.splitlines() if not line.startswith(" ")]
+    body, footer = text.split("\nkernel forms: ")
+    names = [line.split()[0] for line in body.splitlines() if not line.startswith(" ")]
     assert names == list(registry)
+    assert "budget_policy=" in footer and "kernel_approx=" in footer
     for pname, p in registry["pa1"]["params"].items():
         assert f"\n{'':16}  {pname}={p['default']!r}  ({p['valid']})\n" in text
 

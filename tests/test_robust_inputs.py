@@ -191,3 +191,23 @@ def test_compiled_canonical_check_equals_the_numpy_one():
         expected = all(np.all(np.diff(indices[a:b]) > 0) for a, b in zip(indptr[:-1], indptr[1:]))
         for ptr in (indptr.astype(np.int32), indptr.astype(np.int64)):
             assert _core._csr_increasing(indices, ptr) == expected
+
+
+def test_compiled_finite_check_equals_the_numpy_one():
+    """``_core._all_finite`` against ``np.isfinite(...).all()``: NaN, +-inf and the
+    extreme finite values at every position of short and long arrays (the
+    vectorised loop and its tail)."""
+    from cwkit import _core
+    specials = [np.nan, -np.nan, np.inf, -np.inf, np.finfo(float).max, -np.finfo(float).max,
+                np.finfo(float).tiny, 5e-324, -0.0, 0.0]
+    assert _core._all_finite(np.empty(0))
+    for n in (1, 2, 3, 7, 8, 9, 33):
+        for pos in range(n):
+            for v in specials:
+                a = np.linspace(-1e300, 1e300, n)
+                a[pos] = v
+                assert _core._all_finite(a) == bool(np.isfinite(a).all()), (n, pos, v)
+    a = np.ones(1_000_003)
+    a[-1] = np.nan
+    assert not _core._all_finite(a)
+    assert not _core._all_finite(a[::-1].copy())

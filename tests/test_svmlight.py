@@ -9,6 +9,7 @@ import gzip
 import io
 import lzma
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 import cwkit
 from cwkit import SvmlightError, dump_svmlight, iter_svmlight, load_svmlight, scan_svmlight
+from cwkit.sources import SvmlightSource
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 FAST = settings(max_examples=30, deadline=None,
@@ -815,3 +817,103 @@ def test_n_jobs_must_be_positive():
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="n_jobs must be a positive int"):
             load_svmlight(io.BytesIO(b"1 1:1\n"), n_jobs=bad)
+
+
+# --- pieces parsed straight into the result; the summary scan (check=False)
+
+HOSTILE = (b"1 qid:3 1:0.5 7:2\r\n\n# a: comment: with colons\n-1 2:1e-3 3:4 # tail:1\n"
+           b"   \n2 " + b" ".join(b"%d:%d.25" % (j, j) for j in range(1, 120)) + b"\n"
+           b"1\n-1 qid:1\n3 5:1.5\r\n")
+
+
+def test_bounds_count_newlines_and_colons():
+    text = bytearray(HOSTILE * 37)
+    for a, b in ((0, len(text)), (5, 5), (3, 1000), (254, 511), (0, 255), (1, 256)):
+        assert cwkit._core._svm_bounds(text, a, b) == (text.count(b"\n", a, b),
+                                                      text.count(b":", a, b))
+
+
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_pieces_in_place_at_every_block_boundary(monkeypatch, n_jobs):
+    """Blocks (and so pieces) cut at every position: blank and comment lines (gaps left by
+    the bounds), qids, CRLF, a line longer than a block; the same matrix as one thread."""
+    monkeypatch.setattr(cwkit.svmlight, "_PIECE_MIN", 1)
+    text = HOSTILE * 3
+    one = outcome(lambda: load_svmlight(io.BytesIO(text), n_jobs=1))
+    for chunk in range(1, len(HOSTILE) + 2):
+        assert outcome(lambda c=chunk: load_svmlight(io.BytesIO(text), n_jobs=n_jobs,
+                                                     chunk_size=c)) == one, chunk
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_error_in_another_threads_piece_names_its_line(monkeypatch, on_error):
+    monkeypatch.setattr(cwkit.svmlight, "_PIECE_MIN", 1)
+    good = b"1 1:1 2:2\n# c:c\n\n"       # 3 lines, 1 row
+    text = good * 40 + b"1 2:1 1:1\n" + good * 40
+    for chunk in (64, 200, len(text)):
+        for n_jobs in (1, 2, 4):
+            if on_error == "raise":
+                with pytest.raises(SvmlightError, match="line 121: feature '1:1' is out"):
+                    load_svmlight(io.BytesIO(text), n_jobs=n_jobs, chunk_size=chunk)
+            else:
+                with pytest.warns(cwkit.SvmlightWarning, match="<file>, line 121"):
+                    X, _ = load_svmlight(io.BytesIO(text), n_jobs=n_jobs, chunk_size=chunk,
+                                         on_error="skip")
+                assert X.shape == (80, 2) and X.nnz == 160
+
+
+def _scan_both(path, **kw):
+    return [outcome(lambda c=check: scan_svmlight(path, check=c, **kw))
+            for check in (True, False)]
+
+
+def _same_summary(quick, full):
+    """The same error, or the same summary but ``nnz`` (None in a summary scan)."""
+    if full[0] and full[0][0][0] == "error":
+        return quick == full
+    return (quick[1] == full[1] and quick[0][2] == repr(None)
+            and quick[0][:2] + quick[0][3:] == full[0][:2] + full[0][3:])
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(svm_files(), st.sampled_from(["auto", True, False]), st.sampled_from([None, 3]))
+def test_summary_scan_equals_full_scan_on_valid_files(text, zero_based, hash_bits):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "f.svm"
+        path.write_bytes(text)
+        full, quick = _scan_both(path, zero_based=zero_based, hash_bits=hash_bits)
+    assert _same_summary(quick, full)     # (an error: an index 0 with zero_based=False)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(files_with_bad_lines())
+def test_summary_scan_on_bad_files_raises_the_full_error_or_defers_it(text):
+    """A bad token it reads: the full scan's error; one it skips: found by the pass that
+    reads the rows, which then raises the full scan's error (SvmlightSource)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "f.svm"
+        path.write_bytes(text)
+        full, quick = _scan_both(path)
+        src = SvmlightSource(path, batch_size=3)
+        streamed = outcome(lambda: [c[0].shape for c in src.scan().chunks()])
+    if quick[0] and quick[0][0][0] == "error":
+        assert quick == full
+    if full[0] and full[0][0][0] == "error":
+        assert streamed[0] == full[0]
+    else:
+        assert _same_summary(quick, full)
+
+
+def test_summary_scan_defers_what_it_cannot_tell(tmp_path):
+    cases = [(b"1 1:1\n-0 2:1\n0 1:1\n", "auto"),  # labels -0.0 and 0.0: the full scan's set
+             (b"1 1:1\n-1 0:1 2:1\n", False),     # index 0 with zero_based=False: its error
+             (b"1,2 1:1\n", "auto")]               # a label list: the full scan's error
+    for text, zero_based in cases:
+        path = tmp_path / "f.svm"
+        path.write_bytes(text)
+        full, quick = _scan_both(path, zero_based=zero_based)
+        assert quick == full
+    stream = outcome(lambda: scan_svmlight(io.BytesIO(b"1 1:1 3:1\n"), check=False))
+    assert stream[0][2] == "2"                  # a stream is scanned in full (nnz)

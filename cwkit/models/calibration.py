@@ -152,10 +152,15 @@ class Calibration:
         n = len(codes)
         if n == 0:
             return
-        keep = min(n, self.window)
-        pos = (self.seen + n - keep + np.arange(keep)) % self.window
-        self.scores[pos] = scores[n - keep:]
-        self.labels[pos] = codes[n - keep:]
+        if n == 1:     # (partial_fit on one row: no index arrays)
+            pos = self.seen % self.window
+            self.scores[pos] = scores[0]
+            self.labels[pos] = codes[0]
+        else:
+            keep = min(n, self.window)
+            pos = (self.seen + n - keep + np.arange(keep)) % self.window
+            self.scores[pos] = scores[n - keep:]
+            self.labels[pos] = codes[n - keep:]
         self.seen += n
         self._slopes = None
 

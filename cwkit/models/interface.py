@@ -51,7 +51,8 @@ class ModelSpec:
     kernel, gamma, degree, coef0, budget, budget_policy
         Kernel models (shapes "kernel_first_order", "kernel_second_order"): the
         kernel ("linear", "poly", "rbf") and its parameters, the most support
-        vectors kept (0: no budget) and the policy removing one.
+        vectors kept (0: no budget) and the policy removing one; ``dual_average``:
+        a first-order kernel model keeps the average of its dual coefficients.
     average : bool
         Report and score the mean of the weights after every round
         (``cwkit.models.average``).
@@ -87,6 +88,7 @@ class ModelSpec:
     coef0: float = 0.0
     budget: int = 0
     budget_policy: str = "oldest"
+    dual_average: bool = False
     average: bool = False
     name: str = ""
     owner: str = ""

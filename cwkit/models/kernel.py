@@ -40,7 +40,8 @@ SO_CHUNK = 256
 KERNELS = {"linear": _core.Kernel.KERNEL_LINEAR, "poly": _core.Kernel.KERNEL_POLY,
            "rbf": _core.Kernel.KERNEL_RBF}
 POLICIES = {"oldest": _core.BudgetPolicy.BUDGET_OLDEST,
-            "smallest": _core.BudgetPolicy.BUDGET_SMALLEST}
+            "smallest": _core.BudgetPolicy.BUDGET_SMALLEST,
+            "shrink": _core.BudgetPolicy.BUDGET_SHRINK}
 
 
 def _row_nnz(rows, order):
@@ -268,16 +269,20 @@ class FirstOrderDual(DualModel):
         self.K = spec.n_classes if spec.kind == TOP1 else None
         super().__init__(spec)
 
+    @property
+    def averaged(self):
+        return self.spec.dual_average or self.rule == _core.Rule.AVG_PERCEPTRON
+
     def coef_state(self, n):
-        avg = self.rule == _core.Rule.AVG_PERCEPTRON
-        return {"coef": np.zeros((n, self.width)), "u": np.zeros((n if avg else 0, self.width))}
+        return {"coef": np.zeros((n, self.width)),
+                "u": np.zeros((n if self.averaged else 0, self.width))}
 
     def run_chunk(self, rows, y, part, bias, out):
         cap, data, idx, start, length, sqn, aux = self.buffers(rows, part)
         n, st, spec = self.n_support, self.state, self.spec
         coef = np.zeros((cap, self.width))
         coef[:n] = st["coef"]
-        u = np.zeros((cap if self.rule == _core.Rule.AVG_PERCEPTRON else 0, self.width))
+        u = np.zeros((cap if self.averaged else 0, self.width))
         u[:len(st["u"])] = st["u"]
         result = _core.kernel_fo_pass(
             rows.view, y, part, bias, *self.kernel_args(), self.rule, spec.C, spec.alpha,
@@ -290,15 +295,14 @@ class FirstOrderDual(DualModel):
         return result
 
     def dual_coef(self, last=False):
-        """(n, 1 or K): the coefficients of f (the average for the averaged perceptron,
-        unless `last`: then those of its last iterate)."""
+        """(n, 1 or K): the coefficients of f, or averaged over the rounds:
+        (u_j + P s coef_j) / t (see `kernel_fo_pass`); with `last`, those of the last
+        iterate (what the model without averaging has)."""
         st = self.state
         aux = st["aux"]
         c = aux[_core.AUX_S] * st["coef"]
-        if self.rule == _core.Rule.AVG_PERCEPTRON and not last:
-            t = aux[_core.AUX_T]
-            if t > 0:
-                c = ((t + 1.0) * c - st["u"]) / t
+        if self.averaged and not last and aux[_core.AUX_T] > 0:
+            return (st["u"] + aux[_core.KAUX_P] * c) / aux[_core.AUX_T]
         return c
 
     def scores(self, rows, bias, last=False):

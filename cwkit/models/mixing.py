@@ -161,6 +161,10 @@ def combine_diagonal(mu, sigma, c):
     mu, sigma = np.asarray(mu), np.asarray(sigma)
     c = np.asarray(c).reshape((-1,) + (1,) * (mu.ndim - 1))
     certain = sigma == 0
+    if not certain.any():     # the usual case, the same operations without the masks
+        prec = 1.0 / sigma
+        P = (c * prec).sum(axis=0)
+        return (c * prec * mu).sum(axis=0) / P, 1.0 / P
     with np.errstate(divide="ignore", invalid="ignore"):
         prec = np.where(certain, 0.0, 1.0 / np.where(certain, 1.0, sigma))
         P = (c * prec).sum(axis=0)
