@@ -141,8 +141,8 @@ class Learner:
         ``multiclass`` / ``k`` for the model; ``params`` take precedence.
     tested : bool
         The model will be tested: it averages its weights (``average=True``) unless
-        ``params`` set ``average`` or its form has no average (the kernel forms but
-        the Perceptron's), and its test error is counted for the average and for
+        ``params`` set ``average`` or its form has no average (the second-order and
+        mini-batch kernel forms), and its test error is counted for the average and for
         the last iterate (:meth:`test_errors`). The online mistakes, counted before
         each update, are the same either way.
 
@@ -257,7 +257,7 @@ class Learner:
 def make_tested(name, params, tested=True, own=None):
     """``(estimator, last)``: ``cwkit.make(name, **params)``, averaging when ``tested``
     unless ``own`` (the parameters the user set; default ``params``) sets ``average`` or
-    the form has no average (a kernel form but the Perceptron's); ``last``: whether it
+    the form has no average (a second-order or mini-batch kernel form); ``last``: whether it
     was made averaging here, so that its last iterate is tested too
     (``_predict_last``, the model ``average=False`` gives, from the same state)."""
     est = make(name, **params)
@@ -482,7 +482,7 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
         Test rows, evaluated (against their stored labels) after training. With test
         rows (``test``, a generated test set, ``cv`` folds) every learner averages its
         weights unless its ``params`` set ``average`` (a form without an average, the
-        kernel forms but the Perceptron's, is tested as it is): ``test_error`` is the
+        second-order and mini-batch kernel forms, is tested as it is): ``test_error`` is the
         averaged model's and ``last_test_error`` its last iterate's, both from the
         same run (the last iterate is the model ``average=False`` gives); with
         ``average`` set, ``test_error`` is that model's and ``last_test_error`` None.

@@ -384,12 +384,18 @@ def test_last_iterate_is_the_model_without_averaging_bit_for_bit(case, task, spa
     assert np.array_equal(plain._predict_last(Xs), plain.predict(Xs))
 
 
+@pytest.mark.parametrize("budget", [None, 7])
+@pytest.mark.parametrize("name", ["avg-perceptron", "pa1", "reg-pa"])
 @pytest.mark.parametrize("multiclass", ["binary", "top1", "ovr"])
-def test_kernel_avg_perceptron_last_iterate_is_the_kernel_perceptron(multiclass):
+def test_kernel_last_iterate_is_the_kernel_model_without_averaging(multiclass, name,
+                                                                   budget):
     X, y = _data("binary" if multiclass == "binary" else "top1", n=30)
-    p = {} if multiclass == "binary" else {"multiclass": multiclass}
-    plain = cwkit.make("perceptron", kernel="rbf", gamma=0.5, **p).fit(X, y)
-    avg = cwkit.make("avg-perceptron", kernel="rbf", gamma=0.5, **p).fit(X, y)
+    p = {"kernel": "rbf", "gamma": 0.5, "budget": budget}
+    if multiclass != "binary":
+        p["multiclass"] = multiclass
+    plain = cwkit.make("perceptron" if name == "avg-perceptron" else name, **p).fit(X, y)
+    avg = cwkit.make(name, **p, **({} if name == "avg-perceptron" else {"average": True}))
+    avg.fit(X, y)
     rows = avg._rows(X)
     assert np.array_equal(avg._model.last_scores(rows, avg._bias),
                           plain.decision_function(X))

@@ -207,20 +207,25 @@ def test_without_test_rows_nothing_is_averaged():
     assert Learner(AlgoSpec("pa"), {}, np.unique(y), {}, tested=True).model.average
 
 
-def test_a_kernel_form_without_average_is_tested_as_it_is():
+def test_kernel_forms_average_where_they_can():
+    """A first-order kernel form averages its dual coefficients (both errors); a
+    second-order one has no average and is tested as it is (``test_error`` only)."""
     from cwkit.evaluate import evaluate
 
     X, y, Xt, yt = _split()
-    specs = [AlgoSpec("pa1", {"kernel": "rbf", "gamma": 0.1}, label="pa1-rbf"),
-             AlgoSpec("avg-perceptron", {"kernel": "rbf", "gamma": 0.1}, label="avg-rbf")]
+    k = {"kernel": "rbf", "gamma": 0.1}
+    specs = [AlgoSpec("pa1", k, label="pa1-rbf"), AlgoSpec("avg-perceptron", k, label="avg"),
+             AlgoSpec("arow", k, label="arow-rbf")]
     task = evaluate(ArraySource(X, y, "train"), specs, test=ArraySource(Xt, yt, "test"))
-    pa, avg = task["results"]
-    assert pa["failed"] is None and pa["last_test_error"] is None
-    assert pa["test_error"] == _error(make("pa1", kernel="rbf", gamma=0.1).fit(X, y), Xt, yt)
-    plain = make("perceptron", kernel="rbf", gamma=0.1).fit(X, y)
-    assert avg["test_error"] == _error(make("avg-perceptron", kernel="rbf", gamma=0.1)
-                                       .fit(X, y), Xt, yt)
-    assert avg["last_test_error"] == _error(plain, Xt, yt)
+    pa, avg, arow = task["results"]
+    for res, name, plain in ((pa, "pa1", "pa1"), (avg, "avg-perceptron", "perceptron")):
+        assert res["failed"] is None
+        averaged = make(name, **k) if name == "avg-perceptron" else make(name, **k,
+                                                                          average=True)
+        assert res["test_error"] == _error(averaged.fit(X, y), Xt, yt)
+        assert res["last_test_error"] == _error(make(plain, **k).fit(X, y), Xt, yt)
+    assert arow["failed"] is None and arow["last_test_error"] is None
+    assert arow["test_error"] == _error(make("arow", **k).fit(X, y), Xt, yt)
 
 
 @pytest.mark.parametrize("options", [{"cv": 3}, {"repeats": 3, "shuffle": True}],

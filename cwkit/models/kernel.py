@@ -297,7 +297,7 @@ class FirstOrderDual(DualModel):
     def dual_coef(self, last=False):
         """(n, 1 or K): the coefficients of f, or averaged over the rounds:
         (u_j + P s coef_j) / t (see `kernel_fo_pass`); with `last`, those of the last
-        iterate even when averaged."""
+        iterate (what the model without averaging has)."""
         st = self.state
         aux = st["aux"]
         c = aux[_core.AUX_S] * st["coef"]
