@@ -348,6 +348,12 @@ def _fill_calibration(est, files, path):
 def load(path):
     """Load an estimator saved by :func:`save`.
 
+    A file of the previous release's state layouts (the former averaging
+    wrapper's ``avg_u``/``avg_t``, kernel models' 5-value ``aux``) is upgraded to
+    today's exactly: same decisions, and the same continued learning where the
+    rule is unchanged (a kernel model with an "oldest" budget now shrinks first,
+    the Forgetron [DSS08], from the support set it holds).
+
     Raises
     ------
     ModelFileError
@@ -357,7 +363,8 @@ def load(path):
         sorted, state arrays of the wrong shape or dtype, NaN or inf, negative
         variances or other broken invariants of the model's state
         (:meth:`cwkit.models.interface.Model.state_problem`).  Never another
-        exception for the file's content.
+        exception for the file's content.  Also for an averaged multi-class
+        AdaGrad model of the previous release, which is not upgraded: refit it.
     """
     path = os.fspath(path)
     files = _read_archive(path)

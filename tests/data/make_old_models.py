@@ -38,7 +38,8 @@ MODELS = {
 def rows():
     """12 rows of 2 features; binary and 3-class labels."""
     X = np.random.default_rng(0).normal(size=(12, 2))
-    return X, (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int), np.argmax(np.c_[X, 0.2 * np.ones(len(X))], axis=1)
+    y3 = np.argmax(np.c_[X, np.full(len(X), 0.2)], axis=1)
+    return X, (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int), y3
 
 
 if __name__ == "__main__":
