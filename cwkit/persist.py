@@ -43,10 +43,10 @@ def _former_name(key):
 
 #: The state array that the lazy sum ``u`` of averaging is shaped as (the first of
 #: these a model has), and whether the previous release's ``avg_u`` is its transpose.
-SUMMED = {"mu": True, "vv": False, "W": False, "w": False, "v": False}
+SUMMED = {"mu": True, "vv": False, "W": False, "w": False, "v": False, "G": False}
 
 
-def _upgrade_averaged(files, path):
+def _upgrade_averaged(files, path, params):
     """An averaged model of the previous release whose driver kept no lazy sum
     (full covariance, multi-class SOP and AdaGrad, top-k, mini-batch PA, L1-PA).
 
@@ -54,16 +54,12 @@ def _upgrade_averaged(files, path):
     reports, transposed ((D,) or (D, K)), and ``avg_t``, T.  Today the driver keeps
     the same sum as ``u``: flat, shaped as the weights' array of its state, then T
     (:func:`cwkit.models.average.mean_of_rounds`); top-k first-order rules keep it
-    shaped as v, T being the round count of ``aux`` (w = v: their scale stays 1).
-    One-vs-rest models keep one per class: column c of ``avg_u``.
+    shaped as v, T being the round count of ``aux`` (w = v: their scale stays 1);
+    AdaGrad keeps sums of its weights instead (:func:`_adagrad_sums`).  One-vs-rest
+    models keep one per class: column c of ``avg_u``.  `params`: the estimator's.
     """
     u, T = files.pop("state/avg_u"), files.pop("state/avg_t", None)
     names = {k[len("state/"):] for k in files if k.startswith("state/")}
-    if any(n.rpartition("/")[2] == "G" for n in names):
-        raise ModelFileError(
-            f"{path}: an averaged multi-class AdaGrad model of an earlier cwkit: this cwkit "
-            "keeps its average as the sums of the closed-form weights (acc), and does not "
-            "convert the former lazy sum (avg_u) into them; refit the model with this cwkit")
     prefixes = sorted({n.rpartition("/")[0] for n in names})
     if T is None or T.shape != (1,) or u.ndim != 2 and prefixes != [""]:
         raise ModelFileError(f"{path}: damaged cwkit model file (avg_u and avg_t, the lazy "
@@ -71,10 +67,24 @@ def _upgrade_averaged(files, path):
     sums = {"": u} if prefixes == [""] else {f"{c}/": u[:, c] for c in range(u.shape[1])}
     for prefix, s in sums.items():
         base = next((b for b in SUMMED if prefix + b in names), None)
-        if base == "v":
+        if base == "G":
+            files[f"state/{prefix}acc"] = _adagrad_sums(files, prefix, s, T[0], params)
+        elif base == "v":
             files[f"state/{prefix}u"] = s
         elif base is not None:
             files[f"state/{prefix}u"] = np.append((s.T if SUMMED[base] else s).ravel(), T)
+
+
+def _adagrad_sums(files, prefix, u, T, params):
+    """AdaGrad-RDA's ``acc`` from the former lazy sum `u` after T rounds: the sums
+    of the weights over the rounds 1..r_i, then the r_i (``adagrad_pass``); here
+    every r_i = T and the sums are sum_t w_t = (T + 1) w_T - u, w_T the weights
+    in closed form from its sums of subgradients (``rda_weights``)."""
+    g, G = files[f"state/{prefix}u"], files[f"state/{prefix}G"]
+    w = np.empty(g.size)
+    _core.rda_weights(g.ravel(), G.ravel(), files[f"state/{prefix}aux"][_core.AUX_T],
+                      params["eta"], params["lam"], params["delta"], w)
+    return np.concatenate([(T + 1.0) * w - u.ravel(), np.full(g.size, T)])
 
 
 def _upgrade_kernel(files, prefix):
@@ -105,18 +115,18 @@ def _upgrade_kernel(files, prefix):
 OLD_KAUX_SIZE = 5
 
 
-def _upgrade(files, path):
+def _upgrade(meta, files, path):
     """Bring the state arrays of a file written by the previous release (the same
     format version) to today's layout, in place."""
     try:
         if "state/avg_u" in files:
-            _upgrade_averaged(files, path)
+            _upgrade_averaged(files, path, meta["params"])
         for key in [k for k in files if k.endswith("sv_indptr")]:
             prefix = key[len("state/"):-len("sv_indptr")]
             aux = files.get(f"state/{prefix}aux")
             if aux is not None and aux.shape == (OLD_KAUX_SIZE,):
                 _upgrade_kernel(files, prefix)
-    except (ValueError, TypeError, IndexError) as exc:     # arrays that do not fit together
+    except (ValueError, TypeError, IndexError, KeyError) as exc:   # arrays that do not fit
         if isinstance(exc, ModelFileError):
             raise
         raise ModelFileError(f"{path}: damaged cwkit model file ({exc})") from None
@@ -363,14 +373,13 @@ def load(path):
         sorted, state arrays of the wrong shape or dtype, NaN or inf, negative
         variances or other broken invariants of the model's state
         (:meth:`cwkit.models.interface.Model.state_problem`).  Never another
-        exception for the file's content.  Also for an averaged multi-class
-        AdaGrad model of the previous release, which is not upgraded: refit it.
+        exception for the file's content.
     """
     path = os.fspath(path)
     files = _read_archive(path)
     meta = _read_meta(files, path)
     classes = _read_classes(meta, files, path)
-    _upgrade(files, path)
+    _upgrade(meta, files, path)
     est = _build(meta, classes, files, path)
     _fill_state(est, files, path)
     _fill_calibration(est, files, path)

@@ -26,12 +26,10 @@ _spec = importlib.util.spec_from_file_location("make_old_models", DATA / "make_o
 old = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(old)
 
-#: Files that today's cwkit refuses, and the reason it gives.
-REFUSED = {"avg_adagrad": "averaged multi-class AdaGrad model of an earlier cwkit"}
 #: Files whose model continues under a rule that changed: the "oldest" budget of the
 #: first-order duals now shrinks first (the Forgetron), so no fit of today's matches.
 NEW_RULE = {"k_pa1_budget"}
-LOADED = sorted(set(old.MODELS) - set(REFUSED))
+LOADED = sorted(old.MODELS)
 #: Budgeted files: the old file does not record how many support vectors were ever
 #: added (the Forgetron's M), which rules with their own shrinkage never read.
 BUDGETED = {"k_regpa_budget"}
@@ -92,13 +90,6 @@ def test_old_budgeted_model_continues_under_the_forgetron(files):
     aux = est._model.state["aux"]
     assert aux[cwkit._core.KAUX_Q] > 0 and aux[cwkit._core.KAUX_N] == 4
     assert np.isfinite(est.decision_function(X)).all()
-
-
-@pytest.mark.parametrize("name, reason", REFUSED.items())
-def test_old_file_that_cannot_be_upgraded_is_refused(files, name, reason):
-    with pytest.raises(cwkit.ModelFileError, match=reason) as info:
-        cwkit.load(files / f"{name}.cwk")
-    assert "damaged" not in str(info.value) and "refit" in str(info.value)
 
 
 def test_old_averaged_sums_are_checked(files, tmp_path):
