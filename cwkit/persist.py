@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import registry
+from . import _core, registry
 from ._atomic import atomic_write
 from .models.size import ModelSizeError, state_size
 
@@ -39,6 +39,97 @@ def _former_name(key):
     (``"n_pend"``, or ``"<class>/n_pend"`` of a one-vs-rest model)."""
     prefix, _, name = key.rpartition("/")
     return prefix + "/" * bool(prefix) + RENAMED_STATE.get(name, name)
+
+
+#: The state array that the lazy sum ``u`` of averaging is shaped as (the first of
+#: these a model has), and whether the previous release's ``avg_u`` is its transpose.
+SUMMED = {"mu": True, "vv": False, "W": False, "w": False, "v": False, "G": False}
+
+
+def _upgrade_averaged(files, path, params):
+    """An averaged model of the previous release whose driver kept no lazy sum
+    (full covariance, multi-class SOP and AdaGrad, top-k, mini-batch PA, L1-PA).
+
+    It held ``avg_u``, the lazy sum u = sum_t t (w_t - w_{t-1}) of the weights it
+    reports, transposed ((D,) or (D, K)), and ``avg_t``, T.  Today the driver keeps
+    the same sum as ``u``: flat, shaped as the weights' array of its state, then T
+    (:func:`cwkit.models.average.mean_of_rounds`); top-k first-order rules keep it
+    shaped as v, T being the round count of ``aux`` (w = v: their scale stays 1);
+    AdaGrad keeps sums of its weights instead (:func:`_adagrad_sums`).  One-vs-rest
+    models keep one per class: column c of ``avg_u``.  `params`: the estimator's.
+    """
+    u, T = files.pop("state/avg_u"), files.pop("state/avg_t", None)
+    names = {k[len("state/"):] for k in files if k.startswith("state/")}
+    prefixes = sorted({n.rpartition("/")[0] for n in names})
+    if T is None or T.shape != (1,) or u.ndim != 2 and prefixes != [""]:
+        raise ModelFileError(f"{path}: damaged cwkit model file (avg_u and avg_t, the lazy "
+                             "sum of averaging, do not fit together)")
+    sums = {"": u} if prefixes == [""] else {f"{c}/": u[:, c] for c in range(u.shape[1])}
+    for prefix, s in sums.items():
+        base = next((b for b in SUMMED if prefix + b in names), None)
+        if base == "G":
+            files[f"state/{prefix}acc"] = _adagrad_sums(files, prefix, s, T[0], params)
+        elif base == "v":
+            files[f"state/{prefix}u"] = s
+        elif base is not None:
+            files[f"state/{prefix}u"] = np.append((s.T if SUMMED[base] else s).ravel(), T)
+
+
+def _adagrad_sums(files, prefix, u, T, params):
+    """AdaGrad-RDA's ``acc`` from the former lazy sum `u` after T rounds: the sums
+    of the weights over the rounds 1..r_i, then the r_i (``adagrad_pass``); here
+    every r_i = T and the sums are sum_t w_t = (T + 1) w_T - u, w_T the weights
+    in closed form from its sums of subgradients (``rda_weights``)."""
+    g, G = files[f"state/{prefix}u"], files[f"state/{prefix}G"]
+    w = np.empty(g.size)
+    _core.rda_weights(g.ravel(), G.ravel(), files[f"state/{prefix}aux"][_core.AUX_T],
+                      params["eta"], params["lam"], params["delta"], w)
+    return np.concatenate([(T + 1.0) * w - u.ravel(), np.full(g.size, T)])
+
+
+def _upgrade_kernel(files, prefix):
+    """A kernel model of the previous release: its ``aux`` (s, ||V||^2, t, n, pool
+    entries used) gets the Forgetron's Q and M and the averaging counter P
+    (``KAUX_*`` of ``_kernel.pxi``).  Q = 0 and M = n, the support vectors held:
+    what a model that never shrank has (the previous release's "oldest" budget
+    removed without shrinking; the upgraded model shrinks from now on).  P counts
+    the rounds of a first-order rule (one with the array ``u``) since its sums
+    were last brought up to date: t without averaging.  The averaged perceptron's
+    u was sum_j t_j c_j (its average ((t + 1) c - u) / t); today's is the sum of
+    the weights c over the rounds up to P ago (average (u + P c) / t): with P = 0,
+    (t + 1) c - u, the same average to the bit.
+    """
+    aux = files[f"state/{prefix}aux"]
+    new = np.zeros(_core.KAUX_SIZE)
+    new[:len(aux)] = aux
+    new[_core.KAUX_M] = aux[_core.KAUX_N]
+    u, coef = files.get(f"state/{prefix}u"), files.get(f"state/{prefix}coef")
+    if u is not None and not len(u):
+        new[_core.KAUX_P] = aux[_core.AUX_T]
+    elif u is not None and coef is not None and coef.shape == u.shape:
+        files[f"state/{prefix}u"] = (aux[_core.AUX_T] + 1.0) * (aux[_core.AUX_S] * coef) - u
+    files[f"state/{prefix}aux"] = new
+
+
+#: The length of a kernel model's ``aux`` in files of the previous release.
+OLD_KAUX_SIZE = 5
+
+
+def _upgrade(meta, files, path):
+    """Bring the state arrays of a file written by the previous release (the same
+    format version) to today's layout, in place."""
+    try:
+        if "state/avg_u" in files:
+            _upgrade_averaged(files, path, meta["params"])
+        for key in [k for k in files if k.endswith("sv_indptr")]:
+            prefix = key[len("state/"):-len("sv_indptr")]
+            aux = files.get(f"state/{prefix}aux")
+            if aux is not None and aux.shape == (OLD_KAUX_SIZE,):
+                _upgrade_kernel(files, prefix)
+    except (ValueError, TypeError, IndexError, KeyError) as exc:   # arrays that do not fit
+        if isinstance(exc, ModelFileError):
+            raise
+        raise ModelFileError(f"{path}: damaged cwkit model file ({exc})") from None
 
 
 def _jsonable(v):
@@ -267,6 +358,12 @@ def _fill_calibration(est, files, path):
 def load(path):
     """Load an estimator saved by :func:`save`.
 
+    A file of the previous release's state layouts (the former averaging
+    wrapper's ``avg_u``/``avg_t``, kernel models' 5-value ``aux``) is upgraded to
+    today's exactly: same decisions, and the same continued learning where the
+    rule is unchanged (a kernel model with an "oldest" budget now shrinks first,
+    the Forgetron [DSS08], from the support set it holds).
+
     Raises
     ------
     ModelFileError
@@ -282,6 +379,7 @@ def load(path):
     files = _read_archive(path)
     meta = _read_meta(files, path)
     classes = _read_classes(meta, files, path)
+    _upgrade(meta, files, path)
     est = _build(meta, classes, files, path)
     _fill_state(est, files, path)
     _fill_calibration(est, files, path)
