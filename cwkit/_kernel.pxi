@@ -866,3 +866,163 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     aux[KAUX_Q] = Q
     aux[KAUX_M] = M
     return counts_result(&cnt)
+
+
+cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                             const Py_ssize_t* y, Support* S, const KernelFn* kf,
+                             double* coef, Py_ssize_t K, int variant, double C, double rho,
+                             MCBPAWork* W, double* xd, double* krow, double* sqr,
+                             bint* moved, Py_ssize_t* bad) noexcept nogil:
+    """One joint top-1 update on rows[0..nb-1] over the stacked blocks ([GPA13]
+    eqs. 14-19 with [CS03]'s constraints, as `_mcbpa_update` with kk = 1): the Gram
+    matrix of the group G_ii' = k~(x_i, x_i') times the class overlap of (e_{y_i} -
+    e_{c_i}) and (e_{y_i'} - e_{c_i'}); the rows with tau_i != 0 join the support set
+    with coefficients tau_i (e_{y_i} - e_{c_i}).  Returns a Status."""
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef Py_ssize_t r, r2, c, nk, it, yr
+    cdef double kkt
+    cdef double pair[2]
+    cdef double* sc
+    moved[0] = False
+    for r in range(nb):
+        nk = get_row(R, rows[r], &x, &idx)
+        xr = dense_row(R, x, idx, nk, xd, &sqr[r])
+        kernel_row(S, kf, xr, sqr[r], krow)
+        clear_row(R, idx, nk, xd)
+        sc = W.sc + r * K
+        sv_scores(coef, S.n, K, krow, 1.0, sc)
+        if not (all_finite(sc, K) and isfinite(sqr[r])):
+            bad[0] = rows[r]
+            return NONFINITE_INPUT
+        yr = y[rows[r]]
+        top_competitors(sc, K, yr, 1, &W.comp[r], W.taken)
+        W.ell[r] = 1.0 - (sc[yr] - sc[W.comp[r]])
+        for r2 in range(r + 1):
+            pair[0] = sqr[r2]
+            pair[1] = sqr[r]
+            W.gx[r * nb + r2] = row_kernel(kf, R, rows[r2], rows[r], pair)
+        if not isfinite(W.gx[r * nb + r]):
+            bad[0] = rows[r]
+            return NONFINITE_INPUT
+    if not _mcbpa_dual(rows, nb, y, 1, variant, C, rho, False, W) and variant != BPA_LS:
+        return OK
+    if hildreth_solve(W.Q, W.ell, W.lo, W.hi, W.tau, nb, TOPK_QP_TOL, TOPK_QP_MAX_ITER,
+                      W.qwork, W.qiwork, &kkt, &it, bad) != OK:
+        bad[0] = rows[nb - 1]
+        return QP_NOT_CONVERGED
+    _mcbpa_tie_mean(rows, nb, y, K, 1, W)
+    for r in range(nb):
+        if not isfinite(W.tau[r]):
+            bad[0] = rows[nb - 1]
+            return NONFINITE_STATE
+    for r in range(nb):
+        if W.tau[r] == 0.0:
+            continue
+        moved[0] = True
+        for c in range(K):
+            coef[S.n * K + c] = 0.0
+        coef[S.n * K + y[rows[r]]] = W.tau[r]
+        coef[S.n * K + W.comp[r]] = -W.tau[r]
+        nk = get_row(R, rows[r], &x, &idx)
+        sv_append(S, x, idx, nk, sqr[r])
+    return OK
+
+
+def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
+                         const Py_ssize_t[::1] order, Py_ssize_t n_seen, double bias,
+                         int kind, double gamma, int degree, double coef0, int variant,
+                         bint sliding, Py_ssize_t B, double C, double rho, bint flush,
+                         Py_ssize_t budget, int policy, double[::1] sv_data, int[::1] sv_idx,
+                         long long[::1] sv_start, long long[::1] sv_len, double[::1] sv_sqn,
+                         double[:, ::1] coef, double[::1] aux):
+    """One pass of kernel mini-batch PA, multi-class top-1 (the grouping of `bpa_pass`):
+    every row predicted (argmax, ties to the first class) with f_c(x) = sum_j coef[j, c]
+    k~(x_j, x) from before its group, then one joint update per group
+    (`kernel_mcbpa_update`) and the budget ("oldest": the Forgetron's phi_t with
+    the largest |coef[0, c]| as the weight).  Returns (rounds, mistakes, updates,
+    loss_sum, status, position, n_left)."""
+    cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
+    cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
+                                <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
+    cdef Py_ssize_t K = coef.shape[1], t, i, lo, nb, nnz, j, c, yi, n0
+    cdef Py_ssize_t n_cols = rows.R.n_cols
+    cdef Counts cnt = counts_start(rows)
+    cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef double sqn, sig, wf
+    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
+    cdef bint moved
+    cdef Workspace ws = Workspace()
+    cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
+    cdef double* krow = ws.doubles(coef.shape[0] + 1)
+    cdef double* sqr = ws.doubles(B + 1)
+    cdef double* sc = ws.doubles(K)
+    cdef double* cp = &coef[0, 0] if coef.shape[0] > 0 else NULL
+    cdef MCBPAWork W
+    W.sc = ws.doubles(B * K + B * B + B * B + 4 * B + qp_work_size(B))
+    W.gx = W.sc + B * K
+    W.Q = W.gx + B * B
+    W.ell = W.Q + B * B
+    W.lo = W.ell + B
+    W.hi = W.lo + B
+    W.tau = W.hi + B
+    W.qwork = W.tau + B
+    W.save = NULL
+    W.taken = ws.indices(K + B + qp_iwork_size(B) + B * K + K)
+    W.comp = W.taken + K
+    W.qiwork = W.comp + B
+    W.pos = W.qiwork + qp_iwork_size(B)
+    W.grp = W.pos + B * K
+    W.stride = 0
+    with nogil:
+        for t in range(g.n):
+            i = order[t]
+            if t >= n_seen:
+                nnz = get_row(&rows.R, i, &x, &idx)
+                xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
+                kernel_row(&S, &kf, xr, sqn, krow)
+                clear_row(&rows.R, idx, nnz, xd)
+                sv_scores(cp, S.n, K, krow, 1.0, sc)
+                yi = y[i]
+                if not (all_finite(sc, K) and isfinite(sqn)) or yi < 0 or yi >= K:
+                    fail_row(&cnt, NONFINITE_INPUT, i)
+                    break
+                count_argmax(&cnt, sc, K, yi, i)
+                count_hinge(&cnt, sc[yi] - sc[competitor(sc, K, yi)])
+            nb = group_due(&g, t + 1, &lo)
+            if nb == 0:
+                continue
+            n0 = S.n
+            cnt.status = kernel_mcbpa_update(&rows.R, &order[lo], nb, &y[0], &S, &kf, cp, K,
+                                             variant, C, rho, &W, xd, krow, sqr, &moved,
+                                             &cnt.pos)
+            if cnt.status != OK:
+                break
+            if moved:
+                cnt.updates += 1
+            M += S.n - n0
+            while budget > 0 and S.n > budget:
+                j = budget_victim(&S, &kf, cp, K, policy)
+                if policy == BUDGET_OLDEST:        # [DSS08]: f <- phi f, then remove x_0
+                    sv_kernel_row(&S, &kf, 0, xd, krow)
+                    sv_scores(cp, S.n, K, krow, 1.0, sc)
+                    sig = 0.0
+                    wf = 0.0
+                    for c in range(K):
+                        sig = max(sig, fabs(cp[c]))
+                        wf += cp[c] * sc[c]
+                    sig = forgetron_phi(sig, wf, &Q, M)
+                    for j in range(S.n * K):
+                        cp[j] *= sig
+                    j = 0
+                shift_rows(cp, j, S.n, K)
+                sv_remove(&S, j)
+    aux[KAUX_N] = S.n
+    aux[KAUX_USED] = S.used
+    aux[KAUX_Q] = Q
+    aux[KAUX_M] = M
+    return (*counts_result(&cnt), group_left(&g))

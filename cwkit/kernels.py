@@ -470,7 +470,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
 
 class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
     """Mini-batch PA, BPA-I / BPA-II / BPA-LS ([GPA13] Sect. 3.2), in kernel form
-    (binary; multi-class one-vs-rest).
+    (binary; multi-class top-1 or one-vs-rest).
 
     Parameters
     ----------
@@ -480,7 +480,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
         See :class:`KernelMixin`; the budget is applied after each joint update.
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
     average
-        ``multiclass`` is "ovr" for more than two classes.
+        ``multiclass`` is "ovr" (the default) or "top1" for more than two classes.
 
     Notes
     -----
@@ -490,7 +490,11 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
     BPA-LS tau = (A + rho I)^-1 l (the pseudoinverse of eq. 19, A + rho I being
     positive definite), solved as in the primal form (Hildreth's method with an
     active-set polish); every row with tau_k != 0 joins the support set with
-    coefficient tau_k y_k ([GPA13] Sect. 3.3).  Groups span calls, and the rows of
+    coefficient tau_k y_k ([GPA13] Sect. 3.3).  Top-1 over the stacked class blocks
+    ([CS03]'s constraints as in :class:`cwkit.MiniBatchPA`): with c_k the highest-scoring
+    class other than y_k and e_k = e_{y_k} - e_{c_k}, A_jk = (e_j.e_k) k~(x_j, x_k) and
+    l_k = 1 - (f_{y_k}(x_k) - f_{c_k}(x_k)); the row joins with coefficients tau_k e_k.
+    Groups span calls, and the rows of
     an incomplete group are applied provisionally to the reported model, as in
     :class:`cwkit.MiniBatchPA`.
     """

@@ -245,39 +245,65 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=1.0, a=1.0, r=1.
         yield list(ids), mu[:, None].copy(), Z.copy(), mistake
 
 
-def bpa_run(variant, X, y, B, C, kernel, kp, bias=1.0, budget=None, policy="oldest"):
+def bpa_run(variant, X, y, B, C, kernel, kp, bias=1.0, budget=None, policy="oldest",
+            K=None):
     """Kernel mini-batch PA (block groups) in numpy: after every row, the reported
     (support row ids, coef) -- the pending group applied provisionally -- and the
     mistake of the row, predicted with the model from before its group.  The budget
-    removes after each group's update until at most `budget` are left."""
+    removes after each group's update until at most `budget` are left.
+
+    Binary (K None, y = +-1): coef (n,), A_jk = y_j y_k k~(x_j, x_k), l_k = 1 - y_k f(x_k)
+    ([GPA13] eqs. 14-19).  Top-1 (K classes, y = codes): over the stacked blocks, e_k =
+    e_{y_k} - e_{c_k} with c_k the highest-scoring class other than y_k (ties to the
+    smaller), A_jk = (e_j.e_k) k~(x_j, x_k), l_k = 1 - (f_{y_k} - f_{c_k})(x_k); coef (n, K)
+    with rows tau_k e_k."""
     from reference_steps import bpa_tau
-    ids, coef, Q, M = [], np.zeros(0), 0.0, 0.0
+    ids, coef, Q, M = [], np.zeros((0, K or 1)), 0.0, 0.0
+
+    def scores(ids, coef, rows):
+        """f (len(rows), K or 1) of the support set."""
+        if not ids:
+            return np.zeros((len(rows), coef.shape[1]))
+        return gram(X[rows], X[ids], kernel, bias=bias, **kp) @ coef
+
+    def directions(f, group):
+        if K is None:
+            return y[group][:, None].astype(float), 1.0 - y[group] * f[:, 0]
+        E = np.zeros((len(group), K))
+        ell = np.zeros(len(group))
+        for r, i in enumerate(group):
+            c = int(np.argmax(np.where(np.arange(K) == y[i], -np.inf, f[r])))
+            E[r, y[i]], E[r, c] = 1.0, -1.0
+            ell[r] = 1.0 - (f[r, y[i]] - f[r, c])
+        return E, ell
 
     def update(ids, coef, group, Q, M):
-        Xg = X[group]
-        f = coef @ gram(X[ids], Xg, kernel, bias=bias, **kp) if ids else np.zeros(len(group))
-        A = np.outer(y[group], y[group]) * gram(Xg, Xg, kernel, bias=bias, **kp)
-        tau = bpa_tau(A, 1.0 - y[group] * f, variant=variant, C=C)
+        E, ell = directions(scores(ids, coef, group), group)
+        A = (E @ E.T) * gram(X[group], X[group], kernel, bias=bias, **kp)
+        tau = bpa_tau(A, ell, variant=variant, C=C)
         keep = tau != 0
         ids = ids + [g for g, k in zip(group, keep) if k]
-        coef = np.append(coef, (tau * y[group])[keep])
+        coef = np.vstack([coef, (tau[:, None] * E)[keep]])
         M += keep.sum()
         while budget is not None and len(ids) > budget:
-            j, W, Q = _budget_step(X, ids, coef[:, None], Q, M, policy, policy == "oldest",
+            j, W, Q = _budget_step(X, ids, coef, Q, M, policy, policy == "oldest",
                                    kernel, kp, bias)
             del ids[j]
-            coef = np.delete(W[:, 0], j)
+            coef = np.delete(W, j, 0)
         return ids, coef, Q, M
+
+    def shown(coef):
+        return coef[:, 0].copy() if K is None else coef.copy()
 
     start = 0
     for i in range(len(X)):
-        f = coef @ gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else 0.0
-        mistake = y[i] * f <= 0
+        f = scores(ids, coef, [i])[0]
+        mistake = y[i] * f[0] <= 0 if K is None else int(np.argmax(f)) != y[i]
         group = list(range(start, i + 1))
         if len(group) == B:
             ids, coef, Q, M = update(ids, coef, group, Q, M)
             start = i + 1
-            yield list(ids), coef.copy(), mistake
+            yield list(ids), shown(coef), mistake
         else:
-            shown = update(ids, coef, group, Q, M)
-            yield shown[0], shown[1], mistake
+            ids_i, coef_i = update(ids, coef, group, Q, M)[:2]
+            yield ids_i, shown(coef_i), mistake

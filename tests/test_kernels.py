@@ -229,7 +229,8 @@ def test_budget_larger_than_rounds_is_unbudgeted(name):
 def test_dense_and_csr_agree_and_save_load(tmp_path):
     Xs, X, y = data(n=60, K=3, seed=8, sparse=True)
     for name, extra in (("pa1", {}), ("arow", {"multiclass": "ovr"}), ("cw", {}),
-                        ("avg-perceptron", {"multiclass": "ovr"}), ("bpa2", {"batch_size": 4})):
+                        ("avg-perceptron", {"multiclass": "ovr"}), ("bpa2", {"batch_size": 4}),
+                        ("bpa2", {"batch_size": 4, "multiclass": "top1"})):
         d = cwkit.make(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(X, y)
         s = cwkit.make(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(Xs, y)
         # training is identical; test-time scores are matrix products (BLAS rounding)
@@ -291,8 +292,6 @@ def test_refusals():
             cwkit.make(name, kernel="rbf", average=True)
     assert cwkit.make("reg-pa", kernel="rbf").budget_policy == "shrink"
     _, X, y = data(n=20, K=3)
-    with pytest.raises(ValueError, match="multiclass='ovr'"):
-        cwkit.make("bpa1", kernel="rbf", multiclass="top1").fit(X, y)
     assert type(cwkit.make("pa1", kernel="linear")) is cwkit.PassiveAggressive
     est = cwkit.make("pa1", kernel="rbf").fit(X, y)
     assert not hasattr(est, "coef_")
@@ -359,11 +358,14 @@ def test_minibatch_every_round(variant, sparse):
 
 
 @pytest.mark.parametrize("variant", ["bpa1", "bpa2", "bpa-ls"])
-@pytest.mark.parametrize("B", [1, 4])
-def test_minibatch_degree_one_poly_is_the_primal_rule(variant, B):
+@pytest.mark.parametrize("B,window", [(1, "block"), (4, "block"), (8, "sliding")])
+def test_minibatch_degree_one_poly_is_the_primal_rule(variant, B, window):
+    # sliding: a row joins the support set once per window it is in (up to B times)
     Xin, X, y = data(n=50, seed=14)
-    primal = cwkit.make(variant, batch_size=B, C=0.5).fit(X, y)
-    dual = cwkit.make(variant, batch_size=B, C=0.5, kernel="poly", degree=1, gamma=1.0).fit(X, y)
+    kw = dict(batch_size=B, C=0.5, window=window)
+    primal = cwkit.make(variant, **kw).fit(X, y)
+    dual = cwkit.make(variant, kernel="poly", degree=1, gamma=1.0, **kw).fit(X, y)
+    assert dual.n_support_ <= B * 50
     assert dual.mistakes_ == primal.mistakes_
     np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
                                rtol=1e-9, atol=1e-9)
@@ -384,6 +386,66 @@ def test_minibatch_budget(policy, variant):
     big = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4, budget=61).fit(X, y)
     free = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4).fit(X, y)
     np.testing.assert_array_equal(big.dual_coef_, free.dual_coef_)
+
+
+@pytest.mark.parametrize("variant", ["bpa1", "bpa2", "bpa-ls"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_minibatch_top1_every_round(variant, sparse):
+    Xin, X, y = data(n=30, K=3, seed=16, sparse=sparse)
+    kp = {"gamma": 0.4}
+    kw = dict(kernel="rbf", batch_size=4, C=0.5, multiclass="top1", **kp)
+    est = cwkit.make(variant, **kw)
+    mistakes = 0
+    for i, (ids, coef, mistake) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", kp, K=3)):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[0, 1, 2])
+        mistakes += mistake
+        assert est.mistakes_ == mistake
+        _check_round(est, X, ids, coef)
+    assert len(ids) > 8
+    fitted = cwkit.make(variant, **kw).fit(Xin, y)
+    assert fitted.mistakes_ == mistakes
+    np.testing.assert_allclose(fitted.decision_function(Xin), est.decision_function(Xin),
+                               rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("variant", ["bpa1", "bpa2", "bpa-ls"])
+@pytest.mark.parametrize("B,window", [(1, "block"), (4, "block"), (3, "sliding")])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_minibatch_top1_degree_one_poly_is_the_primal_rule(variant, B, window, fit_intercept):
+    Xin, X, y = data(n=60, K=4, seed=17)
+    kw = dict(batch_size=B, C=0.5, window=window, multiclass="top1",
+              fit_intercept=fit_intercept)
+    primal = cwkit.make(variant, **kw)
+    dual = cwkit.make(variant, kernel="poly", degree=1, gamma=1.0, **kw)
+    for i in range(0, 60, 7):        # calls that split the groups
+        primal.partial_fit(X[i:i + 7], y[i:i + 7], classes=[0, 1, 2, 3])
+        dual.partial_fit(X[i:i + 7], y[i:i + 7], classes=[0, 1, 2, 3])
+        assert dual.mistakes_ == primal.mistakes_, i
+        np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
+                                   rtol=1e-9, atol=1e-9)
+    assert primal.mistakes_ > 0
+    w = dual.dual_coef_ @ dual.support_vectors_.toarray()
+    np.testing.assert_allclose(w, primal.coef_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(dual.intercept_, primal.intercept_, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("policy", ["oldest", "smallest"])
+@pytest.mark.parametrize("variant", ["bpa1", "bpa-ls"])
+def test_minibatch_top1_budget(policy, variant):
+    _, X, y = data(n=50, K=3, seed=18)
+    kw = dict(kernel="rbf", gamma=0.5, batch_size=4, C=0.5, multiclass="top1")
+    est = cwkit.make(variant, budget=6, budget_policy=policy, **kw)
+    for i, (ids, coef, _) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", {"gamma": 0.5},
+                                               budget=6, policy=policy, K=3)):
+        est.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1, 2])
+        _check_round(est, X, ids, coef)
+        assert len(ids) <= 6
+    assert len(ids) == 6
+    big = cwkit.make(variant, budget=51, budget_policy=policy, **kw).fit(X, y)
+    free = cwkit.make(variant, **kw).fit(X, y)
+    assert big.mistakes_ == free.mistakes_
+    np.testing.assert_array_equal(big.dual_coef_, free.dual_coef_)
+    np.testing.assert_array_equal(big.decision_function(X), free.decision_function(X))
 
 
 def test_random_fourier_features_approximate_the_rbf_kernel():

@@ -44,6 +44,7 @@ TABLE = {
     ("kernel_first_order", TOP1): kernel.FirstOrderDual,
     ("kernel_first_order", OVR): partial(kernel.KernelOneVsRest, binary=kernel.FirstOrderDual),
     ("kernel_minibatch", BINARY): kernel.MiniBatchDual,
+    ("kernel_minibatch", TOP1): kernel.MiniBatchDual,
     ("kernel_minibatch", OVR): partial(kernel.KernelOneVsRest, binary=kernel.MiniBatchDual),
     ("kernel_second_order", BINARY): kernel.SecondOrderDual,
     ("kernel_second_order", TOP1): kernel.SecondOrderDual,

@@ -121,15 +121,18 @@ class DualModel(Model):
     #: support vectors one update may add before the budget removes any
     per_update = 1
 
+    #: times a row may join the support set in one pass (a sliding window's B updates)
+    repeats = 1
+
     def buffers(self, rows, part):
         """Working copies of the support set with room for the rows of `part`."""
         n = self.n_support
-        cap = n + len(part)
+        cap = n + self.repeats * len(part)
         if self.spec.budget > 0:
             cap = min(cap, self.spec.budget + self.per_update)
         st = self.state
         nnz = len(st["sv_data"])
-        room = nnz + _row_nnz(rows, part)
+        room = nnz + self.repeats * _row_nnz(rows, part)
         data = np.zeros(room)
         idx = np.zeros(room, dtype=np.int32)
         data[:nnz] = st["sv_data"]
@@ -409,18 +412,22 @@ class SecondOrderDual(DualModel):
 
 
 class MiniBatchDual(DualModel):
-    """Mini-batch PA, BPA-I / BPA-II / BPA-LS, in dual form (binary): the support set,
-    ``coef`` (n, 1), and the rows of an incomplete group carried to the next call
+    """Mini-batch PA, BPA-I / BPA-II / BPA-LS, in dual form: binary, or top-1 over the
+    stacked blocks (support items (x_j, tau_j (e_{y_j} - e_{c_j}))): the support set,
+    ``coef`` (n, 1 or K), and the rows of an incomplete group carried to the next call
     (``pend``, ``pend_y``, ``n_pend``) as in :class:`cwkit.models.minibatch.BinaryBPA`;
     the reported model applies that group provisionally (block windows)."""
 
     def __init__(self, spec):
         self.per_update = spec.batch_size
+        self.repeats = spec.batch_size if spec.sliding else 1
+        self.K = spec.n_classes if spec.kind == TOP1 else None
+        self.width = self.K or 1
         super().__init__(spec)
 
     def coef_state(self, n):
         B = self.spec.batch_size
-        return {"coef": np.zeros((n, 1)), "pend": np.zeros((B, self.n_features)),
+        return {"coef": np.zeros((n, self.width)), "pend": np.zeros((B, self.n_features)),
                 "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
 
     def run(self, rows, y, order, bias, scores_out=None, flush=False):
@@ -441,15 +448,23 @@ class MiniBatchDual(DualModel):
             order = np.concatenate([np.arange(n_pend), order + n_pend])
         cap, data, idx, start, length, sqn, aux = self.buffers(rows, order)
         n = self.n_support
-        coef = np.zeros(cap)
-        coef[:n] = st["coef"][:, 0]
-        *result, n_left = _core.kernel_bpa_pass(
-            rows.view, y, order, n_pend, bias, *self.kernel_args(),
-            BPA_VARIANTS.index(spec.bpa_variant), spec.sliding, spec.batch_size, spec.C,
-            spec.rho, flush, spec.budget, POLICIES[spec.budget_policy], data, idx, start,
-            length, sqn, coef, aux, np.empty(0) if scores_out is None else scores_out)
+        coef = np.zeros((cap, self.width))
+        coef[:n] = st["coef"]
+        grouping = (BPA_VARIANTS.index(spec.bpa_variant), spec.sliding, spec.batch_size,
+                    spec.C, spec.rho, flush, spec.budget, POLICIES[spec.budget_policy],
+                    data, idx, start, length, sqn)
+        if self.K:
+            *result, n_left = _core.kernel_bpa_top1_pass(
+                rows.view, y.astype(np.intp), order, n_pend, bias, *self.kernel_args(),
+                *grouping, coef, aux)
+        else:
+            coef = coef[:, 0].copy()
+            *result, n_left = _core.kernel_bpa_pass(
+                rows.view, y, order, n_pend, bias, *self.kernel_args(), *grouping, coef,
+                aux, np.empty(0) if scores_out is None else scores_out)
+            coef = coef[:, None]
         self.compact(data, idx, start, length, sqn, aux)
-        st["coef"] = coef[:int(aux[_core.KAUX_N]), None].copy()
+        st["coef"] = coef[:int(aux[_core.KAUX_N])].copy()
         result = PassResult(*result)
         if result.status == _core.Status.OK:
             tail = order[len(order) - n_left:]
@@ -474,14 +489,18 @@ class MiniBatchDual(DualModel):
 
     def scores(self, rows, bias):
         model = self.reported(bias)
-        return model.scores_and_v(rows, bias, model.state["coef"])[0][:, 0]
+        out = model.scores_and_v(rows, bias, model.state["coef"])[0]
+        return out if self.K else out[:, 0]
 
     def invariants(self):
         yield from super().invariants()
         st, B = self.state, self.spec.batch_size
         yield counts("n_pend, the number of rows carried over,", st["n_pend"], 0, B - 1)
-        yield "pend_y must be -1 or +1", bool(
-            (np.abs(st["pend_y"][:int(st["n_pend"][0])]) == 1).all())
+        pend_y = st["pend_y"][:int(st["n_pend"][0])]
+        if self.K:
+            yield counts("pend_y, class codes,", pend_y, 0, self.K - 1)
+        else:
+            yield "pend_y must be -1 or +1", bool((np.abs(pend_y) == 1).all())
 
 
 class KernelOneVsRest(OneVsRest):
