@@ -2,11 +2,13 @@
 
 A *source* (:mod:`cwkit.sources`) yields the rows of a task as chunks ``(X, y, index)``
 in their stored order, ``index`` being each row's position in the task. :func:`evaluate`
-reads a source once per pass and feeds every chunk to every algorithm: each row is
-predicted with the state before its round, then learnt (progressive validation; [AROW13]
-Sect. 2, [LMC09] Sect. 2). Label noise, cross-validation folds and held-out tuning runs
-are functions of ``(seed, index)``, so nothing per row is stored and memory stays bounded
-by the chunk size (and the shuffle window when shuffling). :func:`train` fits one
+reads a source once per pass and feeds every chunk, validated once, to every algorithm
+(the algorithms of a chunk at once, on threads; their results are those of one after
+another): each row is predicted with the state before its round, then learnt
+(progressive validation; [AROW13] Sect. 2, [LMC09] Sect. 2). Label noise,
+cross-validation folds and held-out tuning runs are functions of ``(seed, index)``, so
+nothing per row is stored and memory stays bounded by the chunk size (and the shuffle
+window when shuffling). :func:`train` fits one
 learner on a source the same way, for ``cwkit train``.
 """
 import contextlib
@@ -162,7 +164,8 @@ class Learner:
     examples, mistakes, updates : int
         Rounds, online mistakes against the clean labels, rounds that changed the model.
     seconds : float
-        Time spent learning.
+        Time spent learning (wall time; the learners of a chunk learn at once on threads,
+        so their times overlap).
     curve : list of (int, int)
         ``(examples, mistakes)`` points when a run records a curve.
     failed : ValueError, MemoryError or None
