@@ -18,6 +18,7 @@ import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -363,7 +364,10 @@ def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index):
         with _capturing():
             futures = [pool.submit(_outcome, lr, X, y_clean, y_train, flipped)
                        for lr in active]
-            outcomes = [f.result() for f in futures]
+            try:
+                outcomes = [f.result() for f in futures]
+            finally:    # (Ctrl-C: every learner's counters settled, its warnings caught)
+                futures_wait(futures)
     for lr, exc in zip(active, outcomes):
         if exc is not None:
             lr.failed = exc

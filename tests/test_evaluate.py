@@ -325,3 +325,30 @@ def test_threaded_eval_equals_one_learner_after_another(monkeypatch):
     assert arow["failed"]["row"] == 301 and arow["failed"]["error"] == "boom"
     assert len(pa["notes"]) == 1 and pa["notes"][0].startswith("RuntimeWarning: pa warns")
     assert threaded["results"][2]["notes"] == [] and threaded["results"][2]["failed"] is None
+
+
+def test_threaded_eval_interrupted_in_a_learner_settles_the_others(monkeypatch):
+    """Ctrl-C reaching one learner's thread stops the run once the other learners of the
+    chunk are done, each with counters that match the rows it learnt."""
+    from cwkit import evaluate as ev
+    from cwkit.evaluate import Interrupted
+
+    monkeypatch.setattr(ev.os, "cpu_count", lambda: 2)
+    pa_class = type(make("pa"))
+    pa_fit = pa_class.partial_fit
+
+    def interrupted(self, X, y, *args, **kwargs):
+        self._calls = getattr(self, "_calls", 0) + 1
+        if self._calls == 3:
+            raise KeyboardInterrupt
+        return pa_fit(self, X, y, *args, **kwargs)
+
+    monkeypatch.setattr(pa_class, "partial_fit", interrupted)
+    X, y = datasets.make_twonorm(300, random_state=0)
+    with pytest.raises(Interrupted) as info:
+        ev.evaluate(ArraySource(X, y, "twonorm", batch_size=64),
+                    [AlgoSpec("pa"), AlgoSpec("arow")])
+    pa, arow = info.value.result["results"]
+    assert pa["examples"] == 128 and arow["examples"] in (128, 192)
+    n = arow["examples"]
+    assert arow["mistakes"] == make("arow").partial_fit(X[:n], y[:n]).mistakes_
