@@ -232,8 +232,14 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
     X itself); other sparse formats are converted, float32 is upcast.  Raises ValueError for
     NaN/inf, a wrong number of features, a non-2-D input or sparse index arrays
     out of bounds (:func:`check_structure`).
+
+    X may be `Rows` this function made: rows validated once for several models (the
+    learners of ``cwkit.evaluate``, through their ``partial_fit``), only checked
+    against ``n_features`` again.
     """
-    if issparse(X):
+    if isinstance(X, Rows):
+        n, d = X.n_rows, X.n_features
+    elif issparse(X):
         if X.dtype.kind == "c":
             raise ValueError(f"Complex data not supported: {name} has complex values")
         if X.ndim != 2:
@@ -285,7 +291,8 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
             raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
                              f"(row {bad})")
         view = _core.RowView(X.reshape(-1), _EMPTY_I32, _EMPTY_I64, _dense_idx(d), d)
+    rows = X if isinstance(X, Rows) else Rows(X, view, n, d)
     if n_features is not None and d != n_features:
         raise ValueError(f"{name} has {d} features, but {owner} is expecting "
                          f"{n_features} features as input")
-    return Rows(X, view, n, d)
+    return rows

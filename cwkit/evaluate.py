@@ -2,21 +2,29 @@
 
 A *source* (:mod:`cwkit.sources`) yields the rows of a task as chunks ``(X, y, index)``
 in their stored order, ``index`` being each row's position in the task. :func:`evaluate`
-reads a source once per pass and feeds every chunk to every algorithm: each row is
-predicted with the state before its round, then learnt (progressive validation; [AROW13]
-Sect. 2, [LMC09] Sect. 2). Label noise, cross-validation folds and held-out tuning runs
-are functions of ``(seed, index)``, so nothing per row is stored and memory stays bounded
-by the chunk size (and the shuffle window when shuffling). :func:`train` fits one
+reads a source once per pass and feeds every chunk, validated once, to every algorithm
+(the algorithms of a chunk at once, on threads; their results are those of one after
+another): each row is predicted with the state before its round, then learnt
+(progressive validation; [AROW13] Sect. 2, [LMC09] Sect. 2). Label noise,
+cross-validation folds and held-out tuning runs are functions of ``(seed, index)``, so
+nothing per row is stored and memory stays bounded by the chunk size (and the shuffle
+window when shuffling). :func:`train` fits one
 learner on a source the same way, for ``cwkit train``.
 """
+import contextlib
 import itertools
+import os
+import threading
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._lazy import issparse
+from ._rowdata import as_rows
 from ._lazy import sparse as sp
 from . import datasets
 from .models.interface import ModelError
@@ -43,6 +51,7 @@ _MODEL_FAILURES = (ValueError, MemoryError)  # what stops one learner, not the r
 _FOLD_STREAM = 3  # the row_uniform stream of the cross-validation folds (1, 2: label noise)
 _TUNE_SEED_OFFSET = 7919  # the shuffled tuning run's seed is the trial's seed plus this
 _UNTESTED = (None, None)  # (test error, last iterate's) of a learner without either
+_caught = threading.local()  # .notes: the warnings of the learner this thread runs
 
 
 @dataclass
@@ -156,7 +165,8 @@ class Learner:
     examples, mistakes, updates : int
         Rounds, online mistakes against the clean labels, rounds that changed the model.
     seconds : float
-        Time spent learning.
+        Time spent learning (wall time; the learners of a chunk learn at once on threads,
+        so their times overlap).
     curve : list of (int, int)
         ``(examples, mistakes)`` points when a run records a curve.
     failed : ValueError, MemoryError or None
@@ -230,17 +240,17 @@ class Learner:
         """
         t0 = time.perf_counter()
         mistakes, updates = self.mistakes, self.updates
+        _caught.notes = caught = []
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
+            with _capturing() if _capturing.depth == 0 else contextlib.nullcontext():
                 mistakes += self._partial_fit(X, y_train, y_clean if flipped.any() else None)
         except _MODEL_FAILURES:
             self.updates = updates
             raise
         finally:
+            _caught.notes = None
             self.seconds += time.perf_counter() - t0
-            for w in caught:
-                text = f"{w.category.__name__}: {w.message}"
+            for text in caught:
                 self.notes[text] = self.notes.get(text, 0) + 1
         self.mistakes = mistakes
         self.examples += y_clean.size
@@ -271,6 +281,34 @@ def make_tested(name, params, tested=True, own=None):
     return est, True
 
 
+@contextlib.contextmanager
+def _capturing():
+    """Every warning shown (filter "always") while learners learn goes to the notes of
+    the learner of the thread that emits it (``_caught.notes``); others are shown as
+    before. ``warnings.catch_warnings`` swaps process-wide state, so the learners of a
+    threaded run share one capture, entered by the thread that runs them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            notes = getattr(_caught, "notes", None)
+            if notes is None:
+                shown(message, category, filename, lineno, file, line)
+            else:
+                notes.append(f"{category.__name__}: {message}")
+
+        warnings.showwarning = show
+        _capturing.depth += 1
+        try:
+            yield
+        finally:
+            _capturing.depth -= 1
+
+
+_capturing.depth = 0  # captures entered (a learner in a threaded run enters none)
+
+
 def _note_lines(notes):
     return [text + (f" ({count} times)" if count > 1 else "") for text, count in notes.items()]
 
@@ -286,32 +324,63 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
     seen = 0
     if progress is not None:
         progress.start_run(label)
-    for pass_no in range(passes):
-        for X, y_clean, y_train, flipped, index in _stream(source, cfg, pass_no):
-            for piece in _pieces(y_clean.size, seen, curve_every):
-                # (a whole chunk as is: slicing a CSR matrix copies it)
-                Xp = X if piece.stop - piece.start == y_clean.size else X[piece]
-                for lr in learners:
-                    if lr.failed is not None:
-                        continue
-                    try:
-                        lr.learn(Xp, y_clean[piece], y_train[piece], flipped[piece])
-                    except _MODEL_FAILURES as exc:
-                        lr.failed = exc
-                        lr.failed_at = int(index[piece][lr.failed_offset])
-                seen += piece.stop - piece.start
-                if curve_every and seen % curve_every == 0:
-                    for lr in learners:
-                        if lr.failed is None:
-                            lr.curve.append((seen, lr.mistakes))
-            if progress is not None:
-                progress.update(seen, learners)
+    workers = min(len(learners), os.cpu_count() or 1)
+    with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
+        for pass_no in range(passes):
+            for X, y_clean, y_train, flipped, index in _stream(source, cfg, pass_no):
+                for piece in _pieces(y_clean.size, seen, curve_every):
+                    # (a whole chunk as is: slicing a CSR matrix copies it)
+                    Xp = X if piece.stop - piece.start == y_clean.size else X[piece]
+                    _learn_piece(pool, learners, Xp, y_clean[piece], y_train[piece],
+                                 flipped[piece], index[piece])
+                    seen += piece.stop - piece.start
+                    if curve_every and seen % curve_every == 0:
+                        for lr in learners:
+                            if lr.failed is None:
+                                lr.curve.append((seen, lr.mistakes))
+                if progress is not None:
+                    progress.update(seen, learners)
     if curve_every:
         for lr in learners:
             if lr.failed is None and (not lr.curve or lr.curve[-1][0] != seen):
                 lr.curve.append((seen, lr.mistakes))
     if progress is not None:
         progress.end_run()
+
+
+def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index):
+    """Every learner not failed learns the piece: at once on the threads of ``pool`` (the
+    compiled passes release the GIL; each learner has its own state and counters, so the
+    results are those of one after another), or one after another without a pool."""
+    active = [lr for lr in learners if lr.failed is None]
+    if len(active) > 1 and y_clean.size > 1:   # (one row: a model's own one-row path)
+        try:    # once for all: each model's partial_fit takes the validated rows
+            X = as_rows(X)
+        except _MODEL_FAILURES:
+            pass    # each learner fails as it would on its own, with its own message
+    if pool is None or len(active) < 2:
+        outcomes = [_outcome(lr, X, y_clean, y_train, flipped) for lr in active]
+    else:
+        with _capturing():
+            futures = [pool.submit(_outcome, lr, X, y_clean, y_train, flipped)
+                       for lr in active]
+            try:
+                outcomes = [f.result() for f in futures]
+            finally:    # (Ctrl-C: every learner's counters settled, its warnings caught)
+                futures_wait(futures)
+    for lr, exc in zip(active, outcomes):
+        if exc is not None:
+            lr.failed = exc
+            lr.failed_at = int(index[lr.failed_offset])
+
+
+def _outcome(learner, X, y_clean, y_train, flipped):
+    """``learner.learn`` of a piece; the model error that stopped it, or None."""
+    try:
+        learner.learn(X, y_clean, y_train, flipped)
+    except _MODEL_FAILURES as exc:
+        return exc
+    return None
 
 
 def train(source, spec, *, passes=1, shuffle=False, seed=0,

@@ -270,3 +270,85 @@ def test_grid_chooses_by_online_mistakes_for_both_columns():
     C = tuned["tuned"]["C"]
     assert tuned["test_error"] == _error(make("pa1", C=C, average=True).fit(X, y), Xt, yt)
     assert tuned["last_test_error"] == plain["test_error"]
+
+
+# ------------------------------------------------------- learners of a chunk on threads
+
+def test_threaded_eval_equals_one_learner_after_another(monkeypatch):
+    """The learners of a chunk run on a thread pool; the task object (mistakes, updates,
+    test errors, curves, notes, the failure and its row) is the sequential run's."""
+    import threading
+
+    from cwkit import evaluate as ev
+    from cwkit.models.interface import ModelError
+
+    X, y = datasets.make_twonorm(700, random_state=0)
+    arow_class, pa_class = type(make("arow")), type(make("pa"))
+    arow_fit, pa_fit = arow_class.partial_fit, pa_class.partial_fit
+    threads = set()
+
+    def failing(self, X, y, *args, **kwargs):  # AROW fails at the 301st row it sees
+        threads.add(threading.get_ident())
+        seen = getattr(self, "_seen", 0)
+        if seen + len(y) > 300:
+            raise ModelError("arow: boom", row=300 - seen, reason="boom")
+        self._seen = seen + len(y)
+        return arow_fit(self, X, y, *args, **kwargs)
+
+    def noisy(self, *args, **kwargs):  # each call of PA warns, from its own thread
+        import warnings
+        threads.add(threading.get_ident())
+        warnings.warn(f"pa warns (c={self.C})", RuntimeWarning, stacklevel=2)
+        return pa_fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(arow_class, "partial_fit", failing)
+    monkeypatch.setattr(pa_class, "partial_fit", noisy)
+    specs = [AlgoSpec("pa"), AlgoSpec("arow"), AlgoSpec("cw"),
+             AlgoSpec("pa1", grid={"C": [0.1, 1.0]})]
+
+    def run(cores):
+        monkeypatch.setattr(ev.os, "cpu_count", lambda: cores)
+        threads.clear()
+        task = ev.evaluate(ArraySource(X[:500], y[:500], "twonorm", batch_size=64), specs,
+                           test=ArraySource(X[500:], y[500:], "test"), noise=0.1,
+                           curve_every=50, seed=3)
+        task.pop("seconds")
+        for res in task["results"]:
+            res.pop("seconds")
+        return task, len(threads)
+
+    sequential, n_seq = run(1)
+    threaded, n_threaded = run(4)
+    assert n_seq == 1 and n_threaded > 1   # the threaded run did run on threads
+    assert threaded == sequential
+    pa, arow = threaded["results"][:2]
+    assert arow["failed"]["row"] == 301 and arow["failed"]["error"] == "boom"
+    assert len(pa["notes"]) == 1 and pa["notes"][0].startswith("RuntimeWarning: pa warns")
+    assert threaded["results"][2]["notes"] == [] and threaded["results"][2]["failed"] is None
+
+
+def test_threaded_eval_interrupted_in_a_learner_settles_the_others(monkeypatch):
+    """Ctrl-C reaching one learner's thread stops the run once the other learners of the
+    chunk are done, each with counters that match the rows it learnt."""
+    from cwkit import evaluate as ev
+    from cwkit.evaluate import Interrupted
+
+    monkeypatch.setattr(ev.os, "cpu_count", lambda: 2)
+    pa_class = type(make("pa"))
+    pa_fit = pa_class.partial_fit
+
+    def interrupted(self, X, y, *args, **kwargs):
+        self._calls = getattr(self, "_calls", 0) + 1
+        if self._calls == 3:
+            raise KeyboardInterrupt
+        return pa_fit(self, X, y, *args, **kwargs)
+
+    monkeypatch.setattr(pa_class, "partial_fit", interrupted)
+    X, y = datasets.make_twonorm(300, random_state=0)
+    with pytest.raises(Interrupted) as info:
+        ev.evaluate(ArraySource(X, y, "twonorm", batch_size=64),
+                    [AlgoSpec("pa"), AlgoSpec("arow")])
+    pa, arow = info.value.result["results"]
+    assert pa["examples"] == 128 and arow["examples"] in (128, 192)
+    n = arow["examples"]
+    assert arow["mistakes"] == make("arow").partial_fit(X[:n], y[:n]).mistakes_
