@@ -6,7 +6,7 @@ runs its compiled driver; see :class:`cwkit.models.interface.Model`.
 import numpy as np
 
 from .. import _core
-from .average import lazy_mean, mean_of_rounds, round_count
+from .average import mean_of_rounds, round_count
 from .interface import Model, PassResult, counts, nonnegative, positive
 from .scoring import row_scores, sign_proba
 
@@ -169,11 +169,7 @@ class Diagonal(BinaryModel):
             spec.direct, self.state.get("u", NO_SUM)))
 
     def weights(self):
-        mu = self.last_weights()
-        if self.spec.average:
-            u = self.state["u"]
-            return lazy_mean(mu, u[:-1], u[-1])
-        return mu
+        return mean_of_rounds(self.state, self.last_weights())
 
     def last_weights(self):
         return self.state["mu_sigma"][:, MU]
@@ -286,11 +282,7 @@ class SOPDiagonal(BinaryModel):
             rows.view, y, order, bias, st["vv"], st["A"], st.get("u", NO_SUM)))
 
     def weights(self):
-        w = self.last_weights()
-        if self.spec.average:
-            u = self.state["u"]
-            return lazy_mean(w, u[:-1], u[-1])
-        return w
+        return mean_of_rounds(self.state, self.last_weights())
 
     def last_weights(self):
         return self.state["vv"] / self.state["A"]
