@@ -25,6 +25,7 @@ import numpy as np
 
 from ._lazy import issparse
 from ._rowdata import as_rows
+from ._threads import block_signals
 from ._lazy import sparse as sp
 from . import datasets
 from .models.interface import ModelError
@@ -325,7 +326,9 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
     if progress is not None:
         progress.start_run(label)
     workers = min(len(learners), os.cpu_count() or 1)
-    with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
+    pool = (ThreadPoolExecutor(workers, initializer=block_signals) if workers > 1
+            else contextlib.nullcontext())
+    with pool as pool:
         for pass_no in range(passes):
             for X, y_clean, y_train, flipped, index in _stream(source, cfg, pass_no):
                 for piece in _pieces(y_clean.size, seen, curve_every):

@@ -38,6 +38,7 @@ from ._lazy import issparse
 from ._lazy import sparse as sp
 from . import _core
 from ._atomic import atomic_write
+from ._threads import block_signals
 
 __all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight",
            "iter_svmlight", "load_svmlight", "scan_svmlight"]
@@ -282,6 +283,7 @@ def _prefetched(iterable):
     done = object()
 
     def work():
+        block_signals()
         it = iter(iterable)
         try:
             while True:
@@ -482,6 +484,7 @@ class _Workers:
             thread.start()
 
     def _work(self):
+        block_signals()
         while (task := self.tasks.get()) is not None:
             task.run()
 

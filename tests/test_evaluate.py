@@ -1,5 +1,8 @@
 """cwkit.evaluate.train, the entry point of `cwkit train`: the model it fits is the one
 an estimator's own fit / partial_fit gives on the rows in the same order, bit for bit."""
+import os
+import signal
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -352,3 +355,46 @@ def test_threaded_eval_interrupted_in_a_learner_settles_the_others(monkeypatch):
     assert pa["examples"] == 128 and arow["examples"] in (128, 192)
     n = arow["examples"]
     assert arow["mistakes"] == make("arow").partial_fit(X[:n], y[:n]).mistakes_
+
+
+# ------------------------------------------------ signals reach the main thread
+
+def _blocked_signals(thread):
+    """The signals ``thread`` blocks, from Linux's /proc (SigBlk, a hexadecimal mask)."""
+    with open(f"/proc/self/task/{thread.native_id}/status") as f:
+        mask = int(next(ln for ln in f if ln.startswith("SigBlk:")).split()[1], 16)
+    return {s for s in (signal.SIGINT, signal.SIGTERM) if mask >> (s - 1) & 1}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux's /proc")
+def test_helper_threads_leave_sigint_to_the_main_thread(tmp_path):
+    """Every thread an eval starts (the learners' pool, the reader's prefetch and parsing
+    threads) blocks SIGINT and SIGTERM: a Ctrl-C that the operating system hands to one of
+    them would not wake the main thread waiting for it (on CPython 3.11 it could be lost)."""
+    from cwkit.evaluate import evaluate
+    from cwkit.svmlight import dump_svmlight
+
+    X, y = datasets.make_twonorm(3000, random_state=0)
+    path = tmp_path / "d.svm"
+    dump_svmlight(X, y, path)
+    seen = {}
+
+    class Look:
+        def start_run(self, label):
+            pass
+
+        def end_run(self):
+            pass
+
+        def update(self, n, learners):
+            for t in threading.enumerate():
+                if t is not threading.main_thread() and t.native_id is not None:
+                    seen.setdefault(t.name, _blocked_signals(t))
+
+    evaluate(SvmlightSource(path, batch_size=500, n_jobs=2),
+             [AlgoSpec("pa"), AlgoSpec("arow")], progress=Look())
+    names = " ".join(seen)
+    assert "cwkit-svmlight-prefetch" in names and "cwkit-svmlight-parse" in names, seen
+    assert "ThreadPoolExecutor" in names, seen
+    assert all(b == {signal.SIGINT, signal.SIGTERM} for b in seen.values()), seen
+    assert _blocked_signals(threading.main_thread()) == set()

@@ -338,7 +338,11 @@ def test_strategies():
     assert est._model.kk == 0
 
 
-@pytest.mark.parametrize("K, k", [(4, 2), (4, 3), (5, 2), (5, 3)])
+# The reference solves every round's projection with a generic solver: K = 5, k = 3 (the
+# most competitors) in the routine run, the other sizes with the slow checks (-m slow).
+@pytest.mark.parametrize("K, k", [pytest.param(4, 2, marks=pytest.mark.slow),
+                                  pytest.param(4, 3, marks=pytest.mark.slow),
+                                  pytest.param(5, 2, marks=pytest.mark.slow), (5, 3)])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize("fit_intercept", [True, False], ids=["icpt", "noicpt"])
 def test_topk_matches_reference_every_round(K, k, sparse, fit_intercept):

@@ -50,7 +50,8 @@ def graph():
 #: or those below.  Every module of the package belongs to one; the package ``cwkit``
 #: itself (its ``__init__``) sits above them all and nothing imports it back.
 LAYERS = [
-    {"cwkit._core", "cwkit._version", "cwkit._atomic", "cwkit._lazy"},         # kernels
+    {"cwkit._core", "cwkit._version", "cwkit._atomic", "cwkit._lazy",
+     "cwkit._threads"},         # kernels
     {"cwkit._params", "cwkit._rowdata", "cwkit.qp"},          # validation
     {"cwkit.models"},                                         # the model factory
     {"cwkit.base"},                                           # the estimator protocol

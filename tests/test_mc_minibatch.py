@@ -188,7 +188,8 @@ def group_update(X, codes, W0, variant, C, rho, kk, shared, fit_intercept):
 @pytest.mark.parametrize("variant,rho,shared", [
     ("bpa1", "half", False), ("bpa2", "half", False), ("bpa2", "inverse", False),
     ("bpa2", "half", True), ("bpa-ls", "half", False), ("bpa-ls", "inverse", True)])
-@pytest.mark.parametrize("kk", [1, 2, 3])
+@pytest.mark.parametrize("kk", [pytest.param(1, marks=pytest.mark.slow), 2,
+                                pytest.param(3, marks=pytest.mark.slow)])   # (1, 3: -m slow)
 def test_group_update_is_the_primal_optimum(variant, rho, shared, kk):
     rng = np.random.default_rng([VARIANTS.index(variant), kk, shared, rho == "half"])
     K = 4

@@ -13,6 +13,9 @@ import reference
 from scipy.optimize import minimize
 
 SEEDS = range(6)
+#: The top-k optimum checks (a generic solver per case): seed 0 in the routine run, the
+#: others with the slow checks (-m slow).
+TOPK_SEEDS = [0, *(pytest.param(s, marks=pytest.mark.slow) for s in SEEDS[1:])]
 SOLVER_RTOL = 1e-7
 
 
@@ -704,7 +707,7 @@ TOPK_CASES = [("pa", {}, "per-constraint"), ("pa1", {"C": 0.1}, "per-constraint"
               ("pa2", {"C": 0.4}, "shared")]
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", TOPK_SEEDS)
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("rule,params,slack", TOPK_CASES)
 def test_pa_topk_step_is_primal_optimum(rule, params, slack, k, seed):
@@ -717,7 +720,7 @@ def test_pa_topk_step_is_primal_optimum(rule, params, slack, k, seed):
     close(W_ref, W_opt)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", TOPK_SEEDS)
 @pytest.mark.parametrize("k", [1, 3])
 @pytest.mark.parametrize("covariance", ["diag", "full"])
 def test_arow_topk_step_is_primal_optimum(covariance, k, seed):

@@ -1,0 +1,21 @@
+"""Helper threads that leave signals to the main thread.
+
+A process-directed signal such as SIGINT (Ctrl-C) is delivered by the operating system to
+any thread that does not block it. When a helper thread receives it while the main thread
+is blocked waiting for that helper's result, Python records the signal but the waiting main
+thread is not woken; on CPython 3.11 a helper thread that then runs Python code can even
+clear the interpreter's "signal pending" flag, so the main thread never raises
+KeyboardInterrupt and the run goes on. Every thread cwkit starts therefore blocks the
+signals Python handles, so that they always reach the main thread.
+"""
+import signal
+
+_SIGNALS = {s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None))
+            if s is not None}
+
+
+def block_signals():
+    """Block SIGINT and SIGTERM in the calling (helper) thread; a no-op where threads have
+    no signal mask (Windows)."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
