@@ -432,8 +432,9 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
         ``"confidence"``: the KL-minimising combination of Gaussians ([MDCW10]; CW,
         AROW, SOP only); ``"touched"``: each weight moves by the mean of the changes
         of the shards that changed it in the round, so that a change made by one shard
-        only is kept whole (first-order rules: perceptron, PA and their kin; helps on
-        sparse data whose shards see different features, docs/scaling.md);
+        only is kept whole (first-order rules: perceptron, avg-perceptron, pa, pa1, pa2,
+        pa-ls, reg-pa, l2-pa, soft-reg-pa; it helps the PA rules on sparse data whose
+        shards see different features, docs/scaling.md);
         ``"auto"``: ``"confidence"`` for Gaussian-weight rules, else ``"average"``.
         See :mod:`cwkit.models.mixing` for what each means per kind of state, and for
         averaged models (``average=True``).
@@ -477,6 +478,13 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
     One shard and ``rounds=R`` without shuffling make R passes in the stored order
     (mixing one model is the identity): the model equals ``fit`` with
     ``n_passes=R``, bit for bit.
+
+    ``"touched"`` mixes the round's start ``w_0`` and the shards' models ``w_i`` as
+    ``w_j = w_0j + sum_i (w_ij - w_0j) / n_j``, ``n_j`` the number of shards with
+    ``w_ij != w_0j`` (``w_j = w_0j`` where ``n_j = 0``): the uniform mean of [IPM10]
+    taken, weight by weight, over the shards that moved it.  Averaged first-order
+    models (``average=True``, avg-perceptron) report the mean of the shards' averaged
+    vectors under every first-order rule.
     """
     distributed = _require_dask()
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
