@@ -140,7 +140,8 @@ def accuracy(client, name, algos, train, test, rounds, parts, mixings, out):
         seq = sequential(algo, params, train, rounds, X_test, y_test)
         row = {"data": name, "algo": algo, "sequential": seq["errors"], "mixed": {}}
         for mix in mixings:
-            if mix == "confidence" and algo not in ("cw", "arow", "sop"):
+            gaussian = algo in ("cw", "arow", "sop")
+            if (mix == "confidence" and not gaussian) or (mix == "touched" and gaussian):
                 continue
             for p in parts:
                 res = distributed_run(client, algo, params, train, rounds, mix, X_test,
@@ -233,9 +234,10 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--skip", choices=("timing", "accuracy", "real"), action="append",
                     default=[])
-    ap.add_argument("--algos", default="pa1,arow,cw", help="of pa1 (C=0.1), arow (r=0.1), cw")
+    ap.add_argument("--algos", default="pa1,arow,cw",
+                    help="of pa1 (C=0.1), pa, perceptron, arow (r=0.1), cw")
     ap.add_argument("--parts", default="1,2,4", help="partitions of the accuracy runs")
-    ap.add_argument("--mixings", default="average,updates,confidence")
+    ap.add_argument("--mixings", default="average,updates,confidence,touched")
     ap.add_argument("--sets", default="a9a,20ng-pc-mac,usps",
                     help="real sets of the accuracy runs (when present)")
     ap.add_argument("--json", help="write the results here")
@@ -244,7 +246,7 @@ def main(argv=None):
         train, test = synth_files(args.rows, args.test_rows, args.features)
         print(f"data {train} ({os.path.getsize(train) / 2**20:.0f} MiB), load {load()}",
               flush=True)
-    known = {"pa1": {"C": 0.1}, "arow": {"r": 0.1}, "cw": {}}
+    known = {"pa1": {"C": 0.1}, "pa": {}, "perceptron": {}, "arow": {"r": 0.1}, "cw": {}}
     algos = [(a, known[a]) for a in args.algos.split(",")]
     parts = tuple(int(p) for p in args.parts.split(","))
     mixings = tuple(args.mixings.split(","))

@@ -822,9 +822,11 @@ def _learning_options(p):
     d.add_argument("--rounds", type=_positive_int, default=1, metavar="R",
                    help="with --dask: rounds of parameter mixing, one pass per shard each "
                    "(default 1)")
-    d.add_argument("--mixing", choices=("auto", "average", "updates", "confidence"),
+    d.add_argument("--mixing", choices=("auto", "average", "updates", "confidence", "touched"),
                    default="auto", help="with --dask: how the shards' models are mixed "
-                   "(default auto: confidence for cw, arow, sop; average otherwise)")
+                   "(default auto: confidence for cw, arow, sop; average otherwise; "
+                   "touched, for first-order rules: each weight's change averaged over "
+                   "the shards that changed it)")
 
 
 def _int_at_least(lo, what, hi=None):

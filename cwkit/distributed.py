@@ -4,8 +4,9 @@ Iterative parameter mixing ([IPM10] Fig. 3): every round, each partition
 ("shard") makes one online pass over its rows starting from the mixed model,
 and the driver mixes the shards' models into the next one
 (:func:`cwkit.models.mixing.mix`: the average, weighted uniformly or by each
-shard's number of updates, or for Gaussian-weight models the KL-minimising
-combination of [MDCW10]).  The shards are read (or taken from a Dask array)
+shard's number of updates; for first-order models the average of each weight's
+changes over the shards that changed it; for Gaussian-weight models the
+KL-minimising combination of [MDCW10]).  The shards are read (or taken from a Dask array)
 by the workers and stay in their memory across rounds: only models travel,
 one down and one up per shard and round.
 
@@ -31,7 +32,7 @@ from .svmlight import SvmlightError, load_svmlight
 __all__ = ["MIXING", "WorkerLost", "cut", "fit"]
 
 #: The values of ``mixing``.
-MIXING = ("auto", "average", "updates", "confidence")
+MIXING = ("auto", "average", "updates", "confidence", "touched")
 
 _COMPRESSED = ((b"\x1f\x8b", ".gz"), (b"BZh", ".bz2"), (b"\xfd7zXZ\x00", ".xz"))
 
@@ -425,12 +426,18 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
         core), closed afterwards.
     rounds : int
         Mixing rounds: one pass of every shard per round.
-    mixing : {"auto", "average", "updates", "confidence"}
+    mixing : {"auto", "average", "updates", "confidence", "touched"}
         ``"average"``: uniform mean of the models; ``"updates"``: weighted by each
         shard's number of updates in the round ([IPM10]; uniform if none updated);
         ``"confidence"``: the KL-minimising combination of Gaussians ([MDCW10]; CW,
-        AROW, SOP only); ``"auto"``: ``"confidence"`` for those, else ``"average"``.
-        See :mod:`cwkit.models.mixing` for what each means per kind of state.
+        AROW, SOP only); ``"touched"``: each weight moves by the mean of the changes
+        of the shards that changed it in the round, so that a change made by one shard
+        only is kept whole (first-order rules: perceptron, avg-perceptron, pa, pa1, pa2,
+        pa-ls, reg-pa, l2-pa, soft-reg-pa; it helps the PA rules on sparse data whose
+        shards see different features, docs/scaling.md);
+        ``"auto"``: ``"confidence"`` for Gaussian-weight rules, else ``"average"``.
+        See :mod:`cwkit.models.mixing` for what each means per kind of state, and for
+        averaged models (``average=True``).
     shuffle : bool
         Shuffle each shard's rows every round (seeds drawn from the estimator's
         ``random_state``); else their stored order.
@@ -471,6 +478,13 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
     One shard and ``rounds=R`` without shuffling make R passes in the stored order
     (mixing one model is the identity): the model equals ``fit`` with
     ``n_passes=R``, bit for bit.
+
+    ``"touched"`` mixes the round's start ``w_0`` and the shards' models ``w_i`` as
+    ``w_j = w_0j + sum_i (w_ij - w_0j) / n_j``, ``n_j`` the number of shards with
+    ``w_ij != w_0j`` (``w_j = w_0j`` where ``n_j = 0``): the uniform mean of [IPM10]
+    taken, weight by weight, over the shards that moved it.  Averaged first-order
+    models (``average=True``, avg-perceptron) report the mean of the shards' averaged
+    vectors under every first-order rule.
     """
     distributed = _require_dask()
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
@@ -512,7 +526,7 @@ def _fit(distributed, client, estimator, data, rounds, mixing_, shuffle, partiti
     est.mistakes_ = est.n_updates_ = 0
     model = est._model
     rule, by_updates = _rule(model, mixing_)
-    if rule == "confidence":
+    if rule in ("confidence", "touched"):
         mixing.mix(model, [model.state, model.state], rule=rule)   # the check, before work
     rng = np.random.default_rng(est.random_state)
     nbytes = sum(a.nbytes for a in model.state.values())

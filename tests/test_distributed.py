@@ -122,7 +122,8 @@ def _ipm(name, params, parts, rounds, rule="average", by_updates=False):
 
 @pytest.mark.parametrize(("name", "mix"), [("pa", "average"), ("perceptron", "updates"),
                                            ("arow", "confidence"), ("sop", "auto"),
-                                           ("bpa1", "average")])
+                                           ("bpa1", "average"), ("pa1", "touched"),
+                                           ("avg-perceptron", "touched")])
 def test_byte_ranges_of_one_file_are_parameter_mixing(client, files, name, mix):
     path, X, y = files[2]
     ranges = cwd.cut(path, 2)
@@ -262,6 +263,8 @@ def test_bad_options(client, files):
     path = files[2][0]
     with pytest.raises(ValueError, match="confidence mixing combines Gaussians"):
         cwd.fit(cwkit.make("pa"), path, client=client, mixing="confidence")
+    with pytest.raises(ValueError, match="touched mixing combines the weight changes"):
+        cwd.fit(cwkit.make("arow"), path, client=client, mixing="touched")
     with pytest.raises(ValueError, match="mixing must be one of"):
         cwd.fit(cwkit.make("pa"), path, client=client, mixing="median")
     with pytest.raises(ValueError, match="rounds must be"):
@@ -311,6 +314,15 @@ def test_cli_train_one_worker_equals_passes(files, tmp_path, capsys):
     assert cli.main(["train", "--algo", "arow", "--passes", "3", path,
                      "-o", str(tmp_path / "s.cwk"), "-q"]) == 0
     _same(cwkit.load(tmp_path / "d.cwk"), cwkit.load(tmp_path / "s.cwk"))
+
+
+def test_cli_train_touched_mixing(client, files, tmp_path):
+    path = files[3][0]
+    assert cli.main(["train", "--algo", "pa1", "--dask", client.scheduler.address,
+                     "--rounds", "2", "--mixing", "touched", path, "-o",
+                     str(tmp_path / "m.cwk"), "-q"]) == 0
+    _same(cwkit.load(tmp_path / "m.cwk"),
+          cwd.fit(cwkit.make("pa1"), path, client=client, rounds=2, mixing="touched"))
 
 
 def test_cli_train_and_eval_on_a_running_scheduler(client, files, tmp_path, capsys):

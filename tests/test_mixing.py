@@ -41,7 +41,9 @@ IDS = [f"{case_id(c)}-{s}" for c, s in PARAMS]
 def test_mixing_one_state_is_the_identity(case, strategy):
     (est,) = _models(*case, strategy, n_models=1)
     state = est._model.state
-    for rule in ("average",) + (("confidence",) if case[0] in GAUSSIAN else ()):
+    rules = ("average",) + (("confidence",) if case[0] in GAUSSIAN else ()) + (
+        ("touched",) if mixing.is_first_order(est._model) else ())
+    for rule in rules:
         mixed = mixing.mix(est._model, [state], rule=rule)
         assert mixed.keys() == state.keys()
         for key in state:
@@ -88,6 +90,103 @@ def test_first_order_round_count_and_averaged_vector():
                                np.mean([e._model.weights() for e in ests], axis=0), rtol=1e-12)
 
 
+def _first_order_state(w, s=1.0, t=0.0):
+    return {"v": np.asarray(w, float) / s, "aux": np.array([s, 0.0, t]), "u": np.empty(0)}
+
+
+def test_touched_closed_form():
+    """A coordinate changed by some shards moves by the weighted mean of their changes
+    over those shards only; one no shard changed stays (w = s v; scales differ)."""
+    (est,) = _models("pa", {}, "binary", n_models=1)
+    w0 = np.array([1.0, -2.0, 0.5, 3.0, 0.25])
+    start = _first_order_state(w0, t=10.0)
+    d1 = np.array([1.0, 0.0, 2.0, 0.0, -1.0])
+    d2 = np.array([3.0, 4.0, 0.0, 0.0, 1.0])
+    states = [_first_order_state(w0 + d1, s=0.5, t=14.0), _first_order_state(w0 + d2, t=17.0)]
+    mixed = mixing.mix(est._model, states, c=[1.0, 3.0], rule="touched", start=start)
+    w = w0 + np.array([0.25 * 1.0 + 0.75 * 3.0, 4.0, 2.0, 0.0, 0.25 * -1.0 + 0.75 * 1.0])
+    np.testing.assert_allclose(mixed["v"], w, rtol=1e-15)
+    assert mixed["v"][3] == w0[3]
+    np.testing.assert_array_equal(mixed["aux"], [1.0, w @ w, 10.0 + 4.0 + 7.0])
+    even = mixing.mix(est._model, states, rule="touched", start=start)
+    np.testing.assert_allclose(even["v"], w0 + [2.0, 4.0, 2.0, 0.0, 0.0], rtol=1e-15)
+
+
+def test_touched_keeps_a_change_made_by_one_shard_whole():
+    """Shards changing disjoint coordinates: "touched" adds their changes (a sparse
+    feature one shard saw keeps that shard's weight), "average" divides each by 3."""
+    (est,) = _models("pa1", {"C": 0.3}, "binary", n_models=1)
+    rng = np.random.default_rng(3)
+    w0 = rng.normal(size=7)
+    ds = [np.where(np.arange(7) % 3 == i, rng.normal(size=7), 0.0) for i in range(3)]
+    states = [_first_order_state(w0 + d) for d in ds]
+    start = _first_order_state(w0)
+    touched = mixing.mix(est._model, states, rule="touched", start=start)
+    np.testing.assert_allclose(touched["v"], w0 + sum(ds), rtol=1e-15)
+    averaged = mixing.mix(est._model, states, rule="average", start=start)
+    np.testing.assert_allclose(averaged["v"], w0 + sum(ds) / 3, rtol=1e-14)
+
+
+def test_touched_identities():
+    """No shard changed anything: the start, bit for bit; equal shards: their model."""
+    ests = _models("perceptron", {}, "top1")
+    start = ests[0]._model.state
+    mixed = mixing.mix(ests[0]._model, [start, start, start], rule="touched", start=start)
+    np.testing.assert_array_equal(mixed["v"], start["v"])
+    one = ests[1]._model.state
+    mixed = mixing.mix(ests[0]._model, [one, one], rule="touched", start=start)
+    np.testing.assert_allclose(mixed["v"], np.atleast_2d(one["aux"])[:, 0] * one["v"],
+                               rtol=1e-12, atol=1e-15)
+
+
+FIRST_ORDER = [(c, s) for c, s in PARAMS
+               if mixing.is_first_order(_models(*c, s, n_models=1)[0]._model)]
+
+
+@pytest.mark.parametrize(("case", "strategy"), FIRST_ORDER,
+                         ids=[f"{case_id(c)}-{s}" for c, s in FIRST_ORDER])
+def test_touched_against_a_per_coordinate_loop(case, strategy):
+    ests = _models(*case, strategy, seed=4)
+    start = _models(*case, strategy, n_models=1, seed=8)[0]._model.state
+    c = np.array([0.5, 0.2, 0.3])
+    mixed = mixing.mix(ests[0]._model, [e._model.state for e in ests], c * 2.0,
+                       rule="touched", start=start)
+    target = _load(_models(*case, strategy, n_models=1, seed=99)[0], mixed)
+    assert target._model.state_problem() is None
+    W = [np.asarray(e._model.last_weights(), float) for e in ests]
+    w0 = np.asarray(_load(_models(*case, strategy, n_models=1, seed=8)[0],
+                          start)._model.last_weights(), float)
+    expect = np.empty_like(w0)
+    for j in np.ndindex(w0.shape):
+        moved = [i for i in range(3) if W[i][j] != w0[j]]
+        expect[j] = w0[j] + (sum(c[i] * (W[i][j] - w0[j]) for i in moved)
+                             / sum(c[i] for i in moved) if moved else 0.0)
+    np.testing.assert_allclose(target._model.last_weights(), expect, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("rule", ["average", "touched"])
+@pytest.mark.parametrize("name", ["avg-perceptron", "pa1", "reg-pa"])
+@pytest.mark.parametrize("strategy", ["binary", "top1"])
+def test_averaged_first_order_mixes_to_the_mean_of_the_averaged_vectors(rule, name,
+                                                                        strategy):
+    """average=True: the mixed model reports the weighted mean of the shards' averaged
+    vectors (their own round counts), whatever the rule does to the last iterate."""
+    params = {} if name == "avg-perceptron" else {"average": True}
+    ests = _models(name, params, strategy)
+    for i, e in enumerate(ests[1:]):      # unequal shards: more rows for some
+        e.partial_fit(np.random.default_rng(i).normal(size=(7 * i + 3, 4)),
+                      np.arange(7 * i + 3) % (2 if strategy == "binary" else 3))
+    start = _models(name, params, strategy, n_models=1, seed=7)[0]._model.state
+    c = np.array([0.2, 0.5, 0.3])
+    mixed = mixing.mix(ests[0]._model, [e._model.state for e in ests], c, rule=rule,
+                       start=start)
+    target = _load(_models(name, params, strategy, n_models=1, seed=5)[0], mixed)
+    assert target._model.state_problem() is None
+    np.testing.assert_allclose(target._model.weights(),
+                               sum(ci * e._model.weights() for ci, e in zip(c, ests)),
+                               rtol=1e-12, atol=1e-14)
+
+
 def test_minibatch_mix_carries_no_rows():
     ests = _models("bpa1", {"C": 0.3, "batch_size": 4}, "binary")
     assert any(e._model.state["n_pend"][0] for e in ests)
@@ -108,6 +207,13 @@ def test_confidence_is_refused_for_first_order_models():
     ests = _models("pa", {}, "binary", n_models=1)
     with pytest.raises(ValueError, match="confidence mixing combines Gaussians"):
         mixing.mix(ests[0]._model, [ests[0]._model.state], rule="confidence")
+
+
+def test_touched_is_refused_for_other_models():
+    for name in ("arow", "adagrad", "bpa1", "l1-pa"):
+        ests = _models(name, {}, "binary", n_models=1)
+        with pytest.raises(ValueError, match="touched mixing combines the weight changes"):
+            mixing.mix(ests[0]._model, [ests[0]._model.state], rule="touched")
 
 
 def test_bad_weights_and_rule():

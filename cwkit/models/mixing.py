@@ -18,9 +18,10 @@ Two rules:
       vector); the mixed state has ``v = w``, ``s = 1`` and ``||v||^2``
       recomputed.  The round count ``t`` becomes the rounds of all shards,
       ``t_0 + sum_i (t_i - t_0)`` for shards started from a state with
-      ``t_0``.  The averaged perceptron's ``u`` is set so that the mixed
-      model's averaged vector is ``sum_i c_i`` of the shards' averaged
-      vectors and its current vector ``w``;
+      ``t_0``.  With averaging (the averaged perceptron, ``average=True``)
+      the lazy sum ``u`` is set so that the mixed model's averaged vector is
+      ``sum_i c_i`` of the shards' averaged vectors (each over its own
+      rounds) and its current vector ``w`` (under either first-order rule);
     * diagonal and full Gaussians (CW, AROW, and SOP as the Gaussian with
       mean ``w`` and covariance ``A^-1``): the means and the covariances;
       for diagonal SOP ``A = sum_i c_i A_i`` and ``vv = A w``;
@@ -33,6 +34,24 @@ Two rules:
     * L1-PA: ``w`` (the mean stays in the L1 ball, which is convex);
     * one-vs-rest: each class's binary model by its own rule;
     * any other array (a statistic added later): ``sum_i c_i a_i``.
+
+    The flat lazy sum ``u`` of the other averaged models (its last entry the
+    round count T) is averaged with the rest: their averaged vector
+    ``((T + 1) w - u) / T`` is then the mean of the shards' averaged vectors
+    when the shards made equal numbers of rounds; with unequal shards, or a
+    mixed ``w`` that is not the mean (``"confidence"``), it is that formula
+    applied to the mixed ``w``, ``u`` and ``T`` (docs/scaling.md).
+
+``"touched"``
+    First-order models only: each weight moves from the start ``w_0`` by the
+    weighted mean of the changes of the shards that changed it,
+    ``w_j = w_0j + sum_i c_i (w_ij - w_0j) / sum_{i: w_ij != w_0j} c_i``
+    (``w_j = w_0j`` where none did).  Averaging divides a change that one
+    shard made (a feature only its rows hold) by the number of shards; this
+    keeps it whole, as the precision-weighted mean of ``"confidence"`` keeps
+    a weight that only one shard is sure of.  Rules whose updates rescale
+    every weight (the regularised PA family) change every coordinate: there
+    it is the average.  Every other array is mixed as by ``"average"``.
 
 ``"confidence"``
     For Gaussian-weight models (CW, AROW, SOP), the Gaussian minimising
@@ -52,16 +71,24 @@ import numpy as np
 
 from .. import _core
 from . import binary, l1, minibatch, multiclass
+from .binary import averaged_first_order
 from .ovr import OneVsRest
 
 #: The mixing rules of :func:`mix`.
-RULES = ("average", "confidence")
+RULES = ("average", "confidence", "touched")
 
 
 def is_gaussian(model):
     """Whether `model`'s state is a Gaussian over weights (``"confidence"`` applies)."""
     return isinstance(model, (binary.Diagonal, binary.Full, binary.SOPDiagonal,
                               multiclass.Diagonal, multiclass.Full, multiclass.SOPDiagonal))
+
+
+def is_first_order(model):
+    """Whether `model` keeps first-order weights ``w = s v`` (``"touched"`` applies)."""
+    if isinstance(model, OneVsRest):
+        return all(is_first_order(m) for m in model.models)
+    return isinstance(model, (binary.FirstOrder, multiclass.FirstOrder))
 
 
 def mix(model, states, c=None, rule="average", start=None):
@@ -75,10 +102,11 @@ def mix(model, states, c=None, rule="average", start=None):
         The states to mix (at least one).
     c : array-like, optional
         Mixing weights, >= 0 with a positive sum (normalised here); default uniform.
-    rule : {"average", "confidence"}
+    rule : {"average", "confidence", "touched"}
     start : dict, optional
-        The state every shard started from (its round count ``t_0``); default: none
-        (``t_0 = 0``).
+        The state every shard started from (its round count ``t_0``, and for
+        ``"touched"`` the weights ``w_0`` the changes are taken from); default: none
+        (``t_0 = 0``, ``w_0 = 0``).
 
     Returns
     -------
@@ -90,13 +118,22 @@ def mix(model, states, c=None, rule="average", start=None):
     if not states:
         raise ValueError("mix needs at least one state")
     if rule == "confidence" and not is_gaussian(model):
-        raise ValueError(f"{model.spec.name or type(model).__name__}: confidence mixing "
+        raise ValueError(f"{_name(model)}: confidence mixing "
                          "combines Gaussians over weights (cw, arow, sop); use 'average' "
                          "or 'updates'")
+    if rule == "touched" and not is_first_order(model):
+        raise ValueError(f"{_name(model)}: touched mixing combines the weight changes of "
+                         "first-order rules (perceptron, PA, ...); use 'average', 'updates' "
+                         "or 'confidence'")
     if len(states) == 1:
         return {k: np.array(v, copy=True) for k, v in states[0].items()}
     c = _weights(c, len(states))
     return _mix(model, states, c, rule, start)
+
+
+def _name(model):
+    spec = getattr(model, "spec", None)
+    return getattr(spec, "name", None) or type(model).__name__
 
 
 def _weights(c, n):
@@ -135,16 +172,19 @@ def _first_order(model, states, c, rule, start, out):
     """w = s v per aux row (one row: binary and top-1; K rows: one-vs-rest)."""
     S, T, VN2 = _core.AUX_S, _core.AUX_T, _core.AUX_VN2
     aux = [np.atleast_2d(s["aux"]) for s in states]
-    W = [(a[0, S] if s["v"].ndim == 1 else a[:, S]) * s["v"] for s, a in zip(states, aux)]
-    w = mean(W, c)
+    W = [_scaled(s) for s in states]
+    if rule == "touched":
+        w0 = np.zeros_like(W[0]) if start is None else _scaled(start)
+        w = w0 + touched([wi - w0 for wi in W], c)
+    else:
+        w = mean(W, c)
     t0 = 0.0 if start is None else np.atleast_2d(start["aux"])[:, T]
     t = t0 + sum(a[:, T] - t0 for a in aux)
     mixed_aux = np.atleast_2d(out["aux"])
-    if model.rule == _core.Rule.AVG_PERCEPTRON:
-        avg = [np.where(a[:, T] > 0, ((a[:, T] + 1.0) * wi - s["u"])
-                        / np.where(a[:, T] > 0, a[:, T], 1.0), wi)
-               for s, a, wi in zip(states, aux, W)]
-        out["u"] = (t + 1.0) * w - t * mean(avg, c)
+    if states[0]["u"].size:    # averaging: the mixed averaged vector is the shards' mean
+        avg = [averaged_first_order(s["v"], a, s["u"]) for s, a in zip(states, aux)]
+        S_T = mixed_aux[:, _core.AUX_SSUM] if mixed_aux.shape[1] > _core.AUX_SSUM else t
+        out["u"] = (S_T + 1.0) * w - t * mean(avg, c)
     out["v"] = w
     mixed_aux[:, S] = 1.0
     mixed_aux[:, T] = t
@@ -153,6 +193,21 @@ def _first_order(model, states, c, rule, start, out):
     else:
         mixed_aux[:, VN2] = np.einsum("dk,dk->k", w, w)
     out["aux"] = mixed_aux.reshape(np.shape(states[0]["aux"]))
+
+
+def _scaled(state):
+    """w = s v of a first-order state."""
+    a = np.atleast_2d(state["aux"])
+    return (a[0, _core.AUX_S] if state["v"].ndim == 1 else a[:, _core.AUX_S]) * state["v"]
+
+
+def touched(changes, c):
+    """The changes ``d_i`` of the shards mixed coordinate by coordinate over the shards
+    that changed it: ``sum_i c_i d_ij / sum_{i: d_ij != 0} c_i`` (0 where none did), so
+    that a change made by one shard only is kept whole, not divided by the shards."""
+    num = mean(changes, c)
+    den = mean([d != 0 for d in changes], c)
+    return num / np.where(den > 0, den, 1.0)
 
 
 def combine_diagonal(mu, sigma, c):
