@@ -111,16 +111,21 @@ def test_evaluate_keeps_going_past_a_failing_learner_and_reports_the_row():
         assert res["failed"]["error"].startswith("the score or squared norm")
 
 
+class _Progress:
+    """A progress reporter for :func:`cwkit.evaluate.evaluate` whose ``update`` a test
+    defines."""
+
+    def start_run(self, label):
+        pass
+
+    def end_run(self):
+        pass
+
+
 def test_evaluate_interrupted_returns_what_is_done():
     from cwkit.evaluate import Interrupted, evaluate
 
-    class StopAt:
-        def start_run(self, label):
-            pass
-
-        def end_run(self):
-            pass
-
+    class StopAt(_Progress):
         def update(self, seen, learners):
             if seen >= 128:
                 raise KeyboardInterrupt
@@ -379,13 +384,7 @@ def test_helper_threads_leave_sigint_to_the_main_thread(tmp_path):
     dump_svmlight(X, y, path)
     seen = {}
 
-    class Look:
-        def start_run(self, label):
-            pass
-
-        def end_run(self):
-            pass
-
+    class Look(_Progress):
         def update(self, n, learners):
             for t in threading.enumerate():
                 if t is not threading.main_thread() and t.native_id is not None:
