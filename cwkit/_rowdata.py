@@ -91,23 +91,30 @@ def _check_index(index, bound, name, what):
         raise _malformed(name, f"{what} hold {bad}, outside [0, {bound})")
 
 
-def _increasing(indices, indptr):
-    """Whether the indices increase strictly within each row (canonical CSR).
+def _increasing(indices, indptr, n_minor=None):
+    """Whether the indices increase strictly within each row (canonical CSR): 0 no,
+    1 yes; 2 yes and (given `n_minor`) every index in [0, n_minor), found from the
+    rows' ends.
 
     Computed, not read from scipy's cached ``has_canonical_format``, which
     indices edited in place leave stale: the kernels rely on it.
     """
-    if len(indices) < 2:
-        return True
     if indices.dtype == _I32 and indptr.dtype in _PTR and indices.flags.c_contiguous \
             and indptr.flags.c_contiguous:
-        return _core._csr_increasing(indices, indptr)   # one pass, no temporaries
-    descents = indices[1:] <= indices[:-1]
-    if len(indptr) > 2:
-        # a descent across the boundary of two rows is not one within a row
-        starts = indptr[1:-1]
-        descents[starts[(starts > 0) & (starts < len(indices))] - 1] = False
-    return not np.count_nonzero(descents)     # (faster than .any() on short rows)
+        # one pass, no temporaries
+        return _core._csr_increasing(indices, indptr, -1 if n_minor is None else n_minor)
+    if len(indices) < 2:
+        increasing = True
+    else:
+        descents = indices[1:] <= indices[:-1]
+        if len(indptr) > 2:
+            # a descent across the boundary of two rows is not one within a row
+            starts = indptr[1:-1]
+            descents[starts[(starts > 0) & (starts < len(indices))] - 1] = False
+        increasing = not np.count_nonzero(descents)   # (faster than .any() on short rows)
+    if not increasing:
+        return 0
+    return 2 if n_minor is not None and _ends_within(indices, indptr, n_minor) else 1
 
 
 def _sorted(X):
@@ -159,18 +166,18 @@ def _check_compressed(X, name, n_major, n_minor):
         indices = indices[:nnz]
     if indices.dtype.kind not in "iu":
         raise _malformed(name, f"the indices have dtype {indices.dtype}, not an integer type")
-    increasing = _increasing(indices, indptr)
-    # sorted rows are bounded by their ends (O(rows)); else one reduction over all
-    if not (increasing and _ends_within(indices, indptr, n_major, n_minor)):
+    increasing = _increasing(indices, indptr, n_minor)
+    # sorted rows are bounded by their ends (in the same pass); else one reduction over all
+    if increasing < 2:
         _check_index(indices, n_minor, name, "the indices")
-    return increasing
+    return increasing > 0
 
 
-def _ends_within(indices, indptr, n_major, n_minor):
+def _ends_within(indices, indptr, n_minor):
     """Whether the first index of every nonempty row is >= 0 and the last < n_minor."""
     if len(indices) == 0:
         return True
-    if n_major == 1:
+    if len(indptr) == 2:
         return bool(0 <= indices[0] and indices[-1] < n_minor)
     stops = indptr[1:]
     stops = stops[stops > indptr[:-1]]              # the nonempty rows

@@ -358,21 +358,30 @@ ctypedef fused _ptr_t:
     long long
 
 
-def _csr_increasing(const int[::1] indices, const _ptr_t[::1] indptr):
-    """Whether the int32 ``indices`` increase strictly within each row of ``indptr``.
+def _csr_increasing(const int[::1] indices, const _ptr_t[::1] indptr,
+                    Py_ssize_t n_cols=-1):
+    """Whether the int32 ``indices`` increase strictly within each row of ``indptr``:
+    0 no, 1 yes; 2 yes and (given ``n_cols`` >= 0) every row's first index >= 0 and
+    its last < n_cols, so that all of them lie in [0, n_cols).
 
     One pass without temporary arrays (cwkit._rowdata's check that a CSR matrix is
-    canonical).  The caller has checked indptr: from 0, nondecreasing, its last
-    entry at most ``len(indices)``.
+    canonical, and with n_cols its bound check of canonical rows); the comparisons
+    within a row are an OR of flags, which the compiler vectorises.  The caller has
+    checked indptr: from 0, nondecreasing, its last entry at most ``len(indices)``.
     """
-    cdef Py_ssize_t r, j, n = indptr.shape[0] - 1
-    cdef bint ok = True
+    cdef Py_ssize_t r, j, start, stop, n = indptr.shape[0] - 1
+    cdef int descents = 0, lo = 0, hi = -1
     with nogil:
         for r in range(n):
-            for j in range(indptr[r] + 1, indptr[r + 1]):
-                if indices[j] <= indices[j - 1]:
-                    ok = False
-                    break
-            if not ok:
+            start = indptr[r]
+            stop = indptr[r + 1]
+            if stop > start:
+                lo = min(lo, indices[start])
+                hi = max(hi, indices[stop - 1])
+            for j in range(start + 1, stop):
+                descents |= indices[j] <= indices[j - 1]
+            if descents:
                 break
-    return ok
+    if descents:
+        return 0
+    return 2 if 0 <= n_cols and 0 <= lo and hi < n_cols else 1

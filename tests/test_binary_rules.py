@@ -103,3 +103,23 @@ def test_predict_confidence_is_gaussian_probability(name, covariance):
     proba = est.predict_confidence(X)
     np.testing.assert_allclose(proba[:, 1], p, rtol=1e-10)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("intercept", [False, True])
+def test_diagonal_inverse_update_keeps_its_guards(intercept):
+    """The diagonal update 1/sigma_i += c x_i^2 computed in bulk without branches
+    (cwkit/_binary.pxi `diag_step`) gives NaN where a guard of `inv_diag_update`
+    applies: c = inf (AROW with a subnormal r) on an explicit zero feature, and a
+    collapsed variance 0 under a feature whose square overflows.  Those variances
+    must be the guarded ones (unchanged), not NaN nor an overflow error."""
+    X1 = sp.csr_matrix((np.array([1.0, 0.0, 2.0]), np.array([0, 1, 2], dtype=np.int32),
+                        np.array([0, 3])), shape=(1, 3))
+    X2 = sp.csr_matrix((np.array([1e160, 1.0]), np.array([0, 1], dtype=np.int32),
+                        np.array([0, 2])), shape=(1, 3))
+    est = cwkit.make("arow", r=1e-320, covariance="diag", fit_intercept=intercept)
+    est.partial_fit(X1, [1.0], classes=[-1.0, 1.0])
+    # c = 1/r = inf: sigma / (1 + inf) = 0 where x != 0; the stored zero keeps 1
+    np.testing.assert_array_equal(est.coef_var_[0], [0.0, 1.0, 0.0])
+    est.partial_fit(X2, [-1.0])      # x_0^2 = inf on sigma_0 = 0: stays 0
+    np.testing.assert_array_equal(est.coef_var_[0], [0.0, 0.0, 0.0])
+    assert np.all(np.isfinite(est.coef_)) and est.coef_[0, 1] < -1e159    # an update made

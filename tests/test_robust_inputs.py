@@ -178,7 +178,8 @@ def test_random_inputs_work_or_raise_a_clear_valueerror(seed):
 
 def test_compiled_canonical_check_equals_the_numpy_one():
     """``_core._csr_increasing`` (int32 indices) against the plain definition, on rows
-    sorted, unsorted, with repeats, empty, across int32 and int64 indptr."""
+    sorted, unsorted, with repeats, empty, across int32 and int64 indptr; with a bound
+    n_cols, 2 exactly when the rows are canonical and every index in [0, n_cols)."""
     from cwkit import _core
     rng = np.random.default_rng(5)
     for _ in range(300):
@@ -187,10 +188,13 @@ def test_compiled_canonical_check_equals_the_numpy_one():
         indices = rng.integers(0, 6, indptr[-1]).astype(np.int32)
         if rng.random() < 0.5:              # make most rows sorted and unique
             for a, b in zip(indptr[:-1], indptr[1:]):
-                indices[a:b] = np.sort(rng.choice(20, b - a, replace=False))
+                indices[a:b] = np.sort(rng.choice(20, b - a, replace=False) - 2)
         expected = all(np.all(np.diff(indices[a:b]) > 0) for a, b in zip(indptr[:-1], indptr[1:]))
+        n_cols = int(rng.integers(0, 20))
+        within = bool(np.all((indices >= 0) & (indices < n_cols)))
         for ptr in (indptr.astype(np.int32), indptr.astype(np.int64)):
             assert _core._csr_increasing(indices, ptr) == expected
+            assert _core._csr_increasing(indices, ptr, n_cols) == expected * (1 + within)
 
 
 def test_compiled_finite_check_equals_the_numpy_one():
