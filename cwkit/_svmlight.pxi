@@ -18,7 +18,10 @@
 # PLDI 1990, Sect. 4), otherwise the C library's strtod, correctly rounded,
 # converts a canonical copy of the token with no decimal point
 # ("<digits>e<exp>"), so the result does not depend on LC_NUMERIC.  Either way
-# the value equals Python's float() of the token bit for bit.
+# the value equals Python's float() of the token bit for bit.  The usual
+# feature token (short digit runs, no exponent) is first tried by _svm_pair,
+# which reads it 8 bytes at a time into the same digits and exponent, and
+# leaves anything else (errors included) to the byte-by-byte readers.
 #
 # Writing: `_svm_format` renders rows with Python's shortest round-tripping
 # repr into one C buffer per call: an exact fast path for up to 15 digits
@@ -71,6 +74,7 @@ cdef enum:
 
 cdef unsigned char _svm_class[256]
 cdef double _svm_pow10[23]
+cdef uint64_t _svm_pow10_u64[9]
 
 
 cdef void _svm_init_tables() noexcept:
@@ -84,6 +88,9 @@ cdef void _svm_init_tables() noexcept:
     _svm_pow10[0] = 1.0
     for b in range(1, 23):
         _svm_pow10[b] = _svm_pow10[b - 1] * 10.0   # exact: 10**22 < 2**53 * 2**22
+    _svm_pow10_u64[0] = 1
+    for b in range(1, 9):
+        _svm_pow10_u64[b] = _svm_pow10_u64[b - 1] * 10
 
 
 _svm_init_tables()
@@ -101,6 +108,62 @@ cdef enum:
 
 cdef inline bint _is_digit(unsigned char c) noexcept nogil:
     return 48 <= c <= 57
+
+
+# The usual feature token, "<index>:<value>" with short digit runs, is read 8
+# bytes at a time (SWAR, "SIMD within a register", as in [Lem21]): a
+# little-endian load puts the first byte lowest; with t = x ^ "00000000" a
+# byte is a digit iff its t <= 9, flagged without carries between bytes by
+# ((t & 0x7f..) + 0x76..) | t, and three multiply-shifts combine up to 8
+# digits into their value.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    static inline uint64_t cwkit_load_le64(const unsigned char* p) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x);
+    #endif
+        return x;
+    }
+    /* The number of trailing zero bits of m != 0. */
+    static inline int cwkit_ctz64(uint64_t m) {
+    #if defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctzll(m);
+    #else
+        int n = 0;
+        while (!(m & 1)) {
+            m >>= 1;
+            n++;
+        }
+        return n;
+    #endif
+    }
+    """
+    uint64_t cwkit_load_le64(const unsigned char* p) noexcept nogil
+    int cwkit_ctz64(uint64_t m) noexcept nogil
+
+
+cdef inline uint64_t _svm_nondigits(uint64_t x) noexcept nogil:
+    # bit 7 set in every byte of x that is not an ASCII digit
+    cdef uint64_t t = x ^ 0x3030303030303030ULL
+    return (((t & 0x7F7F7F7F7F7F7F7FULL) + 0x7676767676767676ULL) | t) & 0x8080808080808080ULL
+
+
+cdef inline uint64_t _svm_gather(uint64_t x) noexcept nogil:
+    # bit i set when byte i of x is not a digit (the flags' bits 7 gathered
+    # into the top byte by one multiplication, then shifted down)
+    return ((_svm_nondigits(x) >> 7) * 0x0102040810204080ULL) >> 56
+
+
+cdef inline uint64_t _svm_eight(uint64_t x) noexcept nogil:
+    # the value of the 8 digits in x, the first (most significant) lowest;
+    # zero bytes read as leading zeros
+    x = ((x & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8
+    x = ((x & 0x00FF00FF00FF00FFULL) * 6553601) >> 16
+    return ((x & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32
 
 
 cdef int _svm_slow_number(const unsigned char* s, const unsigned char* e,
@@ -380,6 +443,81 @@ cdef inline int _svm_index(const unsigned char* buf, Py_ssize_t ts, Py_ssize_t* 
     return SVM_OK
 
 
+cdef inline bint _svm_pair(const unsigned char* buf, Py_ssize_t ts, long long lo,
+                           long long hi, long long* idx, double* val, int* scale,
+                           Py_ssize_t* pos) noexcept nogil:
+    """The usual feature token at t = buf + ts: "<1-7 digits>:[-]<1-8 digits>",
+    optionally ".<0-8 digits>", a separator within t[:24], its index in [lo, hi].
+    Sets its index, value as +-m (the digits m < 10**16 < 2**53: exact) and f, the
+    number of fraction digits, with pos past it; the value is then +-m / 10**f,
+    one correctly rounded operation as in _svm_number, done by _svm_scale.
+    False, with nothing set, for any other token, left to the general readers.
+    Reads t[:33].
+
+    The token's shape comes from one mask of its non-digits (bit j for t[j]),
+    not from reading it byte by byte: the next token's position then depends
+    on a few bit operations, so that tokens overlap in the processor."""
+    cdef const unsigned char* t = buf + ts
+    cdef uint64_t a, y, z, mant, mask
+    cdef int n, v, p, e, k, f
+    cdef long long i
+    cdef bint neg
+    a = cwkit_load_le64(t)
+    mask = (_svm_gather(a) | (_svm_gather(cwkit_load_le64(t + 8)) << 8)
+            | (_svm_gather(cwkit_load_le64(t + 16)) << 16) | (1ULL << 24))
+    n = cwkit_ctz64(mask)
+    if n == 0 or n > 7 or t[n] != 58:          # ':'
+        return False
+    i = <long long>_svm_eight(a << (64 - 8 * n))
+    if i < lo or i > hi:
+        return False
+    mask &= mask - 1
+    v = n + 1
+    neg = t[v] == 45                           # '-'
+    if neg:
+        mask &= mask - 1
+        v += 1
+    p = cwkit_ctz64(mask)
+    k = p - v
+    if k == 0 or k > 8:
+        return False
+    y = cwkit_load_le64(t + v)
+    if t[p] == 46:                             # '.'
+        e = cwkit_ctz64(mask & (mask - 1))
+        f = e - p - 1
+        if f > 8:
+            return False
+        z = cwkit_load_le64(t + p + 1)
+        if f == 0:
+            mant = _svm_eight(y << (64 - 8 * k))
+        elif k + f <= 8:                       # the digits without the '.'
+            mant = _svm_eight((((y & ((1ULL << (8 * k)) - 1)) | (z << (8 * k)))
+                               << (64 - 8 * (k + f))))
+        else:
+            mant = (_svm_eight(y << (64 - 8 * k)) * _svm_pow10_u64[f]
+                    + _svm_eight(z << (64 - 8 * f)))
+    else:
+        e = p
+        f = 0
+        mant = _svm_eight(y << (64 - 8 * k))
+    if e >= 24 or not _svm_ends_token(t[e]):
+        return False
+    val[0] = -<double><long long>mant if neg else <double><long long>mant
+    scale[0] = f
+    idx[0] = i
+    pos[0] = ts + e
+    return True
+
+
+cdef inline void _svm_scale(double* data, const unsigned char* scale,
+                            Py_ssize_t n) noexcept nogil:
+    # data[j] /= 10**scale[j]: apart from the token loop, whose next token does
+    # not wait for the division then
+    cdef Py_ssize_t j
+    for j in range(n):
+        data[j] = data[j] / _svm_pow10[scale[j]]   # 10**0 = 1: x / 1 == x
+
+
 cdef inline Py_ssize_t _svm_next_line(const unsigned char* buf, Py_ssize_t pos,
                                       Py_ssize_t end) noexcept nogil:
     """The start of the line after the one holding buf[pos] (buf[end - 1] is b"\\n")."""
@@ -403,14 +541,21 @@ cdef inline void _svm_end_row(SvmOut* o, long long prev, long long q, Py_ssize_t
 
 
 cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t end,
-                          long long min_idx, long long max_idx, bint multilabel,
-                          bint need_qid, SvmOut* o, SvmErr* err) noexcept nogil:
+                          Py_ssize_t fast_end, long long min_idx, long long max_idx,
+                          bint multilabel, bint need_qid, SvmOut* o,
+                          SvmErr* err) noexcept nogil:
     # Parses lines in buf[pos:end]; buf[end - 1] must be b"\n" so that every
-    # scan stops inside the buffer.  On error the partial row is dropped.
+    # scan stops inside the buffer.  Feature tokens starting before fast_end
+    # are tried with _svm_pair first (it reads 33 bytes); the values from
+    # o.data[s0] on still have to be divided by 10**scale[j - s0].  On error
+    # the partial row is dropped.
     cdef Py_ssize_t line = 0
     cdef Py_ssize_t ts = 0, p, line_start = pos, row_nnz0 = 0, row_lab0 = 0
     cdef Py_ssize_t row_ts = 0
-    cdef long long idx, prev, q
+    cdef long long idx, prev, q, lo
+    cdef unsigned char scale[256]
+    cdef Py_ssize_t s0 = 0
+    cdef int f
     cdef int status = SVM_OK
     cdef int r
     cdef unsigned char k
@@ -440,6 +585,8 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
         if status != SVM_OK:
             break
         prev = -1
+        lo = max(min_idx, 0)
+        s0 = o.nnz
         while True:
             while _svm_class[buf[pos]] == _C_SPACE:
                 pos += 1
@@ -460,15 +607,18 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
                 has_qid = True
                 continue
             first = False
-            status = _svm_index(buf, ts, &p, &idx, min_idx, max_idx, prev, err)
-            if status != SVM_OK:
-                break
-            r = _svm_number(buf + p + 1, &val, &ne)
-            pos = ne - buf
-            if r != _NUM_OK or not _svm_ends_token(buf[pos]):
-                status = _svm_bad_token(
-                    buf, ts, SVM_NONFINITE_VALUE if r == _NUM_NONFINITE else SVM_BAD_VALUE, err)
-                break
+            f = 0
+            if not (ts < fast_end and _svm_pair(buf, ts, lo, max_idx, &idx, &val, &f, &pos)):
+                status = _svm_index(buf, ts, &p, &idx, min_idx, max_idx, prev, err)
+                if status != SVM_OK:
+                    break
+                r = _svm_number(buf + p + 1, &val, &ne)
+                pos = ne - buf
+                if r != _NUM_OK or not _svm_ends_token(buf[pos]):
+                    status = _svm_bad_token(
+                        buf, ts, SVM_NONFINITE_VALUE if r == _NUM_NONFINITE else SVM_BAD_VALUE,
+                        err)
+                    break
             if o.nnz >= o.cap_nnz:
                 status = SVM_CAPACITY
                 break
@@ -478,13 +628,19 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
                 o.min_tok = ts
             o.data[o.nnz] = val
             o.indices[o.nnz] = <int>idx
+            scale[o.nnz - s0] = <unsigned char>f
             o.nnz += 1
+            if o.nnz - s0 == 256:
+                _svm_scale(o.data + s0, scale, 256)
+                s0 = o.nnz
             prev = idx
+            lo = idx + 1
         if status != SVM_OK:
             break
         if need_qid and not has_qid:
             status = _svm_bad_token(buf, row_ts, SVM_MISSING_QID, err)
             break
+        _svm_scale(o.data + s0, scale, o.nnz - s0)
         _svm_end_row(o, prev, q, line, ts)
         line += 1
     err.line = line
@@ -524,6 +680,7 @@ def _svm_parse(const unsigned char[::1] buf, Py_ssize_t pos, Py_ssize_t end,
     cdef SvmOut o
     cdef SvmErr err
     cdef int status
+    cdef Py_ssize_t fast_end
     if (pos < 0 or end > buf.shape[0] or n_rows < 0 or nnz < 0 or n_labels < 0
             or indptr.shape[0] < n_rows + 1
             or (multilabel and label_ptr.shape[0] < n_rows + 1)):
@@ -552,10 +709,12 @@ def _svm_parse(const unsigned char[::1] buf, Py_ssize_t pos, Py_ssize_t end,
     o.min_line = o.min_tok = o.max_line = o.max_tok = -1
     err.line = err.tok_start = err.tok_end = 0
     err.next_line = end
+    # _svm_pair's division is exact only when double arithmetic is (see _svm_number)
+    fast_end = buf.shape[0] - 33 if FLT_EVAL_METHOD == 0 else 0
     if end > pos:
         with nogil:
-            status = _svm_parse_lines(&buf[0], pos, end, min_idx, max_idx, multilabel,
-                                      need_qid, &o, &err)
+            status = _svm_parse_lines(&buf[0], pos, end, fast_end, min_idx, max_idx,
+                                      multilabel, need_qid, &o, &err)
     else:
         status = SVM_OK
     return (status, o.n_rows, o.nnz, o.n_labels,

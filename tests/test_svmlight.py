@@ -198,6 +198,39 @@ def test_values_equal_python_float(token):
     assert same_bits(X.data, [expected])
 
 
+def _load_or_error(text):
+    try:
+        X, y = load_svmlight(io.BytesIO(text), zero_based=True)
+    except SvmlightError as exc:
+        return str(exc)
+    return X.indices.tolist(), X.data.view(np.int64).tolist(), y.view(np.int64).tolist()
+
+
+digit_runs = st.text("0123456789", max_size=10)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["", "5:1 ", "0:2 "]), digit_runs, st.sampled_from(["", "-", "+"]),
+       digit_runs, st.sampled_from(["", "."]), digit_runs,
+       st.sampled_from([" ", "\t", "#", "e1", "E-2", "x", ",", ":", ".5", "\x01"]))
+@example("", "0001", "-", "0", ".", "000000000", " ")
+@example("", "1234567", "", "12345678", ".", "12345678", " ")
+@example("", "12345678", "", "9", ".", "", " ")
+def test_feature_tokens_read_the_same_with_and_without_room_after_them(
+        before, index, sign, whole, dot, frac, after):
+    # Short feature tokens with 33 bytes or more after them are read 8 bytes at
+    # a time, the others byte by byte: values (float()'s, bit for bit) and
+    # errors must not depend on which.
+    line = f"1 {before}{index}:{sign}{whole}{dot}{frac}{after}".encode()
+    alone = _load_or_error(line + b"\n")
+    roomy = _load_or_error(line + b" \n# " + b"x" * 40 + b"\n")
+    assert roomy == alone
+    value = f"{sign}{whole}{dot}{frac}"
+    if after in (" ", "\t", "#") and index and (whole or frac) and isinstance(alone, tuple):
+        assert alone[1][-1] == np.float64(float(value)).view(np.int64)
+        assert alone[0][-1] == int(index)
+
+
 # --------------------------------------------------------------------------
 # Chunk boundaries, batches and streaming.
 
