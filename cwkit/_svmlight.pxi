@@ -640,7 +640,8 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
         if need_qid and not has_qid:
             status = _svm_bad_token(buf, row_ts, SVM_MISSING_QID, err)
             break
-        _svm_scale(o.data + s0, scale, o.nnz - s0)
+        if o.nnz > s0:
+            _svm_scale(o.data + s0, scale, o.nnz - s0)
         _svm_end_row(o, prev, q, line, ts)
         line += 1
     err.line = line
