@@ -15,8 +15,10 @@ class DiesInPass(PassiveAggressive):
         if marker and os.path.exists(marker):
             with open(marker) as f:
                 left = int(f.read())
-            if left != 0:
-                with open(marker, "w") as f:
+            if left != 0:   # replaced whole: another worker never reads a half-written file
+                tmp = f"{marker}.{os.getpid()}"
+                with open(tmp, "w") as f:
                     f.write(str(max(left - 1, -1) if left > 0 else -1))
+                os.replace(tmp, marker)
                 os._exit(1)
         return super().partial_fit(X, y, classes)
