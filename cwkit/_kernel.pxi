@@ -25,7 +25,7 @@
 # all_finite (_mc_rows.pxi).
 
 from libc.math cimport exp
-from libc.string cimport memmove
+from libc.string cimport memcpy, memmove
 
 
 cpdef enum Kernel:
@@ -947,12 +947,14 @@ cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t n
                              const Py_ssize_t* y, Support* S, const KernelFn* kf,
                              double* coef, Py_ssize_t K, int variant, double C, double rho,
                              MCBPAWork* W, double* xd, double* krow, double* sqr,
-                             bint* moved, Py_ssize_t* bad) noexcept nogil:
+                             Py_ssize_t known, bint* moved, Py_ssize_t* bad) noexcept nogil:
     """One joint top-1 update on rows[0..nb-1] over the stacked blocks ([GPA13]
     eqs. 14-19 with [CS03]'s constraints, as `_mcbpa_update` with kk = 1): the Gram
     matrix of the group G_ii' = k~(x_i, x_i') times the class overlap of (e_{y_i} -
     e_{c_i}) and (e_{y_i'} - e_{c_i'}); the rows with tau_i != 0 join the support set
-    with coefficients tau_i (e_{y_i} - e_{c_i}).  Returns a Status."""
+    with coefficients tau_i (e_{y_i} - e_{c_i}).  Rows r >= known come with their
+    scores in W.sc[r K ..] and ||x_r||^2 in sqr[r] under the current support set (their
+    prediction's: no kernel row again).  Returns a Status."""
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
@@ -962,12 +964,13 @@ cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t n
     cdef double* sc
     moved[0] = False
     for r in range(nb):
-        nk = get_row(R, rows[r], &x, &idx)
-        xr = dense_row(R, x, idx, nk, xd, &sqr[r])
-        kernel_row(S, kf, xr, sqr[r], krow)
-        clear_row(R, idx, nk, xd)
         sc = W.sc + r * K
-        sv_scores(coef, S.n, K, krow, 1.0, sc)
+        if r < known:
+            nk = get_row(R, rows[r], &x, &idx)
+            xr = dense_row(R, x, idx, nk, xd, &sqr[r])
+            kernel_row(S, kf, xr, sqr[r], krow)
+            clear_row(R, idx, nk, xd)
+            sv_scores(coef, S.n, K, krow, 1.0, sc)
         if not (all_finite(sc, K) and isfinite(sqr[r])):
             bad[0] = rows[r]
             return NONFINITE_INPUT
@@ -1015,13 +1018,14 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     """One pass of kernel mini-batch PA, multi-class top-1 (the grouping of `bpa_pass`):
     every row predicted (argmax, ties to the first class) with f_c(x) = sum_j coef[j, c]
     k~(x_j, x) from before its group, then one joint update per group
-    (`kernel_mcbpa_update`) and the budget ("oldest": the Forgetron's phi_t with
-    the largest |coef[0, c]| as the weight).  Returns (rounds, mistakes, updates,
-    loss_sum, status, position, n_left)."""
+    (`kernel_mcbpa_update`, reusing the scores of the rows predicted since the support
+    set last changed, as `kernel_bpa_pass`) and the budget ("oldest": the Forgetron's
+    phi_t with the largest |coef[0, c]| as the weight).  Returns (rounds, mistakes,
+    updates, loss_sum, status, position, n_left)."""
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
     cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
-    cdef Py_ssize_t K = coef.shape[1], t, i, lo, nb, nnz, j, c, yi, n0
+    cdef Py_ssize_t K = coef.shape[1], t, i, lo, nb, nnz, j, c, yi, n0, changed = -1, r0
     cdef Py_ssize_t n_cols = rows.R.n_cols
     cdef Counts cnt = counts_start(rows)
     cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
@@ -1035,7 +1039,10 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(coef.shape[0] + 1)
     cdef double* sqr = ws.doubles(B + 1)
+    cdef double* ssave = ws.doubles(B + 1)          # by position modulo B
+    cdef double* scsave = ws.doubles(B * K)         # (B, K), by position modulo B
     cdef double* sc = ws.doubles(K)
+    cdef double* pred
     cdef double* cp = &coef[0, 0] if coef.shape[0] > 0 else NULL
     cdef MCBPAWork W
     W.sc = ws.doubles(B * K + B * B + B * B + 4 * B + qp_work_size(B))
@@ -1061,26 +1068,35 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
                 kernel_row(&S, &kf, xr, sqn, krow)
                 clear_row(&rows.R, idx, nnz, xd)
-                sv_scores(cp, S.n, K, krow, 1.0, sc)
+                pred = scsave + (t % B) * K
+                sv_scores(cp, S.n, K, krow, 1.0, pred)
+                ssave[t % B] = sqn
                 yi = y[i]
-                if not (all_finite(sc, K) and isfinite(sqn)) or yi < 0 or yi >= K:
+                if not (all_finite(pred, K) and isfinite(sqn)) or yi < 0 or yi >= K:
                     fail_row(&cnt, NONFINITE_INPUT, i)
                     break
-                count_argmax(&cnt, sc, K, yi, i)
-                count_hinge(&cnt, sc[yi] - sc[competitor(sc, K, yi)])
+                count_argmax(&cnt, pred, K, yi, i)
+                count_hinge(&cnt, pred[yi] - pred[competitor(pred, K, yi)])
             nb = group_due(&g, t + 1, &lo)
             if nb == 0:
                 continue
+            # positions from max(n_seen, changed + 1) were predicted by this support set
+            r0 = max(0, max(n_seen, changed + 1) - lo)
+            for j in range(r0, nb):
+                memcpy(W.sc + j * K, scsave + ((lo + j) % B) * K, K * sizeof(double))
+                sqr[j] = ssave[(lo + j) % B]
             n0 = S.n
             cnt.status = kernel_mcbpa_update(&rows.R, &order[lo], nb, &y[0], &S, &kf, cp, K,
-                                             variant, C, rho, &W, xd, krow, sqr, &moved,
+                                             variant, C, rho, &W, xd, krow, sqr, r0, &moved,
                                              &cnt.pos)
             if cnt.status != OK:
                 break
             if moved:
                 cnt.updates += 1
+                changed = t
             M += S.n - n0
             while budget > 0 and S.n > budget:
+                changed = t
                 j = budget_victim(&S, &kf, cp, K, policy)
                 if policy == BUDGET_OLDEST:        # [DSS08]: f <- phi f, then remove x_0
                     sv_kernel_row(&S, &kf, 0, xd, krow)
