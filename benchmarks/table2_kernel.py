@@ -10,9 +10,12 @@ confidence interval half-width, the paper's format.
 
 Each trial's errors go to stderr as it finishes (``SET trial N: ...``), so that a run
 stopped early still gives its finished trials; the sets are independent: run one process
-per set to use several cores.
+per set to use several cores.  ``--only 14-25`` runs some of the trials (numbered from 1):
+the random draws of the others are replayed without fitting, so each trial is the one a
+single process makes, and one set's trials can be split over processes (the summary
+line then covers the trials run).
 
-usage: python benchmarks/table2_kernel.py [--trials 25] [--sets heart_scale,...]
+usage: python benchmarks/table2_kernel.py [--trials 25] [--sets heart_scale,...] [--only 1-12]
 Reads the UCI files from a folder ``shared/data/uci`` beside the project folder.
 """
 import argparse
@@ -47,8 +50,10 @@ def online_error(name, params, X, y):
     return cwkit.make(name, **params).fit(X, y).mistakes_ / len(y)
 
 
-def tune(name, fixed, X, y, rng, linear=False):
+def tune(name, fixed, X, y, rng, linear=False, fit=True):
     subs = [rng.permutation(len(y))[:len(y) // 2] for _ in range(3)]
+    if not fit:                         # a skipped trial: its draws only
+        return None
     best = None
     for C in CS:
         for g in [None] if linear else GAMMAS:
@@ -67,7 +72,11 @@ def main(argv=None):
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--linear", action="store_true",
                     help="the primal (linear) rules, C tuned alone: the same protocol")
+    ap.add_argument("--only", default=None,
+                    help="the trials to run, FIRST-LAST (from 1); default all")
     args = ap.parse_args(argv)
+    first, last = (map(int, args.only.split("-")) if args.only else (1, args.trials))
+    run = range(first - 1, min(last, args.trials))
     if not DATA.is_dir():
         sys.exit(f"the UCI files are not in {DATA}")
     print("set\t" + "\t".join(f"{n}:{p.get('batch_size', 1)}" for n, p in COLUMNS))
@@ -80,13 +89,18 @@ def main(argv=None):
             perm = rng.permutation(len(y))
             cut = int(0.75 * len(y))
             tr, te = perm[:cut], perm[cut:]
+            if t not in run:
+                for algo, fixed in COLUMNS:
+                    tune(algo, fixed, X[tr], y[tr], rng, args.linear, fit=False)
+                continue
             for c, (algo, fixed) in enumerate(COLUMNS):
                 p = tune(algo, fixed, X[tr], y[tr], rng, args.linear)
                 est = cwkit.make(algo, **p).fit(X[tr], y[tr])
                 errs[t, c] = 100 * np.mean(est.predict(X[te]) != y[te])
             print(f"{name} trial {t + 1}: " + " ".join(f"{e:.2f}" for e in errs[t]),
                   file=sys.stderr, flush=True)
-        ci = 1.96 * errs.std(axis=0, ddof=1) / np.sqrt(args.trials) if args.trials > 1 \
+        errs = errs[run]
+        ci = 1.96 * errs.std(axis=0, ddof=1) / np.sqrt(len(errs)) if len(errs) > 1 \
             else np.zeros(len(COLUMNS))
         print(name + "\t" + "\t".join(f"{m:.2f} ({h:.2f})" for m, h in
                                       zip(errs.mean(axis=0), ci)), flush=True)

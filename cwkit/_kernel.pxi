@@ -25,7 +25,7 @@
 # all_finite (_mc_rows.pxi).
 
 from libc.math cimport exp
-from libc.string cimport memmove
+from libc.string cimport memcpy, memmove
 
 
 cpdef enum Kernel:
@@ -108,7 +108,9 @@ cdef inline double kernel_value(const KernelFn* kf, double dot, double sa,
     d = sa + sb - 2.0 * dot
     if d < 0.0:
         d = 0.0                     # rounding of a near-duplicate pair
-    return exp(-kf.gamma * d) + kf.bias2
+    d *= -kf.gamma
+    # exp rounds to 0 below -745.14 (a narrow width: most values): the call is skipped
+    return (0.0 if d < -746.0 else exp(d)) + kf.bias2
 
 
 cdef inline double sv_dot(const Support* S, Py_ssize_t j, const double* xd) noexcept nogil:
@@ -120,12 +122,61 @@ cdef inline double sv_dot(const Support* S, Py_ssize_t j, const double* xd) noex
     return dot
 
 
+cdef inline bint sv_full(const Support* S, Py_ssize_t j, Py_ssize_t L) noexcept nogil:
+    """Whether support vector j has the L entries of indices 0..L-1 (its indices
+    increase, so the first 0 and the last L - 1 say so)."""
+    cdef long long a = S.start[j]
+    return S.length[j] == L and S.indices[a] == 0 and S.indices[a + L - 1] == L - 1
+
+
+cdef inline void sv_dots(const Support* S, const double* xd, double* out) noexcept nogil:
+    """out[j] = x.x_j for every support vector, x dense in xd.  Runs of four support
+    vectors with every feature of x's first L (dense rows) are walked together without
+    their indices: four independent sums, each in the order of `sv_dot`, so the same
+    values, without one sum's chain of dependent additions setting the pace."""
+    cdef Py_ssize_t j = 0, q, L
+    cdef const double* v0
+    cdef const double* v1
+    cdef const double* v2
+    cdef const double* v3
+    cdef double d0, d1, d2, d3, xq
+    while j + 4 <= S.n:
+        L = S.length[j]
+        if not (L > 0 and sv_full(S, j, L) and sv_full(S, j + 1, L)
+                and sv_full(S, j + 2, L) and sv_full(S, j + 3, L)):
+            out[j] = sv_dot(S, j, xd)
+            j += 1
+            continue
+        v0 = S.data + S.start[j]
+        v1 = S.data + S.start[j + 1]
+        v2 = S.data + S.start[j + 2]
+        v3 = S.data + S.start[j + 3]
+        d0 = 0.0
+        d1 = 0.0
+        d2 = 0.0
+        d3 = 0.0
+        for q in range(L):
+            xq = xd[q]
+            d0 += v0[q] * xq
+            d1 += v1[q] * xq
+            d2 += v2[q] * xq
+            d3 += v3[q] * xq
+        out[j] = d0
+        out[j + 1] = d1
+        out[j + 2] = d2
+        out[j + 3] = d3
+        j += 4
+    for j in range(j, S.n):
+        out[j] = sv_dot(S, j, xd)
+
+
 cdef inline void kernel_row(const Support* S, const KernelFn* kf, const double* xd, double sqn,
                             double* out) noexcept nogil:
     """out[j] = k~(x_j, x) for every support vector, x dense in xd."""
     cdef Py_ssize_t j
+    sv_dots(S, xd, out)
     for j in range(S.n):
-        out[j] = kernel_value(kf, sv_dot(S, j, xd), sqn, S.sqn[j])
+        out[j] = kernel_value(kf, out[j], sqn, S.sqn[j])
 
 
 cdef inline const double* dense_row(const Rows* R, const double* x, const int* idx,
@@ -226,6 +277,15 @@ cdef inline void sv_scores(const double* coef, Py_ssize_t n, Py_ssize_t Kc, cons
             sc[c] += coef[j * Kc + c] * krow[j]
     for c in range(Kc):
         sc[c] *= s
+
+
+cdef inline double sv_score(const double* coef, const double* krow, Py_ssize_t n) noexcept nogil:
+    """sum_j coef[j] krow[j] (one column)."""
+    cdef Py_ssize_t j
+    cdef double f = 0.0
+    for j in range(n):
+        f += coef[j] * krow[j]
+    return f
 
 
 cdef inline void sv_kernel_row(const Support* S, const KernelFn* kf, Py_ssize_t j,
@@ -603,11 +663,13 @@ cdef inline double row_kernel(const KernelFn* kf, const Rows* R, Py_ssize_t a,
 cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
                            const double* y, Support* S, const KernelFn* kf, double* coef,
                            int variant, double C, double rho, BPAWork* W, double* xd,
-                           double* krow, double* sqr, bint* moved,
-                           Py_ssize_t* bad) noexcept nogil:
+                           double* krow, double* sqr, Py_ssize_t known, const double* fk,
+                           bint* moved, Py_ssize_t* bad) noexcept nogil:
     """One joint update on rows[0..m-1] ([GPA13] eqs. 14-19 with the block Gram matrix
     A_jk = y_j y_k k~(x_j, x_k)): the rows with tau_k != 0 join the support set with
-    coefficients tau_k y_k.  Returns a Status."""
+    coefficients tau_k y_k.  Rows k >= known come with f(x_k) = fk[k] and ||x_k||^2 =
+    sqr[k] under the current support set (their prediction's: no kernel row again).
+    Returns a Status."""
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
@@ -618,13 +680,14 @@ cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
     cdef int st
     moved[0] = False
     for k in range(m):
-        nk = get_row(R, rows[k], &x, &idx)
-        xr = dense_row(R, x, idx, nk, xd, &sqr[k])
-        kernel_row(S, kf, xr, sqr[k], krow)
-        clear_row(R, idx, nk, xd)
-        f = 0.0
-        for j in range(S.n):
-            f += coef[j] * krow[j]
+        if k < known:
+            nk = get_row(R, rows[k], &x, &idx)
+            xr = dense_row(R, x, idx, nk, xd, &sqr[k])
+            kernel_row(S, kf, xr, sqr[k], krow)
+            clear_row(R, idx, nk, xd)
+            f = sv_score(coef, krow, S.n)
+        else:
+            f = fk[k]
         W.ell[k] = 1.0 - y[rows[k]] * f
         for j in range(k + 1):
             pair[0] = sqr[j]
@@ -680,8 +743,10 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                     double[::1] aux, double[::1] scores_out):
     """One pass of kernel mini-batch PA (the grouping of `bpa_pass`): every row
     predicted with f(x) = sum_j coef_j k~(x_j, x) from before its group, then one
-    joint update per group (`kernel_bpa_update`) and the budget.  Returns (rounds,
-    mistakes, updates, loss_sum, status, position, n_left)."""
+    joint update per group (`kernel_bpa_update`) and the budget.  The update reuses the
+    f(x) and ||x||^2 of the rows predicted since the support set last changed (a block
+    window's whole group).  Returns (rounds, mistakes, updates, loss_sum, status,
+    position, n_left)."""
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
     cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
@@ -694,12 +759,15 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
     cdef const double* xr
     cdef double f, mrg, sqn, wf, phi_t
     cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
-    cdef Py_ssize_t n0
+    cdef Py_ssize_t n0, changed = -1, r0
     cdef bint moved, keep_scores = scores_out.shape[0] > 0
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(coef.shape[0] + 1)
     cdef double* sqr = ws.doubles(B + 1)
+    cdef double* fk = ws.doubles(B + 1)
+    cdef double* fsave = ws.doubles(B + 1)          # by position modulo B
+    cdef double* ssave = ws.doubles(B + 1)
     cdef BPAWork W
     W.Q = ws.doubles(5 * B + B * B + qp_work_size(B))
     W.ell = W.Q + B * B
@@ -717,9 +785,9 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                 xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
                 kernel_row(&S, &kf, xr, sqn, krow)
                 clear_row(&rows.R, idx, nnz, xd)
-                f = 0.0
-                for j in range(S.n):
-                    f += coef[j] * krow[j]
+                f = sv_score(&coef[0], krow, S.n)
+                fsave[t % B] = f
+                ssave[t % B] = sqn
                 mrg = y[i] * f
                 if keep_scores:
                     scores_out[t - n_seen] = f
@@ -728,16 +796,23 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
             m = group_due(&g, t + 1, &lo)
             if m == 0:
                 continue
+            # positions from max(n_seen, changed + 1) were predicted by this support set
+            r0 = max(0, max(n_seen, changed + 1) - lo)
+            for j in range(r0, m):
+                fk[j] = fsave[(lo + j) % B]
+                sqr[j] = ssave[(lo + j) % B]
             n0 = S.n
             cnt.status = kernel_bpa_update(&rows.R, &order[lo], m, &y[0], &S, &kf, &coef[0],
-                                           variant, C, rho, &W, xd, krow, sqr, &moved,
-                                           &cnt.pos)
+                                           variant, C, rho, &W, xd, krow, sqr, r0, fk,
+                                           &moved, &cnt.pos)
             if cnt.status != OK:
                 break
             if moved:
                 cnt.updates += 1
+                changed = t
             M += S.n - n0
             while budget > 0 and S.n > budget:
+                changed = t
                 j = budget_victim(&S, &kf, &coef[0], 1, policy)
                 if policy == BUDGET_OLDEST:        # [DSS08]: f <- phi f, then remove x_0
                     sv_kernel_row(&S, &kf, 0, xd, krow)
@@ -872,12 +947,14 @@ cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t n
                              const Py_ssize_t* y, Support* S, const KernelFn* kf,
                              double* coef, Py_ssize_t K, int variant, double C, double rho,
                              MCBPAWork* W, double* xd, double* krow, double* sqr,
-                             bint* moved, Py_ssize_t* bad) noexcept nogil:
+                             Py_ssize_t known, bint* moved, Py_ssize_t* bad) noexcept nogil:
     """One joint top-1 update on rows[0..nb-1] over the stacked blocks ([GPA13]
     eqs. 14-19 with [CS03]'s constraints, as `_mcbpa_update` with kk = 1): the Gram
     matrix of the group G_ii' = k~(x_i, x_i') times the class overlap of (e_{y_i} -
     e_{c_i}) and (e_{y_i'} - e_{c_i'}); the rows with tau_i != 0 join the support set
-    with coefficients tau_i (e_{y_i} - e_{c_i}).  Returns a Status."""
+    with coefficients tau_i (e_{y_i} - e_{c_i}).  Rows r >= known come with their
+    scores in W.sc[r K ..] and ||x_r||^2 in sqr[r] under the current support set (their
+    prediction's: no kernel row again).  Returns a Status."""
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
@@ -887,12 +964,13 @@ cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t n
     cdef double* sc
     moved[0] = False
     for r in range(nb):
-        nk = get_row(R, rows[r], &x, &idx)
-        xr = dense_row(R, x, idx, nk, xd, &sqr[r])
-        kernel_row(S, kf, xr, sqr[r], krow)
-        clear_row(R, idx, nk, xd)
         sc = W.sc + r * K
-        sv_scores(coef, S.n, K, krow, 1.0, sc)
+        if r < known:
+            nk = get_row(R, rows[r], &x, &idx)
+            xr = dense_row(R, x, idx, nk, xd, &sqr[r])
+            kernel_row(S, kf, xr, sqr[r], krow)
+            clear_row(R, idx, nk, xd)
+            sv_scores(coef, S.n, K, krow, 1.0, sc)
         if not (all_finite(sc, K) and isfinite(sqr[r])):
             bad[0] = rows[r]
             return NONFINITE_INPUT
@@ -940,13 +1018,14 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     """One pass of kernel mini-batch PA, multi-class top-1 (the grouping of `bpa_pass`):
     every row predicted (argmax, ties to the first class) with f_c(x) = sum_j coef[j, c]
     k~(x_j, x) from before its group, then one joint update per group
-    (`kernel_mcbpa_update`) and the budget ("oldest": the Forgetron's phi_t with
-    the largest |coef[0, c]| as the weight).  Returns (rounds, mistakes, updates,
-    loss_sum, status, position, n_left)."""
+    (`kernel_mcbpa_update`, reusing the scores of the rows predicted since the support
+    set last changed, as `kernel_bpa_pass`) and the budget ("oldest": the Forgetron's
+    phi_t with the largest |coef[0, c]| as the weight).  Returns (rounds, mistakes,
+    updates, loss_sum, status, position, n_left)."""
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
     cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
-    cdef Py_ssize_t K = coef.shape[1], t, i, lo, nb, nnz, j, c, yi, n0
+    cdef Py_ssize_t K = coef.shape[1], t, i, lo, nb, nnz, j, c, yi, n0, changed = -1, r0
     cdef Py_ssize_t n_cols = rows.R.n_cols
     cdef Counts cnt = counts_start(rows)
     cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
@@ -960,7 +1039,10 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(coef.shape[0] + 1)
     cdef double* sqr = ws.doubles(B + 1)
+    cdef double* ssave = ws.doubles(B + 1)          # by position modulo B
+    cdef double* scsave = ws.doubles(B * K)         # (B, K), by position modulo B
     cdef double* sc = ws.doubles(K)
+    cdef double* pred
     cdef double* cp = &coef[0, 0] if coef.shape[0] > 0 else NULL
     cdef MCBPAWork W
     W.sc = ws.doubles(B * K + B * B + B * B + 4 * B + qp_work_size(B))
@@ -986,26 +1068,35 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
                 kernel_row(&S, &kf, xr, sqn, krow)
                 clear_row(&rows.R, idx, nnz, xd)
-                sv_scores(cp, S.n, K, krow, 1.0, sc)
+                pred = scsave + (t % B) * K
+                sv_scores(cp, S.n, K, krow, 1.0, pred)
+                ssave[t % B] = sqn
                 yi = y[i]
-                if not (all_finite(sc, K) and isfinite(sqn)) or yi < 0 or yi >= K:
+                if not (all_finite(pred, K) and isfinite(sqn)) or yi < 0 or yi >= K:
                     fail_row(&cnt, NONFINITE_INPUT, i)
                     break
-                count_argmax(&cnt, sc, K, yi, i)
-                count_hinge(&cnt, sc[yi] - sc[competitor(sc, K, yi)])
+                count_argmax(&cnt, pred, K, yi, i)
+                count_hinge(&cnt, pred[yi] - pred[competitor(pred, K, yi)])
             nb = group_due(&g, t + 1, &lo)
             if nb == 0:
                 continue
+            # positions from max(n_seen, changed + 1) were predicted by this support set
+            r0 = max(0, max(n_seen, changed + 1) - lo)
+            for j in range(r0, nb):
+                memcpy(W.sc + j * K, scsave + ((lo + j) % B) * K, K * sizeof(double))
+                sqr[j] = ssave[(lo + j) % B]
             n0 = S.n
             cnt.status = kernel_mcbpa_update(&rows.R, &order[lo], nb, &y[0], &S, &kf, cp, K,
-                                             variant, C, rho, &W, xd, krow, sqr, &moved,
+                                             variant, C, rho, &W, xd, krow, sqr, r0, &moved,
                                              &cnt.pos)
             if cnt.status != OK:
                 break
             if moved:
                 cnt.updates += 1
+                changed = t
             M += S.n - n0
             while budget > 0 and S.n > budget:
+                changed = t
                 j = budget_victim(&S, &kf, cp, K, policy)
                 if policy == BUDGET_OLDEST:        # [DSS08]: f <- phi f, then remove x_0
                     sv_kernel_row(&S, &kf, 0, xd, krow)

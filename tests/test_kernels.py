@@ -339,6 +339,45 @@ def test_compiled_and_blocked_scores_agree(kernel, kp, sparse, monkeypatch):
         monkeypatch.undo()
 
 
+@pytest.mark.parametrize("gamma", [0.3, 1e4], ids=["wide", "narrow"])
+@pytest.mark.parametrize("name,params", [("pa1", {"C": 0.3}), ("avg-perceptron", {}),
+                                         ("bpa1", {"batch_size": 4, "C": 0.5}),
+                                         ("bpa-ls", {"batch_size": 3, "C": 0.5})],
+                         ids=["pa1", "avg-perceptron", "bpa1", "bpa-ls"])
+def test_dense_support_vectors_and_a_narrow_width(name, params, gamma):
+    """Dense rows: support vectors holding every feature are walked four at a time, a few
+    rows with a zero (fewer entries) break the runs; the narrow width makes every kernel
+    value off the diagonal exp's 0 (the call skipped).  The fit (whose mini-batch updates
+    reuse their rows' predictions) is the reference's."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(45, 5))
+    X[[6, 13, 14, 30, 31, 32], 2] = 0.0
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1, -1)
+    kp = {"gamma": gamma}
+    if name.startswith("bpa"):
+        run = list(bpa_run(name, X, y, params["batch_size"], params["C"], "rbf", kp))
+    else:
+        run = list(first_order_run(name, X, y, kernel="rbf", kp=kp, **params))
+    ids, coef, _ = run[-1]
+    est = cwkit.make(name, kernel="rbf", **kp, **params).fit(X, y)
+    assert est.mistakes_ == sum(mistake for *_, mistake in run)
+    _check_round(est, X, ids, np.reshape(coef, (len(ids), -1)))
+
+
+@pytest.mark.parametrize("gamma", [700.0, 744.0, 745.0, 745.1, 745.2, 746.0, 800.0])
+def test_rbf_values_down_to_the_least_subnormal(gamma):
+    """exp(-gamma d) is computed until it rounds to 0: the compiled rows (CSR) give
+    exp's value, subnormal ones included, and 0 past it."""
+    import math
+    X = sp.csr_matrix(np.array([[1.0, 0.0]]))
+    est = cwkit.make("pa", kernel="rbf", gamma=gamma, fit_intercept=False)
+    est.partial_fit(X, [1], classes=[-1, 1])
+    far = sp.csr_matrix(np.array([[1.0, 1.0]]))          # ||x - x_0||^2 = 1
+    want = est.dual_coef_[0, 0] * math.exp(-gamma)
+    assert est.decision_function(far)[0] == want
+    assert (want > 0.0) == (gamma < 745.14)
+
+
 @pytest.mark.parametrize("variant", ["bpa1", "bpa2", "bpa-ls"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_minibatch_every_round(variant, sparse):

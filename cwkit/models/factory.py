@@ -73,8 +73,5 @@ def build_model(spec):
             f"{spec.owner}: multiclass='topk' is defined for the PA family (variant "
             "'pa', 'pa1', 'pa2', 'pa-ls') and AROW with the squared hinge; use "
             "multiclass='top1' or 'ovr' for this rule")
-    if build is None:
-        raise ValueError(f"{spec.owner}: {spec.name} has no multiclass={spec.strategy!r} "
-                         "form in this case; use multiclass='ovr'")
     check_size(spec)
     return build(spec)
