@@ -279,15 +279,6 @@ cdef inline void sv_scores(const double* coef, Py_ssize_t n, Py_ssize_t Kc, cons
         sc[c] *= s
 
 
-cdef inline double sv_score(const double* coef, const double* krow, Py_ssize_t n) noexcept nogil:
-    """sum_j coef[j] krow[j] (one column)."""
-    cdef Py_ssize_t j
-    cdef double f = 0.0
-    for j in range(n):
-        f += coef[j] * krow[j]
-    return f
-
-
 cdef inline void sv_kernel_row(const Support* S, const KernelFn* kf, Py_ssize_t j,
                                double* xd, double* krow) noexcept nogil:
     """krow[i] = k~(x_i, x_j) for support vector j; xd (zero) is used and left zero."""
@@ -589,9 +580,7 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                 j = budget_victim(&S, &kf, &mu[0], 1, policy)
                 if policy == BUDGET_OLDEST:        # [DSS08]: mu <- phi mu, then remove x_0
                     sv_kernel_row(&S, &kf, 0, xd, krow)
-                    wf = 0.0
-                    for a in range(S.n):
-                        wf += mu[a] * krow[a]
+                    sv_scores(&mu[0], S.n, 1, krow, 1.0, &wf)
                     phi_t = forgetron_phi(fabs(mu[0]), mu[0] * wf, &Q, M)
                     for a in range(S.n):
                         mu[a] *= phi_t
@@ -685,7 +674,7 @@ cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
             xr = dense_row(R, x, idx, nk, xd, &sqr[k])
             kernel_row(S, kf, xr, sqr[k], krow)
             clear_row(R, idx, nk, xd)
-            f = sv_score(coef, krow, S.n)
+            sv_scores(coef, S.n, 1, krow, 1.0, &f)
         else:
             f = fk[k]
         W.ell[k] = 1.0 - y[rows[k]] * f
@@ -785,7 +774,7 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                 xr = dense_row(&rows.R, x, idx, nnz, xd, &sqn)
                 kernel_row(&S, &kf, xr, sqn, krow)
                 clear_row(&rows.R, idx, nnz, xd)
-                f = sv_score(&coef[0], krow, S.n)
+                sv_scores(&coef[0], S.n, 1, krow, 1.0, &f)
                 fsave[t % B] = f
                 ssave[t % B] = sqn
                 mrg = y[i] * f
@@ -816,9 +805,7 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                 j = budget_victim(&S, &kf, &coef[0], 1, policy)
                 if policy == BUDGET_OLDEST:        # [DSS08]: f <- phi f, then remove x_0
                     sv_kernel_row(&S, &kf, 0, xd, krow)
-                    wf = 0.0
-                    for j in range(S.n):
-                        wf += coef[j] * krow[j]
+                    sv_scores(&coef[0], S.n, 1, krow, 1.0, &wf)
                     phi_t = forgetron_phi(fabs(coef[0]), coef[0] * wf, &Q, M)
                     for j in range(S.n):
                         coef[j] *= phi_t
