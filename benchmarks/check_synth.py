@@ -32,7 +32,8 @@ import cwkit  # noqa: E402
 
 def text_like_reference(n_rows=200_000, n_features=2**20, nnz_per_row=100, zipf_a=1.2,
                         noise=0.05, seed=0):
-    """The one-piece generator (memory about 60 bytes per draw)."""
+    """The one-piece generator (memory about 60 bytes per draw), up to the
+    labels of X, which ``_synth._labels`` gives in both."""
     rng = np.random.default_rng(seed)
     rank_to_id = rng.permutation(n_features)
     draws = int(nnz_per_row * 1.95)
@@ -51,13 +52,7 @@ def text_like_reference(n_rows=200_000, n_features=2**20, nnz_per_row=100, zipf_
     norms = np.repeat(np.sqrt(sq), np.diff(indptr)[np.diff(indptr) > 0])
     values = _synth._round6(values / norms)
     X = sp.csr_matrix((values, col.astype(np.int32), indptr), shape=(n_rows, n_features))
-    support = rng.random(n_features) < 0.1
-    w = np.where(support, rng.standard_normal(n_features), 0.0)
-    score = X @ w
-    y = np.where(score > np.median(score), 1.0, -1.0)
-    flip = rng.random(n_rows) < noise
-    y[flip] = -y[flip]
-    return X, y
+    return X, _synth._labels(rng, X, noise)  # the labelling has no blocks
 
 
 def same(a, b):
