@@ -45,12 +45,8 @@ def load():
 def synth_files(n_rows, n_test, n_features):
     """Train and test files of one text-like draw (cached in bench_data/)."""
     base = _synth.DATA / f"dask-synth-{n_rows}x{n_features}"
-    train, test = Path(f"{base}.svm"), Path(f"{base}.t.svm")
-    if not (train.exists() and test.exists()):
-        train.parent.mkdir(parents=True, exist_ok=True)
-        X, y = _synth.text_like(n_rows=n_rows + n_test, n_features=n_features)
-        cwkit.dump_svmlight(X[:n_rows], y[:n_rows], train)
-        cwkit.dump_svmlight(X[n_rows:], y[n_rows:], test)
+    train, test = _synth.write(f"{base}.svm", test=f"{base}.t.svm", n_test=n_test,
+                               n_rows=n_rows, n_features=n_features)
     return str(train), str(test)
 
 
