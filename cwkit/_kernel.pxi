@@ -331,7 +331,7 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                    Py_ssize_t budget, int policy,
                    double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
                    long long[::1] sv_len, double[::1] sv_sqn, double[:, ::1] coef,
-                   double[:, ::1] u, double[::1] aux, double[::1] scores_out):
+                   double[:, ::1] u, double[::1] aux):
     """One pass of a first-order rule in dual form (the rules of `first_order_pass`).
 
     f_c(x) = s sum_j coef[j, c] k~(x_j, x); coef has one column (binary, y = +-1)
@@ -344,8 +344,7 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     support vectors held, the pool entries used, the Forgetron's Q and M, P.
     budget > 0 keeps at most budget support vectors (`BudgetPolicy`; "oldest" shrinks
     by the Forgetron's phi_t first, except for the [LMC09] rules, which shrink by
-    their own 1 / Z).  scores_out (binary, or empty): the score each row was
-    predicted with.  Slots and pool must have room for every row of `order`.
+    their own 1 / Z).  Slots and pool must have room for every row of `order`.
     Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
@@ -355,7 +354,7 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     cdef Py_ssize_t Kc = coef.shape[1], k, i, nnz, c, yi = 0, comp = 0, yhat, j
     cdef Py_ssize_t n_cols = rows.R.n_cols
     cdef bint binary = Kc == 1, avg = u.shape[0] > 0, is_perc
-    cdef bint track_norm = rule == L2_PA, record = scores_out.shape[0] > 0
+    cdef bint track_norm = rule == L2_PA
     cdef bint own_shrink = rule == REG_PA or rule == L2_PA or rule == SOFT_REG_PA
     cdef bint forget = policy == BUDGET_OLDEST and not own_shrink
     cdef Counts cnt = counts_start(rows, y)
@@ -386,8 +385,6 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             if binary:
-                if record:
-                    scores_out[k] = sc[0]
                 m = y[i] * sc[0]
                 if not count_margin(&cnt, m, kxx, i):
                     break
@@ -506,7 +503,7 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                    Py_ssize_t budget, int policy,
                    double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
                    long long[::1] sv_len, double[::1] sv_sqn, double[::1] mu,
-                   double[:, ::1] Zm, double[::1] aux, double[::1] scores_out):
+                   double[:, ::1] Zm, double[::1] aux):
     """One binary pass of a full-covariance rule (CW-Var, CW-Stdev, AROW, AROW-H) in
     dual form: mu = sum_j mu_j phi(x_j), Sigma = a0 I + Phi^T Z Phi.
 
@@ -522,7 +519,6 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
     cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n, a, b
     cdef Py_ssize_t n_cols = rows.R.n_cols
-    cdef bint record = scores_out.shape[0] > 0
     cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
@@ -547,8 +543,6 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
             for j in range(n):
                 dot += mu[j] * krow[j]
             v = a0 * kxx + so_quad(Zp, n, ld, krow, cvec)
-            if record:
-                scores_out[k] = dot
             m = y[i] * dot
             if not isfinite(sqn):
                 fail_row(&cnt, NONFINITE_INPUT, i)
@@ -729,7 +723,7 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                     double rho, bint flush, Py_ssize_t budget, int policy,
                     double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
                     long long[::1] sv_len, double[::1] sv_sqn, double[::1] coef,
-                    double[::1] aux, double[::1] scores_out):
+                    double[::1] aux):
     """One pass of kernel mini-batch PA (the grouping of `bpa_pass`): every row
     predicted with f(x) = sum_j coef_j k~(x_j, x) from before its group, then one
     joint update per group (`kernel_bpa_update`) and the budget.  The update reuses the
@@ -749,7 +743,7 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
     cdef double f, mrg, sqn, wf, phi_t
     cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
     cdef Py_ssize_t n0, changed = -1, r0
-    cdef bint moved, keep_scores = scores_out.shape[0] > 0
+    cdef bint moved
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(coef.shape[0] + 1)
@@ -778,8 +772,6 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                 fsave[t % B] = f
                 ssave[t % B] = sqn
                 mrg = y[i] * f
-                if keep_scores:
-                    scores_out[t - n_seen] = f
                 if not count_margin(&cnt, mrg, sqn, i):
                     break
             m = group_due(&g, t + 1, &lo)

@@ -398,13 +398,11 @@ cdef inline bint l1_stop(Counts* cnt, int st, Py_ssize_t i) noexcept nogil:
 
 
 def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] order,
-              double bias, double[::1] w, double beta, double[::1] scores_out,
-              double[::1] u):
+              double bias, double[::1] w, double beta, double[::1] u):
     """One pass of the L1-norm-constrained PA; w (length D, intercept last) in place.
 
     Updates when y w.x < 1 and x (with its intercept feature) is not zero;
-    INFEASIBLE when beta ||x||_inf <= 1.  When `scores_out` is not empty it
-    receives the score each row was predicted with.  Averaging (u not empty: D + 1
+    INFEASIBLE when beta ||x||_inf <= 1.  Averaging (u not empty: D + 1
     entries, u[D] = T the rounds so far): u[:D] += t (w new - old) on the update of
     round t, so that w_1 + ... + w_T = (T + 1) w_T - u[:D] ([FS99]).
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
@@ -415,7 +413,6 @@ def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] 
     cdef const double* x
     cdef const int* idx
     cdef double f, m
-    cdef bint keep_scores = scores_out.shape[0] > 0
     cdef Workspace ws = Workspace()
     cdef double* zs = ws.doubles(smax)
     cdef Py_ssize_t* on = ws.indices(smax)
@@ -435,8 +432,6 @@ def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] 
             if not count_margin(&cnt, m, 0.0, i):
                 break
             S.t += 1.0
-            if keep_scores:
-                scores_out[k] = f
             if m >= 1.0:
                 continue
             s = 0

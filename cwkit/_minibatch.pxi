@@ -240,7 +240,7 @@ def bpa_pass(RowView rows not None,
              const double[::1] y, const Py_ssize_t[::1] order,
              Py_ssize_t n_seen, double bias, double[::1] w, int variant, bint sliding,
              Py_ssize_t B, double C, double rho, bint flush,
-             double[::1] scores_out, double[::1] r, double[::1] u):
+             double[::1] r, double[::1] u):
     """One pass of mini-batch PA over `order`; w (length D, intercept last) in place.
 
     The first `n_seen` rows of `order` were predicted (and, sliding, used) by an
@@ -249,9 +249,6 @@ def bpa_pass(RowView rows not None,
     model from before its group, then one joint update; a last, shorter group
     is updated only when `flush`.  Sliding mode: predict row t, then update
     with the window of the last min(B, t + 1) rows.
-
-    When `scores_out` is not empty, it receives the score each new row was
-    predicted with (row t of `order` at t - n_seen).
 
     Averaging (u not empty: D + 1 entries, u[D] = T the rounds so far): the model
     reported after a round, r (w with the rows of an incomplete block applied
@@ -267,7 +264,7 @@ def bpa_pass(RowView rows not None,
     cdef Counts cnt = counts_start(rows, y)
     cdef Groups g = groups_start(order.shape[0], n_seen, B, sliding, flush)
     cdef double f, mrg
-    cdef bint moved, keep_scores = scores_out.shape[0] > 0
+    cdef bint moved
     cdef Py_ssize_t max_nnz = max_row_nnz(&rows.R, order)
     cdef Workspace ws = Workspace()
     cdef BPAWork W
@@ -290,8 +287,6 @@ def bpa_pass(RowView rows not None,
                 mrg = y[i] * f
                 if not count_margin(&cnt, mrg, 0.0, i):
                     break
-                if keep_scores:
-                    scores_out[t - n_seen] = f
             m = group_due(&g, t + 1, &lo)
             if m == 0:
                 if avg and t >= n_seen:

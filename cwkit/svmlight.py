@@ -327,12 +327,16 @@ def _empty(n, dtype):
     default policy (defrag=madvise) each new 2 MiB page then waits for
     memory compaction (benchmarks/README.md has the cost).  An anonymous
     mmap gets ordinary pages, zeroed on first write; capacity never written
-    is never resident.
+    is never resident.  The mapping is private (copy-on-write, as numpy's
+    own memory): mmap's default, a shared mapping, would let a process
+    forked after the load write into the parent's matrix, and its pages
+    cost more to fault in.
     """
     dtype = np.dtype(dtype)
     if n == 0 or n * dtype.itemsize < _MMAP_MIN:
         return np.empty(n, dtype)
-    return np.frombuffer(mmap.mmap(-1, n * dtype.itemsize), dtype=dtype)
+    return np.frombuffer(mmap.mmap(-1, n * dtype.itemsize, access=mmap.ACCESS_COPY),
+                         dtype=dtype)
 
 
 def _grown(a, used, n):

@@ -236,7 +236,7 @@ def test_two_classes_equal_the_flattened_binary_problem(fit_intercept):
     mc = model.run(as_rows(X), y.astype(np.intp), order, bias)
     w = np.zeros(2 * D + 1)
     binary = PassResult(*_core.l1pa_pass(as_rows(sp.csr_matrix(Z)).view, np.ones(len(X)),
-                                         order, 0.0, w, 2.5, np.empty(0), np.empty(0)))
+                                         order, 0.0, w, 2.5, np.empty(0)))
     assert mc.updates == binary.updates > 10
     assert mc.status == binary.status == _core.Status.OK
     assert mc.loss_sum == pytest.approx(binary.loss_sum, rel=1e-12)

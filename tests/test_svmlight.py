@@ -8,6 +8,8 @@ import bz2
 import gzip
 import io
 import lzma
+import mmap
+import os
 import sys
 import tempfile
 import warnings
@@ -292,6 +294,32 @@ def test_output_growth_and_anonymous_buffers(tmp_path, monkeypatch, mmap_min):
         assert np.array_equal(X2.indptr, X.indptr) and same_bits(y2, y)
     parts = list(iter_svmlight(path, zero_based=True, n_features=40, batch_size=4000))
     assert (sp.vstack([p[0] for p in parts]) != X).nnz == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
+def test_anonymous_buffers_are_private_to_the_process(tmp_path, monkeypatch):
+    # A process forked after the load (multiprocessing's "fork") gets a copy of
+    # the matrix: its writes must not reach the parent's, as with numpy memory.
+    monkeypatch.setattr(cwkit.svmlight, "_MMAP_MIN", 0)
+    path = tmp_path / "f.svm"
+    # (capacity from the file size, less than twice what is filled, so that scipy
+    # keeps the arrays rather than copying a small part of a large buffer)
+    path.write_bytes(b"".join(b"%d 1:0.5 2:1 3:2 4:3 5:4 6:5 7:6 8:0.25\n" % (1 - 2 * (i % 2))
+                              for i in range(10000)))
+    X, y = load_svmlight(path)
+    base = X.data
+    while isinstance(base, np.ndarray):
+        base = base.base
+    assert isinstance(getattr(base, "obj", None), mmap.mmap)   # the case under test
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)   # fork with threads (3.12+)
+        pid = os.fork()
+    if pid == 0:                                 # the child writes, then leaves at once
+        X.data[:] = 7.0
+        y[:] = 7.0
+        os._exit(0)
+    assert os.waitpid(pid, 0)[1] == 0
+    assert X.data[:3].tolist() == [0.5, 1.0, 2.0] and y[:2].tolist() == [1.0, -1.0]
 
 
 def test_iter_huge_batch_size_reserves_nothing_and_grows():

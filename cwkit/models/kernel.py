@@ -82,7 +82,7 @@ class DualModel(Model):
         spec = self.spec
         return KERNELS[spec.kernel], float(spec.gamma), int(spec.degree), float(spec.coef0)
 
-    def run(self, rows, target, order, bias, scores_out=None):
+    def run(self, rows, target, order, bias):
         """One pass in chunks that each fit the room given to the driver."""
         order = np.asarray(order, dtype=np.intp)
         y = np.asarray(target, dtype=np.float64)
@@ -91,12 +91,8 @@ class DualModel(Model):
         pos = 0
         while pos < len(order):
             part = order[pos:pos + self.chunk(len(order) - pos)]
-            out = (np.empty(0) if scores_out is None
-                   else np.empty(len(part)))
             r = PassResult(*self.run_chunk(self.chunk_rows(rows, pos, len(part)), y, part,
-                                           bias, out))
-            if scores_out is not None:
-                scores_out[pos:pos + len(part)] = out
+                                           bias))
             rounds += r.rounds
             mistakes += r.mistakes
             updates += r.updates
@@ -280,7 +276,7 @@ class FirstOrderDual(DualModel):
         return {"coef": np.zeros((n, self.width)),
                 "u": np.zeros((n if self.averaged else 0, self.width))}
 
-    def run_chunk(self, rows, y, part, bias, out):
+    def run_chunk(self, rows, y, part, bias):
         cap, data, idx, start, length, sqn, aux = self.buffers(rows, part)
         n, st, spec = self.n_support, self.state, self.spec
         coef = np.zeros((cap, self.width))
@@ -290,7 +286,7 @@ class FirstOrderDual(DualModel):
         result = _core.kernel_fo_pass(
             rows.view, y, part, bias, *self.kernel_args(), self.rule, spec.C, spec.alpha,
             spec.beta, spec.budget, POLICIES[spec.budget_policy], data, idx, start, length,
-            sqn, coef, u, aux, out)
+            sqn, coef, u, aux)
         self.compact(data, idx, start, length, sqn, aux)
         n = int(aux[_core.KAUX_N])
         st["coef"] = coef[:n].copy()
@@ -342,7 +338,7 @@ class SecondOrderDual(DualModel):
             return remaining
         return min(remaining, max(self.n_support, SO_CHUNK))
 
-    def run_chunk(self, rows, y, part, bias, out):
+    def run_chunk(self, rows, y, part, bias):
         cap, data, idx, start, length, sqn, aux = self.buffers(rows, part)
         n, st, spec = self.n_support, self.state, self.spec
         mu = np.zeros(cap)
@@ -359,7 +355,7 @@ class SecondOrderDual(DualModel):
                                                *args, self.K, *support, pairs, aux)
             st["pairs"] = pairs[:int(aux[_core.KAUX_N])].copy()
         else:
-            result = _core.kernel_so_pass(rows.view, y, part, bias, *args, *support, aux, out)
+            result = _core.kernel_so_pass(rows.view, y, part, bias, *args, *support, aux)
         self.compact(data, idx, start, length, sqn, aux)
         n = int(aux[_core.KAUX_N])
         st["coef"] = mu[:n, None].copy()
@@ -430,7 +426,7 @@ class MiniBatchDual(DualModel):
         return {"coef": np.zeros((n, self.width)), "pend": np.zeros((B, self.n_features)),
                 "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
 
-    def run(self, rows, y, order, bias, scores_out=None, flush=False):
+    def run(self, rows, y, order, bias, flush=False):
         st, spec = self.state, self.spec
         y = np.asarray(y, dtype=np.float64)
         order = np.asarray(order, dtype=np.intp)
@@ -460,8 +456,7 @@ class MiniBatchDual(DualModel):
         else:
             coef = coef[:, 0].copy()
             *result, n_left = _core.kernel_bpa_pass(
-                rows.view, y, order, n_pend, bias, *self.kernel_args(), *grouping, coef,
-                aux, np.empty(0) if scores_out is None else scores_out)
+                rows.view, y, order, n_pend, bias, *self.kernel_args(), *grouping, coef, aux)
             coef = coef[:, None]
         self.compact(data, idx, start, length, sqn, aux)
         st["coef"] = coef[:int(aux[_core.KAUX_N])].copy()

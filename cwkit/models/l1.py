@@ -12,8 +12,6 @@ from .binary import NO_SUM, BinaryModel
 from .interface import TOP1, PassResult
 from .multiclass import MulticlassModel
 
-_NO_SCORES = np.empty(0)
-
 
 def infeasible_detail(spec, status):
     """The explanation of an update that no w in the L1 ball can make."""
@@ -38,11 +36,9 @@ class BinaryL1PA(BinaryModel):
             return {"w": np.zeros(D), "u": np.zeros(D + 1)}
         return {"w": np.zeros(D)}
 
-    def run(self, rows, y, order, bias, scores_out=None):
-        """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
-        return PassResult(*_core.l1pa_pass(
-            rows.view, y, order, bias, self.state["w"], self.spec.beta,
-            _NO_SCORES if scores_out is None else scores_out, self.state.get("u", NO_SUM)))
+    def run(self, rows, y, order, bias):
+        return PassResult(*_core.l1pa_pass(rows.view, y, order, bias, self.state["w"],
+                                           self.spec.beta, self.state.get("u", NO_SUM)))
 
     def weights(self):
         return mean_of_rounds(self.state, self.last_weights())

@@ -19,8 +19,6 @@ from .scoring import mc_row_scores
 BPA_VARIANTS = ("bpa1", "bpa2", "bpa-ls")
 _RHO = {"half": 0.5, "inverse": 1.0}
 
-_NO_SCORES = np.empty(0)
-
 
 def bpa_rho(C, rho="half"):
     """Ridge ρ of BPA-II / BPA-LS: ``1/(2C)`` (``"half"``) or ``1/C`` (``"inverse"``)."""
@@ -51,19 +49,17 @@ class BinaryBPA(BinaryModel):
             st["u"] = np.zeros(D + 1)
         return st
 
-    def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
+    def _pass(self, rows, y, order, n_seen, bias, w, flush):
         """One driver pass: its PassResult and the number of rows left pending
         (averaging when not `flush`)."""
         spec, st = self.spec, self.state
         u = NO_SUM if flush else st.get("u", NO_SUM)
         *result, n_left = _core.bpa_pass(rows.view, y, order, n_seen, bias, w,
                                          BPA_VARIANTS.index(spec.bpa_variant), spec.sliding,
-                                         spec.batch_size, spec.C, spec.rho, flush, scores_out,
-                                         st["w"], u)
+                                         spec.batch_size, spec.C, spec.rho, flush, st["w"], u)
         return PassResult(*result), n_left
 
-    def run(self, rows, y, order, bias, scores_out=None):
-        """One pass; `scores_out` (optional, length len(order)) gets the prediction scores."""
+    def run(self, rows, y, order, bias):
         st = self.state
         n_pend = int(st["n_pend"][0])
         if n_pend:  # the stream goes on: prepend the rows carried over
@@ -75,8 +71,7 @@ class BinaryBPA(BinaryModel):
                 rows.view.scores)
             y = np.concatenate([st["pend_y"][:n_pend], y])
             order = np.concatenate([np.arange(n_pend), np.asarray(order) + n_pend])
-        result, n_left = self._pass(rows, y, order, n_pend, bias, st["w0"], False,
-                                    _NO_SCORES if scores_out is None else scores_out)
+        result, n_left = self._pass(rows, y, order, n_pend, bias, st["w0"], False)
         status, pos = result.status, result.pos
         tail = order[len(order) - n_left:]
         if status == _core.Status.OK:
@@ -146,7 +141,7 @@ class MulticlassBPA(BinaryBPA):
             st["u"] = np.zeros(D * K + 1)
         return st
 
-    def _pass(self, rows, y, order, n_seen, bias, w, flush, scores_out=_NO_SCORES):
+    def _pass(self, rows, y, order, n_seen, bias, w, flush):
         # the class scores of a row are not reported: mistakes are counted in the driver
         spec, st = self.spec, self.state
         u = NO_SUM if flush else st.get("u", NO_SUM)

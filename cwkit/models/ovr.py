@@ -4,7 +4,7 @@
 one-vs-rest driver.  Class c's model learns ``y = +1`` for class c and ``-1``
 otherwise.  The K problems do not interact, so running them one after the other
 over a pass is the same as interleaving them; each model reports the score it
-predicted every row with (its ``run`` takes ``scores_out``), and the progressive
+predicted every row with (the rows' ``counting`` scores), and the progressive
 multi-class prediction of a row is the argmax of its K pre-update scores (ties
 to the smallest class, as ``numpy.argmax``).  The options of ``run_with`` (the
 rows' ``counting``) apply to these multi-class rounds, not to the K binary passes.
@@ -29,12 +29,12 @@ class OneVsRest(Model):
     def run(self, rows, codes, order, bias):
         order = np.asarray(order)
         clean, out = rows.view.clean, rows.view.scores
-        binary_rows = rows.counting()       # the binary passes count against their own y
         S = np.empty((self.K, len(order)))
         updates, loss_sum = 0, 0.0
         for c, model in enumerate(self.models):
             target = np.where(codes == c, 1.0, -1.0)
-            result = model.run(binary_rows, target, order, bias, S[c])
+            # the binary passes count against their own y, their scores into S[c]
+            result = model.run(rows.counting(None, S[c]), target, order, bias)
             updates += result.updates
             loss_sum += result.loss_sum
             if result.status != _core.Status.OK:
