@@ -4,7 +4,9 @@ Measures, on the synthetic text-like set (``_synth.text_like``, a train file and
 test file cut from one draw) and on real sets from ``shared/data`` when present:
 
 * test error after each of R rounds with 1, 2 and 4 partitions, for each mixing rule,
-  against the sequential model after the same number of passes;
+  against the sequential model after the same number of passes, of the averaged model
+  (``average=True``, what ``cwkit eval`` scores by default) and of its last iterate (the
+  model ``average=False`` gives, from the same state);
 * wall time of ``fit`` (reading the file included, the cluster's start excluded) on a
   ``LocalCluster`` of 1 and 2 worker processes, one partition per worker, against one
   process that reads the file and makes R passes (``load_svmlight`` + ``fit``);
@@ -53,8 +55,9 @@ def synth_files(n_rows, n_test, n_features):
 _WIDE = {}
 
 
-def test_error(est, X, y):
-    """Test error of `est` on (X, y), X cut or widened to the model's width once."""
+def test_error(est, X, y, last=False):
+    """Test error of `est` on (X, y), X cut or widened to the model's width once; with
+    `last`, of its last iterate (``average=True``: the model ``average=False`` gives)."""
     width = est.n_features_in_
     if X.shape[1] != width:
         key = (id(X), width)
@@ -64,23 +67,26 @@ def test_error(est, X, y):
             _WIDE[key] = X[:, :width] if X.shape[1] > width else sp.csr_matrix(
                 (X.data, X.indices, X.indptr), shape=(X.shape[0], width))
         X = _WIDE[key]
-    return float(np.mean(est.predict(X) != y))
+    return float(np.mean((est._predict_last(X) if last else est.predict(X)) != y))
 
 
-def sequential(algo, params, train, rounds, X_test, y_test):
-    """Read the file and make `rounds` passes in one process: time and error per pass."""
+def sequential(algo, params, train, rounds, X_test, y_test, last=False):
+    """Read the file and make `rounds` passes in one process: time and error per pass
+    (with `last`, also the last iterate's, ``last``)."""
     t0 = time.perf_counter()
     X, y = cwkit.load_svmlight(train)
     t_read = time.perf_counter() - t0
     est = cwkit.make(algo, **params)
-    errors, t_fit = [], 0.0
+    errors, lasts, t_fit = [], [], 0.0
     classes = np.unique(y)
     for _ in range(rounds):
         t1 = time.perf_counter()
         est.partial_fit(X, y, classes=classes)
         t_fit += time.perf_counter() - t1
         errors.append(test_error(est, X_test, y_test))
-    return {"seconds": t_read + t_fit, "read": t_read, "errors": errors}
+        if last:
+            lasts.append(test_error(est, X_test, y_test, last=True))
+    return {"seconds": t_read + t_fit, "read": t_read, "errors": errors, "last": lasts}
 
 
 def _cpu(client):
@@ -95,18 +101,20 @@ def _cpu(client):
 
 
 def distributed_run(client, algo, params, data, rounds, mixing, X_test, y_test, partitions,
-                    per_round=True):
+                    per_round=True, last=False):
     """``cwkit.distributed.fit``: wall time, CPU time of each process, and per round its
-    seconds, bytes and (`per_round`: else only after the last) test error, which is
-    computed outside the timed span."""
+    seconds, bytes and (`per_round`: else only after the last) test error (with `last`,
+    also the last iterate's), which is computed outside the timed span."""
     info, scoring = [], [0.0]
 
     def cb(r):
         t = time.perf_counter()
+        scored = per_round or r["round"] == rounds
         info.append({"round": r["round"], "seconds": r["seconds"], "bytes": r["bytes"],
                      "progressive": r["mistakes"] / max(r["examples"], 1),
-                     "test": test_error(r["estimator"], X_test, y_test)
-                     if per_round or r["round"] == rounds else None})
+                     "test": test_error(r["estimator"], X_test, y_test) if scored else None,
+                     "last": test_error(r["estimator"], X_test, y_test, last=True)
+                     if scored and last else None})
         scoring[0] += time.perf_counter() - t
 
     cpu0 = _cpu(client)
@@ -129,23 +137,34 @@ def cluster(n):
     return c
 
 
+def _errors(errors):
+    return " ".join(f"{100 * e:.2f}" for e in errors)
+
+
 def accuracy(client, name, algos, train, test, rounds, parts, mixings, out):
-    """Test error per round: sequential passes, and P partitions per mixing rule."""
+    """Test error per round: sequential passes, and P partitions per mixing rule; each
+    of the averaged model (``average=True``, lines ``avg``) and of its last iterate
+    (lines ``last``: the model ``average=False`` gives, from the same state)."""
     X_test, y_test = cwkit.load_svmlight(test)
     for algo, params in algos:
-        seq = sequential(algo, params, train, rounds, X_test, y_test)
-        row = {"data": name, "algo": algo, "sequential": seq["errors"], "mixed": {}}
+        params = {**params, "average": True}
+        seq = sequential(algo, params, train, rounds, X_test, y_test, last=True)
+        row = {"data": name, "algo": algo, "sequential": seq["errors"],
+               "sequential_last": seq["last"], "mixed": {}, "mixed_last": {}}
         for mix in mixings:
             gaussian = algo in ("cw", "arow", "sop")
             if (mix == "confidence" and not gaussian) or (mix == "touched" and gaussian):
                 continue
             for p in parts:
                 res = distributed_run(client, algo, params, train, rounds, mix, X_test,
-                                      y_test, p)
-                row["mixed"][f"{mix}/{p}"] = [r["test"] for r in res["rounds"]]
-                print(f"{name}\t{algo}\t{mix}\tP={p}\t" + " ".join(
-                    f"{100 * r['test']:.2f}" for r in res["rounds"]) + "\t(sequential "
-                    + " ".join(f"{100 * e:.2f}" for e in seq["errors"]) + ")", flush=True)
+                                      y_test, p, last=True)
+                for key, kind, seq_errors in (("mixed", "test", seq["errors"]),
+                                              ("mixed_last", "last", seq["last"])):
+                    errors = [r[kind] for r in res["rounds"]]
+                    row[key][f"{mix}/{p}"] = errors
+                    print(f"{name}\t{algo}\t{'avg' if kind == 'test' else 'last'}\t{mix}\t"
+                          f"P={p}\t{_errors(errors)}\t(sequential {_errors(seq_errors)})",
+                          flush=True)
         out.append(row)
 
 
