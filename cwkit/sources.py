@@ -11,7 +11,7 @@ task, :meth:`origin` (the data and row that a position is, to report a failure) 
 """
 import numpy as np
 
-from ._lazy import importing, issparse
+from ._lazy import issparse
 from ._lazy import sparse as sp
 from . import datasets
 from .svmlight import SvmlightError, iter_svmlight, scan_svmlight
@@ -108,11 +108,9 @@ class SvmlightSource:
 
     def scan(self, check=False):
         """Read the file once (:func:`cwkit.scan_svmlight`): rows, width, base, labels;
-        with ``check`` every line is parsed and checked (the first bad one raises).
-        scipy.sparse, the type of the chunks, is imported meanwhile."""
-        with importing("scipy.sparse"):
-            info = scan_svmlight(self.path, zero_based=self.zero_based,
-                                 hash_bits=self.hash_bits, n_jobs=self.n_jobs, check=check)
+        with ``check`` every line is parsed and checked (the first bad one raises)."""
+        info = scan_svmlight(self.path, zero_based=self.zero_based, hash_bits=self.hash_bits,
+                             n_jobs=self.n_jobs, check=check)
         self.checked = self.checked or check or info.nnz is not None
         self.zero_based = bool(info.zero_based)
         self.n_examples = int(info.n_samples)

@@ -84,22 +84,3 @@ def test_phi_is_scipy_ndtri_bit_for_bit(eta):
     assert set(ConfidenceWeighted._default_eta.values()) == {0.9, 0.7}
     assert _phi(eta).hex() == float(ndtri(eta)).hex()
 
-
-def test_scan_imports_scipy_sparse_while_it_reads(tmp_path):
-    """A file source's summary scan imports scipy.sparse (its chunks' type) on a helper
-    thread, finished when the scan returns; an import error is left to the next import."""
-    path = tmp_path / "rows.svm"
-    path.write_text("1 1:0.5\n-1 2:1\n")
-    code = ("import sys, threading, cwkit.cli; from cwkit.sources import SvmlightSource; "
-            "from cwkit._lazy import importing; "
-            "before = 'scipy.sparse' in sys.modules; "
-            f"SvmlightSource({str(path)!r}).scan(); "
-            "after = 'scipy.sparse' in sys.modules and hasattr(sys.modules['scipy.sparse'], "
-            "'csr_matrix'); "
-            "ran = False\n"
-            "with importing('cwkit_no_such_module'):\n    ran = True\n"
-            "print(before, after, ran, threading.active_count())")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["False", "True", "True", "1"]
-    assert proc.stderr == ""
