@@ -2,8 +2,9 @@
 
 On the synthetic text-like file of ``benchmarks/_synth.py`` (with the defaults 200,000
 rows, 2**20 features, about 20M nonzeros, 335 MB), every command runs in a fresh
-process, file in the page cache; each figure is the median of ``--repeat`` rounds, and
-within a round the commands run one after another (cwkit and its peers alternately):
+process, file in the page cache, cwkit's modules byte-compiled first (as an installed
+package has them); each figure is the median of ``--repeat`` rounds, and within a round
+the commands run one after another (cwkit and its peers alternately):
 
 * load: ``python -c "import cwkit; cwkit.load_svmlight(FILE)"`` against svmloader's
   ``load_svmfile`` and scikit-learn's ``load_svmlight_file`` (skipped with
@@ -28,9 +29,11 @@ what, cwkit seconds, peer, peer seconds, ratio (cwkit's time / the peer's: lower
 better; for partial_fit calls per second, higher is better), target, met. The peers
 (``vowpalwabbit``, ``svmloader``, ``scikit-learn``) are installed into the running
 environment when absent, for this benchmark only: cwkit does not depend on them. Quick
-check: ``--rows 20000 --repeat 1``.
+check: ``--rows 20000 --repeat 1``; the eval's rows alone (against VW, ``--parse-jobs 1``
+and ``--noise 0.1``): ``--eval-only``.
 """
 import argparse
+import compileall
 import importlib.metadata
 import importlib.util
 import os
@@ -162,6 +165,18 @@ def vw_command(vw_file):
             "--no_stdin"]
 
 
+def byte_compile():
+    """Byte-compile cwkit's modules, as ``pip install`` does for an installed package:
+    under ``PYTHONDONTWRITEBYTECODE`` (or a tree never imported with bytecode writing
+    on) every timed process would otherwise compile them from source, ~0.1 s of CPU
+    that no installed cwkit spends."""
+    if not compileall.compile_dir(ROOT / "cwkit", quiet=1):
+        raise SystemExit(f"byte-compiling {ROOT / 'cwkit'} failed")
+    print(f"# cwkit's modules byte-compiled first (as installed; "
+          f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})",
+          flush=True)
+
+
 def warm(*paths):
     """Read the files once so that every timed run finds them in the page cache."""
     for path in paths:
@@ -199,9 +214,14 @@ def main(argv=None):
                     "at every flipped row)")
     ap.add_argument("--no-sklearn", dest="sklearn", action="store_false",
                     help="skip scikit-learn's load_svmlight_file (slow: about 12x cwkit)")
+    ap.add_argument("--eval-only", action="store_true",
+                    help="time only the eval's rows: cwkit eval, with --parse-jobs 1 and "
+                    "(unless --no-noise) --noise 0.1, and Vowpal Wabbit")
     args = ap.parse_args(argv)
 
-    have = {m: ensure_peer(m) for m in PEERS if m != "sklearn" or args.sklearn}
+    wanted = ["vowpalwabbit"] if args.eval_only else \
+        [m for m in PEERS if m != "sklearn" or args.sklearn]
+    have = {m: ensure_peer(m) for m in wanted}
     args.work.mkdir(parents=True, exist_ok=True)
     path = _synth.write(args.work / f"synth-{args.rows}x{args.features}.svm",
                         n_rows=args.rows, n_features=args.features)
@@ -229,7 +249,11 @@ def main(argv=None):
                                     str(path)]
     if vw_file:
         cmds["vw"] = vw_command(vw_file)
+    if args.eval_only:
+        cmds = {name: cmd for name, cmd in cmds.items()
+                if name.startswith("cwkit eval") or name == "vw"}
 
+    byte_compile()
     warm(path, *([vw_file] if vw_file else []))
     wall = {name: [] for name in cmds}
     cpu = {name: [] for name in cmds}
@@ -244,8 +268,8 @@ def main(argv=None):
     for name, times in wall.items():
         print(f"# {name}: " + " ".join(f"{t:.3f}" for t in times) + " s wall, "
               + " ".join(f"{t:.3f}" for t in cpu[name]) + " s CPU", flush=True)
-    _, _, out = run([py, "-c", _PARTIAL_FIT, str(HERE), str(args.repeat)])
     calls = {}
+    out = "" if args.eval_only else run([py, "-c", _PARTIAL_FIT, str(HERE), str(args.repeat)])[2]
     for line in out.splitlines():
         algo, kind, rate = line.split()
         calls[algo, kind] = float(rate)
@@ -263,17 +287,18 @@ def main(argv=None):
                          "-" if target is None else f"<={target:g}", met]), flush=True)
 
     load = "load_svmlight whole process"
-    for peer in ("svmloader", "scikit-learn"):
+    for peer in ("svmloader", "scikit-learn") if "load cwkit" in wall else ():
         if f"load {peer}" in wall:
             row(load, wall["load cwkit"], peer, wall[f"load {peer}"])
     for peer, target in (("svmloader", 1 / 8), ("scikit-learn", None)):
-        if f"load {peer}" in inside:
+        if f"load {peer}" in inside and "load cwkit" in inside:
             row("load_svmlight in process", inside["load cwkit"], peer,
                 inside[f"load {peer}"], target)
-    row("load_svmlight in process", inside["load cwkit"], "cwkit n_jobs=1",
-        inside["load cwkit n_jobs=1"])
-    row("load_svmlight whole process, CPU s", cpu["load cwkit"], "cwkit n_jobs=1",
-        cpu["load cwkit n_jobs=1"])
+    if "load cwkit" in wall:
+        row("load_svmlight in process", inside["load cwkit"], "cwkit n_jobs=1",
+            inside["load cwkit n_jobs=1"])
+        row("load_svmlight whole process, CPU s", cpu["load cwkit"], "cwkit n_jobs=1",
+            cpu["load cwkit n_jobs=1"])
     if "vw" in wall:
         row("eval pa,cw,arow whole process", wall["cwkit eval"], "vowpalwabbit hinge -b 21",
             wall["vw"], 0.5)
@@ -284,9 +309,10 @@ def main(argv=None):
             "cwkit eval clean", wall["cwkit eval"], 1.2)
     row("eval pa,cw,arow whole process", wall["cwkit eval"], "cwkit eval --parse-jobs 1",
         wall["cwkit eval --parse-jobs 1"])
-    row("import cwkit", wall["import cwkit"], "python -c pass", wall["bare interpreter"])
-    row("import cwkit", wall["import cwkit"], "import numpy, scipy.sparse",
-        wall["import numpy, scipy.sparse"])
+    if "import cwkit" in wall:
+        row("import cwkit", wall["import cwkit"], "python -c pass", wall["bare interpreter"])
+        row("import cwkit", wall["import cwkit"], "import numpy, scipy.sparse",
+            wall["import numpy, scipy.sparse"])
     for (algo, kind), rate in calls.items():
         met = "yes" if rate >= 50_000 else "no"
         print("\t".join([f"partial_fit 1 row {algo} {kind} (calls/s)", f"{rate:.0f}", "-",

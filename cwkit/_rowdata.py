@@ -231,6 +231,18 @@ def one_csr_row(X, n_features, scores):
     return None if view is None else Rows(X, view, 1, n_features)
 
 
+def parsed_rows(X):
+    """`Rows` of the CSR matrix X whose rows the svmlight parser checked, as
+    :func:`as_rows` makes them without its checks: float64 values, all finite, the
+    indices of each row strictly increasing in [0, X.shape[1]), no spare capacity (what
+    ``cwkit.iter_svmlight`` yields without ``hash_bits``, and any row subset of it)."""
+    n, d = X.shape
+    indices = X.indices if X.indices.dtype == _I32 else X.indices.astype(np.int32)
+    view = _core.RowView(X.data, indices, X.indptr.astype(np.int64, copy=False), _EMPTY_I32,
+                         d)
+    return Rows(X, view, n, d)
+
+
 def as_rows(X, n_features=None, name="X", owner="the model"):
     """Validate X (array-like or scipy.sparse) into `Rows`, never mutating it.
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._lazy import issparse
-from ._rowdata import as_rows
+from ._rowdata import as_rows, parsed_rows
 from ._threads import block_signals
 from ._lazy import sparse as sp
 from . import datasets
@@ -325,6 +325,7 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
     seen = 0
     if progress is not None:
         progress.start_run(label)
+    parsed = getattr(source, "parsed", False)   # (a source of another kind may lack it)
     workers = min(len(learners), os.cpu_count() or 1)
     pool = (ThreadPoolExecutor(workers, initializer=block_signals) if workers > 1
             else contextlib.nullcontext())
@@ -335,7 +336,7 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
                     # (a whole chunk as is: slicing a CSR matrix copies it)
                     Xp = X if piece.stop - piece.start == y_clean.size else X[piece]
                     _learn_piece(pool, learners, Xp, y_clean[piece], y_train[piece],
-                                 flipped[piece], index[piece])
+                                 flipped[piece], index[piece], parsed)
                     seen += piece.stop - piece.start
                     if curve_every and seen % curve_every == 0:
                         for lr in learners:
@@ -351,14 +352,16 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
         progress.end_run()
 
 
-def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index):
+def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=False):
     """Every learner not failed learns the piece: at once on the threads of ``pool`` (the
     compiled passes release the GIL; each learner has its own state and counters, so the
-    results are those of one after another), or one after another without a pool."""
+    results are those of one after another), or one after another without a pool.
+    ``parsed``: the rows are valid as the svmlight parser checked them (the source's
+    ``parsed``), so they are not checked again."""
     active = [lr for lr in learners if lr.failed is None]
     if len(active) > 1 and y_clean.size > 1:   # (one row: a model's own one-row path)
         try:    # once for all: each model's partial_fit takes the validated rows
-            X = as_rows(X)
+            X = parsed_rows(X) if parsed else as_rows(X)
         except _MODEL_FAILURES:
             pass    # each learner fails as it would on its own, with its own message
     if pool is None or len(active) < 2:

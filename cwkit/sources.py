@@ -3,7 +3,8 @@
 A source has ``name``, ``classes``, ``n_features``, ``batch_size``, ``n_examples`` (``None``
 until known), :meth:`count` (the number of rows, reading the data if need be),
 :meth:`chunks`, which yields ``(X, y, index)`` with ``index`` each row's position in the
-task, and :meth:`origin` (the data and row that a position is, to report a failure).
+task, :meth:`origin` (the data and row that a position is, to report a failure) and
+``parsed`` (whether the rows of its chunks are valid as the svmlight parser checked them).
 :mod:`cwkit.evaluate` reads a source once per pass; nothing here learns.
 :func:`synthetic` builds the papers' synthetic tasks as fresh sources per trial;
 :func:`rows_for_model` reads a file's rows for a fitted model (``cwkit predict``).
@@ -51,6 +52,7 @@ class ArraySource:
         self.n_examples = self.y.size
         self.n_features = self.X.shape[1]
         self.classes = np.unique(self.y)
+        self.parsed = False
 
     def count(self):
         """Number of rows of the task."""
@@ -80,7 +82,9 @@ class SvmlightSource:
     pass.
     ``hash_bits`` folds the columns into ``2**hash_bits`` (:func:`cwkit.load_svmlight`),
     which is then the number of features; ``n_jobs`` is the number of parsing threads
-    (:func:`cwkit.load_svmlight`).
+    (:func:`cwkit.load_svmlight`). ``parsed``: the chunks' rows are valid as the parser
+    checked them (:func:`cwkit._rowdata.parsed_rows`), except with ``hash_bits``, whose
+    sums of folded values may overflow.
     """
 
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, n_features=None,
@@ -95,6 +99,7 @@ class SvmlightSource:
         self.classes = None if classes is None else np.asarray(classes)
         self.n_examples = None
         self.checked = False
+        self.parsed = hash_bits is None
 
     @property
     def needs_scan(self):
@@ -170,6 +175,7 @@ class FilteredSource:
         self.n_features = base.n_features
         self.batch_size = base.batch_size
         self.n_examples = None
+        self.parsed = base.parsed     # (subsets of its rows)
 
     def count(self):
         """Number of rows of the task (one pass over the base when not yet known)."""

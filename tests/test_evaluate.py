@@ -397,3 +397,76 @@ def test_helper_threads_leave_sigint_to_the_main_thread(tmp_path):
     assert "ThreadPoolExecutor" in names, seen
     assert all(b == {signal.SIGINT, signal.SIGTERM} for b in seen.values()), seen
     assert _blocked_signals(threading.main_thread()) == set()
+
+
+# ------------------------------------------------- rows the svmlight parser has checked
+
+def _svmlight_task(tmp_path, multiclass=False):
+    X, y = datasets.make_twonorm(600, random_state=1)
+    if multiclass:
+        y = np.arange(y.size) % 3
+    X = np.where(np.abs(X) > 0.8, X, 0.0)     # sparse rows, some empty ones included
+    X[::37] = 0.0
+    path = tmp_path / "task.svm"
+    from cwkit import dump_svmlight
+    dump_svmlight(X, y, path)
+    return path
+
+
+@pytest.mark.parametrize("hash_bits", [None, 3])
+def test_parsed_rows_are_the_rows_as_rows_makes(tmp_path, hash_bits):
+    """The chunks of a file source are taken as the parser checked them
+    (``parsed_rows``): the same rows as ``as_rows`` makes, so every model learns the same;
+    with hash_bits (folded sums) the source does not vouch for them."""
+    from cwkit._rowdata import as_rows, parsed_rows
+    from cwkit.sources import FilteredSource
+
+    src = SvmlightSource(_svmlight_task(tmp_path), batch_size=128, hash_bits=hash_bits)
+    src.scan()
+    assert src.parsed is (hash_bits is None)
+    assert FilteredSource(src, [1], [-1], "t").parsed is src.parsed
+    assert ArraySource(np.eye(2), [0, 1], "a").parsed is False
+    models = {kind: [make("arow"), make("pa1")] for kind in ("parsed", "checked")}
+    for k, (X, y, _) in enumerate(src.chunks()):
+        for piece in (X, X[1::2]):      # (a row subset too: X[mask] of a filtered task)
+            parsed, checked = parsed_rows(piece), as_rows(piece)
+            assert parsed.X is piece and (parsed.n_rows, parsed.n_features) == \
+                (checked.n_rows, checked.n_features)
+        for kind, rows in (("parsed", parsed_rows(X)), ("checked", X)):
+            for m in models[kind]:
+                m.partial_fit(rows, y, **({"classes": [-1, 1]} if k == 0 else {}))
+    for a, b in zip(models["parsed"], models["checked"]):
+        assert_same_model(a, b, *next((X, y) for X, y, _ in src.chunks()))
+
+
+@pytest.mark.parametrize("multiclass", [False, True])
+def test_eval_of_a_file_is_the_eval_of_its_rows_checked(tmp_path, monkeypatch, multiclass):
+    """An eval of a file source (its chunks taken as parsed, unchecked) gives the task
+    object of the same source whose chunks go through ``as_rows`` like anyone's."""
+    from cwkit import evaluate as ev
+
+    path = _svmlight_task(tmp_path, multiclass)
+    specs = [AlgoSpec("pa"), AlgoSpec("arow"), AlgoSpec("cw")]
+    calls = []
+
+    def counted(X):
+        calls.append(X.shape[0])
+        return parsed(X)
+
+    parsed = ev.parsed_rows
+    monkeypatch.setattr(ev, "parsed_rows", counted)
+
+    def run(vouch):
+        src = SvmlightSource(path, batch_size=100)
+        src.scan()
+        src.parsed = vouch
+        task = ev.evaluate(src, specs, noise=0.1, passes=2, seed=2)
+        task.pop("seconds")
+        for res in task["results"]:
+            res.pop("seconds")
+        return task
+
+    checked = run(False)
+    assert calls == []
+    assert run(True) == checked
+    assert sum(calls) == 2 * 600    # every row of both passes went the parsed way

@@ -59,12 +59,28 @@ def test_readme_command_from_the_project_root():
 
 def test_import_leaves_scipy_sparse_and_special_for_later():
     """scipy.sparse and scipy.special take longer to import than numpy: ``import cwkit``
-    and ``import cwkit.cli`` need neither; fitting CSR data or CW brings them in."""
+    and ``import cwkit.cli`` need neither; fitting CSR data brings in scipy.sparse, and
+    CW scipy.special only for an eta other than its defaults (``cwkit.linear._phi``)."""
     code = ("import sys, cwkit, cwkit.cli; before = sorted(m for m in ('scipy.sparse', "
             "'scipy.special') if m in sys.modules); "
-            "import numpy as np, scipy.sparse as sp; "
-            "cwkit.make('cw').fit(sp.csr_matrix(np.eye(2)), [0, 1]); "
-            "print(before, 'scipy.special' in sys.modules)")
+            "import numpy as np, scipy.sparse as sp; X = sp.csr_matrix(np.eye(2)); "
+            "cwkit.make('cw').fit(X, [0, 1]); cwkit.make('cw-stdev').fit(X, [0, 1]); "
+            "default = 'scipy.special' in sys.modules; "
+            "cwkit.make('cw', eta=0.8).fit(X, [0, 1]); "
+            "print(before, default, 'scipy.special' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["[]", "True"]
+    assert proc.stdout.split() == ["[]", "False", "True"]
+
+
+@pytest.mark.parametrize("eta", [0.9, 0.7, 0.8])
+def test_phi_is_scipy_ndtri_bit_for_bit(eta):
+    """The default etas' phi, written out to spare the scipy.special import, are the
+    doubles scipy.special.ndtri gives (and any other eta is computed by it)."""
+    from scipy.special import ndtri
+
+    from cwkit.linear import ConfidenceWeighted, _phi
+
+    assert set(ConfidenceWeighted._default_eta.values()) == {0.9, 0.7}
+    assert _phi(eta).hex() == float(ndtri(eta)).hex()
+
