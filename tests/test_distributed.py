@@ -384,3 +384,37 @@ def test_sparse_chunks_equal_dense_chunks(client, files):
     assert dense._model.state.keys() == sparse._model.state.keys()
     for key in dense._model.state:
         np.testing.assert_array_equal(dense._model.state[key], sparse._model.state[key])
+
+
+@pytest.mark.parametrize(("name", "params", "mix"), [
+    ("arow", {"covariance": "diag"}, "confidence"), ("arow", {"covariance": "full"}, "average"),
+    ("sop", {"covariance": "diag"}, "updates"), ("bpa1", {"C": 0.3, "batch_size": 3}, "average"),
+    ("l1-pa", {"beta": 10.0}, "average"), ("adagrad", {"lam": 0.01}, "average")],
+    ids=["arow-diag-confidence", "arow-full-average", "sop-diag-updates", "bpa1-average",
+         "l1-pa-average", "adagrad-average"])
+def test_averaged_models_of_unequal_byte_ranges_report_the_shards_mean(client, files, name,
+                                                                        params, mix):
+    """average=True, two byte ranges of unequal rows: after one round from the initial
+    model the mixed model reports the (weighted) mean of the shards' averaged weights,
+    its round count is every row; a second round is parameter mixing written out."""
+    path, X, y = files[2]
+    params = {**params, "average": True, "intercept_scaling": 1.0}
+    n0 = open(path, "rb").read(cwd.cut(path, 2)[0][1]).count(b"\n")
+    parts = [(X[:n0], y[:n0]), (X[n0:], y[n0:])]
+    assert n0 != X.shape[0] - n0
+    est = cwd.fit(cwkit.make(name, **params), path, client=client, mixing=mix, partitions=2)
+    shards = [cwkit.make(name, **params).partial_fit(Xi, yi, classes=[0, 1])
+              for Xi, yi in parts]
+    c = np.array([s.n_updates_ for s in shards], float) if mix == "updates" else np.ones(2)
+    c /= c.sum()
+    np.testing.assert_allclose(est._model.weights(),
+                               sum(ci * s._model.weights() for ci, s in zip(c, shards)),
+                               rtol=1e-12, atol=1e-14)
+    if name != "adagrad":     # (AdaGrad's t is the mean: its RDA weights use the mean sums)
+        assert np.ravel(est._model.state["u"])[-1] == X.shape[0]
+    est = cwd.fit(cwkit.make(name, **params), path, client=client, rounds=2, mixing=mix,
+                  partitions=2)
+    rule = {"updates": "average"}.get(mix, mix)
+    ref = _ipm(name, params, parts, 2, rule, mix == "updates")
+    for key in ref._model.state:
+        np.testing.assert_array_equal(est._model.state[key], ref._model.state[key])

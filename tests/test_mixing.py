@@ -1,4 +1,6 @@
 """Mixing model states (cwkit.models.mixing): the identity, the average, the KL combination."""
+import copy
+
 import numpy as np
 import pytest
 from conftest import BINARY_CASES, OTHER_CASES, case_id
@@ -315,3 +317,114 @@ def test_confidence_mixing_of_models_is_the_combination_of_their_gaussians(
         np.testing.assert_allclose(target._model.weights(), mu, rtol=1e-12)
         np.testing.assert_allclose(target._model.variances(), s, rtol=1e-12)
     assert target._model.state_problem() is None
+
+
+# ---------------------------------------------------------------- averaged models
+
+def _averaged(case):
+    """The case with ``average=True``."""
+    return case[0], {**case[1], "average": True}
+
+
+def _shards(case, strategy, sizes=(4, 11, 23), seed=0):
+    """A start fitted on 9 rows and shards of unequal sizes fitted on from it: the
+    start, the shards, and the same with ``average=False`` (same rows)."""
+    rng = np.random.default_rng(seed)
+    k = 2 if strategy == "binary" else 3
+    extra = {} if strategy == "binary" else {"multiclass": strategy, "k": 2}
+    data = [(rng.normal(size=(n, 4)), rng.integers(0, k, size=n)) for n in (9, *sizes)]
+    out = []
+    for average in (True, False):
+        name, params = case
+        start = cwkit.make(name, **{**params, "average": average}, **extra)
+        start.partial_fit(*data[0], classes=np.arange(k))
+        shards = [copy.deepcopy(start).partial_fit(X, y) for X, y in data[1:]]
+        out.append((start, shards))
+    return out
+
+
+def _rules(model):
+    return ("average",) + (("confidence",) if mixing.is_gaussian(model) else ()) + (
+        ("touched",) if mixing.is_first_order(model) else ())
+
+
+AVERAGED = [(c, s) for c, s in PARAMS if c[0] != "avg-perceptron"]
+
+
+@pytest.mark.parametrize(("case", "strategy"), AVERAGED,
+                         ids=[f"{case_id(c)}-{s}" for c, s in AVERAGED])
+def test_averaged_models_mix_to_the_mean_of_the_shards_averaged_weights(case, strategy):
+    """Unequal shards from a common start, every rule: the mixed model reports sum_i c_i
+    of the shards' averaged weights; its last iterate is what the rule makes of the
+    shards' last iterates (the model average=False mixes); T counts every round."""
+    (start, shards), (start0, shards0) = _shards(_averaged(case), strategy)
+    model = start._model
+    c = np.array([0.2, 0.5, 0.3])
+    for rule in _rules(model):
+        mixed = mixing.mix(model, [e._model.state for e in shards], c * 3.0, rule,
+                           start=start._model.state)
+        target = _load(copy.deepcopy(start), mixed)
+        # (AdaGrad's t, the weighted mean of the shards' 13, 20, 32 rounds, is not whole)
+        assert target._model.state_problem() is None or case[0] == "adagrad"
+        expect = sum(ci * np.asarray(e._model.weights()) for ci, e in zip(c, shards))
+        np.testing.assert_allclose(target._model.weights(), expect, rtol=1e-12, atol=1e-14)
+        plain = mixing.mix(start0._model, [e._model.state for e in shards0], c, rule,
+                           start=start0._model.state)
+        ref = _load(copy.deepcopy(start0), plain)
+        np.testing.assert_allclose(target._model.last_weights(), ref._model.weights(),
+                                   rtol=1e-12, atol=1e-14)
+        _check_round_count(model, mixed, [e._model.state for e in shards], c,
+                           start._model.state)
+        one = mixing.mix(model, [shards[1]._model.state], rule=rule, start=start._model.state)
+        for key, arr in shards[1]._model.state.items():     # one state: the identity
+            assert np.array_equal(one[key], arr)
+
+
+def _check_round_count(model, mixed, states, c, start):
+    """Flat lazy sums: T = t_0 + sum_i (T_i - t_0); AdaGrad: its t, the weighted mean
+    (its RDA weights use the mean sums of subgradients)."""
+    if "0/u" in mixed:          # one-vs-rest of binary models: each class's sum
+        for k in range(model.K):
+            _check_round_count(None, {"u": mixed[f"{k}/u"]}, [{"u": s[f"{k}/u"]}
+                               for s in states], c, {"u": start[f"{k}/u"]})
+        return
+    if "acc" in mixed:
+        assert mixed["aux"][2] == pytest.approx(sum(ci * s["aux"][2]
+                                                    for ci, s in zip(c, states)), rel=1e-15)
+    elif "aux" not in mixed:
+        t0 = np.ravel(start["u"][-1])[0]
+        t = [np.ravel(s["u"][-1])[0] for s in states]
+        assert t0 == 9 and t == [13, 20, 32]
+        np.testing.assert_array_equal(mixed["u"][-1], t0 + sum(ti - t0 for ti in t))
+
+
+@pytest.mark.parametrize(("case", "strategy"), AVERAGED,
+                         ids=[f"{case_id(c)}-{s}" for c, s in AVERAGED])
+def test_averaged_mixed_models_go_on_averaging_every_round(case, strategy):
+    """partial_fit after mixing: the averaged weights stay the mean over every round
+    counted, (T A + w_{T+1} + ... + w_{T+n}) / (T + n), A the mixed averaged weights and
+    w_t the last iterate after each new row (a per-round reference)."""
+    (start, shards), _ = _shards(_averaged(case), strategy)
+    model = start._model
+    for rule in _rules(model):
+        mixed = mixing.mix(model, [e._model.state for e in shards], [0.6, 0.3, 0.1], rule,
+                           start=start._model.state)
+        est = _load(copy.deepcopy(start), mixed)
+        T = _rounds_of(est._model)
+        total = T * np.asarray(est._model.weights())
+        rng = np.random.default_rng(11)
+        n = 15
+        for _ in range(n):
+            est.partial_fit(rng.normal(size=(1, 4)), rng.integers(0, len(est.classes_), 1))
+            total = total + np.asarray(est._model.last_weights())
+        np.testing.assert_allclose(est._model.weights(), total / (T + n), rtol=1e-11,
+                                   atol=1e-13)
+
+
+def _rounds_of(model):
+    """The round count the averaged weights are a mean over."""
+    state = model.models[0].state if hasattr(model, "models") else model.state
+    if "acc" in state or "v" in state:
+        return np.atleast_2d(state["aux"])[0, 2]
+    return np.ravel(state["u"][-1])[0]
+

@@ -35,7 +35,13 @@ def mean_of_rounds(state, w):
     rounds when `state` holds the flat lazy sum ``u`` (the sum shaped as w, then T),
     else w itself."""
     u = state.get("u")
-    return w if u is None else lazy_mean(w, u[:-1].reshape(w.shape), u[-1])
+    return w if u is None else lazy_mean(w, u[:-1].reshape(w.shape), rounds(u))
+
+
+def rounds(u):
+    """T of the flat lazy sum `u`: its last entry (in the (D + 1, K) form of the
+    multi-class diagonal rules, a row of K equal counts: the first)."""
+    return u[-1] if u.ndim == 1 else u[-1, 0]
 
 
 def round_count(state):

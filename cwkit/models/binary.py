@@ -172,7 +172,12 @@ class Diagonal(BinaryModel):
         return mean_of_rounds(self.state, self.last_weights())
 
     def last_weights(self):
-        return self.state["mu_sigma"][:, MU]
+        return self.last_iterate(self.state)
+
+    @staticmethod
+    def last_iterate(state):
+        """The last iterate of `state`, shaped as its lazy sum ``u`` (without T)."""
+        return state["mu_sigma"][:, MU]
 
     def variances(self):
         return self.state["mu_sigma"][:, SIGMA]
@@ -217,7 +222,12 @@ class Full(BinaryModel):
         return mean_of_rounds(self.state, self.last_weights())
 
     def last_weights(self):
-        return self.state["mu"]
+        return self.last_iterate(self.state)
+
+    @staticmethod
+    def last_iterate(state):
+        """The last iterate of `state`, shaped as its lazy sum ``u`` (without T)."""
+        return state["mu"]
 
     def covariance(self):
         return symmetric(self.state["Sigma"])
@@ -285,7 +295,12 @@ class SOPDiagonal(BinaryModel):
         return mean_of_rounds(self.state, self.last_weights())
 
     def last_weights(self):
-        return self.state["vv"] / self.state["A"]
+        return self.last_iterate(self.state)
+
+    @staticmethod
+    def last_iterate(state):
+        """The last iterate of `state`, shaped as its lazy sum ``u`` (without T)."""
+        return state["vv"] / state["A"]
 
     def variances(self):
         return 1.0 / self.state["A"]
@@ -307,6 +322,18 @@ class SOPDiagonal(BinaryModel):
         return out
 
 
+def rda_reported(spec, state):
+    """The weights an AdaGrad-RDA `state` reports, flat: their mean over rounds 1..t
+    when averaging (t > 0, from the sums ``acc``), else the last iterate."""
+    u, G, t = state["u"].ravel(), state["G"].ravel(), state["aux"][_core.AUX_T]
+    w = np.empty(u.size)
+    if spec.average and t > 0:
+        _core.rda_average(u, G, t, spec.eta, spec.lam, spec.delta, state["acc"], w)
+    else:
+        _core.rda_weights(u, G, t, spec.eta, spec.lam, spec.delta, w)
+    return w
+
+
 class AdaGrad(BinaryModel):
     """Diagonal AdaGrad-RDA with L1 ([DHS11]): u = sum of subgradients, G = sum of squares."""
 
@@ -326,13 +353,7 @@ class AdaGrad(BinaryModel):
         return adagrad_invariants(self.state)
 
     def weights(self):
-        st, spec = self.state, self.spec
-        t = st["aux"][_core.AUX_T]
-        if self.spec.average and t > 0:
-            w = np.empty(len(st["u"]))
-            _core.rda_average(st["u"], st["G"], t, spec.eta, spec.lam, spec.delta, st["acc"], w)
-            return w
-        return self.last_weights()
+        return rda_reported(self.spec, self.state)
 
     def last_weights(self):
         st, spec = self.state, self.spec

@@ -44,7 +44,12 @@ class BinaryL1PA(BinaryModel):
         return mean_of_rounds(self.state, self.last_weights())
 
     def last_weights(self):
-        return self.state["w"]
+        return self.last_iterate(self.state)
+
+    @staticmethod
+    def last_iterate(state):
+        """The last iterate of `state`, shaped as its lazy sum ``u`` (without T)."""
+        return state["w"]
 
     def invariants(self):
         yield in_ball(self.spec, self.state["w"])
@@ -76,7 +81,12 @@ class MulticlassL1PA(MulticlassModel):
         return mean_of_rounds(self.state, self.last_weights_dk())
 
     def last_weights_dk(self):
-        return self.state["W"]
+        return self.last_iterate(self.state)
+
+    @staticmethod
+    def last_iterate(state):
+        """The last iterate of `state`, shaped as its lazy sum ``u`` (without T)."""
+        return state["W"]
 
     def invariants(self):
         yield in_ball(self.spec, self.state["W"])

@@ -94,10 +94,16 @@ class BinaryBPA(BinaryModel):
         return result._replace(status=status, pos=pos)
 
     def weights(self):
-        return mean_of_rounds(self.state, self.state["w"])
+        return mean_of_rounds(self.state, self.last_iterate(self.state))
 
     def last_weights(self):
-        return self.state["w"]
+        return self.last_iterate(self.state)
+
+    @staticmethod
+    def last_iterate(state):
+        """The reported model of `state` (the last iterate), shaped as its lazy sum
+        ``u`` (without T)."""
+        return state["w"]
 
     def invariants(self):
         st, B = self.state, self.spec.batch_size

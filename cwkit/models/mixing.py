@@ -27,7 +27,9 @@ Two rules:
       for diagonal SOP ``A = sum_i c_i A_i`` and ``vv = A w``;
     * AdaGrad (``u``, ``G``, ``aux``): the sums of subgradients, their squares
       and the round count are averaged, so the RDA weights use the shards'
-      mean subgradient;
+      mean subgradient; with averaging, the sums of the weights ``acc`` are set
+      so that the averaged weights are ``sum_i c_i`` of the shards' (the round
+      count stays the mean: the RDA weights need it);
     * mini-batch PA: ``w`` (each shard's reported model, its incomplete last
       group applied provisionally as at the end of a stream) is averaged into
       ``w0 = w``; no row is carried over (``n_pend = 0``);
@@ -35,12 +37,15 @@ Two rules:
     * one-vs-rest: each class's binary model by its own rule;
     * any other array (a statistic added later): ``sum_i c_i a_i``.
 
-    The flat lazy sum ``u`` of the other averaged models (its last entry the
-    round count T) is averaged with the rest: their averaged vector
-    ``((T + 1) w - u) / T`` is then the mean of the shards' averaged vectors
-    when the shards made equal numbers of rounds; with unequal shards, or a
-    mixed ``w`` that is not the mean (``"confidence"``), it is that formula
-    applied to the mixed ``w``, ``u`` and ``T`` (docs/scaling.md).
+    Every rule then sets the flat lazy sum ``u`` of the other averaged models
+    (CW, AROW, SOP, mini-batch PA, L1-PA; the sum shaped as the weights, then
+    the round count T) as the first-order rules set theirs: T is the rounds of
+    all shards, ``t_0 + sum_i (T_i - t_0)``, and ``u = (T + 1) w - T A`` with
+    ``w`` the mixed last iterate (whatever the rule made of it) and
+    ``A = sum_i c_i A_i``, ``A_i`` shard i's averaged weights over its own
+    rounds, so that the mixed averaged weights ``((T + 1) w - u) / T`` are
+    ``A`` exactly, whatever the shards' sizes.  Later rounds then add to the
+    mean as to one over T rounds.
 
 ``"touched"``
     First-order models only: each weight moves from the start ``w_0`` by the
@@ -66,12 +71,14 @@ Two rules:
     is an error); one-vs-rest full models combine each class's block, top-1
     the covariance over the stacked blocks.  For SOP, whose precision is
     ``A``, this is ``A = sum_i c_i A_i`` and ``vv = sum_i c_i vv_i``.
+    Averaged models report the mean of the shards' averaged weights (above).
 """
 import numpy as np
 
 from .. import _core
 from . import binary, l1, minibatch, multiclass
-from .binary import averaged_first_order
+from .average import mean_of_rounds, rounds
+from .binary import averaged_first_order, rda_reported
 from .ovr import OneVsRest
 
 #: The mixing rules of :func:`mix`.
@@ -165,7 +172,26 @@ def _mix(model, states, c, rule, start):
         if isinstance(model, kinds):
             combine(model, states, c, rule, start, out)
             break
+    # the flat lazy sum u of an averaged model (first-order models set theirs above,
+    # AdaGrad's u is its sum of subgradients: neither has a `last_iterate`)
+    if "u" in out and hasattr(model, "last_iterate"):
+        _lazy_sum(model.last_iterate, states, c, start, out)
     return out
+
+
+def _lazy_sum(last_iterate, states, c, start, out):
+    """The flat lazy sum ``u`` (the sum shaped as the weights, then T) of the mixed state
+    ``out``, whose last iterate ``w = last_iterate(out)`` its rule has mixed: T is the
+    rounds of all shards, ``t_0 + sum_i (T_i - t_0)``, and ``u`` such that the averaged
+    weights ``((T + 1) w - u) / T`` are ``sum_i c_i`` of the shards' averaged weights
+    (each over its own rounds)."""
+    t0 = 0.0 if start is None else rounds(start["u"])
+    t = t0 + sum(rounds(s["u"]) - t0 for s in states)
+    avg = mean([mean_of_rounds(s, last_iterate(s)) for s in states], c)
+    w = last_iterate(out)
+    u = out["u"]
+    u[:-1] = ((t + 1.0) * w - t * avg).reshape(u[:-1].shape)
+    u[-1] = t
 
 
 def _first_order(model, states, c, rule, start, out):
@@ -293,7 +319,18 @@ def _minibatch(model, states, c, rule, start, out):
 
 
 def _keep_mean(model, states, c, rule, start, out):
-    """L1-PA and AdaGrad: the weighted mean of every array (already in ``out``)."""
+    """L1-PA: the weighted mean of every array (already in ``out``)."""
+
+
+def _adagrad(model, states, c, rule, start, out):
+    """The sums u, G and the round count t are the weighted means (in ``out``); when
+    averaging, ``acc`` holds the mixed averaged weights as the sum of t rounds, every
+    coordinate dated t, so that they are ``sum_i c_i`` of the shards' averaged weights."""
+    if "acc" in out:
+        n = out["u"].size
+        t = out["aux"][_core.AUX_T]
+        out["acc"][:n] = t * mean([rda_reported(model.spec, s) for s in states], c)
+        out["acc"][n:] = t
 
 
 #: (model classes, how their state mixes beyond the weighted mean), most specific first.
@@ -303,5 +340,6 @@ _RULES = (
     ((binary.Diagonal, multiclass.Diagonal), _diag_gaussian),
     ((binary.Full, multiclass.Full), _full_gaussian),
     ((binary.SOPDiagonal, multiclass.SOPDiagonal), _sop_diagonal),
-    ((binary.AdaGrad, multiclass.AdaGrad, l1.BinaryL1PA, l1.MulticlassL1PA), _keep_mean),
+    ((l1.BinaryL1PA, l1.MulticlassL1PA), _keep_mean),
+    ((binary.AdaGrad, multiclass.AdaGrad), _adagrad),
 )

@@ -31,9 +31,10 @@ from .binary import (
     gaussian_invariants,
     initial_variance,
     l2_infeasible_detail,
+    rda_reported,
     symmetric,
 )
-from .average import lazy_mean, mean_of_rounds, round_count
+from .average import mean_of_rounds, round_count
 from .interface import OVR, TOP1, Model, PassResult, counts, positive
 from .scoring import argmax_proba, mc_row_scores
 
@@ -145,13 +146,15 @@ class Diagonal(MulticlassModel):
             st.get("u", np.empty((0, self.K)))))
 
     def weights_dk(self):
-        if self.spec.average:
-            u = self.state["u"]
-            return lazy_mean(self.state["mu"], u[:-1], u[-1, 0])
-        return self.last_weights_dk()
+        return mean_of_rounds(self.state, self.last_weights_dk())
 
     def last_weights_dk(self):
-        return self.state["mu"]
+        return self.last_iterate(self.state)
+
+    @staticmethod
+    def last_iterate(state):
+        """The last iterate of `state`, shaped as its lazy sum ``u`` (without T)."""
+        return state["mu"]
 
     def variances_dk(self):
         return self.state["sigma"]
@@ -196,10 +199,15 @@ class Full(MulticlassModel):
             spec.phi, spec.r, self.sum_update, st.get("u", NO_SUM)))
 
     def weights_dk(self):
-        return mean_of_rounds(self.state, self.state["mu"]).T
+        return mean_of_rounds(self.state, self.last_iterate(self.state)).T
 
     def last_weights_dk(self):
-        return self.state["mu"].T
+        return self.last_iterate(self.state).T
+
+    @staticmethod
+    def last_iterate(state):
+        """The last iterate of `state`, shaped as its lazy sum ``u`` (without T): (K, D)."""
+        return state["mu"]
 
     def _block(self, c):
         D = self.n_features + 1
@@ -267,7 +275,12 @@ class SOPDiagonal(MulticlassModel):
         return mean_of_rounds(self.state, self.last_weights_dk())
 
     def last_weights_dk(self):
-        return self.state["vv"] / self.state["A"]
+        return self.last_iterate(self.state)
+
+    @staticmethod
+    def last_iterate(state):
+        """The last iterate of `state`, shaped as its lazy sum ``u`` (without T)."""
+        return state["vv"] / state["A"]
 
     def variances_dk(self):
         return 1.0 / self.state["A"]
@@ -306,14 +319,7 @@ class AdaGrad(MulticlassModel):
         return adagrad_invariants(self.state)
 
     def weights_dk(self):
-        st, spec = self.state, self.spec
-        t = st["aux"][_core.AUX_T]
-        if spec.average and t > 0:
-            w = np.empty(st["u"].size)
-            _core.rda_average(st["u"].ravel(), st["G"].ravel(), t, spec.eta, spec.lam,
-                              spec.delta, st["acc"], w)
-            return w.reshape(st["u"].shape)
-        return self.last_weights_dk()
+        return rda_reported(self.spec, self.state).reshape(self.state["u"].shape)
 
     def last_weights_dk(self):
         st, spec = self.state, self.spec
