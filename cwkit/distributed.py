@@ -483,9 +483,11 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
     ``w_j = w_0j + sum_i (w_ij - w_0j) / n_j``, ``n_j`` the number of shards with
     ``w_ij != w_0j`` (``w_j = w_0j`` where ``n_j = 0``): the uniform mean of [IPM10]
     taken, weight by weight, over the shards that moved it.  Averaged models
-    (``average=True``, avg-perceptron) report the (weighted) mean of the shards'
-    averaged weights under every rule, however unequal the shards; their round count
-    is every row learnt (AdaGrad's stays the shards' mean, which its RDA weights use).
+    (``average=True``, avg-perceptron) report the mean of the iterates of every round
+    of every shard, each counted once, under every rule, however unequal the shards,
+    as a sequential run's average counts each row's; their round count is every row
+    learnt (AdaGrad's stays the shards' mean, which its RDA weights use, and its
+    averaged weights the (weighted) mean of the shards').
     """
     distributed = _require_dask()
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:

@@ -72,8 +72,12 @@ def test_average_is_the_weighted_mean_of_the_weights(case, strategy):
             assert np.allclose(mixed[key], sum(ci * e._model.state[key]
                                                for ci, e in zip(c, ests)), rtol=1e-12)
         return
-    expect = sum(ci * np.asarray(e._model.weights()) for ci, e in zip(c, ests))
-    np.testing.assert_allclose(target._model.weights(), expect, rtol=1e-12, atol=1e-14)
+    # (averaged first-order models: the last iterate is the mean, the averaged vector
+    # the mean of every iterate, test_averaged_first_order_mixes_to_the_mean_of_every_iterate)
+    weights = "last_weights" if case[0] == "avg-perceptron" else "weights"
+    expect = sum(ci * np.asarray(getattr(e._model, weights)()) for ci, e in zip(c, ests))
+    np.testing.assert_allclose(getattr(target._model, weights)(), expect, rtol=1e-12,
+                               atol=1e-14)
 
 
 def test_first_order_round_count_and_averaged_vector():
@@ -88,8 +92,10 @@ def test_first_order_round_count_and_averaged_vector():
     target = _load(_models("avg-perceptron", {}, "binary", n_models=1, seed=5)[0], mixed)
     current = np.mean([s["aux"][0] * s["v"] for s in states], axis=0)
     np.testing.assert_allclose(target._model.state["v"], current, rtol=1e-12)
+    A0, A1, A2 = (e._model.weights() for e in ests)     # t = 30 rounds each, the start's too
     np.testing.assert_allclose(target._model.weights(),
-                               np.mean([e._model.weights() for e in ests], axis=0), rtol=1e-12)
+                               (30 * A0 + (30 * A1 - 30 * A0) + (30 * A2 - 30 * A0)) / 30,
+                               rtol=1e-12, atol=1e-14)
 
 
 def _first_order_state(w, s=1.0, t=0.0):
@@ -166,26 +172,49 @@ def test_touched_against_a_per_coordinate_loop(case, strategy):
     np.testing.assert_allclose(target._model.last_weights(), expect, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("rule", ["average", "touched"])
+def _iterates(est, X, y, classes):
+    """Learn the rows one by one; the last iterate after each (the per-round reference)."""
+    out = []
+    for i in range(len(X)):
+        est.partial_fit(X[i:i + 1], y[i:i + 1], classes=classes)
+        out.append(np.asarray(est._model.last_weights(), float).copy())
+    return out
+
+
+@pytest.mark.parametrize("rule", ["average", "updates", "touched"])
 @pytest.mark.parametrize("name", ["avg-perceptron", "pa1", "reg-pa"])
-@pytest.mark.parametrize("strategy", ["binary", "top1"])
-def test_averaged_first_order_mixes_to_the_mean_of_the_averaged_vectors(rule, name,
-                                                                        strategy):
-    """average=True: the mixed model reports the weighted mean of the shards' averaged
-    vectors (their own round counts), whatever the rule does to the last iterate."""
+@pytest.mark.parametrize("strategy", ["binary", "top1", "ovr"])
+def test_averaged_first_order_mixes_to_the_mean_of_every_iterate(rule, name, strategy):
+    """average=True: the mixed model reports the mean of the iterates of every round,
+    the start's and each shard's own, each counted once (shards of unequal sizes, from a
+    start that has rounds of its own), whatever the rule does to the last iterate; and
+    the rounds after the mix go on averaging over all of them."""
+    import copy
     params = {} if name == "avg-perceptron" else {"average": True}
-    ests = _models(name, params, strategy)
-    for i, e in enumerate(ests[1:]):      # unequal shards: more rows for some
-        e.partial_fit(np.random.default_rng(i).normal(size=(7 * i + 3, 4)),
-                      np.arange(7 * i + 3) % (2 if strategy == "binary" else 3))
-    start = _models(name, params, strategy, n_models=1, seed=7)[0]._model.state
-    c = np.array([0.2, 0.5, 0.3])
-    mixed = mixing.mix(ests[0]._model, [e._model.state for e in ests], c, rule=rule,
-                       start=start)
-    target = _load(_models(name, params, strategy, n_models=1, seed=5)[0], mixed)
+    extra = {} if strategy == "binary" else {"multiclass": strategy}
+    k = 2 if strategy == "binary" else 3
+    classes = np.arange(k)
+    rng = np.random.default_rng(3)
+
+    def rows(n):
+        return rng.normal(size=(n, 4)), rng.integers(0, k, n)
+
+    start = cwkit.make(name, **params, **extra)
+    iterates = _iterates(start, *rows(11), classes)
+    shards = [copy.deepcopy(start) for _ in range(3)]
+    for est, n in zip(shards, (5, 17, 9)):         # unequal shards
+        iterates += _iterates(est, *rows(n), classes)
+    c = {"average": None, "updates": np.array([0.2, 0.5, 0.3])}.get(rule)
+    mixed = mixing.mix(start._model, [e._model.state for e in shards], c,
+                       rule="average" if rule == "updates" else rule,
+                       start=start._model.state)
+    target = _load(copy.deepcopy(start), mixed)
     assert target._model.state_problem() is None
-    np.testing.assert_allclose(target._model.weights(),
-                               sum(ci * e._model.weights() for ci, e in zip(c, ests)),
+    np.testing.assert_allclose(target._model.weights(), np.mean(iterates, axis=0),
+                               rtol=1e-12, atol=1e-14)
+    # rounds learnt after the mix: their iterates join the mean
+    iterates += _iterates(target, *rows(6), classes)
+    np.testing.assert_allclose(target._model.weights(), np.mean(iterates, axis=0),
                                rtol=1e-12, atol=1e-14)
 
 
@@ -353,10 +382,13 @@ AVERAGED = [(c, s) for c, s in PARAMS if c[0] != "avg-perceptron"]
 
 @pytest.mark.parametrize(("case", "strategy"), AVERAGED,
                          ids=[f"{case_id(c)}-{s}" for c, s in AVERAGED])
-def test_averaged_models_mix_to_the_mean_of_the_shards_averaged_weights(case, strategy):
-    """Unequal shards from a common start, every rule: the mixed model reports sum_i c_i
-    of the shards' averaged weights; its last iterate is what the rule makes of the
-    shards' last iterates (the model average=False mixes); T counts every round."""
+def test_averaged_models_mix_to_the_mean_of_every_iterate(case, strategy):
+    """Unequal shards from a common start, every rule: the mixed model reports the mean
+    of the iterates of every round, each counted once, (t_0 A_0 + sum_i (T_i A_i - t_0
+    A_0)) / (t_0 + sum_i (T_i - t_0)) from the start's and the shards' averaged weights
+    (AdaGrad, whose round count is the shards' mean: sum_i c_i A_i); its last iterate is
+    what the rule makes of the shards' last iterates (the model average=False mixes); T
+    counts every round."""
     (start, shards), (start0, shards0) = _shards(_averaged(case), strategy)
     model = start._model
     c = np.array([0.2, 0.5, 0.3])
@@ -366,7 +398,12 @@ def test_averaged_models_mix_to_the_mean_of_the_shards_averaged_weights(case, st
         target = _load(copy.deepcopy(start), mixed)
         # (AdaGrad's t, the weighted mean of the shards' 13, 20, 32 rounds, is not whole)
         assert target._model.state_problem() is None or case[0] == "adagrad"
-        expect = sum(ci * np.asarray(e._model.weights()) for ci, e in zip(c, shards))
+        A = [np.asarray(e._model.weights()) for e in shards]
+        if case[0] == "adagrad":
+            expect = sum(ci * Ai for ci, Ai in zip(c, A))
+        else:       # the start's 9 rounds, then the shards' 4, 11 and 23 rows
+            A0 = np.asarray(start._model.weights())
+            expect = (9 * A0 + sum(Ti * Ai - 9 * A0 for Ti, Ai in zip((13, 20, 32), A))) / 47
         np.testing.assert_allclose(target._model.weights(), expect, rtol=1e-12, atol=1e-14)
         plain = mixing.mix(start0._model, [e._model.state for e in shards0], c, rule,
                            start=start0._model.state)

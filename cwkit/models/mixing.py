@@ -20,8 +20,10 @@ Two rules:
       ``t_0 + sum_i (t_i - t_0)`` for shards started from a state with
       ``t_0``.  With averaging (the averaged perceptron, ``average=True``)
       the lazy sum ``u`` is set so that the mixed model's averaged vector is
-      ``sum_i c_i`` of the shards' averaged vectors (each over its own
-      rounds) and its current vector ``w`` (under either first-order rule);
+      the mean of the iterates of all those rounds, each counted once
+      (:func:`mean_of_iterates`: the start's and every shard's own, as a
+      sequential pass counts each row's), whatever rule mixed the current
+      vector ``w``;
     * diagonal and full Gaussians (CW, AROW, and SOP as the Gaussian with
       mean ``w`` and covariance ``A^-1``): the means and the covariances;
       for diagonal SOP ``A = sum_i c_i A_i`` and ``vv = A w``;
@@ -29,7 +31,8 @@ Two rules:
       and the round count are averaged, so the RDA weights use the shards'
       mean subgradient; with averaging, the sums of the weights ``acc`` are set
       so that the averaged weights are ``sum_i c_i`` of the shards' (the round
-      count stays the mean: the RDA weights need it);
+      count stays the mean, which the RDA weights need, so it does not count
+      every iterate as the others' does);
     * mini-batch PA: ``w`` (each shard's reported model, its incomplete last
       group applied provisionally as at the end of a stream) is averaged into
       ``w0 = w``; no row is carried over (``n_pend = 0``);
@@ -41,11 +44,12 @@ Two rules:
     (CW, AROW, SOP, mini-batch PA, L1-PA; the sum shaped as the weights, then
     the round count T) as the first-order rules set theirs: T is the rounds of
     all shards, ``t_0 + sum_i (T_i - t_0)``, and ``u = (T + 1) w - T A`` with
-    ``w`` the mixed last iterate (whatever the rule made of it) and
-    ``A = sum_i c_i A_i``, ``A_i`` shard i's averaged weights over its own
-    rounds, so that the mixed averaged weights ``((T + 1) w - u) / T`` are
-    ``A`` exactly, whatever the shards' sizes.  Later rounds then add to the
-    mean as to one over T rounds.
+    ``w`` the mixed last iterate (whatever the rule made of it) and ``A`` the
+    mean of the iterates of those T rounds (:func:`mean_of_iterates`, from
+    each shard's averaged weights over its own rounds and the start's), so
+    that the mixed averaged weights ``((T + 1) w - u) / T`` are ``A`` exactly,
+    whatever the shards' sizes.  Later rounds then add to the mean as to one
+    over T rounds.
 
 ``"touched"``
     First-order models only: each weight moves from the start ``w_0`` by the
@@ -71,7 +75,7 @@ Two rules:
     is an error); one-vs-rest full models combine each class's block, top-1
     the covariance over the stacked blocks.  For SOP, whose precision is
     ``A``, this is ``A = sum_i c_i A_i`` and ``vv = sum_i c_i vv_i``.
-    Averaged models report the mean of the shards' averaged weights (above).
+    Averaged models report the mean of every round's iterate (above).
 """
 import numpy as np
 
@@ -183,11 +187,13 @@ def _lazy_sum(last_iterate, states, c, start, out):
     """The flat lazy sum ``u`` (the sum shaped as the weights, then T) of the mixed state
     ``out``, whose last iterate ``w = last_iterate(out)`` its rule has mixed: T is the
     rounds of all shards, ``t_0 + sum_i (T_i - t_0)``, and ``u`` such that the averaged
-    weights ``((T + 1) w - u) / T`` are ``sum_i c_i`` of the shards' averaged weights
-    (each over its own rounds)."""
+    weights ``((T + 1) w - u) / T`` are the mean of every round's iterate
+    (:func:`mean_of_iterates`)."""
     t0 = 0.0 if start is None else rounds(start["u"])
-    t = t0 + sum(rounds(s["u"]) - t0 for s in states)
-    avg = mean([mean_of_rounds(s, last_iterate(s)) for s in states], c)
+    T = [rounds(s["u"]) for s in states]
+    t = t0 + sum(Ti - t0 for Ti in T)
+    A0 = 0.0 if start is None else mean_of_rounds(start, last_iterate(start))
+    avg = mean_of_iterates([mean_of_rounds(s, last_iterate(s)) for s in states], T, t0, A0)
     w = last_iterate(out)
     u = out["u"]
     u[:-1] = ((t + 1.0) * w - t * avg).reshape(u[:-1].shape)
@@ -207,10 +213,13 @@ def _first_order(model, states, c, rule, start, out):
     t0 = 0.0 if start is None else np.atleast_2d(start["aux"])[:, T]
     t = t0 + sum(a[:, T] - t0 for a in aux)
     mixed_aux = np.atleast_2d(out["aux"])
-    if states[0]["u"].size:    # averaging: the mixed averaged vector is the shards' mean
+    if states[0]["u"].size:    # averaging: the mean of every round's iterate
         avg = [averaged_first_order(s["v"], a, s["u"]) for s, a in zip(states, aux)]
+        A0 = 0.0 if start is None else averaged_first_order(
+            start["v"], np.atleast_2d(start["aux"]), start["u"])
         S_T = mixed_aux[:, _core.AUX_SSUM] if mixed_aux.shape[1] > _core.AUX_SSUM else t
-        out["u"] = (S_T + 1.0) * w - t * mean(avg, c)
+        out["u"] = (S_T + 1.0) * w - t * mean_of_iterates(avg, [a[:, T] for a in aux], t0,
+                                                           A0)
     out["v"] = w
     mixed_aux[:, S] = 1.0
     mixed_aux[:, T] = t
@@ -219,6 +228,21 @@ def _first_order(model, states, c, rule, start, out):
     else:
         mixed_aux[:, VN2] = np.einsum("dk,dk->k", w, w)
     out["aux"] = mixed_aux.reshape(np.shape(states[0]["aux"]))
+
+
+def mean_of_iterates(averages, T, t0, A0):
+    """The mean of the iterates of every round of every shard, each counted once: the
+    start's ``t0`` rounds (averaged vector ``A0``) and the ``T_i - t0`` rounds of shard
+    i, whose averaged vector ``A_i`` is over its ``T_i`` rounds, so that the sum of its
+    own iterates is ``T_i A_i - t0 A0``::
+
+        (t0 A0 + sum_i (T_i A_i - t0 A0)) / (t0 + sum_i (T_i - t0))
+
+    (0 where no round was made).  ``T_i`` and ``t0`` are per column (one-vs-rest) or
+    scalars."""
+    t = t0 + sum(Ti - t0 for Ti in T)
+    total = t0 * A0 + sum(Ti * Ai - t0 * A0 for Ti, Ai in zip(T, averages))
+    return total / np.where(t > 0, t, 1.0)
 
 
 def _scaled(state):
