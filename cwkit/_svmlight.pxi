@@ -448,8 +448,9 @@ cdef inline bint _svm_pair(const unsigned char* buf, Py_ssize_t ts, long long lo
                            Py_ssize_t* pos) noexcept nogil:
     """The usual feature token at t = buf + ts: "<1-7 digits>:[-]<1-8 digits>",
     optionally ".<0-8 digits>", a separator within t[:24], its index in [lo, hi].
-    Sets its index, value as +-m (the digits m < 10**16 < 2**53: exact) and f, the
-    number of fraction digits, with pos past it; the value is then +-m / 10**f,
+    Sets its index, value as +-m (the digits m, at most 2**53: exact; up to 16
+    digits may exceed it, and such a token is left to the general readers) and f,
+    the number of fraction digits, with pos past it; the value is then +-m / 10**f,
     one correctly rounded operation as in _svm_number, done by _svm_scale.
     False, with nothing set, for any other token, left to the general readers.
     Reads t[:33].
@@ -500,7 +501,7 @@ cdef inline bint _svm_pair(const unsigned char* buf, Py_ssize_t ts, long long lo
         e = p
         f = 0
         mant = _svm_eight(y << (64 - 8 * k))
-    if e >= 24 or not _svm_ends_token(t[e]):
+    if e >= 24 or not _svm_ends_token(t[e]) or mant > 9007199254740992ULL:
         return False
     val[0] = -<double><long long>mant if neg else <double><long long>mant
     scale[0] = f

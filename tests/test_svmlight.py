@@ -218,6 +218,7 @@ digit_runs = st.text("0123456789", max_size=10)
 @example("", "0001", "-", "0", ".", "000000000", " ")
 @example("", "1234567", "", "12345678", ".", "12345678", " ")
 @example("", "12345678", "", "9", ".", "", " ")
+@example("", "0", "", "90100000", ".", "00000001", " ")   # 16 digits above 2**53
 def test_feature_tokens_read_the_same_with_and_without_room_after_them(
         before, index, sign, whole, dot, frac, after):
     # Short feature tokens with 33 bytes or more after them are read 8 bytes at
