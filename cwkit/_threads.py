@@ -8,10 +8,17 @@ clear the interpreter's "signal pending" flag, so the main thread never raises
 KeyboardInterrupt and the run goes on. Every thread cwkit starts therefore blocks the
 signals Python handles, so that they always reach the main thread.
 """
+import os
 import signal
 
 _SIGNALS = {s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None))
             if s is not None}
+
+
+def usable_cores():
+    """The cores this process may run on (its CPU affinity where the platform tells it)."""
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return len(cores) if cores else os.cpu_count() or 1
 
 
 def block_signals():

@@ -13,7 +13,6 @@ learner on a source the same way, for ``cwkit train``.
 """
 import contextlib
 import itertools
-import os
 import threading
 import time
 import warnings
@@ -25,7 +24,7 @@ import numpy as np
 
 from ._lazy import issparse
 from ._rowdata import as_rows, parsed_rows
-from ._threads import block_signals
+from ._threads import block_signals, usable_cores
 from ._lazy import sparse as sp
 from . import datasets
 from .models.interface import ModelError
@@ -326,7 +325,7 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
     if progress is not None:
         progress.start_run(label)
     parsed = getattr(source, "parsed", False)   # (a source of another kind may lack it)
-    workers = min(len(learners), os.cpu_count() or 1)
+    workers = min(len(learners), usable_cores())
     pool = (ThreadPoolExecutor(workers, initializer=block_signals) if workers > 1
             else contextlib.nullcontext())
     with pool as pool:

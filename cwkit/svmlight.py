@@ -38,7 +38,7 @@ from ._lazy import issparse
 from ._lazy import sparse as sp
 from . import _core
 from ._atomic import atomic_write
-from ._threads import block_signals
+from ._threads import block_signals, usable_cores
 
 __all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight",
            "iter_svmlight", "load_svmlight", "scan_svmlight"]
@@ -734,8 +734,7 @@ def _check_jobs(n_jobs):
     """The number of parsing threads: ``n_jobs``, or by default the usable cores (at
     most ``_MAX_JOBS``)."""
     if n_jobs is None:
-        cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-        return max(1, min(_MAX_JOBS, len(cores) if cores else os.cpu_count() or 1))
+        return max(1, min(_MAX_JOBS, usable_cores()))
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive int or None, not {n_jobs!r}")
     return int(n_jobs)

@@ -1127,6 +1127,34 @@ def test_parse_jobs_never_change_results(capsys, data, tmp_path, monkeypatch):
     assert rc == 2 and "--parse-jobs" in err
 
 
+@pytest.mark.parametrize(("cores", "algos", "jobs"), [
+    (2, "pa", 1), (2, "pa,cw,arow", 1), (4, "pa", 3), (4, "pa,cw,arow", 1),
+    (8, "pa,cw,arow", 4), (16, "pa", 4), (1, "pa", 1)])
+def test_parse_jobs_default_leaves_the_learners_their_cores(capsys, data, monkeypatch,
+                                                             tmp_path, cores, algos, jobs):
+    """eval and train parse with the cores their learners leave (at least 1, at most 4);
+    an explicit --parse-jobs is kept."""
+    *_, path, _ = data
+    monkeypatch.setattr(cli, "usable_cores", lambda: cores)
+    made = []
+    real = cwkit.sources.SvmlightSource
+
+    def spy(*args, **kwargs):
+        made.append(kwargs["n_jobs"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cwkit.sources, "SvmlightSource", spy)
+    run_json(capsys, "eval", "--algos", algos, path)
+    model = tmp_path / "m.cwk"
+    rc, _, err = run(capsys, "train", "--algo", "pa", path, "--quiet", "-o", model)
+    assert rc == 0, err
+    rc, _, err = run(capsys, "train", "--algo", "pa", path, "--quiet", "-o", model,
+                     "--parse-jobs", "3")
+    assert rc == 0, err
+    one = max(1, min(4, cores - 1))
+    assert made == [jobs, one, 3]
+
+
 def test_bad_line_reported_as_a_full_scan_would(tmp_path, capsys):
     """The scan reads only each row's label and first and last index: a bad token
     between them is found by the pass over the rows, or before a summary error (the odd

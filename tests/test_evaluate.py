@@ -315,7 +315,7 @@ def test_threaded_eval_equals_one_learner_after_another(monkeypatch):
              AlgoSpec("pa1", grid={"C": [0.1, 1.0]})]
 
     def run(cores):
-        monkeypatch.setattr(ev.os, "cpu_count", lambda: cores)
+        monkeypatch.setattr(ev, "usable_cores", lambda: cores)
         threads.clear()
         task = ev.evaluate(ArraySource(X[:500], y[:500], "twonorm", batch_size=64), specs,
                            test=ArraySource(X[500:], y[500:], "test"), noise=0.1,
@@ -341,7 +341,7 @@ def test_threaded_eval_interrupted_in_a_learner_settles_the_others(monkeypatch):
     from cwkit import evaluate as ev
     from cwkit.evaluate import Interrupted
 
-    monkeypatch.setattr(ev.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(ev, "usable_cores", lambda: 2)
     pa_class = type(make("pa"))
     pa_fit = pa_class.partial_fit
 
