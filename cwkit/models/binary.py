@@ -265,10 +265,13 @@ class Full(BinaryModel):
 
 
 def adagrad_invariants(state):
-    """The sums of squared subgradients G >= 0 and the round count."""
+    """The sums of squared subgradients G >= 0 and the round count t, finite and >= 0:
+    a whole number after passes, the (weighted) mean of the shards' after mixing
+    (``cwkit.models.mixing``), which the RDA weights use with the mean sums."""
+    t = state["aux"][_core.AUX_T:_core.AUX_T + 1]
     return (nonnegative("G", state["G"]),
-            counts("the round count aux[2]", state["aux"][_core.AUX_T:_core.AUX_T + 1], 0,
-                   np.inf))
+            ("the round count aux[2] must be a finite number >= 0",
+             bool(np.isfinite(t).all() and (t >= 0).all())))
 
 
 def symmetric(L):

@@ -32,7 +32,7 @@ Two rules:
       mean subgradient; with averaging, the sums of the weights ``acc`` are set
       so that the averaged weights are ``sum_i c_i`` of the shards' (the round
       count stays the mean, which the RDA weights need, so it does not count
-      every iterate as the others' does);
+      every iterate as the others' does, and may be fractional: a valid state);
     * mini-batch PA: ``w`` (each shard's reported model, its incomplete last
       group applied provisionally as at the end of a stream) is averaged into
       ``w0 = w``; no row is carried over (``n_pend = 0``);
