@@ -415,6 +415,8 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
     estimator : cwkit estimator
         Any estimator (``cwkit.make(name, ...)``); its parameters are used, its
         ``n_passes`` and ``shuffle`` are not (``rounds`` and ``shuffle`` here are).
+        Kernel models (``kernel=...``) are refused before any work: a support set is
+        one shard's rows, and no average of support sets is a model.
     data : list of paths, one path, or a pair of Dask arrays ``(X, y)``
         svmlight/libsvm files, one partition per file (compressed ones too); one
         uncompressed file, cut into ``partitions`` byte ranges at line boundaries,
@@ -529,8 +531,7 @@ def _fit(distributed, client, estimator, data, rounds, mixing_, shuffle, partiti
     est.mistakes_ = est.n_updates_ = 0
     model = est._model
     rule, by_updates = _rule(model, mixing_)
-    if rule in ("confidence", "touched"):
-        mixing.mix(model, [model.state, model.state], rule=rule)   # the check, before work
+    mixing.mix(model, [model.state], rule=rule)    # its checks, before any work
     rng = np.random.default_rng(est.random_state)
     nbytes = sum(a.nbytes for a in model.state.values())
     notes = {}

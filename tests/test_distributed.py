@@ -265,6 +265,9 @@ def test_bad_options(client, files):
         cwd.fit(cwkit.make("pa"), path, client=client, mixing="confidence")
     with pytest.raises(ValueError, match="touched mixing combines the weight changes"):
         cwd.fit(cwkit.make("arow"), path, client=client, mixing="touched")
+    for kernel in ({"kernel": "rbf"}, {"kernel": "rbf", "multiclass": "ovr"}):
+        with pytest.raises(ValueError, match="kernel models cannot be mixed"):
+            cwd.fit(cwkit.make("pa1", **kernel), path, client=client)
     with pytest.raises(ValueError, match="mixing must be one of"):
         cwd.fit(cwkit.make("pa"), path, client=client, mixing="median")
     with pytest.raises(ValueError, match="rounds must be"):

@@ -276,6 +276,20 @@ def test_touched_is_refused_for_other_models():
             mixing.mix(ests[0]._model, [ests[0]._model.state], rule="touched")
 
 
+@pytest.mark.parametrize("name", ["pa1", "arow", "bpa1"])
+@pytest.mark.parametrize("strategy", ["binary", "top1", "ovr"])
+def test_kernel_models_are_refused(name, strategy):
+    """A support set is a shard's own rows: no average of them is a model (a clear error,
+    not a shape error from the arrays)."""
+    extra = {} if strategy == "binary" else {"multiclass": strategy}
+    k = 2 if strategy == "binary" else 3
+    est = cwkit.make(name, kernel="rbf", **extra).partial_fit(
+        np.random.default_rng(0).normal(size=(12, 3)), np.arange(12) % k)
+    for states in ([est._model.state], [est._model.state] * 2):
+        with pytest.raises(ValueError, match="kernel models cannot be mixed"):
+            mixing.mix(est._model, states)
+
+
 def test_bad_weights_and_rule():
     (est,) = _models("pa", {}, "binary", n_models=1)
     with pytest.raises(ValueError, match="mixing weights"):

@@ -80,7 +80,7 @@ Two rules:
 import numpy as np
 
 from .. import _core
-from . import binary, l1, minibatch, multiclass
+from . import binary, kernel, l1, minibatch, multiclass
 from .average import mean_of_rounds, rounds
 from .binary import averaged_first_order, rda_reported
 from .ovr import OneVsRest
@@ -128,6 +128,12 @@ def mix(model, states, c=None, rule="average", start=None):
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     if not states:
         raise ValueError("mix needs at least one state")
+    if isinstance(model, (kernel.DualModel, kernel.KernelOneVsRest)):
+        raise ValueError(f"{_name(model)}: kernel models cannot be mixed (each shard's "
+                         "support set is its own rows, and no average of them is a model "
+                         "of the same budget); train the linear form over partitions, or "
+                         "map the rows with an explicit feature map first "
+                         "(cwkit.kernel_approx)")
     if rule == "confidence" and not is_gaussian(model):
         raise ValueError(f"{_name(model)}: confidence mixing "
                          "combines Gaussians over weights (cw, arow, sop); use 'average' "
