@@ -416,7 +416,9 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
         Any estimator (``cwkit.make(name, ...)``); its parameters are used, its
         ``n_passes`` and ``shuffle`` are not (``rounds`` and ``shuffle`` here are).
         Kernel models (``kernel=...``) are refused before any work: a support set is
-        one shard's rows, and no average of support sets is a model.
+        one shard's rows, and no average of support sets is a model; their
+        approximations on explicit features (``kernel_approx=...``) are linear
+        models and train over partitions.
     data : list of paths, one path, or a pair of Dask arrays ``(X, y)``
         svmlight/libsvm files, one partition per file (compressed ones too); one
         uncompressed file, cut into ``partitions`` byte ranges at line boundaries,

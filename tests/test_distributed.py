@@ -78,6 +78,18 @@ def test_one_partition_is_sequential_passes_bit_for_bit(client, files, case):
     _same(est, cwkit.make(case[0], **case[1], n_passes=3).fit(X, y))
 
 
+@pytest.mark.parametrize("approx", ["rff", "nystroem"])
+def test_kernel_approximations_train_over_partitions(client, files, approx):
+    """make(name, kernel_approx=...) is a linear model on explicit features: one partition
+    is sequential passes bit for bit, and two mix like any linear model's."""
+    path, X, y = files[2]
+    params = {"kernel_approx": approx, "gamma": 0.5, "n_components": 20, "random_state": 3}
+    est = cwd.fit(cwkit.make("pa1", **params), path, client=client, rounds=2, partitions=1)
+    _same(est, cwkit.make("pa1", **params, n_passes=2).fit(X, y))
+    two = cwd.fit(cwkit.make("pa1", **params), path, client=client, rounds=2, partitions=2)
+    assert two.t_ == 2 * X.shape[0] and np.isfinite(two.decision_function(X)).all()
+
+
 @pytest.mark.parametrize("strategy", ["top1", "ovr", "topk"])
 @pytest.mark.parametrize("name", ["pa1", "arow", "sop", "bpa2", "l1-pa", "avg-perceptron",
                                   "adagrad"])

@@ -132,8 +132,8 @@ def mix(model, states, c=None, rule="average", start=None):
         raise ValueError(f"{_name(model)}: kernel models cannot be mixed (each shard's "
                          "support set is its own rows, and no average of them is a model "
                          "of the same budget); train the linear form over partitions, or "
-                         "map the rows with an explicit feature map first "
-                         "(cwkit.kernel_approx)")
+                         "its approximation on explicit features, cwkit.make(name, "
+                         "kernel_approx='rff' or 'nystroem', ...)")
     if rule == "confidence" and not is_gaussian(model):
         raise ValueError(f"{_name(model)}: confidence mixing "
                          "combines Gaussians over weights (cw, arow, sop); use 'average' "
