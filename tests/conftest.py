@@ -86,3 +86,16 @@ def make_binary(rng, n=40, d=5, zero_rows=(), sparse_frac=0.0):
     w = rng.normal(size=d)
     y = np.where(X @ w + 0.3 * rng.normal(size=n) > 0, 1, -1)
     return X, y
+
+
+def saved_loaded_and_learning_on(est, path, X, X_more, y_more):
+    """Save `est` to `path` and load it: the same decisions on X, and after both learn
+    (X_more, y_more) still the same; the loaded estimator."""
+    import cwkit
+    cwkit.save(est, path)
+    back = cwkit.load(path)
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    est.partial_fit(X_more, y_more)
+    back.partial_fit(X_more, y_more)
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    return back

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 import cwkit
 from cwkit._rowdata import as_rows
+from conftest import saved_loaded_and_learning_on
 from reference_kernel import (bpa_run, first_order_run, gram, second_order_run,
                               second_order_top1_run)
 
@@ -602,13 +603,7 @@ def test_kernel_approx_parameter(name, approx, tmp_path):
                                plain.decision_function(fmap.transform(X[60:])), rtol=1e-9,
                                atol=1e-12)
     assert est.n_features_in_ == 5 and est.coef_.shape[-1] == 20
-    path = tmp_path / "m.cwk"
-    cwkit.save(est, path)
-    back = cwkit.load(path)
-    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
-    est.partial_fit(X[60:], y[60:])
-    back.partial_fit(X[60:], y[60:])
-    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    saved_loaded_and_learning_on(est, tmp_path / "m.cwk", X, X[60:], y[60:])
 
 
 def test_kernel_approx_refusals_and_cli(tmp_path, capsys):

@@ -3,7 +3,7 @@ import copy
 
 import numpy as np
 import pytest
-from conftest import BINARY_CASES, OTHER_CASES, case_id
+from conftest import BINARY_CASES, OTHER_CASES, case_id, saved_loaded_and_learning_on
 from scipy.optimize import minimize
 
 import cwkit
@@ -236,13 +236,7 @@ def test_mixed_adagrad_with_a_fractional_round_count_saves_and_loads(tmp_path, m
     aux = [v for key, v in est._model.state.items() if key.endswith("aux")]
     assert all(a[2] == 16.5 for a in aux)
     assert est._model.state_problem() is None
-    path = tmp_path / "m.cwk"
-    cwkit.save(est, path)
-    loaded = cwkit.load(path)
-    np.testing.assert_array_equal(loaded.decision_function(X), est.decision_function(X))
-    loaded.partial_fit(X[33:], y[33:])
-    est.partial_fit(X[33:], y[33:])
-    np.testing.assert_array_equal(loaded.decision_function(X), est.decision_function(X))
+    loaded = saved_loaded_and_learning_on(est, tmp_path / "m.cwk", X, X[33:], y[33:])
     assert all(a[2] == 16.5 + 7 for a in
                (v for key, v in loaded._model.state.items() if key.endswith("aux")))
 
