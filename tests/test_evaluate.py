@@ -383,11 +383,12 @@ def test_helper_threads_leave_sigint_to_the_main_thread(tmp_path):
     path = tmp_path / "d.svm"
     dump_svmlight(X, y, path)
     seen = {}
+    before = set(threading.enumerate())    # (threads other tests left, e.g. Dask's)
 
     class Look(_Progress):
         def update(self, n, learners):
             for t in threading.enumerate():
-                if t is not threading.main_thread() and t.native_id is not None:
+                if t not in before and t.native_id is not None:
                     seen.setdefault(t.name, _blocked_signals(t))
 
     evaluate(SvmlightSource(path, batch_size=500, n_jobs=2),
