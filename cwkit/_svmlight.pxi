@@ -494,14 +494,16 @@ cdef inline bint _svm_pair(const unsigned char* buf, Py_ssize_t ts, long long lo
         elif k + f <= 8:                       # the digits without the '.'
             mant = _svm_eight((((y & ((1ULL << (8 * k)) - 1)) | (z << (8 * k)))
                                << (64 - 8 * (k + f))))
-        else:
+        else:       # 9 to 16 digits: the only m that can exceed 2**53
             mant = (_svm_eight(y << (64 - 8 * k)) * _svm_pow10_u64[f]
                     + _svm_eight(z << (64 - 8 * f)))
+            if mant > 9007199254740992ULL:
+                return False
     else:
         e = p
         f = 0
         mant = _svm_eight(y << (64 - 8 * k))
-    if e >= 24 or not _svm_ends_token(t[e]) or mant > 9007199254740992ULL:
+    if e >= 24 or not _svm_ends_token(t[e]):
         return False
     val[0] = -<double><long long>mant if neg else <double><long long>mant
     scale[0] = f

@@ -22,7 +22,6 @@ import numpy as np
 from ._lazy import sparse as sp
 
 from . import datasets, report, sources
-from ._threads import usable_cores
 from ._version import __version__
 from .evaluate import (
     DEFAULT_SHUFFLE_WINDOW,
@@ -37,7 +36,7 @@ from .persist import ModelFileError, load, save
 from .kernel_approx import APPROX_PARAMS
 from .kernels import KERNEL_PARAMS
 from .registry import algorithms, kernel_params, make
-from .svmlight import SvmlightError, label_line, scan_svmlight
+from .svmlight import SvmlightError, default_jobs, label_line, scan_svmlight
 
 __all__ = ["main"]
 
@@ -232,7 +231,7 @@ def _eval(args, spool):
     _check_dask_options(args)
     if args.dask:
         return _eval_dask(args, spool, specs, multiclass)
-    _learning_parse_jobs(args, min(len(specs), usable_cores()))
+    _learning_parse_jobs(args, len(specs))
     notes = {}
     opened = []
     with _bad_lines_first(opened):
@@ -804,7 +803,7 @@ def _learning_parse_jobs(args, n_learners):
     left only take turns with the learners (on 2 cores, one parsing thread made eval
     of pa,cw,arow 1.07x and of pa alone 1.08x faster than two; benchmarks/README.md)."""
     if args.parse_jobs is None:
-        args.parse_jobs = max(1, min(4, usable_cores() - n_learners))
+        args.parse_jobs = default_jobs(busy=n_learners)
 
 
 def _hash_bits_option(group):

@@ -533,7 +533,7 @@ def _fit(distributed, client, estimator, data, rounds, mixing_, shuffle, partiti
     est.mistakes_ = est.n_updates_ = 0
     model = est._model
     rule, by_updates = _rule(model, mixing_)
-    mixing.mix(model, [model.state], rule=rule)    # its checks, before any work
+    mixing.check(model, rule)    # before any work
     rng = np.random.default_rng(est.random_state)
     nbytes = sum(a.nbytes for a in model.state.values())
     notes = {}

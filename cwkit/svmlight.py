@@ -730,11 +730,17 @@ def _check_args(n_features, zero_based, dtype, on_error, chunk_size, hash_bits=N
     return zero_based, dtype
 
 
+def default_jobs(busy=0):
+    """The default number of parsing threads: the usable cores less ``busy`` (those
+    other threads keep busy meanwhile), at least 1 and at most ``_MAX_JOBS``."""
+    return max(1, min(_MAX_JOBS, usable_cores() - busy))
+
+
 def _check_jobs(n_jobs):
     """The number of parsing threads: ``n_jobs``, or by default the usable cores (at
     most ``_MAX_JOBS``)."""
     if n_jobs is None:
-        return max(1, min(_MAX_JOBS, usable_cores()))
+        return default_jobs()
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive int or None, not {n_jobs!r}")
     return int(n_jobs)

@@ -1135,7 +1135,7 @@ def test_parse_jobs_default_leaves_the_learners_their_cores(capsys, data, monkey
     """eval and train parse with the cores their learners leave (at least 1, at most 4);
     an explicit --parse-jobs is kept."""
     *_, path, _ = data
-    monkeypatch.setattr(cli, "usable_cores", lambda: cores)
+    monkeypatch.setattr(cwkit.svmlight, "usable_cores", lambda: cores)
     made = []
     real = cwkit.sources.SvmlightSource
 

@@ -124,10 +124,20 @@ def mix(model, states, c=None, rule="average", start=None):
     dict
         New arrays, shaped as ``model.state``'s.
     """
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     if not states:
         raise ValueError("mix needs at least one state")
+    check(model, rule)
+    if len(states) == 1:
+        return {k: np.array(v, copy=True) for k, v in states[0].items()}
+    c = _weights(c, len(states))
+    return _mix(model, states, c, rule, start)
+
+
+def check(model, rule):
+    """Raise ValueError unless `rule` is one of :data:`RULES` and can mix `model`'s
+    states (what :func:`mix` checks first, for a caller to check before any work)."""
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     if isinstance(model, (kernel.DualModel, kernel.KernelOneVsRest)):
         raise ValueError(f"{_name(model)}: kernel models cannot be mixed (each shard's "
                          "support set is its own rows, and no average of them is a model "
@@ -142,10 +152,6 @@ def mix(model, states, c=None, rule="average", start=None):
         raise ValueError(f"{_name(model)}: touched mixing combines the weight changes of "
                          "first-order rules (perceptron, PA, ...); use 'average', 'updates' "
                          "or 'confidence'")
-    if len(states) == 1:
-        return {k: np.array(v, copy=True) for k, v in states[0].items()}
-    c = _weights(c, len(states))
-    return _mix(model, states, c, rule, start)
 
 
 def _name(model):
