@@ -6,6 +6,9 @@ brings in scipy's array-API layer, numpy.testing and numpy.f2py), and ``import c
 """
 import importlib
 import sys
+import threading
+
+from ._threads import start
 
 
 class LazyModule:
@@ -18,6 +21,23 @@ class LazyModule:
         value = getattr(importlib.import_module(self._name), attr)
         self.__dict__[attr] = value       # later reads skip __getattr__
         return value
+
+    def preload(self):
+        """Start importing the module on a helper thread, so that work which releases
+        the GIL meanwhile (reading a file) hides the import; the first attribute read
+        waits for it to finish (and raises its ImportError, if any)."""
+        if self._name in sys.modules:
+            return
+
+        def run():
+            try:
+                importlib.import_module(self._name)
+            except Exception:   # noqa: BLE001 - the first attribute read raises it
+                pass
+
+        # (not a daemon: the interpreter's exit waits for the import rather than stopping
+        # a thread in the middle of it)
+        start(threading.Thread(target=run, name=f"cwkit-import-{self._name}"))
 
 
 sparse = LazyModule("scipy.sparse")

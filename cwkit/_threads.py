@@ -6,8 +6,12 @@ is blocked waiting for that helper's result, Python records the signal but the w
 thread is not woken; on CPython 3.11 a helper thread that then runs Python code can even
 clear the interpreter's "signal pending" flag, so the main thread never raises
 KeyboardInterrupt and the run goes on. Every thread cwkit starts therefore blocks the
-signals Python handles, so that they always reach the main thread.
+signals Python handles, so that they always reach the main thread: from its first
+instruction, as it is started with them blocked (:func:`start`), since a thread that
+blocked them itself could still take one before it did (an eval starts a reader thread
+every pass).
 """
+import contextlib
 import os
 import signal
 
@@ -21,8 +25,23 @@ def usable_cores():
     return len(cores) if cores else os.cpu_count() or 1
 
 
-def block_signals():
-    """Block SIGINT and SIGTERM in the calling (helper) thread; a no-op where threads have
-    no signal mask (Windows)."""
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+@contextlib.contextmanager
+def signals_blocked():
+    """SIGINT and SIGTERM blocked in the calling thread for the block, then its mask as
+    it was (a no-op where threads have no signal mask: Windows). A thread started inside
+    inherits the mask, so it blocks them from its first instruction; a signal that
+    arrives meanwhile waits, and reaches the main thread when the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def start(thread):
+    """``thread.start()``, the thread blocking SIGINT and SIGTERM from its start."""
+    with signals_blocked():
+        thread.start()

@@ -793,7 +793,8 @@ def _parse_jobs_option(group):
     group.add_argument("--parse-jobs", type=_positive_int, metavar="N",
                        help="threads parsing the data files at the same time (default: the "
                        "cores, at most 4, less one per learner of eval and train, at least "
-                       "1; 1 turns parallel parsing off); never changes the results")
+                       "1; 1 turns parallel parsing off); eval's learners then share the "
+                       "cores the parsing threads leave; never changes the results")
 
 
 def _learning_parse_jobs(args, n_learners):
@@ -801,7 +802,9 @@ def _learning_parse_jobs(args, n_learners):
     the cores the learners leave, at least 1 and at most 4.  A learner's pass keeps a
     core busy while the next block is parsed, so more parsing threads than the cores
     left only take turns with the learners (on 2 cores, one parsing thread made eval
-    of pa,cw,arow 1.07x and of pa alone 1.08x faster than two; benchmarks/README.md)."""
+    of pa,cw,arow 1.07x and of pa alone 1.08x faster than two; benchmarks/README.md).
+    The learners, in turn, get the cores the parsing threads leave
+    (``cwkit.evaluate``)."""
     if args.parse_jobs is None:
         args.parse_jobs = default_jobs(busy=n_learners)
 

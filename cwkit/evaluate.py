@@ -24,7 +24,7 @@ import numpy as np
 
 from ._lazy import issparse
 from ._rowdata import as_rows, parsed_rows
-from ._threads import block_signals, usable_cores
+from ._threads import signals_blocked, usable_cores
 from ._lazy import sparse as sp
 from . import datasets
 from .models.interface import ModelError
@@ -325,8 +325,13 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
     if progress is not None:
         progress.start_run(label)
     parsed = getattr(source, "parsed", False)   # (a source of another kind may lack it)
-    workers = min(len(learners), usable_cores())
-    pool = (ThreadPoolExecutor(workers, initializer=block_signals) if workers > 1
+    # learner threads: the cores the source's parsing threads leave, one at least (more
+    # only take turns with the parser, whose rows they wait for); several learners learn
+    # on them even when that is one thread, so that Ctrl-C, which reaches only the main
+    # thread, finds every learner between two pieces
+    cores = max(1, usable_cores() - getattr(source, "parse_threads", 0))
+    workers = min(len(learners), cores)
+    pool = (ThreadPoolExecutor(workers) if len(learners) > 1
             else contextlib.nullcontext())
     with pool as pool:
         for pass_no in range(passes):
@@ -367,8 +372,9 @@ def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=Fal
         outcomes = [_outcome(lr, X, y_clean, y_train, flipped) for lr in active]
     else:
         with _capturing():
-            futures = [pool.submit(_outcome, lr, X, y_clean, y_train, flipped)
-                       for lr in active]
+            with signals_blocked():     # (the pool's threads start with the mask)
+                futures = [pool.submit(_outcome, lr, X, y_clean, y_train, flipped)
+                           for lr in active]
             try:
                 outcomes = [f.result() for f in futures]
             finally:    # (Ctrl-C: every learner's counters settled, its warnings caught)

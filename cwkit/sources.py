@@ -14,7 +14,7 @@ import numpy as np
 from ._lazy import issparse
 from ._lazy import sparse as sp
 from . import datasets
-from .svmlight import SvmlightError, iter_svmlight, scan_svmlight
+from .svmlight import SvmlightError, default_jobs, iter_svmlight, scan_svmlight
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -82,15 +82,17 @@ class SvmlightSource:
     pass.
     ``hash_bits`` folds the columns into ``2**hash_bits`` (:func:`cwkit.load_svmlight`),
     which is then the number of features; ``n_jobs`` is the number of parsing threads
-    (:func:`cwkit.load_svmlight`). ``parsed``: the chunks' rows are valid as the parser
-    checked them (:func:`cwkit._rowdata.parsed_rows`), except with ``hash_bits``, whose
-    sums of folded values may overflow.
+    (:func:`cwkit.load_svmlight`), ``parse_threads`` that number once the default is
+    resolved. ``parsed``: the chunks' rows are valid as the parser checked them
+    (:func:`cwkit._rowdata.parsed_rows`), except with ``hash_bits``, whose sums of folded
+    values may overflow.
     """
 
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, n_features=None,
                  zero_based="auto", classes=None, hash_bits=None, n_jobs=None):
         self.path = path
         self.n_jobs = n_jobs
+        self.parse_threads = default_jobs() if n_jobs is None else int(n_jobs)
         self.name = str(path) if name is None else name
         self.batch_size = int(batch_size)
         self.hash_bits = hash_bits
@@ -109,6 +111,7 @@ class SvmlightSource:
     def scan(self, check=False):
         """Read the file once (:func:`cwkit.scan_svmlight`): rows, width, base, labels;
         with ``check`` every line is parsed and checked (the first bad one raises)."""
+        sp.preload()    # the chunks are CSR: import scipy.sparse while the file is read
         info = scan_svmlight(self.path, zero_based=self.zero_based, hash_bits=self.hash_bits,
                              n_jobs=self.n_jobs, check=check)
         self.checked = self.checked or check or info.nnz is not None
@@ -176,6 +179,7 @@ class FilteredSource:
         self.batch_size = base.batch_size
         self.n_examples = None
         self.parsed = base.parsed     # (subsets of its rows)
+        self.parse_threads = getattr(base, "parse_threads", 0)
 
     def count(self):
         """Number of rows of the task (one pass over the base when not yet known)."""

@@ -1,4 +1,5 @@
 """Packaging details a user meets first."""
+import os
 import shutil
 import subprocess
 import sys
@@ -71,6 +72,49 @@ def test_import_leaves_scipy_sparse_and_special_for_later():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["[]", "False", "True"]
+
+
+def test_preload_imports_on_a_helper_thread_that_leaves_signals_alone(tmp_path):
+    """``LazyModule.preload`` runs the module's code on a thread of its own, SIGINT and
+    SIGTERM blocked there (they stay the main thread's); the first attribute read waits
+    for it. The scan before a file's chunks (``SvmlightSource.scan``) starts scipy.sparse's
+    import so, to overlap it with the read; the chunks then use it."""
+    (tmp_path / "spied.py").write_text(
+        "import signal, threading, time\n"
+        "time.sleep(0.2)\n"
+        "where = (threading.current_thread().name,\n"
+        "         signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))\n")
+    path = tmp_path / "f.svm"
+    path.write_bytes(b"1 1:0.5 3:1\n-1 2:2\n")
+    code = (
+        "import sys, threading, cwkit.sources, cwkit._lazy as lazy\n"
+        "started = []; start = threading.Thread.start\n"
+        "threading.Thread.start = lambda self: (started.append(self.name), start(self))\n"
+        "m = lazy.LazyModule('spied'); m.preload()\n"
+        "print(*m.where, 'spied' in sys.modules)\n"
+        f"src = cwkit.sources.SvmlightSource({str(path)!r}).scan()\n"
+        "X, y, index = next(src.chunks())\n"
+        "print(started[:2], X.format, X.shape)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "cwkit-import-spied True True",
+        "['cwkit-import-spied', 'cwkit-import-scipy.sparse'] csr (2, 3)"]
+
+
+def test_preload_leaves_the_import_error_to_the_first_use():
+    """A module that cannot be imported: the helper thread says nothing, the first attribute
+    read raises the ImportError; a module already imported starts no thread."""
+    code = ("import threading, cwkit._lazy as lazy\n"
+            "m = lazy.LazyModule('cwkit_no_such_module'); m.preload()\n"
+            "try:\n    m.anything\nexcept ImportError as exc:\n    print(type(exc).__name__)\n"
+            "started = []; start = threading.Thread.start\n"
+            "threading.Thread.start = lambda self: (started.append(self.name), start(self))\n"
+            "lazy.LazyModule('sys').preload(); print(len(started))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout.split() == ["ModuleNotFoundError", "0"]
 
 
 @pytest.mark.parametrize("eta", [0.9, 0.7, 0.8])

@@ -979,6 +979,23 @@ def test_summary_scan_on_bad_files_raises_the_full_error_or_defers_it(text):
         assert _same_summary(quick, full)
 
 
+@pytest.mark.parametrize("text", [b"", b"\n", b"1 1:1", b"1 1:1\n-1 0:2 7:1", b"# c\n\n",
+                                  HOSTILE, HOSTILE + b"-1 2:1 9:3", b"1 0:1\n-1 4:1\n"])
+def test_summary_scan_of_a_mapped_file_equals_the_read_one(tmp_path, text):
+    """A plain file is scanned mapped, in one call; a compressed one block by block: the
+    same summary, also without a last newline, and the same lone-zero warning naming the
+    line and token of index 0 (read from the mapping)."""
+    plain, packed = tmp_path / "f.svm", tmp_path / "f.svm.gz"
+    plain.write_bytes(text)
+    packed.write_bytes(gzip.compress(text))
+    mapped = outcome(lambda: scan_svmlight(plain, check=False))
+    read = outcome(lambda: scan_svmlight(packed, check=False, chunk_size=3))
+    assert mapped == (read[0], [w.replace(str(packed), str(plain)) for w in read[1]])
+    assert any("index 0" in w for w in mapped[1]) == (b" 0:" in text)
+    full = outcome(lambda: scan_svmlight(plain))
+    assert _same_summary(mapped, full)
+
+
 def test_summary_scan_defers_what_it_cannot_tell(tmp_path):
     cases = [(b"1 1:1\n-0 2:1\n0 1:1\n", "auto"),  # labels -0.0 and 0.0: the full scan's set
              (b"1 1:1\n-1 0:1 2:1\n", False),     # index 0 with zero_based=False: its error
