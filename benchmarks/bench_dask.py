@@ -149,7 +149,8 @@ def accuracy(client, name, algos, train, test, rounds, parts, mixings, out):
     for algo, params in algos:
         params = {**params, "average": True}
         seq = sequential(algo, params, train, rounds, X_test, y_test, last=True)
-        row = {"data": name, "algo": algo, "sequential": seq["errors"],
+        label = algo + "".join(f":{k}={v:g}" for k, v in params.items() if k != "average")
+        row = {"data": name, "algo": algo, "params": params, "sequential": seq["errors"],
                "sequential_last": seq["last"], "mixed": {}, "mixed_last": {}}
         for mix in mixings:
             gaussian = algo in ("cw", "arow", "sop")
@@ -162,7 +163,7 @@ def accuracy(client, name, algos, train, test, rounds, parts, mixings, out):
                                               ("mixed_last", "last", seq["last"])):
                     errors = [r[kind] for r in res["rounds"]]
                     row[key][f"{mix}/{p}"] = errors
-                    print(f"{name}\t{algo}\t{'avg' if kind == 'test' else 'last'}\t{mix}\t"
+                    print(f"{name}\t{label}\t{'avg' if kind == 'test' else 'last'}\t{mix}\t"
                           f"P={p}\t{_errors(errors)}\t(sequential {_errors(seq_errors)})",
                           flush=True)
         out.append(row)
@@ -250,7 +251,8 @@ def main(argv=None):
     ap.add_argument("--skip", choices=("timing", "accuracy", "real"), action="append",
                     default=[])
     ap.add_argument("--algos", default="pa1,arow,cw",
-                    help="of pa1 (C=0.1), pa, perceptron, arow (r=0.1), cw")
+                    help="of pa1 (C=0.1), pa, perceptron, arow (r=0.1), cw; NAME:K=V sets "
+                    "a hyper-parameter (e.g. pa1:C=1, cwkit's default)")
     ap.add_argument("--parts", default="1,2,4", help="partitions of the accuracy runs")
     ap.add_argument("--mixings", default="average,updates,confidence,touched")
     ap.add_argument("--sets", default="a9a,20ng-pc-mac,usps",
@@ -262,7 +264,14 @@ def main(argv=None):
         print(f"data {train} ({os.path.getsize(train) / 2**20:.0f} MiB), load {load()}",
               flush=True)
     known = {"pa1": {"C": 0.1}, "pa": {}, "perceptron": {}, "arow": {"r": 0.1}, "cw": {}}
-    algos = [(a, known[a]) for a in args.algos.split(",")]
+    algos = []
+    for item in args.algos.split(","):
+        name, _, setting = item.partition(":")
+        params = dict(known[name])
+        if setting:
+            key, _, value = setting.partition("=")
+            params[key] = float(value)
+        algos.append((name, params))
     parts = tuple(int(p) for p in args.parts.split(","))
     mixings = tuple(args.mixings.split(","))
     results = {"timing": [], "accuracy": []}

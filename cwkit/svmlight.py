@@ -282,8 +282,7 @@ def _mapped_blocks(source, chunk_size):
         return
     try:
         view = mmap.mmap(source.stream.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError, OverflowError):   # it cannot be mapped (beyond the
-        #                                               address space)
+    except (OSError, ValueError, OverflowError):    # not mappable: read it
         yield from _blocks(source.stream, chunk_size)
         return
     try:

@@ -992,6 +992,11 @@ def test_summary_scan_of_a_mapped_file_equals_the_read_one(tmp_path, text):
     read = outcome(lambda: scan_svmlight(packed, check=False, chunk_size=3))
     assert mapped == (read[0], [w.replace(str(packed), str(plain)) for w in read[1]])
     assert any("index 0" in w for w in mapped[1]) == (b" 0:" in text)
+    with pytest.MonkeyPatch.context() as mp:    # a file that cannot be mapped: read it
+        def refuse(*args, **kwargs):
+            raise OSError("no mapping here")
+        mp.setattr(cwkit.svmlight.mmap, "mmap", refuse)
+        assert outcome(lambda: scan_svmlight(plain, check=False)) == mapped
     full = outcome(lambda: scan_svmlight(plain))
     assert _same_summary(mapped, full)
 
