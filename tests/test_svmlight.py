@@ -982,9 +982,9 @@ def test_summary_scan_on_bad_files_raises_the_full_error_or_defers_it(text):
 @pytest.mark.parametrize("text", [b"", b"\n", b"1 1:1", b"1 1:1\n-1 0:2 7:1", b"# c\n\n",
                                   HOSTILE, HOSTILE + b"-1 2:1 9:3", b"1 0:1\n-1 4:1\n"])
 def test_summary_scan_of_a_mapped_file_equals_the_read_one(tmp_path, text):
-    """A plain file is scanned mapped, in one call; a compressed one block by block: the
-    same summary, also without a last newline, and the same lone-zero warning naming the
-    line and token of index 0 (read from the mapping)."""
+    """A plain file is scanned mapped, in slices cut at line ends; a compressed one block
+    by block: the same summary, also without a last newline, and the same lone-zero
+    warning naming the line and token of index 0 (read from the mapping)."""
     plain, packed = tmp_path / "f.svm", tmp_path / "f.svm.gz"
     plain.write_bytes(text)
     packed.write_bytes(gzip.compress(text))
@@ -992,6 +992,10 @@ def test_summary_scan_of_a_mapped_file_equals_the_read_one(tmp_path, text):
     read = outcome(lambda: scan_svmlight(packed, check=False, chunk_size=3))
     assert mapped == (read[0], [w.replace(str(packed), str(plain)) for w in read[1]])
     assert any("index 0" in w for w in mapped[1]) == (b" 0:" in text)
+    for cut in (1, 2, 7):   # slices of the mapping cut at every line end
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(cwkit.svmlight, "_MAPPED_SLICE", cut)
+            assert outcome(lambda: scan_svmlight(plain, check=False)) == mapped
     with pytest.MonkeyPatch.context() as mp:    # a file that cannot be mapped: read it
         def refuse(*args, **kwargs):
             raise OSError("no mapping here")
