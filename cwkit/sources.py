@@ -294,6 +294,7 @@ def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="au
     scipy.sparse.csr_matrix of shape (rows, width)
     """
     if zero_based == "auto":
+        sp.preload()    # the chunks are CSR: import scipy.sparse while the file is read
         zero_based = bool(scan_svmlight(path, n_jobs=n_jobs).zero_based)
     for X, _ in iter_svmlight(path, batch_size=batch_size, zero_based=zero_based,
                               hash_bits=hash_bits, n_jobs=n_jobs):
