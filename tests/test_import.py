@@ -1,6 +1,7 @@
 """Packaging details a user meets first."""
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from importlib import metadata
@@ -74,6 +75,8 @@ def test_import_leaves_scipy_sparse_and_special_for_later():
     assert proc.stdout.split() == ["[]", "False", "True"]
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="threads have no "
+                    "signal mask here (Windows)")
 def test_preload_imports_on_a_helper_thread_that_leaves_signals_alone(tmp_path):
     """``LazyModule.preload`` runs the module's code on a thread of its own, SIGINT and
     SIGTERM blocked there (they stay the main thread's); the first attribute read waits
