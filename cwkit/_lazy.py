@@ -5,6 +5,7 @@ brings in scipy's array-API layer, numpy.testing and numpy.f2py), and ``import c
 ``cwkit --help`` or a model fitted on dense arrays need neither.
 """
 import importlib
+import os
 import sys
 import threading
 
@@ -25,7 +26,10 @@ class LazyModule:
     def preload(self):
         """Start importing the module on a helper thread, so that work which releases
         the GIL meanwhile (reading a file) hides the import; the first attribute read
-        waits for it to finish (and raises its ImportError, if any)."""
+        waits for it to finish (and raises its ImportError, if any).  A fork waits for
+        it too (a child would inherit the module's import lock held by a thread it does
+        not have).  Where no thread can be started, nothing is done: the module is
+        imported on first use."""
         if self._name in sys.modules:
             return
 
@@ -37,7 +41,24 @@ class LazyModule:
 
         # (not a daemon: the interpreter's exit waits for the import rather than stopping
         # a thread in the middle of it)
-        start(threading.Thread(target=run, name=f"cwkit-import-{self._name}"))
+        thread = threading.Thread(target=run, name=f"cwkit-import-{self._name}")
+        try:
+            start(thread)
+        except RuntimeError:        # no more threads (limits, interpreter shutdown)
+            return
+        _importing.append(thread)
+
+
+_importing = []   # preload threads, which a fork waits for
+
+
+def _before_fork():
+    while _importing:
+        _importing.pop().join()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork)
 
 
 sparse = LazyModule("scipy.sparse")
@@ -46,6 +67,7 @@ special = LazyModule("scipy.special")
 
 def issparse(X):
     """``scipy.sparse.issparse(X)`` without importing scipy.sparse: before it is
-    imported no sparse matrix or array can exist."""
-    module = sys.modules.get("scipy.sparse")
-    return module is not None and module.issparse(X)
+    imported no sparse matrix or array can exist.  (Through ``sparse``, which waits for
+    an import in progress on another thread: a module being imported is in
+    ``sys.modules`` before it has its functions.)"""
+    return "scipy.sparse" in sys.modules and sparse.issparse(X)

@@ -221,10 +221,9 @@ def one_csr_row(X, n_features, scores):
     pass over the row (``cwkit._core.csr_row``), X never copied.
     """
     if not _CSR_TYPES:
-        module = sys.modules.get("scipy.sparse")
-        if module is None:      # no sparse matrix can exist yet
+        if "scipy.sparse" not in sys.modules:   # no sparse matrix can exist yet
             return None
-        _CSR_TYPES.extend((module.csr_matrix, module.csr_array))
+        _CSR_TYPES.extend((sp.csr_matrix, sp.csr_array))   # (waits for an import underway)
     if type(X) not in _CSR_TYPES:
         return None
     view = _core.csr_row(X, n_features, scores)

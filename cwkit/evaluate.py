@@ -3,9 +3,10 @@
 A *source* (:mod:`cwkit.sources`) yields the rows of a task as chunks ``(X, y, index)``
 in their stored order, ``index`` being each row's position in the task. :func:`evaluate`
 reads a source once per pass and feeds every chunk, validated once, to every algorithm
-(the algorithms of a chunk at once, on threads; their results are those of one after
-another): each row is predicted with the state before its round, then learnt
-(progressive validation; [AROW13] Sect. 2, [LMC09] Sect. 2). Label noise,
+(the algorithms of a chunk at once, on as many threads as the cores the source's
+parsing threads leave; their results are those of one after another): each row is
+predicted with the state before its round, then learnt (progressive validation;
+[AROW13] Sect. 2, [LMC09] Sect. 2). Label noise,
 cross-validation folds and held-out tuning runs are functions of ``(seed, index)``, so
 nothing per row is stored and memory stays bounded by the chunk size (and the shuffle
 window when shuffling). :func:`train` fits one
@@ -165,8 +166,8 @@ class Learner:
     examples, mistakes, updates : int
         Rounds, online mistakes against the clean labels, rounds that changed the model.
     seconds : float
-        Time spent learning (wall time; the learners of a chunk learn at once on threads,
-        so their times overlap).
+        Time spent learning (wall time; the learners of a chunk learn at once where they
+        have several threads, and their times then overlap).
     curve : list of (int, int)
         ``(examples, mistakes)`` points when a run records a curve.
     failed : ValueError, MemoryError or None
@@ -372,10 +373,12 @@ def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=Fal
         outcomes = [_outcome(lr, X, y_clean, y_train, flipped) for lr in active]
     else:
         with _capturing():
-            with signals_blocked():     # (the pool's threads start with the mask)
-                futures = [pool.submit(_outcome, lr, X, y_clean, y_train, flipped)
-                           for lr in active]
+            futures = []
             try:
+                with signals_blocked():     # (the pool's threads start with the mask)
+                    for lr in active:       # (each future kept as soon as it exists)
+                        futures.append(pool.submit(_outcome, lr, X, y_clean, y_train,
+                                                   flipped))
                 outcomes = [f.result() for f in futures]
             finally:    # (Ctrl-C: every learner's counters settled, its warnings caught)
                 futures_wait(futures)

@@ -291,9 +291,11 @@ def _mapped_blocks(source, chunk_size):
         size, a = len(view), 0
         while a < size:
             b = view.find(b"\n", min(a + _MAPPED_SLICE, size) - 1) + 1
-            if not b:
-                yield view[a:] + b"\n", size - a + 1
-                break
+            if not b:       # no line end after the cut: up to the last one, then the rest
+                b = view.rfind(b"\n", a, size) + 1
+                if not b:   # (the last line, without its newline: a copy of it alone)
+                    yield view[a:] + b"\n", size - a + 1
+                    break
             with memoryview(view)[a:b] as block:    # (released before the map closes)
                 yield block, b - a
             a = b
@@ -334,8 +336,8 @@ def _prefetched(iterable, ahead=1):
                 close()
 
     worker = threading.Thread(target=work, name="cwkit-svmlight-prefetch", daemon=True)
-    start(worker)
     try:
+        start(worker)       # (in the try: a Ctrl-C pending as it starts stops it too)
         while True:
             item, exc = items.get()
             slots.release()
@@ -347,7 +349,8 @@ def _prefetched(iterable, ahead=1):
     finally:
         stop.set()
         slots.release()
-        worker.join()
+        if worker.ident is not None:    # (started)
+            worker.join()
 
 
 def _empty(n, dtype):
@@ -514,8 +517,12 @@ class _Workers:
         self.tasks = queue.SimpleQueue()
         self.threads = [threading.Thread(target=self._work, name="cwkit-svmlight-parse",
                                          daemon=True) for _ in range(n)]
-        for thread in self.threads:
-            start(thread)
+        try:
+            for thread in self.threads:
+                start(thread)
+        except BaseException:   # (a Ctrl-C pending as one starts: none left waiting)
+            self.close()
+            raise
 
     def _work(self):
         while (task := self.tasks.get()) is not None:
@@ -1136,7 +1143,10 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
         row afterwards anyway (:func:`iter_svmlight` raises at the first bad
         line), as ``cwkit eval`` does.  On a valid file both give the same
         summary.  Ignored (a full check) with ``query_id``, ``multilabel``
-        or ``on_error="skip"``.
+        or ``on_error="skip"``.  An uncompressed file is read through a
+        memory mapping, 64 MiB at a time, without a copy (the pages are
+        the page cache's; a process truncating the file meanwhile stops
+        this one with SIGBUS, as with any mapped file).
 
     Returns
     -------

@@ -3,6 +3,8 @@ an estimator's own fit / partial_fit gives on the rows in the same order, bit fo
 import os
 import signal
 import threading
+import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -360,6 +362,47 @@ def test_threaded_eval_interrupted_in_a_learner_settles_the_others(monkeypatch):
     assert pa["examples"] == 128 and arow["examples"] in (128, 192)
     n = arow["examples"]
     assert arow["mistakes"] == make("arow").partial_fit(X[:n], y[:n]).mistakes_
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="threads have no "
+                    "signal mask here (Windows)")
+def test_ctrl_c_while_a_chunk_is_handed_out_waits_for_its_learners(monkeypatch):
+    """A SIGINT that arrives while the learners of a chunk are being handed to the pool is
+    raised once they all are (signals are blocked meanwhile), and the run stops after they
+    are done: their counters settled and their warnings kept in their notes."""
+    from cwkit import evaluate as ev
+    from cwkit.evaluate import Interrupted
+
+    pa_class = type(make("pa"))
+    pa_fit = pa_class.partial_fit
+
+    def noisy(self, *args, **kwargs):
+        import warnings
+        time.sleep(0.05)    # (still learning when the interrupt is raised)
+        warnings.warn("pa warns", RuntimeWarning, stacklevel=2)
+        return pa_fit(self, *args, **kwargs)
+
+    class Pool(ev.ThreadPoolExecutor):
+        submits = 0
+
+        def submit(self, *args, **kwargs):
+            Pool.submits += 1
+            if Pool.submits == 3:   # the second chunk, its first learner
+                signal.raise_signal(signal.SIGINT)
+            return super().submit(*args, **kwargs)
+
+    monkeypatch.setattr(pa_class, "partial_fit", noisy)
+    monkeypatch.setattr(ev, "ThreadPoolExecutor", Pool)
+    monkeypatch.setattr(ev, "usable_cores", lambda: 2)
+    X, y = datasets.make_twonorm(300, random_state=0)
+    with warnings.catch_warnings(record=True) as leaked:
+        warnings.simplefilter("always")
+        with pytest.raises(Interrupted) as info:
+            ev.evaluate(ArraySource(X, y, "twonorm", batch_size=64),
+                        [AlgoSpec("pa"), AlgoSpec("arow")])
+    pa, arow = info.value.result["results"]
+    assert pa["examples"] == arow["examples"] == 128
+    assert pa["notes"] == ["RuntimeWarning: pa warns (2 times)"] and leaked == []
 
 
 @pytest.mark.parametrize("cores, n_jobs, pool", [(2, 1, 1), (4, 1, 3), (4, 2, 2),

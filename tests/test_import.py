@@ -106,6 +106,55 @@ def test_preload_imports_on_a_helper_thread_that_leaves_signals_alone(tmp_path):
         "['cwkit-import-spied', 'cwkit-import-scipy.sparse'] csr (2, 3)"]
 
 
+_SLOW_SPARSE = """
+import importlib.util, sys, time
+class Slow:     # scipy.sparse's code starts 0.3 s after the module is in sys.modules
+    def find_spec(self, name, path, target=None):
+        if name != "scipy.sparse":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        real = spec.loader.exec_module
+        spec.loader.exec_module = lambda module: (time.sleep(0.3), real(module))
+        return spec
+sys.meta_path.insert(0, Slow())
+"""
+
+
+def test_an_import_under_way_is_waited_for_not_read_half_done():
+    """While the preload thread imports scipy.sparse, the module is in ``sys.modules``
+    without its functions: ``issparse`` and the one-row check wait for the import rather
+    than read it (AttributeError before)."""
+    code = _SLOW_SPARSE + (
+        "import time, numpy as np, cwkit._lazy as lazy, cwkit._rowdata as rd\n"
+        "lazy.sparse.preload(); time.sleep(0.1)\n"
+        "assert 'scipy.sparse' in sys.modules\n"
+        "print(lazy.issparse(np.zeros(2)), rd.one_csr_row(np.zeros((1, 2)), 2, None))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "None"]
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="needs os.fork (POSIX)")
+def test_a_fork_waits_for_the_import_under_way():
+    """A child forked while the preload thread imports would inherit the module's import
+    lock, held by a thread it does not have, and hang on its first use: the fork waits."""
+    code = _SLOW_SPARSE + (
+        "import os, signal, time, warnings, cwkit._lazy as lazy\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "lazy.sparse.preload(); time.sleep(0.1)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    signal.alarm(10)\n"
+        "    lazy.sparse.csr_matrix((1, 2))\n"
+        "    os._exit(0)\n"
+        "print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0"]
+
+
 def test_preload_leaves_the_import_error_to_the_first_use():
     """A module that cannot be imported: the helper thread says nothing, the first attribute
     read raises the ImportError; a module already imported starts no thread."""

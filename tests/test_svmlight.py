@@ -988,7 +988,12 @@ def test_summary_scan_of_a_mapped_file_equals_the_read_one(tmp_path, text):
     plain, packed = tmp_path / "f.svm", tmp_path / "f.svm.gz"
     plain.write_bytes(text)
     packed.write_bytes(gzip.compress(text))
-    mapped = outcome(lambda: scan_svmlight(plain, check=False))
+    maps = []
+    with pytest.MonkeyPatch.context() as mp:
+        real = cwkit.svmlight.mmap.mmap
+        mp.setattr(cwkit.svmlight.mmap, "mmap", lambda *a, **k: maps.append(a) or real(*a, **k))
+        mapped = outcome(lambda: scan_svmlight(plain, check=False))
+    assert len(maps) == (len(text) > 0)        # (an empty file cannot be mapped)
     read = outcome(lambda: scan_svmlight(packed, check=False, chunk_size=3))
     assert mapped == (read[0], [w.replace(str(packed), str(plain)) for w in read[1]])
     assert any("index 0" in w for w in mapped[1]) == (b" 0:" in text)
@@ -1003,6 +1008,44 @@ def test_summary_scan_of_a_mapped_file_equals_the_read_one(tmp_path, text):
         assert outcome(lambda: scan_svmlight(plain, check=False)) == mapped
     full = outcome(lambda: scan_svmlight(plain))
     assert _same_summary(mapped, full)
+
+
+def test_mapped_scan_copies_only_a_last_line_without_newline(tmp_path):
+    """The mapped scan copies nothing but the last line when it lacks its newline (once
+    the whole last slice, twice)."""
+    import tracemalloc
+
+    path = tmp_path / "f.svm"
+    path.write_bytes(b"1 1:0.5 9:2\n-1 3:1\n" * 50_000 + b"1 2:1")    # 1 MB
+    expected = scan_svmlight(path)
+    tracemalloc.start()
+    try:
+        got = scan_svmlight(path, check=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (got.n_samples, got.n_features) == (expected.n_samples, expected.n_features)
+    assert peak < 100_000, peak
+
+
+@pytest.mark.parametrize("ahead", [1, cwkit.svmlight._AHEAD])
+def test_prefetch_runs_ahead_by_its_bound_and_no_more(ahead):
+    """The prefetching thread makes up to ``ahead`` items beyond the one in use, then
+    waits (iter_svmlight's memory: about ``_AHEAD`` + 1 batches)."""
+    import time
+
+    made = []
+
+    def items():
+        for k in range(50):
+            made.append(k)
+            yield k
+
+    it = cwkit.svmlight._prefetched(items(), ahead)
+    assert next(it) == 0
+    time.sleep(0.3)
+    assert len(made) == 1 + ahead
+    assert list(it) == list(range(1, 50))
 
 
 def test_summary_scan_defers_what_it_cannot_tell(tmp_path):
