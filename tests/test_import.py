@@ -12,6 +12,15 @@ import pytest
 import cwkit
 
 
+def _python(code, quiet=False, **kwargs):
+    """The words a fresh interpreter running ``code`` prints (it must succeed; with
+    ``quiet``, without a word on stderr)."""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          **kwargs)
+    assert proc.returncode == 0 and not (quiet and proc.stderr), proc.stderr
+    return proc.stdout.split()
+
+
 def test_unbuilt_source_tree_says_how_to_build(tmp_path):
     """A copy of the package without its compiled extension fails with instructions."""
     pkg = Path(cwkit.__file__).parent
@@ -70,9 +79,7 @@ def test_import_leaves_scipy_sparse_and_special_for_later():
             "default = 'scipy.special' in sys.modules; "
             "cwkit.make('cw', eta=0.8).fit(X, [0, 1]); "
             "print(before, default, 'scipy.special' in sys.modules)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["[]", "False", "True"]
+    assert _python(code) == ["[]", "False", "True"]
 
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="threads have no "
@@ -98,12 +105,9 @@ def test_preload_imports_on_a_helper_thread_that_leaves_signals_alone(tmp_path):
         f"src = cwkit.sources.SvmlightSource({str(path)!r}).scan()\n"
         "X, y, index = next(src.chunks())\n"
         "print(started[:2], X.format, X.shape)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == [
-        "cwkit-import-spied True True",
-        "['cwkit-import-spied', 'cwkit-import-scipy.sparse'] csr (2, 3)"]
+    assert _python(code, env={**os.environ, "PYTHONPATH": str(tmp_path)}) == [
+        "cwkit-import-spied", "True", "True",
+        "['cwkit-import-spied',", "'cwkit-import-scipy.sparse']", "csr", "(2,", "3)"]
 
 
 _SLOW_SPARSE = """
@@ -130,9 +134,7 @@ def test_an_import_under_way_is_waited_for_not_read_half_done():
         "lazy.sparse.preload(); time.sleep(0.1)\n"
         "assert 'scipy.sparse' in sys.modules\n"
         "print(lazy.issparse(np.zeros(2)), rd.one_csr_row(np.zeros((1, 2)), 2, None))\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["False", "None"]
+    assert _python(code) == ["False", "None"]
 
 
 @pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="needs os.fork (POSIX)")
@@ -149,10 +151,7 @@ def test_a_fork_waits_for_the_import_under_way():
         "    lazy.sparse.csr_matrix((1, 2))\n"
         "    os._exit(0)\n"
         "print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["0"]
+    assert _python(code, timeout=60) == ["0"]
 
 
 def test_preload_leaves_the_import_error_to_the_first_use():
@@ -164,9 +163,7 @@ def test_preload_leaves_the_import_error_to_the_first_use():
             "started = []; start = threading.Thread.start\n"
             "threading.Thread.start = lambda self: (started.append(self.name), start(self))\n"
             "lazy.LazyModule('sys').preload(); print(len(started))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    assert proc.stdout.split() == ["ModuleNotFoundError", "0"]
+    assert _python(code, quiet=True) == ["ModuleNotFoundError", "0"]
 
 
 @pytest.mark.parametrize("eta", [0.9, 0.7, 0.8])
