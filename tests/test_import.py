@@ -44,6 +44,21 @@ def test_version(command):
     assert proc.returncode == 0 and proc.stdout.strip() == f"cwkit {cwkit.__version__}"
 
 
+def test_every_subpackage_is_packaged():
+    """A regular install (a wheel, ``pip install .``) holds the packages pyproject.toml
+    names, and only those: every folder of cwkit with an ``__init__.py`` must be named
+    (``cwkit.models`` was not, and only editable installs worked)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:     # Python 3.10: pytest's own dependency
+        import tomli as tomllib
+    root = Path(__file__).resolve().parents[1]
+    listed = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {".".join(p.parent.relative_to(root).parts)
+             for p in (root / "cwkit").rglob("__init__.py")}
+    assert found <= set(listed["packages"])
+
+
 def test_version_is_the_package_metadata():
     assert metadata.version("cwkit") == cwkit.__version__
 
