@@ -439,9 +439,15 @@ def test_learner_threads_are_the_cores_the_parser_leaves(tmp_path, monkeypatch, 
 # ------------------------------------------------ signals reach the main thread
 
 def _blocked_signals(thread):
-    """The signals ``thread`` blocks, from Linux's /proc (SigBlk, a hexadecimal mask)."""
-    with open(f"/proc/self/task/{thread.native_id}/status") as f:
-        mask = int(next(ln for ln in f if ln.startswith("SigBlk:")).split()[1], 16)
+    """The signals ``thread`` blocks, from Linux's /proc (SigBlk, a hexadecimal mask);
+    None when it has not started or has ended meanwhile."""
+    if thread.native_id is None:
+        return None
+    try:
+        with open(f"/proc/self/task/{thread.native_id}/status") as f:
+            mask = int(next(ln for ln in f if ln.startswith("SigBlk:")).split()[1], 16)
+    except (FileNotFoundError, ProcessLookupError):
+        return None
     return {s for s in (signal.SIGINT, signal.SIGTERM) if mask >> (s - 1) & 1}
 
 
