@@ -5,8 +5,9 @@
 # cwkit._rowdata and passed first to every driver; `RowView.counting` adds the
 # per-pass options of the counters, see _driver.pxi), the `Rows` struct it holds,
 # `get_row`, `max_row_nnz`, `_csr_increasing` (the canonical-rows check of
-# cwkit._rowdata), the prefetch macros and the `Ahead` cursor that
-# prefetches a driver's state AHEAD_DIST nonzeros ahead of its scoring walk.
+# cwkit._rowdata), the prefetch macros and `Ahead` (`ahead_start`, `ahead_row`),
+# which names the features whose state a driver prefetches AHEAD_DIST nonzeros
+# ahead of its scoring walk.
 # `csr_row` checks and views one CSR row (``partial_fit`` on one example).
 # Uses nothing from the other includes.
 
@@ -279,20 +280,25 @@ cdef enum:
 
 
 cdef struct Ahead:
-    # A cursor over the stream of nonzeros of the CSR rows named by `order`, kept
-    # AHEAD_DIST nonzeros ahead of the one being scored, running on across rows:
-    # the state of the feature it yields is prefetched now (a 2**20-feature state
-    # is far larger than the caches; each nonzero is a miss otherwise).
+    # The stream of nonzeros of the CSR rows named by `order`, read AHEAD_DIST
+    # nonzeros ahead of the one being scored, running on across rows: the state of
+    # the feature found there is prefetched now (a 2**20-feature state is far larger
+    # than the caches; each nonzero is a miss otherwise).  `ahead_row` gives, for a
+    # row, the indices to prefetch at each of its nonzeros: where order's rows follow
+    # each other in the CSR arrays (no shuffle), the stream is the indices array
+    # itself, read in place; else a cursor copies them into `buf`.
     const Rows* R
     const Py_ssize_t* order
     Py_ssize_t n_order          # 0 for dense input: nothing to prefetch
     Py_ssize_t k                # position in `order` of the cursor's row
     const int* idx              # that row's indices
     Py_ssize_t nnz, j           # its length; the cursor's offset in it
+    const int* end              # the stream's end where it is one array, else NULL
+    int* buf                    # a row's indices to prefetch (0 past the stream)
 
 
 cdef inline Py_ssize_t ahead_next(Ahead* a) noexcept nogil:
-    """The next feature index of the stream (and advance), or -1 past its end."""
+    """The next feature index of the cursor (and advance), or -1 past its end."""
     cdef const double* x
     while a.j >= a.nnz:
         if a.k + 1 >= a.n_order:
@@ -304,33 +310,53 @@ cdef inline Py_ssize_t ahead_next(Ahead* a) noexcept nogil:
     return a.idx[a.j - 1]
 
 
-cdef inline void ahead_fetch(Ahead* a, const double* p1, Py_ssize_t st1,
-                             const double* p2) noexcept nogil:
-    """Advance, and prefetch the state of the stream's next nonzero f: p1 + st1 f
-    and, unless p2 is NULL, p2 + f.  The driver passes the same constants on
-    every call, so that the inlined call is specialised to its state."""
-    cdef Py_ssize_t f = ahead_next(a)
-    if f >= 0:
-        CWKIT_PREFETCH(p1 + st1 * f)
-        if p2 != NULL:
-            CWKIT_PREFETCH(p2 + f)
-
-
 cdef inline void ahead_start(Ahead* a, const Rows* R, const Py_ssize_t[::1] order,
-                             const double* p1, Py_ssize_t st1, const double* p2) noexcept nogil:
-    """A cursor at the first nonzero of `order`'s rows (none for dense input or no
-    rows), with the state of its first AHEAD_DIST nonzeros prefetched (as by
-    `ahead_fetch` with the same arguments)."""
-    cdef Py_ssize_t t
+                             int* buf, const double* p1, Py_ssize_t st1,
+                             const double* p2) noexcept nogil:
+    """The stream of `order`'s rows (none for dense input or no rows), with the
+    state of its first AHEAD_DIST nonzeros prefetched: p1 + st1 f and, unless p2
+    is NULL, p2 + f for each feature f.  `buf`: as many ints as the longest row,
+    all 0."""
+    cdef Py_ssize_t t, f, n = order.shape[0]
     a.R = R
-    a.order = &order[0] if order.shape[0] > 0 else NULL
-    a.n_order = order.shape[0] if R.indptr != NULL else 0
+    a.order = &order[0] if n > 0 else NULL
+    a.n_order = n if R.indptr != NULL else 0
     a.k = -1
     a.idx = NULL
     a.nnz = 0
     a.j = 0
+    a.buf = buf
+    a.end = NULL
+    if a.n_order > 0 and order[n - 1] - order[0] == n - 1:
+        t = 1
+        while t < n and order[t] == order[t - 1] + 1:
+            t += 1
+        if t == n:
+            a.end = R.indices + R.indptr[order[n - 1] + 1]
     for t in range(AHEAD_DIST):
-        ahead_fetch(a, p1, st1, p2)
+        f = ahead_next(a)
+        if f >= 0:
+            CWKIT_PREFETCH(p1 + st1 * f)
+            if p2 != NULL:
+                CWKIT_PREFETCH(p2 + f)
+
+
+cdef inline const int* ahead_row(Ahead* a, const int* idx, Py_ssize_t nnz) noexcept nogil:
+    """The features whose state to prefetch at each of the nnz nonzeros of the row
+    being scored (`idx`, the next row of the stream): those AHEAD_DIST nonzeros
+    further on, 0 past the stream's end (a harmless prefetch of feature 0)."""
+    cdef Py_ssize_t j, f, left
+    if a.end != NULL:
+        left = (a.end - idx) - AHEAD_DIST
+        if left >= nnz:
+            return idx + AHEAD_DIST
+        for j in range(nnz):
+            a.buf[j] = idx[AHEAD_DIST + j] if j < left else 0
+    elif a.n_order > 0:
+        for j in range(nnz):
+            f = ahead_next(a)
+            a.buf[j] = <int>f if f >= 0 else 0
+    return a.buf      # dense input: all 0
 
 
 def _all_finite(const double[::1] values):
@@ -359,29 +385,49 @@ ctypedef fused _ptr_t:
 
 
 def _csr_increasing(const int[::1] indices, const _ptr_t[::1] indptr,
-                    Py_ssize_t n_cols=-1):
+                    Py_ssize_t n_cols=-1, Py_ssize_t chunk=8192):
     """Whether the int32 ``indices`` increase strictly within each row of ``indptr``:
     0 no, 1 yes; 2 yes and (given ``n_cols`` >= 0) every row's first index >= 0 and
     its last < n_cols, so that all of them lie in [0, n_cols).
 
     One pass without temporary arrays (cwkit._rowdata's check that a CSR matrix is
-    canonical, and with n_cols its bound check of canonical rows); the comparisons
-    within a row are an OR of flags, which the compiler vectorises.  The caller has
-    checked indptr: from 0, nondecreasing, its last entry at most ``len(indices)``.
+    canonical, and with n_cols its bound check of canonical rows).  The descents
+    (``indices[k] <= indices[k - 1]``) are counted over the whole array, ``chunk``
+    entries at a time, by one loop the compiler vectorises (a loop per row spent
+    most of its time entering and leaving short rows); those at a row's start are
+    not within a row and are taken off again while the chunk is in cache.  The
+    caller has checked indptr: from 0, nondecreasing, its last entry at most
+    ``len(indices)``.
     """
-    cdef Py_ssize_t r, j, start, stop, n = indptr.shape[0] - 1
-    cdef int descents = 0, lo = 0, hi = -1
+    cdef Py_ssize_t n = indptr.shape[0] - 1, nnz, k, k0, k1, r = 1, b, last = 0
+    cdef Py_ssize_t descents = 0
+    cdef int lo, hi, c
+    if n <= 0 or indptr[n] == 0:
+        return 2 if n_cols >= 0 else 1
+    nnz = indptr[n]
+    chunk = min(max(chunk, 1), 1 << 30)
     with nogil:
-        for r in range(n):
-            start = indptr[r]
-            stop = indptr[r + 1]
-            if stop > start:
-                lo = min(lo, indices[start])
-                hi = max(hi, indices[stop - 1])
-            for j in range(start + 1, stop):
-                descents |= indices[j] <= indices[j - 1]
+        lo = indices[0]                 # the first row's first index, the last row's last
+        hi = indices[nnz - 1]
+        k0 = 1
+        while k0 < nnz:
+            k1 = min(k0 + chunk, nnz)
+            c = 0
+            for k in range(k0, k1):
+                c += indices[k] <= indices[k - 1]
+            descents += c
+            # the rows starting in [k0, k1), each position once (empty rows repeat it)
+            while r < n and indptr[r] < k1:
+                b = indptr[r]
+                if b >= k0 and b != last:
+                    descents -= indices[b] <= indices[b - 1]
+                    lo = min(lo, indices[b])
+                    hi = max(hi, indices[b - 1])
+                    last = b
+                r += 1
             if descents:
                 break
+            k0 = k1
     if descents:
         return 0
     return 2 if 0 <= n_cols and 0 <= lo and hi < n_cols else 1

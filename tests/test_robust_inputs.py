@@ -179,11 +179,13 @@ def test_random_inputs_work_or_raise_a_clear_valueerror(seed):
 def test_compiled_canonical_check_equals_the_numpy_one():
     """``_core._csr_increasing`` (int32 indices) against the plain definition, on rows
     sorted, unsorted, with repeats, empty, across int32 and int64 indptr; with a bound
-    n_cols, 2 exactly when the rows are canonical and every index in [0, n_cols)."""
+    n_cols, 2 exactly when the rows are canonical and every index in [0, n_cols); with
+    chunks of the indices shorter than the rows, as long and longer (a row's start at a
+    chunk's start, inside one, rows spanning several)."""
     from cwkit import _core
     rng = np.random.default_rng(5)
-    for _ in range(300):
-        lengths = rng.integers(0, 5, rng.integers(1, 6))
+    for _ in range(600):
+        lengths = rng.integers(0, 5, rng.integers(1, 12))
         indptr = np.concatenate([[0], np.cumsum(lengths)])
         indices = rng.integers(0, 6, indptr[-1]).astype(np.int32)
         if rng.random() < 0.5:              # make most rows sorted and unique
@@ -193,8 +195,10 @@ def test_compiled_canonical_check_equals_the_numpy_one():
         n_cols = int(rng.integers(0, 20))
         within = bool(np.all((indices >= 0) & (indices < n_cols)))
         for ptr in (indptr.astype(np.int32), indptr.astype(np.int64)):
-            assert _core._csr_increasing(indices, ptr) == expected
-            assert _core._csr_increasing(indices, ptr, n_cols) == expected * (1 + within)
+            for chunk in (1, 2, 3, 5, 8192):
+                assert _core._csr_increasing(indices, ptr, chunk=chunk) == expected
+                assert (_core._csr_increasing(indices, ptr, n_cols, chunk=chunk)
+                        == expected * (1 + within))
 
 
 def test_compiled_finite_check_equals_the_numpy_one():
@@ -215,3 +219,40 @@ def test_compiled_finite_check_equals_the_numpy_one():
     a[-1] = np.nan
     assert not _core._all_finite(a)
     assert not _core._all_finite(a[::-1].copy())
+
+
+@pytest.mark.parametrize("where", ["helper", "caller", "spare", "none"])
+def test_the_finiteness_check_on_two_cores(monkeypatch, where):
+    """A CSR matrix of PARALLEL_CHECK_MIN values or more has the first part of its values
+    checked on a helper thread while its indices are checked, the rest after: a NaN in
+    either part is reported with its row, one in the spare capacity after the stored
+    entries is not (those values are not the matrix's), and a matrix made canonical
+    (another array of values) is checked again as it is."""
+    from cwkit import _rowdata
+    monkeypatch.setattr(_rowdata, "PARALLEL_CHECK_MIN", 8)
+    monkeypatch.setattr(_rowdata, "usable_cores", lambda: 2)
+    started = []
+    monkeypatch.setattr(_rowdata, "start", lambda t: (started.append(t), t.start()))
+    n_rows, per_row = 10, 4
+    indptr = np.arange(0, n_rows * per_row + 1, per_row)
+    indices = np.tile(np.arange(0, 2 * per_row, 2, dtype=np.int32), n_rows)
+    data = np.ones(n_rows * per_row + (3 if where == "spare" else 0))
+    if where == "spare":
+        indices = np.concatenate([indices, np.zeros(3, np.int32)])
+        data[-2] = np.nan
+    elif where != "none":
+        pos = 5 if where == "helper" else len(data) - 2      # the helper's share is 70%
+        data[pos] = np.nan
+    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, 8))
+    if where in ("helper", "caller"):
+        row = 5 // per_row if where == "helper" else (len(data) - 2) // per_row
+        with pytest.raises(ValueError, match=rf"X contains NaN, inf .*\(row {row}\)"):
+            as_rows(X)
+    else:
+        assert as_rows(X).n_rows == n_rows
+    assert len(started) == 1
+    # unsorted rows: the view holds sorted copies, whose values are checked again
+    Y = sp.csr_matrix((np.r_[1.0, np.inf, np.ones(8)], np.r_[3, 1, np.arange(8)].astype(np.int32),
+                       [0, 2, 10]), shape=(2, 8))
+    with pytest.raises(ValueError, match=r"\(row 0\)"):
+        as_rows(Y)
