@@ -466,7 +466,7 @@ def diag_pass(RowView rows not None, const double[::1] y,
             dot = w[2 * (D - 1)] * bias
             v = w[2 * (D - 1) + 1] * bias * bias
             for j in range(nnz):
-                CWKIT_PREFETCH(w + 2 * pf[j])     # (mu, sigma) share a cache line
+                CWKIT_PREFETCH(w + 2 * <Py_ssize_t>pf[j])   # (mu, sigma) share a line
                 p = idx[j]
                 mj = w[2 * p]
                 sj = w[2 * p + 1]

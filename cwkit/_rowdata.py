@@ -86,29 +86,39 @@ class _FiniteCheck:
     checks the first HELPER_SHARE of them while the caller checks the indices, then
     `result()` checks the rest and waits for the thread (the two cores then finish
     about together).  The compiled check releases the GIL and only reads the values,
-    which the thread keeps alive."""
+    which the thread keeps alive.  A thread that cannot start, or ends without a
+    result, leaves its share to `result()`."""
 
     HELPER_SHARE = 0.7
 
     def __init__(self, values):
         self.values = values
         self._split = 0
-        self._result = True
+        self._thread = self._result = None
         if (isinstance(values, np.ndarray) and values.ndim == 1
                 and len(values) >= PARALLEL_CHECK_MIN and values.dtype == np.float64
                 and values.flags.c_contiguous and usable_cores() > 1):
-            self._split = int(len(values) * self.HELPER_SHARE)
-            self._thread = threading.Thread(target=self._run, name="cwkit-finite-check")
-            start(self._thread)
+            split = int(len(values) * self.HELPER_SHARE)
+            thread = threading.Thread(target=self._run, args=(split,),
+                                      name="cwkit-finite-check")
+            try:
+                start(thread)
+            except RuntimeError:        # no thread to be had (e.g. at shutdown)
+                return
+            self._split, self._thread = split, thread
 
-    def _run(self):
-        self._result = _core._all_finite(self.values[:self._split])
+    def _run(self, split):
+        self._result = _core._all_finite(self.values[:split])
 
     def result(self):
         rest = _finite(self.values[self._split:])
-        if self._split:
-            self._thread.join()
-        return rest and self._result
+        if self._thread is None:
+            return rest
+        self._thread.join()
+        head = self._result
+        if head is None:                # the thread ended without its answer
+            head = _finite(self.values[:self._split])
+        return rest and head
 
 
 def _malformed(name, what):

@@ -256,3 +256,26 @@ def test_the_finiteness_check_on_two_cores(monkeypatch, where):
                        [0, 2, 10]), shape=(2, 8))
     with pytest.raises(ValueError, match=r"\(row 0\)"):
         as_rows(Y)
+
+
+@pytest.mark.parametrize("failure", ["no thread", "no answer"])
+def test_the_finiteness_check_without_its_helper(monkeypatch, failure):
+    """When the helper thread cannot start, or ends without its answer, its share of the
+    values is checked by the caller: a NaN there is still reported, with its row."""
+    from cwkit import _rowdata
+    monkeypatch.setattr(_rowdata, "PARALLEL_CHECK_MIN", 8)
+    monkeypatch.setattr(_rowdata, "usable_cores", lambda: 2)
+    if failure == "no thread":
+        def start(thread):
+            raise RuntimeError("can't start new thread")
+        monkeypatch.setattr(_rowdata, "start", start)
+    else:
+        monkeypatch.setattr(_rowdata._FiniteCheck, "_run", lambda self, split: None)
+    data = np.ones(40)
+    data[5] = np.nan                    # in the helper's 70%
+    X = sp.csr_matrix((data, np.tile(np.arange(0, 8, 2, dtype=np.int32), 10),
+                       np.arange(0, 41, 4)), shape=(10, 8))
+    with pytest.raises(ValueError, match=r"X contains NaN, inf .*\(row 1\)"):
+        as_rows(X)
+    data[5] = 1.0
+    assert as_rows(X).n_rows == 10
