@@ -9,7 +9,7 @@ import os
 import sys
 import threading
 
-from ._threads import start
+from ._threads import try_start
 
 
 class LazyModule:
@@ -42,11 +42,8 @@ class LazyModule:
         # (not a daemon: the interpreter's exit waits for the import rather than stopping
         # a thread in the middle of it)
         thread = threading.Thread(target=run, name=f"cwkit-import-{self._name}")
-        try:
-            start(thread)
-        except RuntimeError:        # no more threads (limits, interpreter shutdown)
-            return
-        _importing.append(thread)
+        if try_start(thread):
+            _importing.append(thread)
 
 
 _importing = []   # preload threads, which a fork waits for

@@ -8,7 +8,7 @@ import numpy as np
 from ._lazy import issparse
 from ._lazy import sparse as sp
 from . import _core
-from ._threads import start, usable_cores
+from ._threads import try_start, usable_cores
 
 _EMPTY_I64 = np.empty(0, dtype=np.int64)
 _EMPTY_I32 = np.empty(0, dtype=np.int32)
@@ -101,11 +101,8 @@ class _FiniteCheck:
             split = int(len(values) * self.HELPER_SHARE)
             thread = threading.Thread(target=self._run, args=(split,),
                                       name="cwkit-finite-check")
-            try:
-                start(thread)
-            except RuntimeError:        # no thread to be had (e.g. at shutdown)
-                return
-            self._split, self._thread = split, thread
+            if try_start(thread):
+                self._split, self._thread = split, thread
 
     def _run(self, split):
         self._result = _core._all_finite(self.values[:split])

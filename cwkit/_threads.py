@@ -45,3 +45,13 @@ def start(thread):
     """``thread.start()``, the thread blocking SIGINT and SIGTERM from its start."""
     with signals_blocked():
         thread.start()
+
+
+def try_start(thread):
+    """:func:`start`, or False where no thread can be started (RuntimeError: the
+    process's limit, interpreter shutdown), for a helper whose work the caller can do."""
+    try:
+        start(thread)
+    except RuntimeError:
+        return False
+    return True
