@@ -212,6 +212,36 @@ def test_result_is_an_ordinary_estimator(client, files, tmp_path):
     assert est.score(X, y) > 0.7
 
 
+@pytest.mark.parametrize("name", ["pa1", "arow"])
+def test_a_shard_validates_its_rows_once_and_leaves_them_behind(files, monkeypatch, name):
+    """A shard's unshuffled rounds (the worker's task, run here in process) validate
+    its rows in the first round only and make partial_fit's passes bit for bit; a shard
+    pickled to another worker leaves the validated view (not picklable) behind."""
+    import pickle
+    _, X, y = files[2]
+    X = sp.csr_matrix(X)
+    X.indices[:2] = X.indices[1::-1].copy()   # one row out of order: the view is sorted
+    shell = cwkit.make(name).partial_fit(X[:4], y[:4], classes=[0, 1])
+    ref = cwkit.make(name).partial_fit(X[:4], y[:4], classes=[0, 1])
+    calls = []
+    validate = cwd.as_rows
+    monkeypatch.setattr(cwd, "as_rows", lambda *a, **k: calls.append(1) or validate(*a, **k))
+    shard = cwd._Shard(X, y, "k2.svm")
+    state = {"state": {k: v.copy() for k, v in shell._model.state.items()}, "t": shell.t_}
+    for r in range(3):
+        if r == 2:
+            shard = pickle.loads(pickle.dumps(shard))
+            assert shard.rows is None
+        res = cwd._train(shell, state, shard, None)
+        ref.partial_fit(X, y)
+        for key, arr in ref._model.state.items():
+            assert np.array_equal(res["state"][key], arr), (r, key)
+        assert res["rounds"] == y.size and res["mistakes"] == ref.mistakes_
+        state = {"state": {k: v.copy() for k, v in res["state"].items()},
+                 "t": state["t"] + res["rounds"]}
+    assert len(calls) == 2      # the first round, and the first after the shard travelled
+
+
 def test_a_bad_row_is_named_as_a_local_read_names_it(client, files, tmp_path):
     path, X, y = files[2]
     lines = open(path).read().splitlines()
