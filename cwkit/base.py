@@ -299,6 +299,14 @@ class OnlineClassifier:
         self._warn_collapse(collapsed)
         return self
 
+    def _pass(self, rows, y, order):
+        """One pass over validated `rows` in `order` (`y`: every row's label, each one of
+        ``classes_``), counted as ``partial_fit`` counts its pass: a worker's round in
+        :func:`cwkit.distributed.fit`, over rows it validated once, shuffled without
+        copying them."""
+        _, self.mistakes_, self.n_updates_, collapsed = self._run(rows, self._encode(y), order)
+        self._warn_collapse(collapsed)
+
     def _one_row(self, X, y):
         """partial_fit's pass over one CSR row of a fitted two-class estimator (the
         single-example stream), or None, having done nothing, for other input.

@@ -125,7 +125,7 @@ class _Shard:
     first_row: int = 0        # the position of row 0 in `name` (set once all are known)
     stats: dict = field(default_factory=dict)
     est: object = None        # the estimator training on it, kept across rounds (_train)
-    rows: object = None       # X validated (`as_rows`), once, for every unshuffled round
+    rows: object = None       # X validated (`as_rows`) in the first round, for every round
 
     def __getstate__(self):   # a shard sent to another worker: validated again there
         return {**self.__dict__, "rows": None}
@@ -236,8 +236,9 @@ def _train(shell, state, shard, seed):
     """One pass over the shard (shuffled with `seed` if given) of the shard's estimator,
     a copy of `shell` made in the first round and kept on the worker with the shard
     (no copy per round), whose model state is set to `state` (``{"state": arrays,
-    "t": rounds so far}``). Unshuffled, the rows are validated in the first round only
-    (a tenth to a fifth of a first-order pass over them).
+    "t": rounds so far}``). The pass is ``partial_fit``'s over the shard's rows, which are
+    validated in the first round only (a tenth to a fifth of a first-order pass over
+    them); shuffled, it takes them in the seed's permutation without copying them.
 
     Returns a dict of plain arrays and numbers (which Dask sends without pickling):
     the model's ``state`` (the estimator's own arrays, read by the driver before the
@@ -252,22 +253,17 @@ def _train(shell, state, shard, seed):
         est._model.state[key][...] = arr
     est.t_ = state["t"]
     est._calibration = copy.deepcopy(shell._calibration)    # (empty)
-    X, y = shard.X, shard.y
-    perm = None
-    if seed is not None:
-        perm = np.random.default_rng(seed).permutation(y.size)
-        X, y = X[perm], y[perm]
-    else:       # the same rows every round: validated in the first, as partial_fit would
-        if shard.rows is None:
-            shard.rows = as_rows(X, est.n_features_in_, owner=type(est).__name__)
-        X = shard.rows
+    if shard.rows is None:      # the same rows every round: validated in the first
+        shard.rows = as_rows(shard.X, est.n_features_in_, owner=type(est).__name__)
+    y = shard.y
+    order = (np.arange(y.size) if seed is None
+             else np.random.default_rng(seed).permutation(y.size))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            est.partial_fit(X, y)
-        except ModelError as exc:
-            row = exc.row if perm is None else int(perm[exc.row])
-            raise _ShardFailure(shard.name, shard.first_row + row, exc.reason) from None
+            est._pass(shard.rows, y, order)
+        except ModelError as exc:      # (exc.row: the row of X, wherever in the order)
+            raise _ShardFailure(shard.name, shard.first_row + exc.row, exc.reason) from None
     return {"state": est._model.state, "rounds": est.t_ - state["t"],
             "mistakes": int(est.mistakes_), "updates": int(est.n_updates_),
             "window": est._calibration.rounds(),

@@ -6,11 +6,11 @@ from cwkit.linear import PassiveAggressive
 
 
 class DiesInPass(PassiveAggressive):
-    """PA whose ``partial_fit`` ends its process while the file ``CWKIT_DIE_MARKER``
+    """PA whose pass in a worker (``_pass``) ends its process while the file ``CWKIT_DIE_MARKER``
     names holds a positive count, which it decrements first (so a re-run succeeds once
     the count is spent); the count -1 means: always die."""
 
-    def partial_fit(self, X, y, classes=None):
+    def _pass(self, rows, y, order):
         marker = os.environ.get("CWKIT_DIE_MARKER")
         if marker and os.path.exists(marker):
             with open(marker) as f:
@@ -21,4 +21,4 @@ class DiesInPass(PassiveAggressive):
                     f.write(str(max(left - 1, -1) if left > 0 else -1))
                 os.replace(tmp, marker)
                 os._exit(1)
-        return super().partial_fit(X, y, classes)
+        return super()._pass(rows, y, order)

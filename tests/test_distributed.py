@@ -212,11 +212,14 @@ def test_result_is_an_ordinary_estimator(client, files, tmp_path):
     assert est.score(X, y) > 0.7
 
 
+@pytest.mark.parametrize("shuffle", [False, True])
 @pytest.mark.parametrize("name", ["pa1", "arow"])
-def test_a_shard_validates_its_rows_once_and_leaves_them_behind(files, monkeypatch, name):
-    """A shard's unshuffled rounds (the worker's task, run here in process) validate
-    its rows in the first round only and make partial_fit's passes bit for bit; a shard
-    pickled to another worker leaves the validated view (not picklable) behind."""
+def test_a_shard_validates_its_rows_once_and_leaves_them_behind(files, monkeypatch, name,
+                                                                 shuffle):
+    """A shard's rounds (the worker's task, run here in process) validate its rows in
+    the first round only and make partial_fit's passes bit for bit, over the rows in
+    the seed's permutation when shuffled (without copying them); a shard pickled to
+    another worker leaves the validated view (not picklable) behind."""
     import pickle
     _, X, y = files[2]
     X = sp.csr_matrix(X)
@@ -232,8 +235,10 @@ def test_a_shard_validates_its_rows_once_and_leaves_them_behind(files, monkeypat
         if r == 2:
             shard = pickle.loads(pickle.dumps(shard))
             assert shard.rows is None
-        res = cwd._train(shell, state, shard, None)
-        ref.partial_fit(X, y)
+        seed = 10 + r if shuffle else None
+        res = cwd._train(shell, state, shard, seed)
+        perm = np.random.default_rng(seed).permutation(y.size) if shuffle else slice(None)
+        ref.partial_fit(X[perm], y[perm])
         for key, arr in ref._model.state.items():
             assert np.array_equal(res["state"][key], arr), (r, key)
         assert res["rounds"] == y.size and res["mistakes"] == ref.mistakes_
@@ -256,7 +261,8 @@ def test_a_bad_row_is_named_as_a_local_read_names_it(client, files, tmp_path):
     assert remote.value.line == 101
 
 
-def test_a_failing_update_names_the_row_of_the_file(client, tmp_path):
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_a_failing_update_names_the_row_of_the_file(client, tmp_path, shuffle):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
     X[31, 0] = 1e200                       # its squared norm is not finite
@@ -264,7 +270,8 @@ def test_a_failing_update_names_the_row_of_the_file(client, tmp_path):
     path = tmp_path / "huge.svm"
     cwkit.dump_svmlight(X, y, path)
     with pytest.raises(cwkit.ModelError, match=rf"{path}, row 32: the score or squared"):
-        cwd.fit(cwkit.make("pa"), str(path), client=client, partitions=2)
+        cwd.fit(cwkit.make("pa", random_state=0), str(path), client=client, partitions=2,
+                shuffle=shuffle)
 
 
 def test_a_worker_that_dies_mid_round_is_replaced_and_its_shard_rerun(client, files):
