@@ -255,6 +255,7 @@ def _train(shell, state, shard, seed):
     est._calibration = copy.deepcopy(shell._calibration)    # (empty)
     if shard.rows is None:      # the same rows every round: validated in the first
         shard.rows = as_rows(shard.X, est.n_features_in_, owner=type(est).__name__)
+        shard.X = shard.rows.X  # (a float64 copy made for the view replaces the input)
     y = shard.y
     order = (np.arange(y.size) if seed is None
              else np.random.default_rng(seed).permutation(y.size))

@@ -247,6 +247,16 @@ def test_a_shard_validates_its_rows_once_and_leaves_them_behind(files, monkeypat
     assert len(calls) == 2      # the first round, and the first after the shard travelled
 
 
+def test_a_shard_keeps_only_the_float64_rows_it_trains_on(files):
+    """Rows converted for the view (float32 here) replace the shard's input, which is
+    not kept beside them."""
+    _, X, y = files[2]
+    shell = cwkit.make("pa").partial_fit(X[:4], y[:4], classes=[0, 1])
+    shard = cwd._Shard(X.astype(np.float32), y, "k2.svm")
+    cwd._train(shell, {"state": shell._model.state, "t": shell.t_}, shard, None)
+    assert shard.X is shard.rows.X and shard.X.dtype == np.float64
+
+
 def test_a_bad_row_is_named_as_a_local_read_names_it(client, files, tmp_path):
     path, X, y = files[2]
     lines = open(path).read().splitlines()
