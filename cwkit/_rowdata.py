@@ -286,7 +286,7 @@ def parsed_rows(X):
     return Rows(X, view, n, d)
 
 
-def as_rows(X, n_features=None, name="X", owner="the model"):
+def as_rows(X, n_features=None, name="X", owner="the model", first_row=0):
     """Validate X (array-like or scipy.sparse) into `Rows`, never mutating it.
 
     CSR is used as is when it is already float64 with canonical indices, and rows
@@ -297,7 +297,8 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
 
     X may be `Rows` this function made: rows validated once for several models (the
     learners of ``cwkit.evaluate``, through their ``partial_fit``), only checked
-    against ``n_features`` again.
+    against ``n_features`` again.  `first_row`: the position of X's row 0 in the
+    caller's data (a partition of a Dask array), for the row a NaN error names.
     """
     if isinstance(X, Rows):
         n, d = X.n_rows, X.n_features
@@ -328,7 +329,7 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
             bad = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0],
                                       side="right") - 1)
             raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
-                             f"(row {bad})")
+                             f"(row {first_row + bad})")
         if indices.dtype != np.int32:
             if d > np.iinfo(np.int32).max:
                 raise ValueError(f"{name} has {d} features; at most 2**31 - 1 are supported")
@@ -355,7 +356,7 @@ def as_rows(X, n_features=None, name="X", owner="the model"):
         if not _finite(X.reshape(-1)):
             bad = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
             raise ValueError(f"{name} contains NaN, inf or a value too large for float64 "
-                             f"(row {bad})")
+                             f"(row {first_row + bad})")
         view = _core.RowView(X.reshape(-1), _EMPTY_I32, _EMPTY_I64, _dense_idx(d), d)
     rows = X if isinstance(X, Rows) else Rows(X, view, n, d)
     if n_features is not None and d != n_features:

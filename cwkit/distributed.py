@@ -254,7 +254,8 @@ def _train(shell, state, shard, seed):
     est.t_ = state["t"]
     est._calibration = copy.deepcopy(shell._calibration)    # (empty)
     if shard.rows is None:      # the same rows every round: validated in the first
-        shard.rows = as_rows(shard.X, est.n_features_in_, owner=type(est).__name__)
+        shard.rows = as_rows(shard.X, est.n_features_in_, owner=type(est).__name__,
+                             first_row=shard.first_row)
         shard.X = shard.rows.X  # (a float64 copy made for the view replaces the input)
     y = shard.y
     order = (np.arange(y.size) if seed is None

@@ -435,6 +435,25 @@ def test_cli_bad_row_is_file_line(client, files, tmp_path, capsys):
     assert not (tmp_path / "m.cwk").exists()
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_a_nan_in_a_dask_array_is_named_as_a_local_fit_names_it(client, shuffle, sparse):
+    """The row a NaN error names is the row of the whole array, as in a local fit, not
+    of the partition; nothing is fitted."""
+    X, y = _data(n=60)
+    X[47, 1] = np.nan
+    chunks = da.from_array(sp.csr_matrix(X) if sparse else X, chunks=(20, -1),
+                           asarray=False if sparse else None)
+    with pytest.raises(ValueError) as local:
+        cwkit.make("arow").fit(X, y)
+    assert "(row 47)" in str(local.value)
+    est = cwkit.make("arow")
+    with pytest.raises(ValueError) as remote:
+        cwd.fit(est, (chunks, da.from_array(y, chunks=20)), client=client, shuffle=shuffle)
+    assert str(remote.value) == str(local.value)
+    assert not hasattr(est, "classes_")
+
+
 def test_sparse_chunks_equal_dense_chunks(client, files):
     _, X, y = files[2]
     dense = cwd.fit(cwkit.make("cw"), (da.from_array(X.toarray(), chunks=(40, -1)),
