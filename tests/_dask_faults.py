@@ -6,9 +6,9 @@ from cwkit.linear import PassiveAggressive
 
 
 class DiesInPass(PassiveAggressive):
-    """PA whose pass in a worker (``_pass``) ends its process while the file ``CWKIT_DIE_MARKER``
-    names holds a positive count, which it decrements first (so a re-run succeeds once
-    the count is spent); the count -1 means: always die."""
+    """PA whose pass in a worker (``_pass``) ends its process while the file
+    ``CWKIT_DIE_MARKER`` names holds a positive count, which it decrements first (so a
+    re-run succeeds once the count is spent); the count -1 means: always die."""
 
     def _pass(self, rows, y, order):
         marker = os.environ.get("CWKIT_DIE_MARKER")
