@@ -236,9 +236,10 @@ def _train(shell, state, shard, seed):
     """One pass over the shard (shuffled with `seed` if given) of the shard's estimator,
     a copy of `shell` made in the first round and kept on the worker with the shard
     (no copy per round), whose model state is set to `state` (``{"state": arrays,
-    "t": rounds so far}``). The pass is ``partial_fit``'s over the shard's rows, which are
-    validated in the first round only (a tenth to a fifth of a first-order pass over
-    them); shuffled, it takes them in the seed's permutation without copying them.
+    "t": rounds so far}``). The pass is the one ``partial_fit`` makes of a batch, counted
+    as it counts it (``_pass``), over the shard's rows, which are validated in the first
+    round only (a tenth to a fifth of a first-order pass over them); shuffled, it takes
+    them in the seed's permutation without copying them.
 
     Returns a dict of plain arrays and numbers (which Dask sends without pickling):
     the model's ``state`` (the estimator's own arrays, read by the driver before the

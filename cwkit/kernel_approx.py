@@ -222,6 +222,11 @@ class ApproxFeatures:
     def _run(self, rows, codes, order, clean=None):
         return super()._run(self._mapped(rows), codes, order, clean)
 
+    def _one_row(self, X, y):
+        """None: a single row takes partial_fit's general path, whose `_run` maps it (the
+        linear rules' single-row path hands the raw row to the model)."""
+        return None
+
     def _rows(self, X):
         return self._mapped(super()._rows(X))
 

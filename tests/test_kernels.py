@@ -606,6 +606,24 @@ def test_kernel_approx_parameter(name, approx, tmp_path):
     saved_loaded_and_learning_on(est, tmp_path / "m.cwk", X, X[60:], y[60:])
 
 
+@pytest.mark.parametrize("name", ["arow", "pa1"])
+@pytest.mark.parametrize("approx", ["rff", "nystroem"])
+def test_kernel_approx_maps_single_csr_rows(name, approx):
+    """partial_fit on one CSR row at a time (the single-example path of two-class linear
+    rules) maps each row as a batch does: the model of one partial_fit of them all."""
+    import copy
+    Xin, X, y = data(n=40, seed=5, sparse=True)
+    est = cwkit.make(name, kernel_approx=approx, gamma=0.3, n_components=20, random_state=3)
+    est.partial_fit(Xin[:20], y[:20])
+    batch = copy.deepcopy(est).partial_fit(Xin[20:], y[20:])
+    for i in range(20, 40):
+        est.partial_fit(Xin[i], y[i:i + 1])
+    assert est.t_ == batch.t_
+    # (one row's map against the batch's: the same products up to rounding)
+    np.testing.assert_allclose(est.coef_, batch.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(est.intercept_, batch.intercept_, rtol=1e-9, atol=1e-12)
+
+
 def test_kernel_approx_refusals_and_cli(tmp_path, capsys):
     with pytest.raises(ValueError, match="kernel_approx"):
         cwkit.make("pa1", kernel_approx="fourier")
