@@ -130,6 +130,16 @@ class _Shard:
     def __getstate__(self):   # a shard sent to another worker: validated again there
         return {**self.__dict__, "rows": None}
 
+    def __sizeof__(self):
+        """Bytes of the rows, labels and model state held (what Dask's memory accounting
+        reads, through ``sys.getsizeof``: spilling and moving shards go by it)."""
+        X = self.X
+        arrays = [X.data, X.indices, X.indptr] if issparse(X) else [np.asarray(X)]
+        arrays += [np.asarray(self.y)]
+        if self.est is not None and hasattr(self.est, "_model"):
+            arrays += list(self.est._model.state.values())
+        return object.__sizeof__(self) + sum(a.nbytes for a in arrays)
+
 
 def _threads():
     """The threads of the Dask worker running the task (1 outside one): its share of the

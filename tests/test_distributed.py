@@ -222,7 +222,7 @@ def test_a_shard_validates_its_rows_once_and_leaves_them_behind(files, monkeypat
     another worker leaves the validated view (not picklable) behind."""
     import pickle
     _, X, y = files[2]
-    X = sp.csr_matrix(X)
+    X = X.copy()                              # (the module's data: not changed)
     X.indices[:2] = X.indices[1::-1].copy()   # one row out of order: the view is sorted
     shell = cwkit.make(name).partial_fit(X[:4], y[:4], classes=[0, 1])
     ref = cwkit.make(name).partial_fit(X[:4], y[:4], classes=[0, 1])
@@ -245,6 +245,18 @@ def test_a_shard_validates_its_rows_once_and_leaves_them_behind(files, monkeypat
         state = {"state": {k: v.copy() for k, v in res["state"].items()},
                  "t": state["t"] + res["rounds"]}
     assert len(calls) == 2      # the first round, and the first after the shard travelled
+
+
+def test_dask_sees_the_bytes_a_shard_holds(files):
+    """Dask's memory accounting (spilling, moving data) reads a shard's real size."""
+    _, X, y = files[2]
+    shell = cwkit.make("arow").partial_fit(X[:4], y[:4], classes=[0, 1])
+    shard = cwd._Shard(X, y, "k2.svm")
+    held = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes + y.nbytes
+    assert held <= dask.sizeof.sizeof(shard) < held + 1000
+    cwd._train(shell, {"state": shell._model.state, "t": shell.t_}, shard, None)
+    state = sum(a.nbytes for a in shell._model.state.values())
+    assert held + state <= dask.sizeof.sizeof(shard) < held + state + 1000
 
 
 def test_a_shard_keeps_only_the_float64_rows_it_trains_on(files):
