@@ -125,10 +125,18 @@ class _Shard:
     first_row: int = 0        # the position of row 0 in `name` (set once all are known)
     stats: dict = field(default_factory=dict)
     est: object = None        # the estimator training on it, kept across rounds (_train)
-    rows: object = None       # X validated (`as_rows`) in the first round, for every round
+    rows: object = None       # X validated, once (`validated`)
 
     def __getstate__(self):   # a shard sent to another worker: validated again there
         return {**self.__dict__, "rows": None}
+
+    def validated(self):
+        """The rows validated (`as_rows`), in the first task that needs them, and kept
+        for every later one; a float64 copy made for the view replaces the input."""
+        if self.rows is None:
+            self.rows = as_rows(self.X, first_row=self.first_row)
+            self.X = self.rows.X
+        return self.rows
 
     def __sizeof__(self):
         """Bytes of the rows, labels and model state held (what Dask's memory accounting
@@ -136,7 +144,7 @@ class _Shard:
         X = self.X
         arrays = [X.data, X.indices, X.indptr] if issparse(X) else [np.asarray(X)]
         arrays += [np.asarray(self.y)]
-        if self.est is not None and hasattr(self.est, "_model"):
+        if self.est is not None:
             arrays += list(self.est._model.state.values())
         return object.__sizeof__(self) + sum(a.nbytes for a in arrays)
 
@@ -210,7 +218,7 @@ def _choices(est, shard, n_classes):
     """What `est` settles from the first rows of its data (``covariance="auto"``,
     ``intercept_scaling="auto"``), as ``fit`` does: from the first shard's rows."""
     est = copy.deepcopy(est)
-    est._choose(as_rows(shard.X), n_classes)
+    est._choose(shard.validated(), n_classes)
     return est._choices()
 
 
@@ -246,10 +254,11 @@ def _train(shell, state, shard, seed):
     """One pass over the shard (shuffled with `seed` if given) of the shard's estimator,
     a copy of `shell` made in the first round and kept on the worker with the shard
     (no copy per round), whose model state is set to `state` (``{"state": arrays,
-    "t": rounds so far}``). The pass is the one ``partial_fit`` makes of a batch, counted
-    as it counts it (``_pass``), over the shard's rows, which are validated in the first
-    round only (a tenth to a fifth of a first-order pass over them); shuffled, it takes
-    them in the seed's permutation without copying them.
+    "t": rounds so far}``). The pass is the one ``partial_fit`` makes of a batch,
+    counted as it counts it (``_pass``), over the shard's rows, validated once
+    (`_Shard.validated`: a tenth to a fifth of a first-order pass over them), by the
+    choices made from the first shard or by its first round; shuffled, it takes them in
+    the seed's permutation without copying them.
 
     Returns a dict of plain arrays and numbers (which Dask sends without pickling):
     the model's ``state`` (the estimator's own arrays, read by the driver before the
@@ -264,17 +273,13 @@ def _train(shell, state, shard, seed):
         est._model.state[key][...] = arr
     est.t_ = state["t"]
     est._calibration = copy.deepcopy(shell._calibration)    # (empty)
-    if shard.rows is None:      # the same rows every round: validated in the first
-        shard.rows = as_rows(shard.X, est.n_features_in_, owner=type(est).__name__,
-                             first_row=shard.first_row)
-        shard.X = shard.rows.X  # (a float64 copy made for the view replaces the input)
-    y = shard.y
+    rows, y = shard.validated(), shard.y
     order = (np.arange(y.size) if seed is None
              else np.random.default_rng(seed).permutation(y.size))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            est._pass(shard.rows, y, order)
+            est._pass(rows, y, order)
         except ModelError as exc:      # (exc.row: the row of X, wherever in the order)
             raise _ShardFailure(shard.name, shard.first_row + exc.row, exc.reason) from None
     return {"state": est._model.state, "rounds": est.t_ - state["t"],

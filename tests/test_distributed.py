@@ -216,11 +216,11 @@ def test_result_is_an_ordinary_estimator(client, files, tmp_path):
 @pytest.mark.parametrize("name", ["pa1", "arow"])
 def test_a_shard_validates_its_rows_once_and_leaves_them_behind(files, monkeypatch, name,
                                                                  shuffle):
-    """A shard's rounds (the worker's task, run here in process) validate its rows in
-    the first round only and make partial_fit's passes bit for bit, over the rows in
-    the seed's permutation when shuffled (without copying them); a shard Dask sends to
-    another worker (its __getstate__, which pickling and copy.copy both use) leaves the
-    validated view (not picklable) behind."""
+    """A shard's tasks (run here in process) validate its rows once, the choices made
+    from them and every round sharing them; its rounds make partial_fit's passes bit for
+    bit, over the rows in the seed's permutation when shuffled (without copying them); a
+    shard Dask sends to another worker (its __getstate__, which pickling and copy.copy
+    both use) leaves the validated view (not picklable) behind."""
     import copy
     _, X, y = files[2]
     X = X.copy()                              # (the module's data: not changed)
@@ -231,6 +231,7 @@ def test_a_shard_validates_its_rows_once_and_leaves_them_behind(files, monkeypat
     validate = cwd.as_rows
     monkeypatch.setattr(cwd, "as_rows", lambda *a, **k: calls.append(1) or validate(*a, **k))
     shard = cwd._Shard(X, y, "k2.svm")
+    cwd._choices(shell, shard, 2)     # (the driver asks the first shard first)
     state = {"state": {k: v.copy() for k, v in shell._model.state.items()}, "t": shell.t_}
     for r in range(3):
         if r == 2:
@@ -245,7 +246,7 @@ def test_a_shard_validates_its_rows_once_and_leaves_them_behind(files, monkeypat
         assert res["rounds"] == y.size and res["mistakes"] == ref.mistakes_
         state = {"state": {k: v.copy() for k, v in res["state"].items()},
                  "t": state["t"] + res["rounds"]}
-    assert len(calls) == 2      # the first round, and the first after the shard travelled
+    assert len(calls) == 2      # the choices, then the first round after the shard travelled
 
 
 def test_dask_sees_the_bytes_a_shard_holds(files):
