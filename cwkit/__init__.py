@@ -28,6 +28,8 @@ from .svmlight import (
     load_svmlight,
     scan_svmlight,
 )
+from .vw import VWError, iter_vw, load_vw, scan_vw  # noqa: E402
+from .features import FeatureHasher, Vocabulary  # noqa: E402
 from .base import NotFittedError  # noqa: E402
 from .models.interface import ModelError  # noqa: E402
 from .models.collapse import VarianceCollapseWarning  # noqa: E402
@@ -54,5 +56,6 @@ __all__ = [
     "ModelFileError", "ModelSizeError", "VarianceCollapseWarning", "algorithms", "make",
     "save", "load",
     "SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight", "iter_svmlight",
-    "load_svmlight", "scan_svmlight",
+    "load_svmlight", "scan_svmlight", "VWError", "iter_vw", "load_vw", "scan_vw",
+    "FeatureHasher", "Vocabulary",
 ]

@@ -20,6 +20,7 @@ from .models.calibration import Calibration
 from .models.collapse import VarianceCollapseWarning, warning_text
 from .models.factory import build_model
 from .models.interface import NO_ROW, ModelSpec, raise_status
+from .named import NamedFeatures
 
 #: Constraints of the parameters every estimator has.
 COMMON = {
@@ -127,7 +128,7 @@ def check_labels(y, n_rows):
     return y
 
 
-class OnlineClassifier:
+class OnlineClassifier(NamedFeatures):
     """Base class: labels, passes, counters and the model.
 
     Subclasses set ``_constraints`` (their own parameters) and ``_names`` (the

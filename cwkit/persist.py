@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _core, registry
 from ._atomic import atomic_write
+from .features import FeatureHasher, Vocabulary
 from .models.size import ModelSizeError, state_size
 
 FORMAT = "cwkit-model"
@@ -179,6 +180,10 @@ def _contents(model):
     arrays["calibration/labels"] = np.array(labels, dtype=np.int64)
     if classes.dtype.kind != "O":
         arrays["classes_"] = classes
+    fmap = model.__dict__.get("feature_map_")
+    if fmap is not None:
+        meta["features"], names = feature_map_record(fmap)
+        arrays.update(names)
     return meta, arrays
 
 
@@ -355,6 +360,50 @@ def _fill_calibration(est, files, path):
     cal.add(scores, labels.astype(np.intp))
 
 
+def feature_map_record(fmap):
+    """The metadata and arrays of a named-feature map (``feature_map_``): the hasher's
+    ``hash_bits`` and ``signed``, or the vocabulary's names as their UTF-8 bytes
+    back to back (``features/names``, uint8) and the end of each (``features/ends``,
+    int64): plain arrays, no pickle."""
+    if isinstance(fmap, FeatureHasher):
+        return {"kind": "hash", "hash_bits": fmap.hash_bits, "signed": fmap.signed}, {}
+    encoded = [name.encode("utf-8", "surrogatepass") for name in fmap.names_]
+    return {"kind": "vocabulary"}, {
+        "features/names": np.frombuffer(b"".join(encoded), np.uint8).copy(),
+        "features/ends": np.cumsum([len(b) for b in encoded], dtype=np.int64)}
+
+
+def _read_feature_map(meta, files, path, n_features):
+    """The named-feature map of a file (None for a model of numbered columns; files
+    written before named features had none)."""
+    record = meta.get("features")
+    names, ends = files.pop("features/names", None), files.pop("features/ends", None)
+    if record is None:
+        return None
+    try:
+        if record.get("kind") == "hash":
+            fmap = FeatureHasher(record["hash_bits"], record["signed"])
+        elif record.get("kind") == "vocabulary":
+            if (names is None or ends is None or names.dtype != np.uint8 or names.ndim != 1
+                    or ends.dtype != np.int64 or ends.ndim != 1
+                    or (len(ends) and (ends[-1] != len(names) or (np.diff(ends) < 0).any()
+                                       or ends[0] < 0))):
+                raise ValueError("the vocabulary arrays features/names and features/ends "
+                                 "do not fit together")
+            raw = names.tobytes()
+            starts = [0, *ends[:-1].tolist()]
+            fmap = Vocabulary(raw[a:b].decode("utf-8", "surrogatepass")
+                              for a, b in zip(starts, ends.tolist()))
+        else:
+            raise ValueError(f"unknown feature map {record.get('kind')!r:.40}")
+        if fmap.n_features != n_features:
+            raise ValueError(f"its feature map has {fmap.n_features} columns, the model "
+                             f"{n_features}")
+    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError) as exc:
+        raise ModelFileError(f"{path}: damaged cwkit model file ({exc})") from None
+    return fmap
+
+
 def load(path):
     """Load an estimator saved by :func:`save`.
 
@@ -383,6 +432,9 @@ def load(path):
     est = _build(meta, classes, files, path)
     _fill_state(est, files, path)
     _fill_calibration(est, files, path)
+    fmap = _read_feature_map(meta, files, path, meta["n_features_in_"])
+    if fmap is not None:
+        est.feature_map_ = fmap
     for key in COUNTERS:
         setattr(est, key, meta[key])
     return est

@@ -52,13 +52,13 @@ def graph():
 LAYERS = [
     {"cwkit._core", "cwkit._version", "cwkit._atomic", "cwkit._lazy",
      "cwkit._threads"},         # kernels
-    {"cwkit._params", "cwkit._rowdata", "cwkit.qp"},          # validation
+    {"cwkit._params", "cwkit._rowdata", "cwkit.qp", "cwkit.features"},   # validation
     {"cwkit.models"},                                         # the model factory
-    {"cwkit.base"},                                           # the estimator protocol
+    {"cwkit.base", "cwkit.named"},                            # the estimator protocol
     {"cwkit.linear", "cwkit.minibatch", "cwkit.l1pa", "cwkit.kernels",
      "cwkit.kernel_approx"},  # estimator families
     {"cwkit.registry", "cwkit.persist"},                      # names and model files
-    {"cwkit.svmlight", "cwkit.datasets", "cwkit.sources"},    # I/O and data sets
+    {"cwkit.svmlight", "cwkit.vw", "cwkit.datasets", "cwkit.sources"},   # I/O, data sets
     {"cwkit.evaluate"},                                       # the evaluation protocol
     {"cwkit.distributed"},                                    # training over partitions
     {"cwkit.report", "cwkit.cli", "cwkit.__main__"},          # what the command line shows

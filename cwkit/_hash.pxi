@@ -1,0 +1,300 @@
+# Named features: the 32-bit hash of a name and the rows of dicts as CSR.
+#
+# Provides: `_murmur3_32` (MurmurHash3_x86_32), `_name_hash` (Vowpal Wabbit's
+# hash of a name), `murmurhash3_32` and `name_hash` (their Python entries),
+# `NamedStatus` and `_named_rows` (rows of named features to canonical CSR
+# arrays).  Uses `_radix_sort` from _rows.pxi (the sort of a row's entries).
+#
+# MurmurHash3_x86_32 is Austin Appleby's public-domain hash (SMHasher,
+# MurmurHash3.cpp), the hash Vowpal Wabbit and scikit-learn's FeatureHasher use:
+# its 4-byte blocks are read little-endian whatever the machine, so a name has
+# the same hash on every platform and Python version.  A name's hash is Vowpal
+# Wabbit's (`hashstring` of its hashstring.h): a name made only of the digits
+# 0-9 hashes to its decimal value plus the seed (mod 2**64), any other name to
+# MurmurHash3_x86_32 of its UTF-8 bytes with the seed (truncated to 32 bits).
+# The seed is 0 for a name outside any namespace, else the hash of the
+# namespace's name (seed 0); the feature's column is the hash's low `bits` bits.
+
+from libc.stdint cimport uint32_t, uint64_t
+from libc.math cimport isfinite
+from cpython.dict cimport PyDict_Next, PyDict_GetItem, PyDict_SetItem
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.float cimport PyFloat_AsDouble
+from cpython.object cimport PyObject
+
+cdef extern from *:
+    """
+    static inline uint32_t cwkit_load_le32(const unsigned char* p) {
+        return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16)
+               | ((uint32_t)p[3] << 24);
+    }
+    static inline uint32_t cwkit_rotl32(uint32_t x, int r) {
+        return (x << r) | (x >> (32 - r));
+    }
+    """
+    uint32_t cwkit_load_le32(const unsigned char* p) noexcept nogil
+    uint32_t cwkit_rotl32(uint32_t x, int r) noexcept nogil
+
+
+cdef uint32_t _murmur3_32(const unsigned char* key, Py_ssize_t n,
+                          uint32_t seed) noexcept nogil:
+    """MurmurHash3_x86_32 of the n bytes at key."""
+    cdef uint32_t h = seed, k
+    cdef uint32_t c1 = 0xcc9e2d51UL, c2 = 0x1b873593UL
+    cdef Py_ssize_t i, nblocks = n // 4
+    cdef const unsigned char* tail = key + nblocks * 4
+    for i in range(nblocks):
+        k = cwkit_load_le32(key + 4 * i)
+        k *= c1
+        k = cwkit_rotl32(k, 15)
+        k *= c2
+        h ^= k
+        h = cwkit_rotl32(h, 13)
+        h = h * 5 + 0xe6546b64UL
+    k = 0
+    if n & 3 == 3:
+        k ^= <uint32_t>tail[2] << 16
+    if n & 3 >= 2:
+        k ^= <uint32_t>tail[1] << 8
+    if n & 3 >= 1:
+        k ^= tail[0]
+        k *= c1
+        k = cwkit_rotl32(k, 15)
+        k *= c2
+        h ^= k
+    h ^= <uint32_t>n
+    h ^= h >> 16
+    h *= 0x85ebca6bUL
+    h ^= h >> 13
+    h *= 0xc2b2ae35UL
+    h ^= h >> 16
+    return h
+
+
+cdef inline uint64_t _name_hash(const unsigned char* s, Py_ssize_t n,
+                                uint64_t seed) noexcept nogil:
+    """Vowpal Wabbit's hash of the name s[0..n): its decimal value plus seed when it
+    is only digits (the empty name: seed), else MurmurHash3_x86_32 seeded with the
+    seed's low 32 bits."""
+    cdef uint64_t v = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        if s[i] < 48 or s[i] > 57:
+            return _murmur3_32(s, n, <uint32_t>seed)
+        v = 10 * v + (s[i] - 48)
+    return v + seed
+
+
+def murmurhash3_32(const unsigned char[::1] data, uint32_t seed=0):
+    """MurmurHash3_x86_32 of the bytes `data` with `seed`, an int in [0, 2**32)."""
+    return _murmur3_32(&data[0] if data.shape[0] else NULL, data.shape[0], seed)
+
+
+def name_hash(const unsigned char[::1] name, uint64_t seed=0):
+    """Vowpal Wabbit's hash of the UTF-8 bytes `name` with `seed` (see the header)."""
+    return _name_hash(&name[0] if name.shape[0] else NULL, name.shape[0], seed)
+
+
+cpdef enum NamedStatus:
+    NAMED_OK = 0
+    NAMED_BAD_ROW = 1        # not a dict nor a list, tuple, set or frozenset of names
+    NAMED_BAD_NAME = 2       # a name neither str nor int (or a str with lone surrogates)
+    NAMED_BAD_VALUE = 3      # a value that is not a real number
+    NAMED_NONFINITE = 4      # NaN or infinite
+    NAMED_TOO_MANY = 5       # a vocabulary beyond 2**31 - 1 names
+
+
+cdef inline bint _is_names(object row):
+    return type(row) is list or type(row) is tuple or isinstance(row, (set, frozenset))
+
+
+cdef object _one_name(object key, const unsigned char** s, Py_ssize_t* n):
+    """The name `key` as a str (an int as its decimal text), s and n pointing at its
+    UTF-8 bytes (valid while the str lives); None for any other key, or a str with
+    lone surrogates."""
+    if type(key) is not str:
+        if isinstance(key, int) and not isinstance(key, bool):
+            key = str(int(key))
+        elif not isinstance(key, str):
+            return None
+    try:
+        s[0] = <const unsigned char*>PyUnicode_AsUTF8AndSize(key, n)
+    except UnicodeEncodeError:
+        return None
+    return key
+
+
+cdef int _one_value(object v, double* out) except -1:
+    """A feature's value as a double: NAMED_OK, NAMED_BAD_VALUE or NAMED_NONFINITE."""
+    if type(v) is float:
+        out[0] = <double>v
+    elif isinstance(v, (str, bytes, complex)):    # no parsing of text, no complex parts
+        return NAMED_BAD_VALUE
+    else:
+        try:
+            out[0] = PyFloat_AsDouble(v)    # int, bool, numpy scalars: what float() takes
+        except (TypeError, ValueError, OverflowError):
+            return NAMED_BAD_VALUE
+    return NAMED_OK if isfinite(out[0]) else NAMED_NONFINITE
+
+
+cdef Py_ssize_t _vocab_index(object name, dict vocab, list names, bint grow) except -2:
+    """The column of `name` (a str) in the vocabulary, -1 when it is new and not to be
+    added; a new name is appended when `grow` (-3: the vocabulary is full)."""
+    cdef PyObject* found = PyDict_GetItem(vocab, name)
+    cdef Py_ssize_t j
+    if found != NULL:
+        return <object>found
+    if not grow:
+        return -1
+    j = len(names)
+    if j >= 2147483647:
+        return -3
+    names.append(name)
+    PyDict_SetItem(vocab, name, j)
+    return j
+
+
+cdef Py_ssize_t _canonical(unsigned long long* keys, unsigned long long* tmp,
+                           double* vals, double* data_out, int* idx_out,
+                           Py_ssize_t n, Py_ssize_t n_cols) noexcept nogil:
+    """Write the n entries (column keys[k] >> 32 of value vals[k & 0xffffffff]) sorted by
+    column, values of a column summed in their order; returns the entries written."""
+    cdef unsigned long long* s = keys
+    cdef unsigned long long key
+    cdef Py_ssize_t k, i, m = -1
+    cdef int j, last = -1
+    if n <= 32:     # short rows: insertion sort (the keys are distinct)
+        for k in range(1, n):
+            key = keys[k]
+            i = k
+            while i > 0 and keys[i - 1] > key:
+                keys[i] = keys[i - 1]
+                i -= 1
+            keys[i] = key
+    else:
+        s = _radix_sort(keys, tmp, n, n_cols)
+    for k in range(n):
+        j = <int>(s[k] >> 32)
+        if j != last:
+            m += 1
+            idx_out[m] = j
+            data_out[m] = vals[s[k] & 0xffffffffULL]
+            last = j
+        else:
+            data_out[m] += vals[s[k] & 0xffffffffULL]
+    return m + 1
+
+
+def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint grow,
+                double[::1] data, int[::1] indices, long long[::1] indptr):
+    """Rows of named features as canonical CSR arrays.
+
+    Each row is a dict of name -> value or a list, tuple, set or frozenset of
+    names (each of value 1); a name is a str or an int (its decimal text).
+    With `vocab` None a name's column is the low `bits` bits of its hash
+    (`_name_hash`, seed 0), its value negated with `signed` when bit 31 of
+    MurmurHash3_x86_32 of the name is set; otherwise its column in the
+    vocabulary (`vocab`: name -> column, `names` in column order; a new name
+    is appended when `grow`, else it is dropped).  `data` and `indices` hold
+    at least as many entries as the rows have names, `indptr` one more than
+    rows.  Returns ``(status, nnz, row, name, value)``: on an error, the row,
+    name and value at fault; the caller rolls back the names a failed call
+    appended to the vocabulary.
+    """
+    cdef Py_ssize_t r, k, n, total = 0, start, cap = data.shape[0]
+    cdef Py_ssize_t nr = len(rows), j, max_n = 0, pos
+    cdef Py_ssize_t n_cols = (<Py_ssize_t>1 << bits) if vocab is None else 2147483647
+    cdef uint64_t mask = (<uint64_t>1 << bits) - 1
+    cdef uint64_t h
+    cdef PyObject* pk
+    cdef PyObject* pv
+    cdef const unsigned char* s
+    cdef double val
+    cdef int status
+    cdef unsigned long long* keys = NULL
+    cdef unsigned long long* tmp = NULL
+    cdef double* vals = NULL
+    cdef object row, key, value, name
+    if indptr.shape[0] < nr + 1 or indices.shape[0] < cap:
+        raise ValueError("_named_rows: output arrays too small")
+    for r in range(nr):
+        n = len(rows[r]) if (isinstance(rows[r], dict) or _is_names(rows[r])) else 0
+        max_n = max(max_n, n)
+    keys = <unsigned long long*>malloc((2 * max_n + 1) * sizeof(unsigned long long))
+    vals = <double*>malloc((max_n + 1) * sizeof(double))
+    if keys == NULL or vals == NULL:
+        free(keys)
+        free(vals)
+        raise MemoryError()
+    tmp = keys + max_n
+    try:
+        indptr[0] = 0
+        for r in range(nr):
+            row = rows[r]
+            n = 0
+            if isinstance(row, dict):
+                if len(row) > max_n or total + len(row) > cap:
+                    return NAMED_BAD_ROW, total, r, None, None    # changed meanwhile
+                pos = 0
+                while PyDict_Next(row, &pos, &pk, &pv):
+                    key = <object>pk
+                    value = <object>pv
+                    status = _one_value(value, &val)
+                    name = _one_name(key, &s, &k)
+                    if name is None:
+                        status = NAMED_BAD_NAME
+                    if status != NAMED_OK:
+                        return status, total, r, key, value
+                    if vocab is None:
+                        h = _name_hash(s, k, 0)
+                        if signed and _murmur3_32(s, k, 0) >> 31:
+                            val = -val
+                        j = <Py_ssize_t>(h & mask)
+                    else:
+                        j = _vocab_index(name, vocab,
+                                         names, grow)
+                        if j == -3:
+                            return NAMED_TOO_MANY, total, r, key, value
+                        if j < 0:
+                            continue
+                    keys[n] = (<unsigned long long>j << 32) | <unsigned long long>n
+                    vals[n] = val
+                    n += 1
+            elif _is_names(row):
+                if len(row) > max_n or total + len(row) > cap:
+                    return NAMED_BAD_ROW, total, r, None, None
+                for key in row:
+                    name = _one_name(key, &s, &k)
+                    if name is None:
+                        return NAMED_BAD_NAME, total, r, key, None
+                    val = 1.0
+                    if vocab is None:
+                        h = _name_hash(s, k, 0)
+                        if signed and _murmur3_32(s, k, 0) >> 31:
+                            val = -1.0
+                        j = <Py_ssize_t>(h & mask)
+                    else:
+                        j = _vocab_index(name, vocab,
+                                         names, grow)
+                        if j == -3:
+                            return NAMED_TOO_MANY, total, r, key, None
+                        if j < 0:
+                            continue
+                    keys[n] = (<unsigned long long>j << 32) | <unsigned long long>n
+                    vals[n] = val
+                    n += 1
+            else:
+                return NAMED_BAD_ROW, total, r, None, None
+            if vocab is not None:
+                n_cols = len(names)
+            start = total
+            with nogil:
+                total += _canonical(keys, tmp, vals, &data[start], &indices[start], n,
+                                    n_cols)
+            indptr[r + 1] = total
+    finally:
+        free(keys)
+        free(vals)
+    return NAMED_OK, total, nr, None, None

@@ -1,0 +1,145 @@
+"""The river protocol on every estimator: rows of named features, one at a time or many.
+
+``learn_one(x, y)``, ``predict_one(x)``, ``predict_proba_one(x)`` take one row, a dict
+of feature name -> value (or a list, tuple or set of names, each of value 1);
+``learn_many``, ``predict_many`` and ``predict_proba_many`` a list of them.  Learning
+is ``partial_fit`` on the rows' columns (:mod:`cwkit.features`): hashed into
+``2**hash_bits`` columns by default, or an exact vocabulary
+(:meth:`NamedFeatures.use_features`), kept by :func:`cwkit.save`.  A model fed dicts is,
+bit for bit, the model ``partial_fit`` gives on the same rows as CSR.
+"""
+import numpy as np
+
+from .features import DEFAULT_HASH_BITS, FeatureHasher, Vocabulary
+
+
+class NamedFeatures:
+    """The named-feature methods of :class:`cwkit.base.OnlineClassifier`."""
+
+    def use_features(self, features="hash", *, hash_bits=DEFAULT_HASH_BITS, signed=False):
+        """Choose how feature names become columns; returns self.
+
+        Parameters
+        ----------
+        features : {"hash", "vocabulary"}, default="hash"
+            ``"hash"``: the low `hash_bits` bits of the name's hash
+            (:class:`cwkit.features.FeatureHasher`, Vowpal Wabbit's columns);
+            ``"vocabulary"``: an exact, growing vocabulary
+            (:class:`cwkit.features.Vocabulary`), every new name of a learning
+            call the next column (the model grows with it).
+        hash_bits : int in [1, 31], default=18
+        signed : bool, default=False
+            With ``"hash"``: negate a feature's value by a second bit of its
+            hash, so that colliding features cancel in expectation.
+
+        Raises
+        ------
+        ValueError
+            Once the model has learnt, for another mapping than the one it learnt
+            with (the columns would mean other features).
+        """
+        if features == "hash":
+            fmap = FeatureHasher(hash_bits, signed)
+        elif features == "vocabulary":
+            fmap = Vocabulary()
+        else:
+            raise ValueError(f"features must be 'hash' or 'vocabulary', not {features!r}")
+        with self._state_lock():
+            old = self.__dict__.get("feature_map_")
+            fitted = hasattr(self, "classes_")
+            if fitted and not (old == fmap if isinstance(fmap, FeatureHasher)
+                               else isinstance(old, Vocabulary)):
+                raise ValueError(f"this {type(self).__name__} has learnt with "
+                                 f"{old if old is not None else 'numbered columns'}; its "
+                                 f"columns cannot be re-read as {fmap!r} (fit it anew, or "
+                                 "use a new estimator)")
+            if not (fitted and isinstance(old, Vocabulary)):
+                self.feature_map_ = fmap
+        return self
+
+    def _named(self, rows, learn, where):
+        """The validated rows of the named rows `rows` (a list) for this estimator."""
+        fmap = self.__dict__.get("feature_map_")
+        if fmap is None:
+            if hasattr(self, "classes_"):
+                raise ValueError(f"this {type(self).__name__} has learnt from numbered "
+                                 "columns (fit / partial_fit on a matrix): named rows have "
+                                 "no columns in it")
+            fmap = self.feature_map_ = FeatureHasher()
+        return fmap.rows(rows, grow=learn, where=where)
+
+    def learn_one(self, x, y, classes=None):
+        """Learn from one row of named features: one online round (``partial_fit``).
+
+        Parameters
+        ----------
+        x : dict of str -> number, or list / tuple / set of str
+            The row (see :mod:`cwkit.features`).
+        y : label
+        classes : array-like, optional
+            All labels of the stream, needed on the first call (as in
+            ``partial_fit``) unless `y` is a bool (then ``[False, True]``).
+
+        Returns
+        -------
+        self
+        """
+        return self._learn([x], [y], classes, "x")
+
+    def learn_many(self, X, y, classes=None):
+        """Learn from a list of named rows, in order (one ``partial_fit`` pass).
+
+        Parameters
+        ----------
+        X : list of dicts (or lists of names)
+        y : array-like of labels, one per row
+        classes : array-like, optional
+            As in :meth:`learn_one`.
+
+        Returns
+        -------
+        self
+        """
+        return self._learn(list(X), y, classes, "row")
+
+    def _learn(self, rows, y, classes, where):
+        """``partial_fit`` on named `rows`; a rejected call leaves the vocabulary as it
+        was (nothing learnt from it)."""
+        with self._state_lock():
+            fmap = self.__dict__.get("feature_map_")
+            size = fmap.n_features if isinstance(fmap, Vocabulary) else None
+            try:
+                X = self._named(rows, True, where)
+                labels = np.asarray(y)
+                if classes is None and not hasattr(self, "classes_") and labels.dtype == bool:
+                    classes = [False, True]
+                # one row: its CSR matrix, which partial_fit's single-example path takes
+                return self.partial_fit(X.X if X.n_rows == 1 else X, labels, classes=classes)
+            except BaseException:
+                if size is not None:
+                    fmap.truncate(size)
+                raise
+
+    def _predict_rows(self, X, where):
+        with self._state_lock():
+            self._check_fitted()
+            return self._named(X, False, where)
+
+    def predict_one(self, x):
+        """The label predicted for one named row."""
+        return self.predict(self._predict_rows([x], "x"))[0]
+
+    def predict_proba_one(self, x):
+        """The calibrated probability of each class for one named row, as a dict
+        ``{class: probability}`` (see ``predict_proba``)."""
+        proba = self.predict_proba(self._predict_rows([x], "x"))[0]
+        return {c: float(p) for c, p in zip(self.classes_.tolist(), proba)}
+
+    def predict_many(self, X):
+        """The labels predicted for a list of named rows (an array)."""
+        return self.predict(self._predict_rows(list(X), "row"))
+
+    def predict_proba_many(self, X):
+        """The calibrated probabilities of a list of named rows, ``(n_rows,
+        n_classes)``, columns in the order of ``classes_``."""
+        return self.predict_proba(self._predict_rows(list(X), "row"))

@@ -1,0 +1,226 @@
+"""Named features: the hash against independent references, dict rows against CSR rows.
+
+References: scikit-learn's MurmurHash3 (an independent implementation of the
+same public hash), Vowpal Wabbit's feature indices (known answers from its
+Python package, 9.11), and CSR rows built in plain Python from the reference
+hash, fed to ``partial_fit``.
+"""
+import random
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.utils import murmurhash3_32 as sk_murmur
+
+import cwkit
+from cwkit.features import FeatureHasher, Vocabulary, murmurhash3_32, name_hash
+
+BITS = 8
+
+
+def ref_hash(name, seed=0):
+    """Vowpal Wabbit's name hash, written from its hashstring.h with scikit-learn's
+    MurmurHash3."""
+    name = str(name)
+    if all("0" <= c <= "9" for c in name):      # the empty name too: the seed
+        return (int(name or "0") + seed) % 2**64
+    return sk_murmur(name.encode(), seed=seed % 2**32, positive=True)
+
+
+def ref_rows(rows, bits=BITS, signed=False):
+    """The CSR matrix of named rows: columns by `ref_hash`, sums in row order."""
+    data, indices, indptr = [], [], [0]
+    for row in rows:
+        items = row.items() if isinstance(row, dict) else ((k, 1.0) for k in row)
+        cols = {}
+        for name, value in items:
+            j = ref_hash(name) & (2**bits - 1)
+            v = float(value)
+            if signed and sk_murmur(str(name).encode(), seed=0, positive=True) >> 31:
+                v = -v
+            cols[j] = cols[j] + v if j in cols else v
+        for j in sorted(cols):
+            indices.append(j)
+            data.append(cols[j])
+        indptr.append(len(indices))
+    return sp.csr_matrix((data, indices, indptr), shape=(len(rows), 2**bits))
+
+
+def named_stream(n, seed=0, n_classes=2):
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(300)] + [str(i) for i in range(40)] + ["é", "日本", ""]
+    rows = []
+    for _ in range(n):
+        names = rng.sample(vocab, rng.randint(1, 12))
+        if rng.random() < 0.2:
+            rows.append(names)
+        else:
+            rows.append({k: rng.choice([1, 0.5, -2.25, rng.random(), True]) for k in names})
+    y = [rng.randrange(n_classes) for _ in range(n)]
+    return rows, y
+
+
+def test_murmurhash3_equals_an_independent_implementation():
+    rng = random.Random(1)
+    for _ in range(500):
+        s = "".join(rng.choice("ab€😀z09 ") for _ in range(rng.randint(0, 17)))
+        seed = rng.randrange(2**32)
+        assert murmurhash3_32(s, seed) == sk_murmur(s.encode(), seed=seed, positive=True)
+
+
+def test_name_hash_gives_vowpal_wabbits_feature_indices():
+    # vw -b 18 --noconstant, pyvw's Example.feature on "1 | hello 42 a:2",
+    # "1 |ns hello 42" and "1 |7 hello 42"
+    m = 2**18 - 1
+    assert [name_hash(n) & m for n in ("hello", "42", "a")] == [260679, 42, 92594]
+    ns = name_hash("ns")
+    assert [name_hash(n, ns) & m for n in ("hello", "42")] == [104835, 120386]
+    assert [name_hash(n, 7) & m for n in ("hello", "42")] == [15211, 49]
+    for name in ("x", "12", "0", "007", "a1", "", 5):
+        assert name_hash(name, 99) == ref_hash(name, 99)
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_hasher_equals_the_reference_rows(signed):
+    rows, _ = named_stream(300, seed=2)
+    X = FeatureHasher(BITS, signed).transform(rows)
+    R = ref_rows(rows, signed=signed)
+    assert X.shape == R.shape and X.has_canonical_format
+    assert (X.indptr == R.indptr).all() and (X.indices == R.indices).all()
+    assert (X.data == R.data).all()
+
+
+def _fed(name, rows, y, classes, how):
+    clf = cwkit.make(name).use_features(hash_bits=BITS)
+    if how == "many":
+        return clf.learn_many(rows, y, classes=classes)
+    clf.learn_many(rows[:1], y[:1], classes=classes)
+    for x, label in zip(rows[1:], y[1:]):
+        clf.learn_one(x, label)
+    return clf
+
+
+def _state(clf):
+    return {k: np.array(v) for k, v in clf._model.state.items()}
+
+
+@pytest.mark.parametrize("name", [a["name"] for a in cwkit.algorithms()])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_dict_rows_learn_as_the_hashed_csr_rows_bit_for_bit(name, n_classes):
+    rows, y = named_stream(60, seed=3, n_classes=n_classes)
+    classes = list(range(n_classes))
+    R = ref_rows(rows)
+    ref = cwkit.make(name).partial_fit(R[:1], y[:1], classes=classes)
+    for i in range(1, len(y)):
+        ref.partial_fit(R[i:i + 1], y[i:i + 1])
+    batch = cwkit.make(name).partial_fit(R, y, classes=classes)
+    one, many = _fed(name, rows, y, classes, "one"), _fed(name, rows, y, classes, "many")
+    for got, want in ((one, ref), (many, batch)):
+        assert got.t_ == want.t_
+        for key, value in _state(want).items():
+            np.testing.assert_array_equal(_state(got)[key], value, err_msg=key)
+    np.testing.assert_array_equal(many.predict_many(rows), batch.predict(R))
+    np.testing.assert_array_equal(many.predict_proba_many(rows), batch.predict_proba(R))
+    assert many.predict_one(rows[5]) == batch.predict(R[5])[0]
+    proba = many.predict_proba_one(rows[5])
+    assert list(proba) == classes
+    assert list(proba.values()) == batch.predict_proba(R[5]).ravel().tolist()
+
+
+def test_a_name_alone_and_true_mean_one_and_ints_are_their_text():
+    h = FeatureHasher(BITS)
+    a = h.transform([["x", "y", 3]])
+    b = h.transform([{"x": True, "y": 1.0, "3": 1}])
+    c = h.transform([{"x", "y", "3"}])
+    assert (a != b).nnz == 0 and (a != c).nnz == 0
+    assert a.indices.tolist() == sorted({ref_hash("x") % 256, ref_hash("y") % 256, 3})
+
+
+@pytest.mark.parametrize("row, message", [
+    ({"a": 1.0, "b": "2"}, r"feature 'b' has the value '2': expected a real number"),
+    ({"a": float("nan")}, r"feature 'a' has the value nan: expected a finite number"),
+    ({"a": float("inf")}, r"expected a finite number"),
+    ({"a": None}, r"expected a real number"),
+    ({"a": 1j}, r"expected a real number"),
+    ({1.5: 1.0}, r"feature name 1.5 is a float: expected a str"),
+    ("abc", r"is of type str: expected a dict"),
+    (7, r"is of type int: expected a dict"),
+])
+def test_bad_rows_are_refused_naming_the_row_and_nothing_is_learnt(row, message):
+    rows, y = named_stream(20, seed=4)
+    for features in ("hash", "vocabulary"):
+        clf = cwkit.make("arow").use_features(features).learn_many(rows, y, classes=[0, 1])
+        before = _state(clf), clf.t_, clf.n_features_in_
+        vocab = list(getattr(clf.feature_map_, "names_", []))
+        with pytest.raises((TypeError, ValueError), match=message) as info:
+            clf.learn_one(row, 1)
+        assert str(info.value).startswith(("x: ", "x is "))
+        with pytest.raises((TypeError, ValueError), match=message) as info:
+            clf.learn_many([{"new": 1.0}, {"newer": 2.0}, row], [0, 1, 0])
+        assert str(info.value).startswith(("row 2: ", "row 2 is "))
+        after = _state(clf)
+        assert clf.t_ == before[1] and clf.n_features_in_ == before[2]
+        assert all((after[k] == v).all() for k, v in before[0].items())
+        assert list(getattr(clf.feature_map_, "names_", [])) == vocab
+
+
+def test_a_rejected_label_learns_nothing_not_even_new_names():
+    rows, y = named_stream(20, seed=5)
+    clf = cwkit.make("pa").use_features("vocabulary").learn_many(rows, y, classes=[0, 1])
+    names = clf.feature_map_.names_
+    with pytest.raises(ValueError):     # (label 7 is not one of the classes)
+        clf.learn_one({"brand new": 1.0}, 7)
+    assert clf.feature_map_.names_ == names
+
+
+def test_the_first_call_needs_the_classes_unless_labels_are_bools():
+    with pytest.raises(ValueError, match="pass classes="):
+        cwkit.make("pa").learn_one({"a": 1}, 1)
+    clf = cwkit.make("pa").learn_one({"a": 1}, True)
+    assert clf.classes_.tolist() == [False, True]
+
+
+def test_named_rows_and_numbered_columns_do_not_mix():
+    clf = cwkit.make("pa").fit(np.eye(4), [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="numbered columns"):
+        clf.learn_one({"a": 1}, 0)
+    named = cwkit.make("pa").learn_one({"a": 1}, True)
+    with pytest.raises(ValueError, match="cannot be re-read"):
+        named.use_features(hash_bits=10)
+
+
+def test_vocabulary_columns_are_exact_and_unseen_names_weigh_nothing():
+    v = Vocabulary()
+    X = v.rows([{"b": 1.0, "a": 2.0}, ["c", "a"]], grow=True).X
+    assert v.names_ == ["b", "a", "c"]
+    assert X.toarray().tolist() == [[1.0, 2.0, 0.0], [0.0, 1.0, 1.0]]
+    assert v.transform([{"zzz": 5.0, "c": 2}]).toarray().tolist() == [[0.0, 0.0, 2.0]]
+    assert v.names_ == ["b", "a", "c"]
+
+
+@pytest.mark.parametrize("features", ["hash", "vocabulary"])
+def test_saved_and_loaded_models_keep_their_feature_map(tmp_path, features):
+    rows, y = named_stream(40, seed=6)
+    kw = {"hash_bits": BITS, "signed": True} if features == "hash" else {}
+    clf = cwkit.make("arow").use_features(features, **kw).learn_many(rows, y, classes=[0, 1])
+    cwkit.save(clf, tmp_path / "m.cwk")
+    back = cwkit.load(tmp_path / "m.cwk")
+    assert repr(back.feature_map_) == repr(clf.feature_map_)
+    assert getattr(back.feature_map_, "names_", None) == getattr(clf.feature_map_, "names_",
+                                                                 None)
+    np.testing.assert_array_equal(back.predict_proba_many(rows), clf.predict_proba_many(rows))
+    x = {"never seen": 1.0, "w1": 2}
+    assert back.predict_one(x) == clf.predict_one(x)
+
+
+def test_a_damaged_vocabulary_is_a_model_file_error(tmp_path):
+    rows, y = named_stream(10, seed=8)
+    clf = cwkit.make("pa").use_features("vocabulary").learn_many(rows, y, classes=[0, 1])
+    cwkit.save(clf, tmp_path / "m.cwk")
+    with np.load(tmp_path / "m.cwk") as z:
+        files = dict(z)
+    files["features/ends"] = files["features/ends"][::-1].copy()
+    with open(tmp_path / "bad.cwk", "wb") as f:
+        np.savez(f, **files)
+    with pytest.raises(cwkit.ModelFileError, match="features/names and features/ends"):
+        cwkit.load(tmp_path / "bad.cwk")
