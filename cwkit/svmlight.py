@@ -592,12 +592,20 @@ class _Parser:
 
         Returns where parsing stopped: ``end``, or with ``row_limit`` the
         start of the first row that would exceed ``row_limit`` rows in
-        ``out`` (its arrays are sized to that many rows).
+        ``out`` (the tokenizer is given row arrays cut to that many rows, whatever
+        capacity ``out`` has).
         """
         while True:
+            indptr, labels, label_ptr, qids = out.indptr, out.labels, out.label_ptr, out.qids
+            if row_limit is not None:
+                indptr, qids = indptr[:row_limit + 1], qids[:row_limit]
+                if self.multilabel:
+                    label_ptr = label_ptr[:row_limit + 1]
+                else:
+                    labels = labels[:row_limit]
             status, out.n_rows, out.nnz, out.n_labels, mn, mx, err = _core._svm_parse(
-                buf, pos, end, out.data, out.indices, out.indptr, out.labels, out.label_ptr,
-                out.qids, out.n_rows, out.nnz, out.n_labels, self.min_idx, self.max_idx,
+                buf, pos, end, out.data, out.indices, indptr, labels, label_ptr, qids,
+                out.n_rows, out.nnz, out.n_labels, self.min_idx, self.max_idx,
                 self.multilabel, self.query_id)
             lines, tok_start, tok_end, resume = err
             if mn[0] < lo.value:

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import cwkit
 from cwkit import SvmlightError, dump_svmlight, iter_svmlight, load_svmlight, scan_svmlight
 from cwkit.sources import SvmlightSource
+from _child import run_child
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 FAST = settings(max_examples=30, deadline=None,
@@ -1059,3 +1060,56 @@ def test_summary_scan_defers_what_it_cannot_tell(tmp_path):
         assert quick == full
     stream = outcome(lambda: scan_svmlight(io.BytesIO(b"1 1:1 3:1\n"), check=False))
     assert stream[0][2] == "2"                  # a stream is scanned in full (nnz)
+
+
+def test_every_batch_size_finishes_on_files_of_every_size():
+    """Batch sizes from 1 to beyond the rows, on files from empty to large enough for the
+    parallel path (a block of two ``_PIECE_MIN`` pieces or more), with 1, 2 and 4 threads:
+    every run ends, and its batches are the rows of :func:`load_svmlight` in order.  In a
+    child with a timeout: a reader that loops fails the test instead of hanging the suite.
+    (Batches above the rows first reserved, 2**14, once grew past the batch size when a
+    thread's piece was appended, and the next piece then looped for ever.)"""
+    result = run_child("""
+        import faulthandler, io, json
+        import numpy as np
+        import cwkit.svmlight as s
+        faulthandler.dump_traceback_later(50, exit=True)    # where it hangs, if it does
+
+        def text(rows):
+            rng = np.random.default_rng(rows)
+            return b"".join(b"%d 1:%r 2:%r\\n" % (k, a, b) for k, (a, b) in zip(
+                rng.integers(-1, 2, rows), rng.normal(size=(rows, 2)).round(3).tolist()))
+
+        loaded = {}
+
+        def check(data, batch, n_jobs, prefetch):
+            X, y = loaded[data] if data in loaded else loaded.setdefault(
+                data, s.load_svmlight(io.BytesIO(data), n_jobs=1))
+            got = list(s.iter_svmlight(io.BytesIO(data), batch_size=batch, n_jobs=n_jobs,
+                                       prefetch=prefetch))
+            sizes = [len(b) for _, b in got]
+            assert sizes == [min(batch, len(y) - k) for k in range(0, len(y), batch)], sizes
+            for a, key in ((y, 1), (X.data, "data"), (X.indices, "indices")):
+                parts = [b if key == 1 else getattr(Xb, key) for Xb, b in got]
+                assert np.array_equal(np.concatenate(parts) if parts else a[:0], a), key
+
+        big = 40000
+        assert len(text(9000)) > 2 * s._PIECE_MIN      # the parallel path is taken
+        done = []
+        for rows, batches in ((0, (1, 5)), (1, (1, 2)), (3, (1, 2, 3, 4)),
+                              (300, (1, 299, 300, 301)), (5000, (4095, 4096, 5000, 5001)),
+                              (9000, (3, 8999, 9000, 9001)),
+                              (big, (4096, 16384, 16385, 30000, 32768, 32769, big - 1, big,
+                                     big + 1, 10**12))):
+            data = text(rows)
+            for batch in batches:
+                small = batch * 1000 < rows     # many batches: one setting
+                for n_jobs in (2,) if small else (1, 2, 4):
+                    for prefetch in (True,) if small else (True, False):
+                        check(data, batch, n_jobs, prefetch)
+                        done.append((rows, batch, n_jobs))
+        print(json.dumps(done))
+    """, timeout=60)
+    assert [40000, 30000, 4] in result and [9000, 3, 2] in result
+
+
