@@ -165,9 +165,9 @@ class FeatureHasher(_NamedMap):
     Examples
     --------
     >>> h = FeatureHasher(hash_bits=4)
-    >>> X = h.transform([{"hello": 2.0, "7": 1.5}, ["hello", 20]])
+    >>> X = h.transform([{"hello": 2.0, "3": 1.5}, ["hello", 20]])
     >>> X.indices.tolist(), X.data.tolist()
-    ([7, 7, 4], [1.5, 2.0, 1.0])
+    ([3, 7, 4, 7], [1.5, 2.0, 1.0, 1.0])
     """
 
     def __init__(self, hash_bits=DEFAULT_HASH_BITS, signed=False):

@@ -250,8 +250,8 @@ def load_vw(f, hash_bits=DEFAULT_HASH_BITS, dtype=np.float64, require_label=True
     --------
     >>> import io
     >>> X, y, w = load_vw(io.BytesIO(b"1 2.0 'first| a b:0.5\n-1 |x 7\n"), hash_bits=4)
-    >>> X.toarray()[:, [2, 12, 13]].tolist(), y.tolist(), w.tolist()
-    ([[0.0, 0.5, 1.0], [1.0, 0.0, 0.0]], [1.0, -1.0], [2.0, 1.0])
+    >>> X.indices.tolist(), X.data.tolist(), y.tolist(), w.tolist()
+    ([2, 3, 2], [1.0, 0.5, 1.0], [1.0, -1.0], [2.0, 1.0])
     >>> load_vw(io.BytesIO(b"1 |a x\n1:0.5 2:1 |a x\n"))
     Traceback (most recent call last):
     ...
