@@ -32,7 +32,9 @@ COMMON = {
     "random_state": _params.Seed(),
     "multiclass": _params.Choice("top1", "topk", "ovr"),
     "k": _params.Int(1),
-    "average": _params.Bool(),
+    "average": _params.Optional(_params.Bool(), "averaged for the rules averaging helps: "
+                                "every linear rule but AROW and AROW-H",
+                                special="auto"),
 }
 
 
@@ -181,6 +183,29 @@ class OnlineClassifier(NamedFeatures):
 
     def get_params(self, deep=True):
         return {name: getattr(self, name) for name in self._param_names()}
+
+    def resolved_params(self):
+        """``get_params()`` with the values the estimator settles itself: ``average``
+        as True or False (never "auto") and, once fitted, what the first rows chose
+        (``intercept_scaling``, ``covariance``) and the defaults a None stands for
+        (``eta`` of CW, ``gamma`` of a kernel).
+
+        Examples
+        --------
+        >>> import cwkit
+        >>> cw, arow = cwkit.make("cw"), cwkit.make("arow")
+        >>> cw.resolved_params()["eta"], arow.resolved_params()["average"]
+        (0.9, False)
+        """
+        params = self.get_params()
+        params["average"] = self._averaging()
+        if hasattr(self, "intercept_scaling_"):
+            params["intercept_scaling"] = self.intercept_scaling_
+        self._resolve(params)
+        return params
+
+    def _resolve(self, params):
+        """Put into `params` (of :meth:`resolved_params`) the values this family settles."""
 
     def set_params(self, **params):
         valid = self._param_names()
@@ -364,8 +389,20 @@ class OnlineClassifier(NamedFeatures):
     def _spec(self, n_classes, n_features):
         """The spec of this estimator's model, from its own parameters."""
         return ModelSpec(n_classes=n_classes, n_features=n_features, strategy=self.multiclass,
-                         k=self.k, average=bool(self.average), name=self._name(),
+                         k=self.k, average=self._averaging(), name=self._name(),
                          owner=type(self).__name__, **self._model_options())
+
+    #: What ``average="auto"`` resolves to for this family (docs/choosing.md, "Averaged
+    #: or last iterate"): the mean of the weights is the better model for every rule
+    #: measured but AROW and AROW-H.
+    _average_auto = True
+
+    def _averaging(self):
+        """Whether the model averages its weights: ``average`` resolved ("auto": the
+        family's ``_average_auto``)."""
+        if isinstance(self.average, str):
+            return self._average_auto
+        return bool(self.average)
 
     def _model_options(self):
         """The fields of the model's spec that the family sets (shape, rule, ...)."""

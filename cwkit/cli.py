@@ -641,9 +641,10 @@ def _distributed():
 
 def _dask_fit(args, spool, spec, multiclass, progress_label, tested=False):
     """Fit one algorithm over the partitions of the training file: (estimator, rounds,
-    whether its last iterate is tested besides it: ``make_tested``)."""
-    est, last = make_tested(spec.name, {**multiclass, **spec.params,
-                                        "random_state": args.seed}, tested, spec.params)
+    whether the model of the parameters averages, whether both the average and the last
+    iterate are tested: ``make_tested``)."""
+    est, averaged, both = make_tested(spec.name, {**multiclass, **spec.params,
+                                                  "random_state": args.seed}, tested)
     path = spool.path(args.data if isinstance(args.data, str) else args.data[0])
     per_round = []
 
@@ -665,11 +666,11 @@ def _dask_fit(args, spool, spec, multiclass, progress_label, tested=False):
         raise DataError(f"{path}:{label_line(path, odd[0])}: label "
                         f"{report.format_label(odd[0])} is not an integer: cwkit classifies, "
                         "so labels name classes (a regression target, or a typo?)")
-    return est, per_round, last
+    return est, per_round, averaged, both
 
 
 def _train_dask(args, spool, spec, multiclass):
-    est, per_round, _ = _dask_fit(args, spool, spec, multiclass, args.algo)
+    est, per_round, _, _ = _dask_fit(args, spool, spec, multiclass, args.algo)
     save(est, args.output)
     if not args.quiet:
         print(f"cwkit: trained {args.algo} on {per_round[0]['examples']} examples "
@@ -690,24 +691,25 @@ def _eval_dask(args, spool, specs, multiclass):
                                       zero_based=_zero_based(args)).scan()
     out = []
     for spec in specs:
-        est, per_round, last = _dask_fit(args, spool, spec, multiclass, spec.label,
-                                         tested=test is not None)
+        est, per_round, averaged, both = _dask_fit(args, spool, spec, multiclass,
+                                                   spec.label, tested=test is not None)
         res = {"algo": spec.label, "rounds": [
             {"round": r["round"], "examples": r["examples"], "mistakes": r["mistakes"],
              "progressive_error": r["mistakes"] / max(r["examples"], 1),
              "seconds": r["seconds"], "bytes": r["bytes"]} for r in per_round]}
         if test is not None:
             width = est.n_features_in_
-            errors = last_errors = n = 0
+            model_errors = last_errors = n = 0
             for X, y, _ in test.chunks():
                 X = X[:, :width] if X.shape[1] > width else sp.csr_matrix(
                     (X.data, X.indices, X.indptr), shape=(X.shape[0], width))
-                errors += int(np.count_nonzero(est.predict(X) != y))
-                if last:
-                    last_errors += int(np.count_nonzero(est._predict_last(X) != y))
+                model_errors += int(np.count_nonzero(est.predict(X) != y))
+                last_errors += int(np.count_nonzero(est._predict_last(X) != y))
                 n += y.size
-            res["test_error"] = errors / max(n, 1)
-            res["last_test_error"] = last_errors / max(n, 1) if last else None
+            model, last = model_errors / max(n, 1), last_errors / max(n, 1)
+            res["test_error"] = model if averaged or not both else last
+            res["last_test_error"] = last if both or not averaged else None
+            res["avg_test_error"] = model if both or averaged else None
         out.append(res)
     if args.format == "json":
         sys.stdout.write(report.json_text({"data": args.data[0], "dask": args.dask,
@@ -720,10 +722,10 @@ def _eval_dask(args, spool, specs, multiclass):
             lines.append(f"{res['algo']:<16} {r['round']:>5} {r['examples']:>10} "
                          f"{100.0 * r['progressive_error']:>10.2f}% {r['seconds']:>8.2f}")
         if "test_error" in res:
-            last = res["last_test_error"]
+            last, avg = res["last_test_error"], res["avg_test_error"]
             lines.append(f"{res['algo']:<16} test error {100.0 * res['test_error']:.2f}%"
-                         + ("" if last is None else
-                            f" (averaged), last iterate {100.0 * last:.2f}%"))
+                         + ("" if last is None else f", last iterate {100.0 * last:.2f}%")
+                         + ("" if avg is None else f", average {100.0 * avg:.2f}%"))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
@@ -744,12 +746,12 @@ EVAL_DESCRIPTION = """\
 Compare online learners the way the papers do: every example is predicted, then
 learnt; then the test set is scored.
 
-With test rows (--test, --cv, a synthetic test set) every learner averages its
-weights (average=True, the mean of the weights after every round) unless
-NAME:average=false or --param NAME.average=... sets it. 'test err' is then the
-averaged model's error and 'last err' the last iterate's (the model average=False
-gives), both from one run; the online error is the same for both. Without test
-rows nothing is averaged.
+'test err' is the error of the model each name's parameters give, the one
+`cwkit train` saves with the same parameters (average="auto" by default: the
+average of the weights for every rule but AROW and AROW-H; NAME:average=true or
+false sets it); the rank and the star follow it. 'last err' (the last iterate)
+and 'avg err' (the average of the weights) are both scored from the same run
+where the rule has an average. The online error is the same for both.
 """
 
 EVAL_EXAMPLES = """\
@@ -893,8 +895,9 @@ def _build_parser():
                    "(gamma, n_components) feeds any linear rule approximate RBF features: "
                    "arow:kernel_approx=rff:gamma=0.5 (default pa,cw,arow)")
     p.add_argument("--test", action="append", metavar="FILE",
-                   help="test file scored after training (one per data file): the "
-                   "averaged model ('test err') and the last iterate ('last err')")
+                   help="test file scored after training (one per data file): the model "
+                   "of the parameters ('test err', as `cwkit train` saves it), its last "
+                   "iterate ('last err') and its average ('avg err')")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument("--strict", action="store_true",
                    help="exit with status 1 if any learner fails (default: a learner that "
@@ -903,10 +906,12 @@ def _build_parser():
     p.add_argument("--param", action="append", metavar="ALGO.KEY=VALUE",
                    help="hyper-parameter, repeatable (e.g. arow.r=0.1)")
     p.add_argument("--grid", action="append", metavar="ALGO.KEY=V1,V2,...",
-                   help="values to tune over on a held-out run, repeatable")
+                   help="values to tune over, repeatable: each trains the model the table "
+                   "reports on part of the training rows and is scored on the rest")
     p.add_argument("--tune-on", choices=("shuffled", "first-half"), default="shuffled",
-                   help="held-out run for --grid: a separate shuffled run of the training "
-                   "data (default) or its first half")
+                   help="held-out run for --grid: a shuffled run of 70%% of the training "
+                   "rows scored on the other 30%% (default), or the first half scored on "
+                   "the second")
     p.add_argument("--cv", type=int, metavar="K",
                    help="K-fold cross-validation (mean ± sd)")
     p.add_argument("--repeats", type=_positive_int, default=1, metavar="R",

@@ -28,6 +28,7 @@ from ._rowdata import as_rows, parsed_rows
 from ._threads import signals_blocked, usable_cores
 from ._lazy import sparse as sp
 from . import datasets
+from ._version import __version__
 from .models.interface import ModelError
 from .registry import algorithms, kernel_params, make
 
@@ -51,7 +52,10 @@ DEFAULT_SHUFFLE_WINDOW = 65536
 _MODEL_FAILURES = (ValueError, MemoryError)  # what stops one learner, not the run
 _FOLD_STREAM = 3  # the row_uniform stream of the cross-validation folds (1, 2: label noise)
 _TUNE_SEED_OFFSET = 7919  # the shuffled tuning run's seed is the trial's seed plus this
-_UNTESTED = (None, None)  # (test error, last iterate's) of a learner without either
+_TUNE_STREAM = 4  # the row_uniform stream of the shuffled tuning run's held-out rows
+TUNE_HOLDOUT = 0.3
+"""The fraction of the training rows the shuffled tuning run holds out to score on."""
+_UNTESTED = (None, None, None)  # (test error, last iterate's, average's) of an untested learner
 _caught = threading.local()  # .notes: the warnings of the learner this thread runs
 
 
@@ -150,19 +154,24 @@ class Learner:
     multiclass_params : dict
         ``multiclass`` / ``k`` for the model; ``params`` take precedence.
     tested : bool
-        The model will be tested: it averages its weights (``average=True``) unless
-        ``params`` set ``average`` or its form has no average (the second-order and
-        mini-batch kernel forms), and its test error is counted for the average and for
-        the last iterate (:meth:`test_errors`). The online mistakes, counted before
-        each update, are the same either way.
+        The model will be tested: where its form has an average, it is trained with
+        ``average=True`` and both the average and the last iterate (the model
+        ``average=False`` gives, bit for bit, from the same state) are scored
+        (:meth:`test_errors`); the test error reported is that of the model
+        ``cwkit.make(spec.name, **params)`` gives, the one ``cwkit train`` saves. The
+        online mistakes, counted before each update, are the same either way.
+    start : OnlineClassifier, optional
+        A fitted estimator to go on training (``cwkit train -i``), instead of a new one.
 
     Attributes
     ----------
     model : OnlineClassifier
         The estimator, fitted once the first chunk is learnt (``fitted``).
-    last : bool
-        Whether the last iterate is tested besides the model (an average chosen by
-        ``tested``, not by ``params``).
+    averaged : bool
+        Whether the model of ``params`` averages (``average`` resolved): which of the
+        two test errors is its own.
+    both : bool
+        Whether the trained model averages and so gives both test errors.
     examples, mistakes, updates : int
         Rounds, online mistakes against the clean labels, rounds that changed the model.
     seconds : float
@@ -180,14 +189,17 @@ class Learner:
         (captured, not printed).
     """
 
-    def __init__(self, spec, params, classes, multiclass_params, tested=False):
+    def __init__(self, spec, params, classes, multiclass_params, tested=False, start=None):
         self.spec = spec
         self.params = dict(params)
-        self.model, self.last = make_tested(spec.name, {**multiclass_params, **self.params},
-                                            tested, self.params)
+        if start is None:
+            self.model, self.averaged, self.both = make_tested(
+                spec.name, {**multiclass_params, **self.params}, tested)
+        else:
+            self.model, self.averaged, self.both = start, start._averaging(), False
         self.classes = classes
         self.binary = classes.size == 2
-        self.fitted = False
+        self.fitted = start is not None
         self.examples = self.mistakes = self.updates = 0
         self.seconds = 0.0
         self.curve = []
@@ -201,15 +213,18 @@ class Learner:
         return _note_lines(self.notes)
 
     def hyper_parameters(self):
-        """The algorithm's own hyper-parameters with their effective values."""
+        """The algorithm's own hyper-parameters as the model resolved them (``covariance``
+        the shape chosen, ``eta`` its value, not "auto" or None), with ``average`` (that
+        of the model reported) and, with more than two classes, ``multiclass`` and ``k``."""
         names = next(e["params"] for e in algorithms() if e["name"] == self.spec.name)
-        values = self.model.get_params()
+        values = (self.model.resolved_params() if self.fitted
+                  else self.model.get_params())
         # a kernel form has no primal-only parameter (covariance) and adds the kernel's
         out = {k: values[k] for k in (*names, *kernel_params(self.spec.name)) if k in values}
         if not self.binary:
             out.update(multiclass=values["multiclass"], k=values["k"])
-        if values["average"] != make(self.spec.name).average:   # not fixed by the name
-            out["average"] = values["average"]
+        out.update(average=self.averaged, fit_intercept=values["fit_intercept"],
+                   intercept_scaling=values["intercept_scaling"])
         return out
 
     def _partial_fit(self, X, y, y_clean):
@@ -257,29 +272,33 @@ class Learner:
         self.examples += y_clean.size
 
     def test_errors(self, X, y):
-        """Rows of ``X`` the model mislabels, and those its last iterate does when
-        ``last`` (from the same state, no second pass), else None."""
-        errors = int(np.count_nonzero(self.model.predict(X) != y))
-        if not self.last:
-            return errors, None
-        return errors, int(np.count_nonzero(self.model._predict_last(X) != y))
+        """Rows of ``X`` mislabelled by the model of ``params``, by its last iterate and
+        by its average: ``(model's, last iterate's, average's)``, the last two None where
+        the trained model does not give them (``both``)."""
+        if not self.both:
+            errors = int(np.count_nonzero(self.model.predict(X) != y))
+            return errors, *((None, errors) if self.averaged else (errors, None))
+        average = int(np.count_nonzero(self.model.predict(X) != y))
+        last = int(np.count_nonzero(self.model._predict_last(X) != y))
+        return (average if self.averaged else last), last, average
 
 
-def make_tested(name, params, tested=True, own=None):
-    """``(estimator, last)``: ``cwkit.make(name, **params)``, averaging when ``tested``
-    unless ``own`` (the parameters the user set; default ``params``) sets ``average`` or
-    the form has no average (a second-order or mini-batch kernel form); ``last``: whether it
-    was made averaging here, so that its last iterate is tested too
-    (``_predict_last``, the model ``average=False`` gives, from the same state)."""
+def make_tested(name, params, tested=True):
+    """``(estimator, averaged, both)``: ``averaged``, whether ``cwkit.make(name,
+    **params)`` averages (``average`` resolved); the estimator is that model, or, when
+    ``tested`` and its form has an average, the same with ``average=True``, whose last
+    iterate (``_predict_last``, ``Model.last_scores``) is the model ``average=False``
+    gives, bit for bit, so that one run scores both (``both``)."""
     est = make(name, **params)
-    if not tested or "average" in (params if own is None else own):
-        return est, False
-    if not est.average:         # (avg-perceptron averages by its name)
+    averaged = est._averaging()
+    if not tested:
+        return est, averaged, False
+    if not averaged:
         try:
             est = make(name, **{**params, "average": True})
         except ValueError:      # a form without an average: the model as given
-            return est, False
-    return est, True
+            return est, False, False
+    return est, averaged, True
 
 
 @contextlib.contextmanager
@@ -485,9 +504,9 @@ def _pieces(n, seen, every):
 
 
 def _test(learners, test_source, keep=None):
-    """(test error, last iterate's test error or None) of each learner (None, None when
-    it failed or there is no test row)."""
-    errors = [[0, 0] for _ in learners]
+    """(test error, last iterate's, average's) of each learner (:meth:`Learner.test_errors`;
+    ``_UNTESTED`` when it failed or there is no test row)."""
+    errors = [[0, 0, 0] for _ in learners]
     n = 0
     for X, y, index in test_source.chunks():
         if keep is not None:
@@ -499,55 +518,87 @@ def _test(learners, test_source, keep=None):
         for e, lr in zip(errors, learners):
             if lr.failed is not None:
                 continue
-            counted = lr.test_errors(X, y) if lr.fitted else (y.size, y.size)
-            e[0] += counted[0]
-            e[1] += counted[1] or 0
-    return [(e / n, last / n if lr.last else None) if n and lr.failed is None
-            else _UNTESTED for (e, last), lr in zip(errors, learners)]
+            counted = lr.test_errors(X, y) if lr.fitted else (y.size,) * 3
+            for i, c in enumerate(counted):
+                e[i] += c or 0
+    out = []
+    for e, lr in zip(errors, learners):
+        if not n or lr.failed is not None:
+            out.append(_UNTESTED)
+            continue
+        last = e[1] / n if lr.both or not lr.averaged else None
+        average = e[2] / n if lr.both or lr.averaged else None
+        out.append((e[0] / n, last, average))
+    return out
 
 
 def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
-    """Choose each spec's grid values by online mistakes on a held-out run.
+    """Choose each spec's grid values by the held-out error of the model reported.
 
-    ``tune_on="shuffled"``: a separate shuffled run of the training rows ([AROW13] Sect.
-    5.3: "optimized using a single randomized run"); ``"first-half"``: the first half of
-    the rows in stored order ([LMC09] Sect. 4.2). Ties go to the earlier grid value; a
-    value whose model fails numerically (ValueError) is not chosen. Returns the chosen
-    values by label, and by label the failed learner of each spec whose every value failed.
+    Each value trains the model the table reports (:class:`Learner` with ``tested``:
+    the average where it is the model of its parameters, else the last iterate) on part
+    of the training rows and is scored on the others: ``tune_on="shuffled"``, a shuffled
+    run ([AROW13] Sect. 5.3: "optimized using a single randomized run", seed ``seed +
+    7919``) of the rows whose :func:`datasets.row_uniform` draw is at least
+    ``TUNE_HOLDOUT``, scored on the rest; ``"first-half"``, the first half of the rows in
+    stored order ([LMC09] Sect. 4.2), scored on the second half. Ties go to the earlier
+    grid value; a value whose model fails (ValueError) is not chosen. Returns the chosen
+    values by label, and by label the failed learner of each spec whose every value
+    failed.
     """
     chosen, failed = {}, {}
     todo = [s for s in specs if s.grid]
     if not todo:
         return chosen, failed
+    tseed = cfg.seed + _TUNE_SEED_OFFSET
     if tune_on == "shuffled":
-        tcfg = _StreamConfig(cfg.noise, cfg.seed + _TUNE_SEED_OFFSET, True,
-                             cfg.shuffle_window, cfg.keep)
+        def held_out(index):
+            return datasets.row_uniform(tseed, index, stream=_TUNE_STREAM) < TUNE_HOLDOUT
+        shuffle = True
     elif tune_on == "first-half":
         half = source.count() // 2
-        outer = cfg.keep
 
-        def keep(index):
-            mask = index < half
-            return mask if outer is None else mask & outer(index)
-
-        tcfg = _StreamConfig(cfg.noise, cfg.seed, False, cfg.shuffle_window, keep)
+        def held_out(index):
+            return index >= half
+        shuffle, tseed = False, cfg.seed
     else:
         raise ValueError(f"tune_on must be 'shuffled' or 'first-half', got {tune_on!r}")
+    outer = cfg.keep
+
+    def keep_train(index):
+        mask = ~held_out(index)
+        return mask if outer is None else mask & outer(index)
+
+    def keep_test(index):
+        mask = held_out(index)
+        return mask if outer is None else mask & outer(index)
+
+    tcfg = _StreamConfig(cfg.noise, tseed, shuffle, cfg.shuffle_window, keep_train)
     learners = []
     for spec in todo:
         for combo in spec.combinations():
             learners.append(Learner(spec, {**spec.params, **combo}, source.classes,
-                                     multiclass_params))
+                                    multiclass_params, tested=True))
             learners[-1].combo = combo
-    _run(source, tcfg, learners, passes, progress=progress, label=f"{source.name} (tuning)")
+    _run(source, tcfg, learners, passes, progress=progress,
+         label=f"{source.name} (tuning: {', '.join(_combo_text(lr) for lr in learners)})")
+    errors = _test(learners, source, keep_test)
     for spec in todo:
-        mine = [lr for lr in learners if lr.spec is spec and lr.failed is None]
+        mine = [(e[0], i) for i, (lr, e) in enumerate(zip(learners, errors))
+                if lr.spec is spec and lr.failed is None]
         if not mine:
             failed[spec.label] = next(lr for lr in learners if lr.spec is spec)
             continue
-        best = min(mine, key=lambda lr: lr.mistakes)  # min keeps the first on ties
-        chosen[spec.label] = best.combo
+        # no held-out row (a tiny task): the online mistakes decide
+        best = min(mine, key=lambda m: (learners[m[1]].mistakes if m[0] is None else m[0],
+                                        m[1]))
+        chosen[spec.label] = learners[best[1]].combo
     return chosen, failed
+
+
+def _combo_text(learner):
+    """``label k=v,...``: a tuning learner in the progress line."""
+    return f"{learner.spec.label} " + ",".join(f"{k}={v}" for k, v in learner.combo.items())
 
 
 def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise=0.0,
@@ -617,6 +668,11 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
     if cv and cv < 2:
         raise ValueError(f"cv must be >= 2, got {cv}")
     multiclass_params = dict(multiclass_params or {})
+    run = {"cwkit": __version__, "seed": seed, "noise": noise, "passes": passes,
+           "shuffle": shuffle, "test": (None if cv else test.name if test is not None
+                                        else "generated" if callable(source) else None),
+           "cv": cv, "repeats": repeats, "tune_on": tune_on,
+           "tuned": any(s.grid for s in specs)}
     trials, running = [], []
     n_trials = cv if cv else repeats
     first = None
@@ -637,8 +693,11 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
             raise
         result = _result(first, specs, trials, passes, t_start, curve_every)
         result["interrupted"] = True
+        result["run"] = run
         raise Interrupted(result) from exc
-    return _result(first, specs, trials, passes, t_start, curve_every)
+    result = _result(first, specs, trials, passes, t_start, curve_every)
+    result["run"] = run
+    return result
 
 
 class Interrupted(KeyboardInterrupt):
@@ -752,6 +811,7 @@ def _summarize(source, specs, trials, passes):
         online, online_sd = _mean_sd([lr.mistakes / max(lr.examples, 1) for lr in lrs])
         test, test_sd = _mean_sd([t[1][j][0] for t in trials])
         last, last_sd = _mean_sd([t[1][j][1] for t in trials])
+        average, average_sd = _mean_sd([t[1][j][2] for t in trials])
         params = lrs[0].hyper_parameters()
         chosen = [t[2].get(spec.label) for t in trials]
 
@@ -773,11 +833,13 @@ def _summarize(source, specs, trials, passes):
             "updates": avg([lr.updates for lr in lrs]),
             "test_error": test,
             "last_test_error": last,
+            "avg_test_error": average,
             "passes": passes,
             "seconds": float(sum(lr.seconds for lr in lrs)),
             "online_error_sd": online_sd,
             "test_error_sd": test_sd,
             "last_test_error_sd": last_sd,
+            "avg_test_error_sd": average_sd,
             "trials": n_trials,
             "tuned": chosen if spec.grid and n_trials > 1 else (chosen[0] if spec.grid else None),
             "failed": failures[0] if failures else None,

@@ -166,6 +166,11 @@ class ApproxFeatures:
                          {k: getattr(self, k) for k in APPROX_PARAMS})
         super()._validate_params()
 
+    def _resolve(self, params):
+        super()._resolve(params)
+        if self.gamma is None and hasattr(self, "approx_n_features_"):
+            params["gamma"] = 1.0 / self.approx_n_features_
+
     def _build_map(self):
         d = self.approx_n_features_
         gamma = 1.0 / d if self.gamma is None else float(self.gamma)

@@ -91,6 +91,8 @@ class KernelMixin:
     #: Whether the rule's dual form keeps the average of its coefficients over the
     #: rounds (``average=True``); the second-order and mini-batch dual forms do not.
     _averages = False
+    #: ``average="auto"`` keeps the last iterate: the kernel forms' default.
+    _average_auto = False
 
     def _validate_params(self):
         _params.validate(type(self).__name__, _CONSTRAINTS,
@@ -99,7 +101,7 @@ class KernelMixin:
         if self.multiclass == "topk":
             raise ValueError(f"{type(self).__name__}: the kernel forms have no "
                              "multiclass='topk'; use 'top1' or 'ovr'")
-        if self.average and not self._averages:
+        if self._averaging() and not self._averages:
             raise ValueError(f"{type(self).__name__}: average=True has no kernel form here "
                              "(every update changes every dual coefficient, so the average "
                              "is not a lazy O(1) sum; only the first-order kernel rules "
@@ -111,11 +113,16 @@ class KernelMixin:
                              "'soft-reg-pa'); this rule has none: use 'oldest' (the "
                              "Forgetron's shrinking) or 'smallest'")
 
+    def _resolve(self, params):
+        super()._resolve(params)
+        if self.gamma is None and hasattr(self, "n_features_in_"):
+            params["gamma"] = 1.0 / self.n_features_in_
+
     def _spec(self, n_classes, n_features):
         spec = super()._spec(n_classes, n_features)
         gamma = 1.0 / n_features if self.gamma is None else float(self.gamma)
         return type(spec)(**{**spec.__dict__, "average": False,
-                             "dual_average": bool(self.average), "kernel": self.kernel,
+                             "dual_average": self._averaging(), "kernel": self.kernel,
                              "gamma": gamma,
                              "degree": int(self.degree), "coef0": float(self.coef0),
                              "budget": int(self.budget or 0),
@@ -225,7 +232,7 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
         self.k = k
 
     def _model_options(self):
-        rule = _core.Rule.AVG_PERCEPTRON if self.average else _core.Rule.PERCEPTRON
+        rule = _core.Rule.AVG_PERCEPTRON if self._averaging() else _core.Rule.PERCEPTRON
         return {"shape": "kernel_first_order", "rule": rule}
 
 

@@ -121,7 +121,7 @@ class L1ConstrainedPA(OnlineClassifier):
 
     def __init__(self, beta=100.0, *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average=False):
+                 multiclass="top1", k=1, average="auto"):
         self.beta = beta
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling

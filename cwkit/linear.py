@@ -19,11 +19,16 @@ class Perceptron(OnlineClassifier):
 
     Parameters
     ----------
-    average : bool, default=False
+    average : bool or "auto", default=False
         Report (and predict with) the mean of the weights after rounds 1..T, T
         every row seen so far (every pass of ``fit``, every ``partial_fit``
         row); online mistakes are those of the plain w.  Every estimator takes
-        it (docs/algorithms.md, "Averaging"); the name "avg-perceptron" fixes it.
+        it (docs/algorithms.md, "Averaging").  The other linear rules default to
+        "auto": averaged for every rule but AROW and AROW-H, whose shrinking
+        covariance already damps the last iterate (docs/choosing.md, "Averaged or
+        last iterate"); the Perceptron's default stays the plain rule, since the
+        name "perceptron" means it and "avg-perceptron" fixes ``average=True``
+        ("auto" given here averages).
     fit_intercept : bool, default=True
         Learn an intercept as an augmented constant feature of value b
         (``intercept_scaling``); ``intercept_`` is b times its weight.
@@ -102,7 +107,7 @@ class Perceptron(OnlineClassifier):
         self.k = k
 
     def _model_options(self):
-        rule = _core.Rule.AVG_PERCEPTRON if self.average else _core.Rule.PERCEPTRON
+        rule = _core.Rule.AVG_PERCEPTRON if self._averaging() else _core.Rule.PERCEPTRON
         return {"shape": "first_order", "rule": rule}
 
 
@@ -162,7 +167,7 @@ class PassiveAggressive(OnlineClassifier):
 
     def __init__(self, variant="pa1", C=1.0, slack="per-constraint", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average=False):
+                 multiclass="top1", k=1, average="auto"):
         self.variant = variant
         self.C = C
         self.slack = slack
@@ -237,7 +242,7 @@ class RegularizedPA(OnlineClassifier):
     def __init__(self, variant="reg", alpha=0.001, beta=100.0, C=1.0, prune_sigma=0.0,
                  prune_mode="squared", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average=False):
+                 multiclass="top1", k=1, average="auto"):
         self.variant = variant
         self.alpha = alpha
         self.beta = beta
@@ -327,6 +332,11 @@ class CovarianceChoice:
     def _choices(self):
         return {**super()._choices(), "covariance_type_": self.covariance_type_}
 
+    def _resolve(self, params):
+        super()._resolve(params)
+        if hasattr(self, "covariance_type_"):
+            params["covariance"] = self.covariance_type_
+
     def _restore_choices(self, saved):
         super()._restore_choices(saved)
         # a file written before "auto" existed records no choice: its covariance is it
@@ -407,7 +417,7 @@ class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
     def __init__(self, variant="var", eta=None, a=1.0, covariance="auto", *,
                  fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average=False):
+                 multiclass="top1", k=1, average="auto"):
         self.variant = variant
         self.eta = eta
         self.a = a
@@ -421,9 +431,17 @@ class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
         self.k = k
         self.average = average
 
+    def _eta(self):
+        """``eta``, None resolved to the variant's default."""
+        return self.eta if self.eta is not None else self._default_eta[self.variant]
+
+    def _resolve(self, params):
+        super()._resolve(params)
+        params["eta"] = self._eta()
+
     def _model_options(self):
         rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
-        eta = self.eta if self.eta is not None else self._default_eta[self.variant]
+        eta = self._eta()
         return {"shape": _COVARIANCE_SHAPES[self.covariance_type_], "rule": rule,
                 "phi": _phi(eta), "a": float(self.a)}
 
@@ -452,8 +470,9 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
         Not used by ``multiclass="ovr"`` or with two classes (the update is with x).
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
     average
-        As in :class:`Perceptron`; ``multiclass="topk"`` is available for the
-        squared hinge.
+        As in :class:`Perceptron`, but "auto" (the default) keeps the last iterate:
+        averaging made AROW and AROW-H worse on the binary sets measured
+        (docs/choosing.md); ``multiclass="topk"`` is available for the squared hinge.
 
     Notes
     -----
@@ -483,6 +502,7 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
     with g = f or Delta_1 (``sigma_update``; diagonal: 1/sigma_i += g_i^2 / r).
     """
 
+    _average_auto = False   # averaging made both worse (docs/choosing.md)
     _constraints = {"r": _params.POSITIVE, "a": _params.POSITIVE,
                     "loss": _params.Choice("squared_hinge", "hinge"),
                     "covariance": _params.Choice("auto", "diag", "full"),
@@ -498,7 +518,7 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="auto",
                  diag_update="inverse", sigma_update="auto", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average=False):
+                 multiclass="top1", k=1, average="auto"):
         self.r = r
         self.a = a
         self.loss = loss
@@ -513,6 +533,11 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+
+    def _resolve(self, params):
+        super()._resolve(params)
+        if self.sigma_update == "auto" and self.multiclass != "ovr":
+            params["sigma_update"] = "delta" if self.multiclass == "top1" else "sum"
 
     def _model_options(self):
         rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
@@ -555,7 +580,7 @@ class SecondOrderPerceptron(CovarianceChoice, VarianceMixin, OnlineClassifier):
 
     def __init__(self, a=1.0, covariance="auto", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average=False):
+                 multiclass="top1", k=1, average="auto"):
         self.a = a
         self.covariance = covariance
         self.fit_intercept = fit_intercept
@@ -609,7 +634,7 @@ class AdaGrad(OnlineClassifier):
 
     def __init__(self, eta=1.0, lam=0.0, delta=1e-8, *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average=False):
+                 multiclass="top1", k=1, average="auto"):
         self.eta = eta
         self.lam = lam
         self.delta = delta

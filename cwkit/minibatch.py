@@ -130,7 +130,7 @@ class MiniBatchPA(OnlineClassifier):
     def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block",
                  slack="per-constraint", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average=False):
+                 multiclass="top1", k=1, average="auto"):
         self.variant = variant
         self.C = C
         self.batch_size = batch_size

@@ -49,13 +49,21 @@ def make(name, **params):
         (fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
         average).
 
+    Notes
+    -----
+    ``average="auto"``, the default of every name but ``perceptron`` (the plain rule)
+    and the kernel forms, reports the mean of the weights for every rule but AROW and
+    AROW-H (measured in docs/choosing.md); ``average=False`` gives the last iterate,
+    every name's model before "auto", bit for bit.
+
     Examples
     --------
     >>> import cwkit
     >>> cwkit.make("arow", r=0.1)
     AROW(r=0.1, a=1.0, loss='squared_hinge', covariance='auto', diag_update='inverse', \
 sigma_update='auto', fit_intercept=True, intercept_scaling='auto', n_passes=1, shuffle=False, \
-random_state=None, multiclass='top1', k=1, average=False)
+random_state=None, multiclass='top1', k=1, average='auto')
+
     """
     entry = _REGISTRY.get(name)
     if entry is None:

@@ -112,13 +112,22 @@ class Progress:
             self.dirty = False
 
 
-def _format_number(x, digits=4):
-    """A number for the table: ``-`` for None, ``digits`` significant digits, integers bare."""
+def _format_number(x):
+    """A count for the table: ``-`` for None, thousands separated; a mean over trials (a
+    float) with one decimal."""
     if x is None:
         return "-"
-    if isinstance(x, float) and not x.is_integer():
-        return f"{x:.{digits}g}"
-    return str(int(x)) if isinstance(x, float) else str(x)
+    if isinstance(x, float):
+        return f"{x:,.1f}"
+    return f"{x:,}"
+
+
+def format_value(v):
+    """A parameter's value as the command line takes it: floats in ``%g`` (1e+200, not
+    200 digits), booleans and words as they are."""
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
 
 
 def _format_error(mean, sd):
@@ -127,6 +136,29 @@ def _format_error(mean, sd):
         return "-"
     text = f"{100.0 * mean:.2f}%"
     return text + (f" ± {100.0 * sd:.2f}" if sd is not None else "")
+
+
+#: The error columns of the table: (header, result key), the last two shown where a
+#: learner of the task has them.
+ERROR_COLUMNS = (("test err", "test_error"), ("last err", "last_test_error"),
+                 ("avg err", "avg_test_error"))
+
+
+def run_line(run):
+    """The run's settings (the ``run`` object of the JSON) as one line of text."""
+    if not run:
+        return ""
+    where = (f"{run['cv']}-fold cross-validation" if run.get("cv")
+             else f"test file {run['test']}" if run.get("test") else "no test rows")
+    passes = run["passes"]
+    parts = [f"cwkit {run['cwkit']}", f"seed {run['seed']}", f"noise {run['noise']:g}",
+             f"{passes} pass{'es' * (passes != 1)}",
+             "shuffled" if run["shuffle"] else "stored order", where]
+    if run.get("repeats", 1) > 1:
+        parts.append(f"{run['repeats']} repeats")
+    if run.get("tuned"):
+        parts.append(f"--grid tuned on {run['tune_on']}")
+    return "run: " + ", ".join(parts)
 
 
 def table(report, specs, notes=None):
@@ -159,35 +191,42 @@ def table(report, specs, notes=None):
         for note in notes.get(task["data"], []):
             out.write(f"  {note}\n")
         header = ["algo", "rank", "examples", "mistakes", "online err", "updates",
-                  "test err", "last err", "passes", "seconds", "examples/s", "params"]
-        # the last iterate's column where a learner has one (test rows, averaging)
-        last = any(res.get("last_test_error") is not None for res in task["results"])
-        if not last:
-            header.remove("last err")
-        rows, remarks = [], []
+                  *(h for h, _ in ERROR_COLUMNS), "passes", "seconds", "examples/s", "params"]
+        # the last iterate's and the average's columns where a learner has them
+        errors = [key for h, key in ERROR_COLUMNS
+                  if key == "test_error" or any(res.get(key) is not None
+                                                for res in task["results"])]
+        header = [h for h in header if h not in dict(ERROR_COLUMNS)
+                  or dict(ERROR_COLUMNS)[h] in errors]
+        rows, remarks, resolved = [], [], []
         best = min((r for r, res in zip(ranks, task["results"]) if not res.get("failed")),
                    default=None)
         for rank, res in zip(ranks, task["results"]):
             spec = shown[res["algo"]]
             explicit = {**spec.params, **(res["tuned"] if isinstance(res["tuned"], dict)
                                           else {})}
-            params = " ".join(f"{k}={_format_number(v)}" for k, v in explicit.items()) or "defaults"
+            params = " ".join(f"{k}={format_value(v)}" for k, v in explicit.items()) \
+                or "defaults"
             if res["tuned"] is not None and not isinstance(res["tuned"], dict):
-                params += " (tuned per trial)"
+                params += " (tuned per trial: " + "; ".join(
+                    " ".join(f"{k}={format_value(v)}" for k, v in t.items()) if t else "-"
+                    for t in res["tuned"]) + ")"
             elif res["tuned"]:
                 params += " (tuned)"
+            resolved.append(f"  {res['algo']}: " + " ".join(
+                f"{k}={format_value(v)}" for k, v in res["params"].items()))
             rate = res["examples"] * res["trials"] / res["seconds"] if res["seconds"] else 0
             remarks.extend(f"  {res['algo']}: {line}" for line in failure_lines(res))
-            rows.append([
-                res["algo"] + (" *" if rank == best else ""),
-                "failed" if res.get("failed") else _format_number(float(rank), 3),
-                _format_number(res["examples"]), _format_number(res["mistakes"], 6),
+            measured = [
+                _format_number(res["examples"]), _format_number(res["mistakes"]),
                 _format_error(res["online_error"], res["online_error_sd"]),
-                _format_number(res["updates"], 6),
-                _format_error(res["test_error"], res["test_error_sd"]),
-                *([_format_error(res.get("last_test_error"), res.get("last_test_error_sd"))]
-                  if last else []),
-                str(res["passes"]), f"{res['seconds']:.3f}", f"{rate:,.0f}", params])
+                _format_number(res["updates"]),
+                *(_format_error(res.get(key), res.get(key + "_sd")) for key in errors),
+                str(res["passes"]), f"{res['seconds']:.3f}", f"{rate:,.0f}"]
+            if res.get("failed"):   # counters of a model that stopped half-way: none
+                measured = ["-"] * len(measured)
+            rows.append([res["algo"] + (" *" if rank == best else ""),
+                         "failed" if res.get("failed") else f"{rank:g}", *measured, params])
         widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
         left = {0, len(header) - 1}
         for row in [header] + rows:
@@ -200,9 +239,15 @@ def table(report, specs, notes=None):
             else "online error"
         trials = task["results"][0]["trials"] if task["results"] else 1
         extra = f"; means over {trials} trials, ± one standard deviation" if trials > 1 else ""
-        tested = ("; test err: the averaged weights (average=True), last err: the last "
-                  "iterate" if last else "")
-        out.write(f"(* best by {by}{tested}{extra}; {task['seconds']:.2f} s in total)\n\n")
+        tested = ("; test err: the model of each name's parameters, the one cwkit train "
+                  "saves" if by == "test error" else "")
+        tested += "; last err: its last iterate" if "last_test_error" in errors else ""
+        tested += "; avg err: its average of the weights" if "avg_test_error" in errors \
+            else ""
+        out.write(f"(* best by {by}{tested}{extra}; {task['seconds']:.2f} s in total)\n")
+        line = run_line(task.get("run"))
+        out.write(line + "\n" if line else "")
+        out.write("parameters as resolved:\n" + "\n".join(resolved) + "\n\n")
     if report["mean_rank"] is not None:
         ranked = sorted(report["mean_rank"].items(), key=lambda kv: kv[1])
         out.write(f"mean rank over {len(report['tasks'])} tasks: "
@@ -210,10 +255,11 @@ def table(report, specs, notes=None):
     return out.getvalue()
 
 
-CSV_FIELDS = ["data", "algo", "params", "examples", "mistakes", "online_error",
+CSV_FIELDS = ["data", "algo", "params", "tuned", "examples", "mistakes", "online_error",
               "online_error_sd", "updates", "test_error", "test_error_sd", "last_test_error",
-              "last_test_error_sd", "passes",
-              "seconds", "trials", "mean_rank", "failed", "notes", "interrupted"]
+              "last_test_error_sd", "avg_test_error", "avg_test_error_sd", "passes",
+              "seconds", "trials", "mean_rank", "failed", "notes", "interrupted",
+              "cwkit", "seed", "noise", "shuffle", "test", "cv", "repeats"]
 
 
 def failure_lines(res):
@@ -237,13 +283,21 @@ def results_csv(report):
     for task in report["tasks"]:
         for res in task["results"]:
             failed = res.get("failed")
-            row = {**res, "data": task["data"], "mean_rank": mean_rank.get(res["algo"]),
-                   "params": ";".join(f"{k}={v}" for k, v in res["params"].items()),
+            run = {k: v for k, v in (task.get("run") or {}).items() if k != "passes"}
+            row = {**run, **res, "data": task["data"], "mean_rank": mean_rank.get(res["algo"]),
+                   "params": _params_text(res["params"]),
+                   "tuned": (None if res["tuned"] is None else _params_text(res["tuned"])
+                             if isinstance(res["tuned"], dict) else
+                             "|".join(_params_text(t or {}) for t in res["tuned"])),
                    "failed": failure_lines({**res, "notes": []})[0] if failed else None,
                    "notes": "; ".join(res.get("notes") or []) or None,
                    "interrupted": "true" if task.get("interrupted") else "false"}
             writer.writerow(["" if row.get(f) is None else row[f] for f in CSV_FIELDS])
     return out.getvalue()
+
+
+def _params_text(params):
+    return ";".join(f"{k}={format_value(v)}" for k, v in params.items())
 
 
 def jsonable(obj):

@@ -99,3 +99,14 @@ def saved_loaded_and_learning_on(est, path, X, X_more, y_more):
     back.partial_fit(X_more, y_more)
     np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
     return back
+
+
+def last_iterate(name, **params):
+    """``cwkit.make(name, **params)``, its last iterate where the name leaves ``average``
+    to "auto": the model the per-round references follow (and every name's default
+    before "auto"; ``average=False`` gives it bit for bit). An ``average`` given is kept."""
+    import cwkit
+    est = cwkit.make(name, **params)
+    if est.average == "auto":
+        est.set_params(average=False)
+    return est

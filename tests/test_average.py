@@ -252,10 +252,11 @@ def test_cli_takes_average_per_algorithm(capsys, tmp_path):
     assert main(["eval", str(path), "--test", str(path), "--algos",
                  "arow:average=false,arow:average=true", "--format", "json", "--quiet"]) == 0
     plain, avg = json.loads(capsys.readouterr().out)["tasks"][0]["results"]
-    assert avg["params"]["average"] is True and "average" not in plain["params"]
+    assert avg["params"]["average"] is True and plain["params"]["average"] is False
     est = cwkit.make("arow", average=True).fit(X, 2 * y - 1)
     assert avg["test_error"] == pytest.approx(np.mean(est.predict(X) != 2 * y - 1))
-    assert avg["last_test_error"] is None and plain["last_test_error"] is None
+    assert avg["test_error"] == avg["avg_test_error"] == plain["avg_test_error"]
+    assert plain["test_error"] == plain["last_test_error"] == avg["last_test_error"]
     assert avg["mistakes"] == plain["mistakes"]          # it learns as without averaging
     assert main(["eval", str(path), "--algos", "arow:average=maybe", "--quiet"]) != 0
 

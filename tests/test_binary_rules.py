@@ -2,10 +2,9 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_binary
+from conftest import last_iterate, make_binary
 from reference import binary_run, binary_scores
 
-import cwkit
 
 RTOL = 1e-12
 
@@ -37,7 +36,7 @@ def _compare_run(name, params, X, y, sparse, fit_intercept):
     full = params.get("covariance") == "full"
     ref = binary_run(name, X, y, fit_intercept=fit_intercept,
                      covariance=params.get("covariance", "diag"), **_ref_params(name, params))
-    est = cwkit.make(name, fit_intercept=fit_intercept, **params)
+    est = last_iterate(name, fit_intercept=fit_intercept, **params)
     Xin = sp.csr_matrix(X) if sparse else X
     for t, (mistake, state) in enumerate(ref):
         est.partial_fit(Xin[t:t + 1], y[t:t + 1], classes=[-1, 1])
@@ -82,7 +81,7 @@ def test_total_mistakes_of_one_pass_match_reference(binary_case):
     X, y = make_binary(rng, n=300, d=8)
     ref = binary_run(name, X, y, covariance=params.get("covariance", "diag"),
                      **_ref_params(name, params))
-    est = cwkit.make(name, **params).partial_fit(X, y)
+    est = last_iterate(name, **params).partial_fit(X, y)
     assert est.mistakes_ == sum(m for m, _ in ref)
     _close(est.coef_[0], ref[-1][1]["coef"], "coef", len(y))
 
@@ -94,7 +93,7 @@ def test_predict_confidence_is_gaussian_probability(name, covariance):
     from scipy.special import ndtr
     rng = np.random.default_rng(3)
     X, y = make_binary(rng, n=60, d=4)
-    est = cwkit.make(name, covariance=covariance).fit(X, y)
+    est = last_iterate(name, covariance=covariance).fit(X, y)
     Xa = np.hstack([X, np.ones((len(X), 1))])
     mu = np.append(est.coef_[0], est.intercept_[0])
     S = (est.covariance_ if covariance == "full"
@@ -116,7 +115,7 @@ def test_diagonal_inverse_update_keeps_its_guards(intercept):
                         np.array([0, 3])), shape=(1, 3))
     X2 = sp.csr_matrix((np.array([1e160, 1.0]), np.array([0, 1], dtype=np.int32),
                         np.array([0, 2])), shape=(1, 3))
-    est = cwkit.make("arow", r=1e-320, covariance="diag", fit_intercept=intercept)
+    est = last_iterate("arow", r=1e-320, covariance="diag", fit_intercept=intercept)
     est.partial_fit(X1, [1.0], classes=[-1.0, 1.0])
     # c = 1/r = inf: sigma / (1 + inf) = 0 where x != 0; the stored zero keeps 1
     np.testing.assert_array_equal(est.coef_var_[0], [0.0, 1.0, 0.0])

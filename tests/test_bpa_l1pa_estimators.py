@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_binary
+from conftest import last_iterate, make_binary
 
 from reference_steps import bpa_step, l1pa_step
 
@@ -63,8 +63,8 @@ def test_batch_size_one_equals_pa_round_by_round(data, variant, window, fit_inte
     X, y = data
     Xi = sp.csr_matrix(X) if sparse else X
     params = {"C": 0.4, "fit_intercept": fit_intercept}
-    got = row_by_row(cwkit.make(variant, batch_size=1, window=window, **params), Xi, y)
-    ref = row_by_row(cwkit.make(PA_OF[variant], **params), Xi, y)
+    got = row_by_row(last_iterate(variant, batch_size=1, window=window, **params), Xi, y)
+    ref = row_by_row(last_iterate(PA_OF[variant], **params), Xi, y)
     for (m1, w1, c1), (m2, w2, c2) in zip(got, ref):
         assert m1 == m2
         np.testing.assert_allclose(w1, w2, rtol=1e-12, atol=1e-14)
@@ -79,7 +79,7 @@ def test_batch_size_one_equals_pa_round_by_round(data, variant, window, fit_inte
 def test_matches_protocol_reference(data, variant, rho, window, B):
     X, y = data
     for fit_intercept in (True, False):
-        est = cwkit.make(variant, C=0.7, batch_size=B, window=window, fit_intercept=fit_intercept,
+        est = last_iterate(variant, C=0.7, batch_size=B, window=window, fit_intercept=fit_intercept,
                          **({} if variant == "bpa1" else {"rho": rho}))
         got = row_by_row(est, X, y)
         ref = bpa_reference(X, y, variant, 0.7, B, rho, window, fit_intercept)
@@ -93,7 +93,7 @@ def test_mistakes_counted_before_the_group_update():
     X, y = np.ones((2, 1)), np.array([1, 1])
     counts = {}
     for B, window in [(1, "block"), (2, "block"), (2, "sliding")]:
-        est = cwkit.make("bpa1", C=10.0, batch_size=B, window=window, fit_intercept=False)
+        est = last_iterate("bpa1", C=10.0, batch_size=B, window=window, fit_intercept=False)
         counts[B, window] = est.partial_fit(X, y, classes=[-1, 1]).mistakes_
     # block of 2: both rows scored with w = 0; otherwise the first update fixes row 2
     assert counts == {(1, "block"): 1, (2, "block"): 2, (2, "sliding"): 1}
@@ -111,8 +111,8 @@ def test_dense_equals_csr_bit_for_bit(data, name, params):
     for fit_intercept in (True, False):
         kw = dict(params, fit_intercept=fit_intercept, n_passes=2, shuffle=True,
                   random_state=3)
-        a = cwkit.make(name, **kw).fit(X, y)
-        b = cwkit.make(name, **kw).fit(sp.csr_matrix(X), y)
+        a = last_iterate(name, **kw).fit(X, y)
+        b = last_iterate(name, **kw).fit(sp.csr_matrix(X), y)
         np.testing.assert_array_equal(a.coef_, b.coef_)
         np.testing.assert_array_equal(a.intercept_, b.intercept_)
         assert (a.mistakes_, a.n_updates_, a.t_) == (b.mistakes_, b.n_updates_, b.t_)
@@ -123,8 +123,8 @@ def test_dense_equals_csr_bit_for_bit(data, name, params):
 @pytest.mark.parametrize("name, params", CASES, ids=[c[0] for c in CASES])
 def test_partial_fit_in_pieces_equals_one_pass(data, name, params):
     X, y = data
-    one = cwkit.make(name, **params).partial_fit(X, y)
-    parts = cwkit.make(name, **params)
+    one = last_iterate(name, **params).partial_fit(X, y)
+    parts = last_iterate(name, **params)
     mistakes = 0
     for lo, hi in [(0, 1), (1, 7), (7, 8), (8, 33), (33, 60)]:
         parts.partial_fit(X[lo:hi], y[lo:hi], classes=[-1, 1])
@@ -132,15 +132,15 @@ def test_partial_fit_in_pieces_equals_one_pass(data, name, params):
     np.testing.assert_array_equal(one.coef_, parts.coef_)
     np.testing.assert_array_equal(one.intercept_, parts.intercept_)
     assert mistakes == one.mistakes_ and parts.t_ == one.t_ == 60
-    fit = cwkit.make(name, shuffle=False, **params).fit(X, y)
+    fit = last_iterate(name, shuffle=False, **params).fit(X, y)
     np.testing.assert_array_equal(fit.coef_, one.coef_)
 
 
 @pytest.mark.parametrize("name, params", CASES, ids=[c[0] for c in CASES])
 def test_save_load_in_the_middle_of_a_group(tmp_path, data, name, params):
     X, y = data
-    whole = cwkit.make(name, **params).partial_fit(X, y)
-    first = cwkit.make(name, **params).partial_fit(X[:6], y[:6])
+    whole = last_iterate(name, **params).partial_fit(X, y)
+    first = last_iterate(name, **params).partial_fit(X[:6], y[:6])
     cwkit.save(first, tmp_path / "m.npz")
     resumed = cwkit.load(tmp_path / "m.npz")
     np.testing.assert_array_equal(resumed.coef_, first.coef_)
@@ -152,7 +152,7 @@ def test_save_load_in_the_middle_of_a_group(tmp_path, data, name, params):
 def test_zero_rows_make_no_update():
     X, y = np.zeros((9, 3)), np.tile([1, -1, 1], 3)
     for name, params in CASES:
-        est = cwkit.make(name, fit_intercept=False, **params).partial_fit(X, y)
+        est = last_iterate(name, fit_intercept=False, **params).partial_fit(X, y)
         assert est.n_updates_ == 0 and np.all(est.coef_ == 0)
 
 
@@ -162,7 +162,7 @@ def test_l1_pa_matches_step_reference_and_stays_in_the_ball(data):
     X, y = X[keep], y[keep]
     beta = 2.5
     for fit_intercept in (True, False):
-        got = row_by_row(cwkit.make("l1-pa", beta=beta, fit_intercept=fit_intercept), X, y)
+        got = row_by_row(last_iterate("l1-pa", beta=beta, fit_intercept=fit_intercept), X, y)
         bias = 1.0 if fit_intercept else 0.0
         w = np.zeros(X.shape[1] + 1)
         n_active = 0
@@ -183,14 +183,14 @@ def test_l1_pa_infeasible_row_is_named():
     X = np.array([[1.0, 0.0], [0.4, -0.3]])
     with pytest.raises(cwkit.ModelError, match=r"l1-pa: row 1: beta \* \|\|x\|\|_inf <= 1 "
                                                r"\(beta = 2\)"):
-        cwkit.make("l1-pa", beta=2.0, fit_intercept=False).partial_fit(X, [1, 1], classes=[0, 1])
+        last_iterate("l1-pa", beta=2.0, fit_intercept=False).partial_fit(X, [1, 1], classes=[0, 1])
 
 
 def test_numerically_singular_dual_raises_clear_error():
     X, y = make_binary(np.random.default_rng(2), n=12, d=3)
     with pytest.raises(cwkit.ModelError, match=r"bpa-ls: row \d+: .*numerically singular.*"
                                                r"scale the features"):
-        cwkit.make("bpa-ls", batch_size=4).partial_fit(X * 1e150, y)
+        last_iterate("bpa-ls", batch_size=4).partial_fit(X * 1e150, y)
 
 
 @pytest.mark.parametrize("name, kwargs, match", [
@@ -203,7 +203,7 @@ def test_numerically_singular_dual_raises_clear_error():
 ])
 def test_bad_parameters(name, kwargs, match):
     with pytest.raises(ValueError, match=match):
-        cwkit.make(name, **kwargs)
+        last_iterate(name, **kwargs)
 
 
 @pytest.mark.parametrize("window", ["block", "sliding"])
@@ -213,7 +213,7 @@ def test_one_vs_rest_matches_reference(window):
     rng = np.random.default_rng(8)
     X = rng.normal(size=(45, 4))
     y = np.argmax(X[:, :3] + 0.5 * rng.normal(size=(45, 3)), axis=1)
-    est = cwkit.make("bpa2", C=0.5, batch_size=3, window=window,
+    est = last_iterate("bpa2", C=0.5, batch_size=3, window=window,
                      multiclass="ovr").partial_fit(X, y)
     refs = [bpa_reference(X, np.where(y == c, 1.0, -1.0), "bpa2", 0.5, 3, "half", window, True)
             for c in range(3)]
@@ -232,11 +232,11 @@ def test_one_vs_rest_dense_csr_pieces_and_save_load(tmp_path, name, params):
     X = rng.normal(size=(40, 4)) * (rng.random((40, 4)) < 0.7)
     y = np.array(["a", "b", "c", "d"])[np.argmax(X + 0.3 * rng.normal(size=(40, 4)), axis=1)]
     params = dict(params, multiclass="ovr")
-    one = cwkit.make(name, **params).partial_fit(X, y)
-    csr = cwkit.make(name, **params).partial_fit(sp.csr_matrix(X), y)
+    one = last_iterate(name, **params).partial_fit(X, y)
+    csr = last_iterate(name, **params).partial_fit(sp.csr_matrix(X), y)
     np.testing.assert_array_equal(one.coef_, csr.coef_)
     assert one.mistakes_ == csr.mistakes_ and one.coef_.shape == (4, 4)
-    part = cwkit.make(name, **params).partial_fit(X[:13], y[:13], classes=list("abcd"))
+    part = last_iterate(name, **params).partial_fit(X[:13], y[:13], classes=list("abcd"))
     cwkit.save(part, tmp_path / "m.npz")
     part = cwkit.load(tmp_path / "m.npz")
     mistakes = part.mistakes_
@@ -251,4 +251,4 @@ def test_registry_lists_the_new_names():
     assert set(names["bpa2"]["params"]) == {"C", "batch_size", "rho", "window", "slack"}
     assert set(names["bpa1"]["params"]) == {"C", "batch_size", "window"}
     assert names["l1-pa"]["params"]["beta"]["default"] == 100.0
-    assert cwkit.make("bpa-ls").variant == "bpa-ls"
+    assert last_iterate("bpa-ls").variant == "bpa-ls"

@@ -4,7 +4,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from conftest import make_binary
+from conftest import last_iterate, make_binary
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_softmax
 
@@ -113,7 +113,7 @@ def test_probabilities_rank_as_the_scores(name, K):
     probabilities are ordered as its scores; the largest is predict's class."""
     rng = np.random.default_rng(4)
     X, y = make_binary(rng, n=120, d=5) if K == 2 else make_multiclass(rng, n=120)
-    est = cwkit.make(name).fit(X[:80], y[:80])
+    est = last_iterate(name).fit(X[:80], y[:80])
     P = est.predict_proba(X[80:])
     s = est.decision_function(X[80:])
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
@@ -136,8 +136,8 @@ def test_rounds_are_the_scores_before_each_update(name, K):
     """The window holds each row's decision_function just before the row was learnt."""
     rng = np.random.default_rng(9)
     X, y = make_binary(rng, n=40, d=4) if K == 2 else make_multiclass(rng, n=40, K=3)
-    est = cwkit.make(name).fit(X, y)
-    one = cwkit.make(name)
+    est = last_iterate(name).fit(X, y)
+    one = last_iterate(name)
     expected = []
     for i in range(len(y)):
         expected.append(one.decision_function(X[i:i + 1])[0] if i else
@@ -151,15 +151,15 @@ def test_rounds_are_the_scores_before_each_update(name, K):
 def test_fit_resets_and_partial_fit_adds():
     rng = np.random.default_rng(1)
     X, y = make_binary(rng, n=200, d=5)
-    est = cwkit.make("pa1").fit(X[:100], y[:100])
+    est = last_iterate("pa1").fit(X[:100], y[:100])
     assert est._calibration.seen == 100
     est.partial_fit(X[100:150], y[100:150])
     assert est._calibration.seen == 150
-    twin = cwkit.make("pa1").partial_fit(X[:100], y[:100]).partial_fit(X[100:150], y[100:150])
+    twin = last_iterate("pa1").partial_fit(X[:100], y[:100]).partial_fit(X[100:150], y[100:150])
     np.testing.assert_array_equal(est._calibration.rounds()[0], twin._calibration.rounds()[0])
     np.testing.assert_array_equal(est._calibration.slopes(), twin._calibration.slopes())
     est.fit(X[150:], y[150:])
-    fresh = cwkit.make("pa1").fit(X[150:], y[150:])
+    fresh = last_iterate("pa1").fit(X[150:], y[150:])
     assert est._calibration.seen == 50
     np.testing.assert_array_equal(est.predict_proba(X), fresh.predict_proba(X))
 
@@ -167,7 +167,7 @@ def test_fit_resets_and_partial_fit_adds():
 def test_passes_add_rounds():
     """Every pass of fit records its rounds (window permitting)."""
     X, y = make_binary(np.random.default_rng(2), n=60, d=4)
-    est = cwkit.make("arow", n_passes=3).fit(X, y)
+    est = last_iterate("arow", n_passes=3).fit(X, y)
     assert est._calibration.seen == 180
 
 
@@ -175,7 +175,7 @@ def test_passes_add_rounds():
 def test_save_load_keeps_the_rounds(tmp_path, K):
     rng = np.random.default_rng(3)
     X, y = make_binary(rng, n=90, d=4) if K == 2 else make_multiclass(rng, n=90, K=3)
-    est = cwkit.make("cw").fit(X, y)
+    est = last_iterate("cw").fit(X, y)
     cwkit.save(est, tmp_path / "m.cwk")
     back = cwkit.load(tmp_path / "m.cwk")
     np.testing.assert_array_equal(back.predict_proba(X), est.predict_proba(X))
@@ -196,7 +196,7 @@ def _rewrite(path, out, drop=(), replace=None):
 def test_old_file_without_rounds_loads_with_the_default_slope(tmp_path):
     """A file written before the rounds were saved: the default slope until new rounds."""
     X, y = make_binary(np.random.default_rng(5), n=80, d=4)
-    est = cwkit.make("pa1").fit(X, y)
+    est = last_iterate("pa1").fit(X, y)
     cwkit.save(est, tmp_path / "new.cwk")
     _rewrite(tmp_path / "new.cwk", tmp_path / "old.cwk",
              drop=("calibration/scores", "calibration/labels"))
@@ -212,7 +212,7 @@ def test_old_file_without_rounds_loads_with_the_default_slope(tmp_path):
 @pytest.mark.parametrize("damage", ["nan", "label", "shape", "one"])
 def test_damaged_rounds_are_a_clear_error(tmp_path, damage):
     X, y = make_binary(np.random.default_rng(6), n=30, d=3)
-    cwkit.save(cwkit.make("pa1").fit(X, y), tmp_path / "m.cwk")
+    cwkit.save(last_iterate("pa1").fit(X, y), tmp_path / "m.cwk")
     z = dict(np.load(tmp_path / "m.cwk", allow_pickle=False))
     S, L = z["calibration/scores"].copy(), z["calibration/labels"].copy()
     if damage == "nan":
@@ -232,7 +232,7 @@ def test_damaged_rounds_are_a_clear_error(tmp_path, damage):
 def test_file_meta_is_unchanged(tmp_path):
     """The rounds are arrays of their own: the metadata keeps its format and version."""
     X, y = make_binary(np.random.default_rng(8), n=30, d=3)
-    cwkit.save(cwkit.make("arow").fit(X, y), tmp_path / "m.cwk")
+    cwkit.save(last_iterate("arow").fit(X, y), tmp_path / "m.cwk")
     with zipfile.ZipFile(tmp_path / "m.cwk") as z:
         meta = json.loads(np.lib.format.read_array(z.open("__meta__.npy")).tobytes())
         assert {"calibration/scores.npy", "calibration/labels.npy"} <= set(z.namelist())

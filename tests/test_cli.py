@@ -80,20 +80,23 @@ def ref_perceptron(X, y_train, y_clean=None, passes=1, every=0, average=False):
 
 
 def check_both_test_errors(res, X, y, Xt, yt, **options):
-    """``test_error`` is the averaged perceptron's, ``last_test_error`` the last
-    iterate's (the reference with and without the average)."""
+    """``avg_test_error`` is the averaged perceptron's, ``last_test_error`` the last
+    iterate's (the reference with and without the average), ``test_error`` the plain
+    perceptron's (the model of the name)."""
     w_avg = ref_perceptron(X, y, average=True, **options)[0]
     w_last = ref_perceptron(X, y, **options)[0]
     assert error_rate(w_avg, Xt, yt) != error_rate(w_last, Xt, yt)   # the test can tell
-    assert res["test_error"] == pytest.approx(error_rate(w_avg, Xt, yt))
+    assert res["avg_test_error"] == pytest.approx(error_rate(w_avg, Xt, yt))
     assert res["last_test_error"] == pytest.approx(error_rate(w_last, Xt, yt))
-    assert res["params"]["average"] is True
+    assert res["test_error"] == res["last_test_error"] and res["params"]["average"] is False
 
 
-def ref_pa1(X, y, C):
-    """PA-I with a constant feature: tau = min(C, loss / ||x~||^2) ([PA06])."""
+def ref_pa1(X, y, C, average=False):
+    """PA-I with a constant feature: tau = min(C, loss / ||x~||^2) ([PA06]); with
+    `average`, the mean of the weights after every round."""
     Xa = augment(X)
     w = np.zeros(Xa.shape[1])
+    total = np.zeros_like(w)
     mistakes = 0
     for x, t in zip(Xa, y):
         s = w @ x
@@ -101,7 +104,8 @@ def ref_pa1(X, y, C):
         loss = max(0.0, 1 - t * s)
         if loss > 0:
             w += min(C, loss / (x @ x)) * t * x
-    return w, mistakes
+        total += w
+    return (total / len(y) if average else w), mistakes
 
 
 def error_rate(w, X, y):
@@ -120,14 +124,14 @@ def data(tmp_path):
 
 RESULT_KEYS = {"algo": str, "params": dict, "examples": (int, float), "mistakes": (int, float),
                "online_error": float, "updates": (int, float), "test_error": (float, type(None)),
-               "last_test_error": (float, type(None)),
+               "last_test_error": (float, type(None)), "avg_test_error": (float, type(None)),
                "passes": int, "seconds": float, "online_error_sd": (float, type(None)),
                "test_error_sd": (float, type(None)), "last_test_error_sd": (float, type(None)),
-               "trials": int,
+               "avg_test_error_sd": (float, type(None)), "trials": int,
                "tuned": (dict, list, type(None)), "failed": (dict, type(None)),
                "notes": list}
 TASK_KEYS = {"data": str, "n_examples": int, "n_features": int, "n_classes": int,
-             "results": list, "seconds": float, "interrupted": bool}
+             "results": list, "seconds": float, "interrupted": bool, "run": dict}
 
 
 def check_schema(report):
@@ -210,8 +214,9 @@ def test_eval_cross_validation(capsys, data):
     assert res["online_error"] == pytest.approx(np.mean(online))
     assert res["online_error_sd"] == pytest.approx(np.std(online, ddof=1))
     assert test != last
-    assert res["test_error"] == pytest.approx(np.mean(test))
-    assert res["test_error_sd"] == pytest.approx(np.std(test, ddof=1))
+    assert res["avg_test_error"] == pytest.approx(np.mean(test))
+    assert res["avg_test_error_sd"] == pytest.approx(np.std(test, ddof=1))
+    assert res["test_error"] == res["last_test_error"]      # the plain perceptron's
     assert res["last_test_error"] == pytest.approx(np.mean(last))
     assert res["last_test_error_sd"] == pytest.approx(np.std(last, ddof=1))
 
@@ -221,7 +226,10 @@ def test_eval_grid_first_half(capsys, data):
     grid = [0.001, 0.01, 0.1, 1.0]
     report = run_json(capsys, "eval", "--algos", "pa1", "--grid",
                       "pa1.C=" + ",".join(map(str, grid)), "--tune-on", "first-half", train)
-    best = min(grid, key=lambda c: ref_pa1(X[:150], y[:150], c)[1])
+    # each value's averaged model (pa1's default) trained on the first half, scored on
+    # the second
+    best = min(grid, key=lambda c: error_rate(ref_pa1(X[:150], y[:150], c, average=True)[0],
+                                              X[150:], y[150:]))
     (res,) = report["tasks"][0]["results"]
     assert res["tuned"] == {"C": best} and res["params"]["C"] == best
     assert res["mistakes"] == ref_pa1(X, y, best)[1]
@@ -440,15 +448,14 @@ def test_eval_synthetic_repeats_twonorm_and_drift(capsys):
     assert task["results"][0]["test_error"] is None
 
 
-def test_eval_reports_the_averaged_and_the_last_test_error(capsys, data):
-    """Every learner averages unless average is set for it; test_error and
-    last_test_error are those of cwkit.make(name, average=True / False) on the same
-    split, in JSON and CSV."""
+def test_eval_reports_the_model_the_last_iterate_and_the_average(capsys, data):
+    """test_error is that of cwkit.make(name, **params), last_test_error and
+    avg_test_error those of average=False / True, on the same split, in JSON and CSV."""
     *_, train, test = data
     X, y = cwkit.load_svmlight(train)[:2]
     Xt, yt = cwkit.load_svmlight(test, n_features=X.shape[1])[:2]
-    argv = ("eval", "--algos", "pa1,arow,cw:average=false,sop", "--param", "arow.average=false",
-            "--param", "sop.average=true", train, "--test", test)
+    argv = ("eval", "--algos", "pa1,arow,cw:average=false,sop", "--param", "arow.average=true",
+            "--param", "sop.average=false", train, "--test", test)
     report = run_json(capsys, *argv)
     check_schema(report)
     pa1, arow, cw, sop = report["tasks"][0]["results"]
@@ -456,18 +463,19 @@ def test_eval_reports_the_averaged_and_the_last_test_error(capsys, data):
     def err(name, **p):
         return float(np.mean(cwkit.make(name, **p).fit(X, y).predict(Xt) != yt))
 
-    assert pa1["test_error"] == err("pa1", average=True)
-    assert pa1["last_test_error"] == err("pa1", average=False)
-    assert pa1["test_error"] != pa1["last_test_error"]
-    for res, name, value in ((arow, "arow", False), (cw, "cw", False), (sop, "sop", True)):
+    assert pa1["test_error"] == pa1["avg_test_error"] == err("pa1") == err("pa1", average=True)
+    assert pa1["last_test_error"] == err("pa1", average=False) != pa1["test_error"]
+    for res, name, value in ((arow, "arow", True), (cw, "cw", False), (sop, "sop", False)):
         assert res["test_error"] == err(name, average=value)
-        assert res["last_test_error"] is None and res["last_test_error_sd"] is None
+        assert res["last_test_error"] == err(name, average=False)
+        assert res["avg_test_error"] == err(name, average=True)
+        assert res["params"]["average"] is value
     rc, out, _ = run(capsys, *argv, "--format", "csv", "--quiet")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert float(rows[0]["last_test_error"]) == pa1["last_test_error"]
-    assert [r["last_test_error"] for r in rows[1:]] == ["", "", ""]
+    assert float(rows[1]["avg_test_error"]) == arow["avg_test_error"]
     rc, out, _ = run(capsys, *argv, "--quiet")
-    assert "last err" in out.splitlines()[1]
+    assert out.splitlines()[1].split()[7:13] == ["test", "err", "last", "err", "avg", "err"]
 
 
 def test_eval_tasks_report_both_test_errors(capsys, tmp_path):
@@ -477,17 +485,19 @@ def test_eval_tasks_report_both_test_errors(capsys, tmp_path):
     for task, c in zip(report["tasks"], (1, 2, 3)):
         yb = np.where(y == c, 1, -1)
         (res,) = task["results"]
-        for key, value in (("test_error", True), ("last_test_error", False)):
+        for key, value in (("avg_test_error", True), ("last_test_error", False)):
             est = cwkit.make("pa", average=value).partial_fit(X, yb, classes=[-1, 1])
             assert res[key] == pytest.approx(np.mean(est.predict(X) != yb)), (c, key)
 
 
 def test_eval_without_test_rows_does_not_average(capsys, data):
-    """No test rows: no averaging state is built (the learners are the plain models)."""
+    """No test rows: the learners are the models of their parameters, nothing more."""
     *_, train, _ = data
     report = run_json(capsys, "eval", "--algos", "pa1,arow", train)
-    for res in report["tasks"][0]["results"]:
-        assert "average" not in res["params"] and res["last_test_error"] is None
+    pa1, arow = report["tasks"][0]["results"]
+    assert pa1["params"]["average"] is True and arow["params"]["average"] is False
+    for res in (pa1, arow):
+        assert res["last_test_error"] is None and res["avg_test_error"] is None
 
 
 def _three_class(tmp_path):
@@ -534,7 +544,8 @@ def test_eval_multiclass_top1(capsys, tmp_path):
     task = report["tasks"][0]
     assert task["n_classes"] == 3
     res = task["results"][0]
-    assert res["params"] == {"multiclass": "top1", "k": 1}
+    assert res["params"] == {"multiclass": "top1", "k": 1, "average": False,
+                             "fit_intercept": True, "intercept_scaling": 1.0}
     assert res["mistakes"] == ref_multiclass_perceptron(X, y - 1, y - 1)
     # noise: another label uniformly at random; mistakes against the clean labels
     report = run_json(capsys, "eval", "--algos", "perceptron", "--noise", "0.3", path)
@@ -1034,7 +1045,8 @@ def test_sigint_in_the_middle_of_a_run(tmp_path):
     assert proc.returncode == 130, err
     assert "INTERRUPTED: partial results" in out and "pa" in out and "arow" in out
     assert "cwkit: interrupted: the results of 1 of 1 task(s)" in err
-    examples = int(next(ln for ln in out.splitlines() if ln.startswith("pa")).split()[2])
+    examples = int(next(ln for ln in out.splitlines()
+                        if ln.startswith("pa")).split()[2].replace(",", ""))
     assert examples >= 8000 and examples % 500 == 0
 
 
@@ -1173,3 +1185,31 @@ def test_bad_line_reported_as_a_full_scan_would(tmp_path, capsys):
             assert (rc, out) == (1, "")
             assert err == f"cwkit: error: {path}:6001: {full.value.message}\n"
         assert not (tmp_path / "m.npz").exists()
+
+
+@pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "three-class"])
+def test_eval_ranks_the_model_train_saves_for_every_name(capsys, tmp_path, multiclass):
+    """For every name, eval's test error is the error of `cwkit train` -> `cwkit predict`
+    on the same files, exactly: one default everywhere."""
+    if multiclass:
+        X, y, _ = _three_class(tmp_path)
+        train = write_svm(tmp_path / "tr.svm", X[:150], y[:150])
+        test = write_svm(tmp_path / "te.svm", X[150:], y[150:])
+        yt = y[150:]
+    else:
+        X, y = make_data(n=200, seed=3)
+        Xt, yt = make_data(n=100, seed=4)
+        train, test = write_svm(tmp_path / "tr.svm", X, y), write_svm(tmp_path / "te.svm", Xt, yt)
+    names = [e["name"] for e in cwkit.algorithms()]
+    report = run_json(capsys, "eval", "--algos", ",".join(names), train, "--test", test)
+    by_name = {r["algo"]: r for r in report["tasks"][0]["results"]}
+    for name in names:
+        model = tmp_path / f"{name}.cwk"
+        rc, _, err = run(capsys, "train", "--algo", name, train, "-o", model, "--quiet")
+        assert rc == 0, err
+        rc, out, _ = run(capsys, "predict", model, test, "--quiet")
+        predicted = np.array([float(v) for v in out.split()])
+        res = by_name[name]
+        assert res["test_error"] == np.mean(predicted != yt), name
+        assert res["test_error"] == res["avg_test_error" if res["params"]["average"]
+                                        else "last_test_error"], name

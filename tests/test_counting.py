@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import cwkit
+from conftest import last_iterate
 from cwkit import _core
 from cwkit._rowdata import as_rows
 
@@ -37,7 +38,7 @@ def _multiclass_data(n=120, d=6, K=3, seed=1):
 def _model(name, n_classes, n_features, **params):
     """The model of `name`, with the diagonal covariance unless `params` give one and an
     intercept feature of 1, as the references."""
-    est = cwkit.make(name, **params)
+    est = last_iterate(name, **params)
     if "covariance" in est.get_params() and "covariance" not in params:
         est.set_params(covariance="diag")
     est._choose(as_rows(np.ones((1, n_features))), n_classes)
@@ -159,7 +160,7 @@ def _former_noise_mistakes(name, params, X, y_clean, y_train, flipped, classes):
     call each; a flipped row predicted first with ``decision_function`` (binary, a score
     of 0 errs) or ``predict`` (multi-class) against its clean label, the others counted
     by ``mistakes_``."""
-    est = cwkit.make(name, **params)
+    est = last_iterate(name, **params)
     mistakes = 0
     for i in range(len(y_clean)):
         if flipped[i]:

@@ -416,13 +416,15 @@ def test_cli_train_and_eval_on_a_running_scheduler(client, files, tmp_path, caps
     assert [r["algo"] for r in out["results"]] == ["pa", "arow", "pa:average=false"]
     assert len(out["results"][0]["rounds"]) == 2
     assert 0 <= out["results"][1]["test_error"] < 0.5
-    # averaged by default with --test; the last iterate is the model average=False mixes
+    # with --test both the average and the last iterate; the last iterate is the model
+    # average=False mixes; test_error is the model of the parameters
     pa, arow, last = out["results"]
-    assert pa["last_test_error"] == last["test_error"] and last["last_test_error"] is None
-    assert arow["last_test_error"] is not None
+    assert pa["last_test_error"] == last["test_error"] == last["last_test_error"]
+    assert pa["test_error"] == pa["avg_test_error"] == last["avg_test_error"]
+    assert arow["test_error"] == arow["last_test_error"]
     assert cli.main(["eval", "--algos", "pa", "--dask", address, "--rounds", "2",
                      "--test", path, path, "-q"]) == 0
-    assert "(averaged), last iterate" in capsys.readouterr().out
+    assert ", last iterate " in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -76,8 +76,8 @@ def test_algorithms_md_lists_the_common_parameters_with_their_defaults():
     table = next(rows for header, rows in _tables(_algorithms_md())
                  if header[:3] == ["parameter", "default", "valid values"])
     documented = {_names(row[0])[0]: (row[1], row[2]) for row in table}
-    defaults = inspect.signature(cwkit.Perceptron).parameters
-    assert documented == {p: (f"`{defaults[p].default!r}`", c.describe())
+    defaults = inspect.signature(cwkit.PassiveAggressive).parameters  # (every rule's but
+    assert documented == {p: (f"`{defaults[p].default!r}`", c.describe())  # perceptron's)
                           for p, c in COMMON.items()}
 
 

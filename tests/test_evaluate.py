@@ -161,9 +161,10 @@ def _error(est, X, y):
 
 @pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "top1"])
 @pytest.mark.parametrize("name", NAMES)
-def test_test_errors_are_the_averaged_and_the_plain_model(name, multiclass):
-    """test_error = cwkit.make(name, average=True)'s, last_test_error = average=False's,
-    on the same split, exactly; the online counters are the plain model's."""
+def test_test_errors_are_the_default_model_its_last_iterate_and_average(name, multiclass):
+    """test_error = cwkit.make(name)'s (the model train saves), last_test_error =
+    average=False's, avg_test_error = average=True's, on the same split, exactly; the
+    online counters are the plain model's."""
     from cwkit.evaluate import evaluate
 
     X, y, Xt, yt = _split(multiclass)
@@ -171,14 +172,15 @@ def test_test_errors_are_the_averaged_and_the_plain_model(name, multiclass):
                     test=ArraySource(Xt, yt, "test", batch_size=70))
     (res,) = task["results"]
     classes = np.unique(y)
+    default = make(name).partial_fit(X, y, classes=classes)
     avg = make(name, average=True).partial_fit(X, y, classes=classes)
     plain = make(name, average=False).partial_fit(X, y, classes=classes)
     assert res["failed"] is None
-    assert res["test_error"] == _error(avg, Xt, yt)
+    assert res["test_error"] == _error(default, Xt, yt)
+    assert res["avg_test_error"] == _error(avg, Xt, yt)
     assert res["last_test_error"] == _error(plain, Xt, yt)
     assert res["mistakes"] == plain.mistakes_ and res["updates"] == plain.n_updates_
-    # shown where the name does not fix it (avg-perceptron: average=True by name)
-    assert res["params"].get("average", make(name).average) is True
+    assert res["params"]["average"] is default._averaging()
 
 
 def test_the_two_test_errors_differ_where_averaging_matters():
@@ -188,12 +190,13 @@ def test_the_two_test_errors_differ_where_averaging_matters():
     X, y, Xt, yt = _split()
     task = evaluate(ArraySource(X, y, "train"), [AlgoSpec(n) for n in NAMES],
                     test=ArraySource(Xt, yt, "test"))
-    differ = [r["algo"] for r in task["results"] if r["test_error"] != r["last_test_error"]]
+    differ = [r["algo"] for r in task["results"]
+              if r["avg_test_error"] != r["last_test_error"]]
     assert len(differ) >= len(NAMES) // 2, differ
 
 
 @pytest.mark.parametrize("value", [False, True])
-def test_average_set_explicitly_reports_only_that_model(value):
+def test_average_set_explicitly_reports_that_model(value):
     from cwkit.evaluate import evaluate
 
     X, y, Xt, yt = _split()
@@ -201,25 +204,26 @@ def test_average_set_explicitly_reports_only_that_model(value):
                     test=ArraySource(Xt, yt, "test"))
     (res,) = task["results"]
     assert res["test_error"] == _error(make("pa", average=value).fit(X, y), Xt, yt)
-    assert res["last_test_error"] is None and res["last_test_error_sd"] is None
+    assert res["test_error"] == res["avg_test_error" if value else "last_test_error"]
+    assert res["params"]["average"] is value
 
 
-def test_without_test_rows_nothing_is_averaged():
-    """No test rows: the learners are the plain models (no averaging state, no cost)."""
+def test_without_test_rows_nothing_is_averaged_beyond_the_model():
+    """No test rows: the learners are the models of their parameters (no second
+    averaging state, no cost)."""
     from cwkit.evaluate import evaluate
 
     X, y, *_ = _split()
     task = evaluate(ArraySource(X, y, "train"), [AlgoSpec("pa"), AlgoSpec("arow")])
     for res in task["results"]:
-        assert "average" not in res["params"]
         assert res["test_error"] is None and res["last_test_error"] is None
-    assert not Learner(AlgoSpec("pa"), {}, np.unique(y), {}).model.average
-    assert Learner(AlgoSpec("pa"), {}, np.unique(y), {}, tested=True).model.average
+    assert not Learner(AlgoSpec("arow"), {}, np.unique(y), {}).model._averaging()
+    assert Learner(AlgoSpec("arow"), {}, np.unique(y), {}, tested=True).model.average
 
 
 def test_kernel_forms_average_where_they_can():
-    """A first-order kernel form averages its dual coefficients (both errors); a
-    second-order one has no average and is tested as it is (``test_error`` only)."""
+    """A first-order kernel form is scored averaged and not (its default: the last
+    iterate); a second-order one has no average and is tested as it is."""
     from cwkit.evaluate import evaluate
 
     X, y, Xt, yt = _split()
@@ -232,15 +236,17 @@ def test_kernel_forms_average_where_they_can():
         assert res["failed"] is None
         averaged = make(name, **k) if name == "avg-perceptron" else make(name, **k,
                                                                           average=True)
-        assert res["test_error"] == _error(averaged.fit(X, y), Xt, yt)
+        assert res["avg_test_error"] == _error(averaged.fit(X, y), Xt, yt)
         assert res["last_test_error"] == _error(make(plain, **k).fit(X, y), Xt, yt)
-    assert arow["failed"] is None and arow["last_test_error"] is None
-    assert arow["test_error"] == _error(make("arow", **k).fit(X, y), Xt, yt)
+        assert res["test_error"] == _error(make(name, **k).fit(X, y), Xt, yt)
+    assert arow["failed"] is None and arow["avg_test_error"] is None
+    assert arow["test_error"] == arow["last_test_error"] == _error(
+        make("arow", **k).fit(X, y), Xt, yt)
 
 
 @pytest.mark.parametrize("options", [{"cv": 3}, {"repeats": 3, "shuffle": True}],
                          ids=["cv", "repeats"])
-def test_folds_and_repeats_report_both_means_and_sds(options):
+def test_folds_and_repeats_report_every_mean_and_sd(options):
     """Under --cv / --repeats, the averaged and last columns (mean, sd) are those of the
     runs with average=True and average=False given explicitly."""
     from cwkit.evaluate import evaluate
@@ -256,30 +262,38 @@ def test_folds_and_repeats_report_both_means_and_sds(options):
     by = {r["algo"]: r for r in explicit["results"]}
     for res in default["results"]:
         avg, last = by[res["algo"] + "True"], by[res["algo"] + "False"]
+        own = avg if res["params"]["average"] else last
         assert res["trials"] == 3
-        assert (res["test_error"], res["test_error_sd"]) == (avg["test_error"],
-                                                             avg["test_error_sd"])
-        assert (res["last_test_error"], res["last_test_error_sd"]) == (
-            last["test_error"], last["test_error_sd"])
+        for key, other in (("test", own), ("avg_test", avg), ("last_test", last)):
+            assert (res[key + "_error"], res[key + "_error_sd"]) == (
+                other["test_error"], other["test_error_sd"])
         assert res["last_test_error_sd"] is not None
         assert res["online_error"] == avg["online_error"] == last["online_error"]
 
 
-def test_grid_chooses_by_online_mistakes_for_both_columns():
-    """--grid tunes on online mistakes, which averaging does not change: the choice is
-    that of average=False, and both columns are of the chosen value."""
-    from cwkit.evaluate import evaluate
+def test_grid_tunes_on_the_held_out_error_of_the_model_reported():
+    """--grid trains each value's reported model on part of the training rows and
+    chooses by its error on the rest: the choice is the value with the least such
+    error, computed here by hand, for the averaged model and for the last iterate."""
+    from cwkit import evaluate as ev
 
     X, y, Xt, yt = _split()
     grid = {"C": [0.001, 0.1, 10.0]}
     src, test = ArraySource(X, y, "train"), ArraySource(Xt, yt, "test")
-    tuned = evaluate(src, [AlgoSpec("pa1", grid=grid)], test=test)["results"][0]
-    plain = evaluate(src, [AlgoSpec("pa1", {"average": False}, grid=grid)],
-                     test=test)["results"][0]
-    assert tuned["tuned"] == plain["tuned"]
-    C = tuned["tuned"]["C"]
-    assert tuned["test_error"] == _error(make("pa1", C=C, average=True).fit(X, y), Xt, yt)
-    assert tuned["last_test_error"] == plain["test_error"]
+    index = np.arange(y.size)
+    out = ev.datasets.row_uniform(ev._TUNE_SEED_OFFSET, index,
+                                  stream=ev._TUNE_STREAM) < ev.TUNE_HOLDOUT
+    rng = np.random.default_rng([ev._TUNE_SEED_OFFSET, 0])
+    order = index[~out][rng.permutation(int((~out).sum()))]
+    for average in (True, False):
+        errors = [_error(make("pa1", C=C, average=average).fit(X[order], y[order]),
+                         X[out], y[out]) for C in grid["C"]]
+        res = ev.evaluate(src, [AlgoSpec("pa1", {"average": average}, grid=grid)],
+                          test=test)["results"][0]
+        C = grid["C"][int(np.argmin(errors))]
+        assert res["tuned"] == {"C": C}, (average, errors)
+        assert res["test_error"] == _error(make("pa1", C=C, average=average).fit(X, y),
+                                           Xt, yt)
 
 
 # ------------------------------------------------------- learners of a chunk on threads

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_binary
+from conftest import last_iterate, make_binary
 
 import cwkit
 
@@ -35,8 +35,8 @@ def test_dense_and_csr_identical(any_case, data, fit_intercept):
     name, params = any_case
     X, y = data
     kw = dict(shuffle=True, random_state=1, n_passes=2, fit_intercept=fit_intercept, **params)
-    a = cwkit.make(name, **kw).fit(X, y)
-    b = cwkit.make(name, **kw).fit(sp.csr_matrix(X), y)
+    a = last_iterate(name, **kw).fit(X, y)
+    b = last_iterate(name, **kw).fit(sp.csr_matrix(X), y)
     _assert_same(a, b)
     assert (a.mistakes_, a.n_updates_, a.t_) == (b.mistakes_, b.n_updates_, b.t_)
     np.testing.assert_array_equal(a.decision_function(X),
@@ -46,23 +46,23 @@ def test_dense_and_csr_identical(any_case, data, fit_intercept):
 def test_other_sparse_formats_and_float32(any_case, data):
     name, params = any_case
     X, y = data
-    a = cwkit.make(name, shuffle=False, **params).fit(X, y)
+    a = last_iterate(name, shuffle=False, **params).fit(X, y)
     for Xo in (sp.csc_matrix(X), sp.coo_matrix(X), X.tolist()):
-        b = cwkit.make(name, shuffle=False, **params).fit(Xo, y)
+        b = last_iterate(name, shuffle=False, **params).fit(Xo, y)
         _assert_same(a, b)
     X32 = X.astype(np.float32)
-    a = cwkit.make(name, shuffle=False, **params).fit(X32, y)
-    b = cwkit.make(name, shuffle=False, **params).fit(X32.astype(np.float64), y)
+    a = last_iterate(name, shuffle=False, **params).fit(X32, y)
+    b = last_iterate(name, shuffle=False, **params).fit(X32.astype(np.float64), y)
     _assert_same(a, b)
-    c = cwkit.make(name, shuffle=False, **params).fit(sp.csr_matrix(X32), y)
+    c = last_iterate(name, shuffle=False, **params).fit(sp.csr_matrix(X32), y)
     _assert_same(a, c)
 
 
 def test_partial_fit_in_pieces_equals_one_pass(any_case, data):
     name, params = any_case
     X, y = data
-    one = cwkit.make(name, **params).partial_fit(X, y)
-    parts = cwkit.make(name, **params)
+    one = last_iterate(name, **params).partial_fit(X, y)
+    parts = last_iterate(name, **params)
     mistakes = 0
     for lo, hi in [(0, 1), (1, 50), (50, 51), (51, 200)]:
         parts.partial_fit(X[lo:hi], y[lo:hi], classes=[-1, 1])
@@ -75,21 +75,21 @@ def test_partial_fit_in_pieces_equals_one_pass(any_case, data):
 def test_fit_is_deterministic_and_resets(any_case, data):
     name, params = any_case
     X, y = data
-    a = cwkit.make(name, shuffle=True, random_state=3, n_passes=3, **params).fit(X, y)
-    b = cwkit.make(name, shuffle=True, random_state=3, n_passes=3, **params)
+    a = last_iterate(name, shuffle=True, random_state=3, n_passes=3, **params).fit(X, y)
+    b = last_iterate(name, shuffle=True, random_state=3, n_passes=3, **params)
     b.fit(X[:20], y[:20])
     b.fit(X, y)
     _assert_same(a, b)
     assert b.t_ == 600
-    c = cwkit.make(name, shuffle=True, random_state=4, n_passes=3, **params).fit(X, y)
+    c = last_iterate(name, shuffle=True, random_state=4, n_passes=3, **params).fit(X, y)
     assert not np.array_equal(a.coef_, c.coef_) or name in ("sop",)
 
 
 def test_shuffle_false_is_one_ordered_pass(any_case, data):
     name, params = any_case
     X, y = data
-    a = cwkit.make(name, shuffle=False, **params).fit(X, y)
-    b = cwkit.make(name, **params).partial_fit(X, y)
+    a = last_iterate(name, shuffle=False, **params).fit(X, y)
+    b = last_iterate(name, **params).partial_fit(X, y)
     _assert_same(a, b)
 
 
@@ -98,7 +98,7 @@ def test_inputs_not_mutated(any_case, data):
     X, y = data
     Xs = sp.csr_matrix(X)
     copies = (X.copy(), y.copy(), Xs.data.copy(), Xs.indices.copy(), Xs.indptr.copy())
-    est = cwkit.make(name, **params).fit(X, y)
+    est = last_iterate(name, **params).fit(X, y)
     est.partial_fit(Xs, y)
     est.decision_function(Xs)
     for before, after in zip(copies, (X, y, Xs.data, Xs.indices, Xs.indptr)):
@@ -109,13 +109,13 @@ def test_zero_rows_make_no_update_and_no_nan(any_case):
     name, params = any_case
     X = np.zeros((30, 4))
     y = np.tile([1, -1], 15)
-    est = cwkit.make(name, fit_intercept=False, **params).partial_fit(X, y)
+    est = last_iterate(name, fit_intercept=False, **params).partial_fit(X, y)
     if name not in ("sop", "adagrad"):
         assert est.n_updates_ == 0
     assert np.all(est.coef_ == 0)
     for v in _attrs(est).values():
         assert np.all(np.isfinite(v))
-    with_icpt = cwkit.make(name, **params).partial_fit(X, y)
+    with_icpt = last_iterate(name, **params).partial_fit(X, y)
     for v in _attrs(with_icpt).values():
         assert np.all(np.isfinite(v))
 
@@ -129,7 +129,7 @@ def test_zero_rows_make_no_update_and_no_nan(any_case):
 def test_variances_stay_positive_and_never_increase(case, data):
     name, params = case
     X, y = data
-    est = cwkit.make(name, **params)
+    est = last_iterate(name, **params)
     prev = None
     for t in range(0, 200, 10):
         est.partial_fit(X[t:t + 10], y[t:t + 10], classes=[-1, 1])
@@ -149,7 +149,7 @@ def test_many_rounds_drive_variance_toward_zero_without_nan(name):
     """10^5 rounds on the same feature shrink its variance; nothing becomes NaN or 0."""
     X = sp.csr_matrix(np.ones((100_000, 1)))
     y = np.where(np.arange(100_000) % 3 == 0, -1, 1)
-    est = cwkit.make(name, covariance="diag")
+    est = last_iterate(name, covariance="diag")
     if name == "cw-stdev":
         # The literal diagonal CW-Stdev collapses Sigma geometrically on contradictory labels
         # (the numpy reference reaches inf/NaN after ~600 rounds): a clear error, no NaN.
@@ -168,7 +168,7 @@ def test_extreme_but_representable_values_give_no_nan(any_case, scale):
     name, params = any_case
     X, y = make_binary(np.random.default_rng(2), n=50, d=3)
     try:
-        est = cwkit.make(name, **params).partial_fit(X * scale, y)
+        est = last_iterate(name, **params).partial_fit(X * scale, y)
     except cwkit.ModelError as exc:
         assert "row" in str(exc) and "scale the features" in str(exc).lower()
         return
@@ -181,11 +181,11 @@ def test_overflowing_input_raises_clear_error(any_case):
     name, params = any_case
     X = np.array([[1e300, 1e300, -1e300]])
     with pytest.raises(cwkit.ModelError, match=r"row 0: .*(not finite|overflow)"):
-        cwkit.make(name, **params).partial_fit(X, [1], classes=[-1, 1])
+        last_iterate(name, **params).partial_fit(X, [1], classes=[-1, 1])
 
 
 def test_overflowing_update_leaves_state_as_before():
-    est = cwkit.make("pa", fit_intercept=False)
+    est = last_iterate("pa", fit_intercept=False)
     est.partial_fit(np.array([[1.0, 0.0]]), [1], classes=[-1, 1])
     before = est.coef_.copy()
     with pytest.raises(cwkit.ModelError, match="row 0: this update would overflow"):
@@ -196,14 +196,14 @@ def test_overflowing_update_leaves_state_as_before():
 def test_l2_pa_infeasible_beta_names_the_row():
     X = np.array([[1.0, 0.0], [0.1, 0.0]])
     with pytest.raises(cwkit.ModelError, match=r"l2-pa: row 1: beta\^2 \|\|x\|\|\^2 <= 1"):
-        cwkit.make("l2-pa", beta=2.0, fit_intercept=False).partial_fit(X, [1, 1], classes=[0, 1])
+        last_iterate("l2-pa", beta=2.0, fit_intercept=False).partial_fit(X, [1, 1], classes=[0, 1])
 
 
 def test_labels_any_two_values_second_is_positive(data):
     X, y = data
     labels = np.where(y > 0, "spam", "ham")
-    a = cwkit.make("arow").partial_fit(X, labels)
-    b = cwkit.make("arow").partial_fit(X, y)
+    a = last_iterate("arow").partial_fit(X, labels)
+    b = last_iterate("arow").partial_fit(X, y)
     assert list(a.classes_) == ["ham", "spam"]
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert set(a.predict(X)) <= {"ham", "spam"}
@@ -214,28 +214,28 @@ def test_labels_any_two_values_second_is_positive(data):
 def test_errors_name_the_problem(data):
     X, y = data
     with pytest.raises(ValueError, match="parameter 'C'.*expected a real number in \\(0"):
-        cwkit.make("pa1", C=-1.0)
+        last_iterate("pa1", C=-1.0)
     with pytest.raises(ValueError, match="arow: unknown parameter 'C'"):
-        cwkit.make("arow", C=1.0)
+        last_iterate("arow", C=1.0)
     with pytest.raises(ValueError, match="unknown algorithm 'paa'"):
-        cwkit.make("paa")
+        last_iterate("paa")
     with pytest.raises(ValueError, match="parameter 'eta'"):
         cwkit.ConfidenceWeighted(eta=0.4).fit(X, y)
-    est = cwkit.make("pa1").fit(X, y)
+    est = last_iterate("pa1").fit(X, y)
     with pytest.raises(ValueError, match="X has 5 features, but PassiveAggressive is expecting 12"):
         est.partial_fit(X[:, :5], y)
     with pytest.raises(ValueError, match="NaN, inf"):
-        cwkit.make("pa1").fit(np.where(X == X[3, 2], np.nan, X), y)
+        last_iterate("pa1").fit(np.where(X == X[3, 2], np.nan, X), y)
     with pytest.raises(ValueError, match="at least 2 classes"):
-        cwkit.make("pa1").fit(X, np.ones_like(y))
+        last_iterate("pa1").fit(X, np.ones_like(y))
     with pytest.raises(ValueError, match="pass classes="):
-        cwkit.make("pa1").partial_fit(X[:3], [1, 1, 1])
+        last_iterate("pa1").partial_fit(X[:3], [1, 1, 1])
     with pytest.raises(ValueError, match="continuous"):
-        cwkit.make("pa1").fit(X, y + 0.5)
+        last_iterate("pa1").fit(X, y + 0.5)
     with pytest.raises(cwkit.NotFittedError, match="not fitted"):
-        cwkit.make("pa1").predict(X)
+        last_iterate("pa1").predict(X)
     with pytest.raises(ValueError, match="covariance='full' needs"):
-        cwkit.make("arow", covariance="full").fit(sp.random(3, 5000, format="csr"), [0, 1, 0])
+        last_iterate("arow", covariance="full").fit(sp.random(3, 5000, format="csr"), [0, 1, 0])
 
 
 def test_algorithms_lists_every_name_with_defaults():
@@ -246,7 +246,7 @@ def test_algorithms_lists_every_name_with_defaults():
     assert names["arow"]["params"]["r"]["default"] == 1.0
     assert "(0, inf)" in names["pa1"]["params"]["C"]["valid"]
     for a in names.values():
-        est = cwkit.make(a["name"])
+        est = last_iterate(a["name"])
         for p, spec in a["params"].items():
             assert getattr(est, p) == spec["default"]
 
@@ -255,9 +255,10 @@ def test_cw_stdev_invariant_to_initial_variance_a():
     """[ECCW08] Lemma 3: CW-Stdev's predictions do not depend on a (full and diagonal)."""
     X, y = make_binary(np.random.default_rng(9), n=150, d=6)
     for cov in ("diag", "full"):
-        base = cwkit.make("cw-stdev", covariance=cov, a=1.0, fit_intercept=False).partial_fit(X, y)
+        base = last_iterate("cw-stdev", covariance=cov, a=1.0,
+                            fit_intercept=False).partial_fit(X, y)
         for a in (0.01, 7.0):
-            other = cwkit.make("cw-stdev", covariance=cov, a=a, fit_intercept=False)
+            other = last_iterate("cw-stdev", covariance=cov, a=a, fit_intercept=False)
             other.partial_fit(X, y)
             assert other.mistakes_ == base.mistakes_
             np.testing.assert_array_equal(np.sign(other.decision_function(X)),
@@ -273,16 +274,16 @@ def test_rotation_invariance(name, params):
     rng = np.random.default_rng(4)
     X, y = make_binary(rng, n=80, d=5)
     R, _ = np.linalg.qr(rng.normal(size=(5, 5)))
-    a = cwkit.make(name, fit_intercept=False, **params).partial_fit(X, y)
-    b = cwkit.make(name, fit_intercept=False, **params).partial_fit(X @ R.T, y)
+    a = last_iterate(name, fit_intercept=False, **params).partial_fit(X, y)
+    b = last_iterate(name, fit_intercept=False, **params).partial_fit(X @ R.T, y)
     assert a.mistakes_ == b.mistakes_
     np.testing.assert_allclose(b.coef_[0], R @ a.coef_[0], rtol=1e-9, atol=1e-12)
 
 
 def test_prune_sigma_removes_small_weights_for_prediction_only():
     X, y = make_binary(np.random.default_rng(8), n=100, d=6)
-    full = cwkit.make("reg-pa").partial_fit(X, y)
-    pruned = cwkit.make("reg-pa", prune_sigma=1e-2).partial_fit(X, y)
+    full = last_iterate("reg-pa").partial_fit(X, y)
+    pruned = last_iterate("reg-pa", prune_sigma=1e-2).partial_fit(X, y)
     np.testing.assert_array_equal(full.coef_, pruned.coef_)
     w = full.coef_[0]
     order = np.argsort(np.abs(w), kind="stable")

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 import cwkit
 from cwkit._rowdata import as_rows
-from conftest import saved_loaded_and_learning_on
+from conftest import last_iterate, saved_loaded_and_learning_on
 from reference_kernel import (bpa_run, first_order_run, gram, second_order_run,
                               second_order_top1_run)
 
@@ -46,7 +46,7 @@ def _check_round(est, X, ids, coef):
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_first_order_binary_every_round(name, params, kernel, kp, sparse):
     Xin, X, y = data(sparse=sparse)
-    est = cwkit.make(name, kernel=kernel, **kp, **params)
+    est = last_iterate(name, kernel=kernel, **kp, **params)
     mistakes = 0
     for i, (ids, coef, mistake) in enumerate(first_order_run(name, X, y, kernel=kernel, kp=kp,
                                                               **params)):
@@ -58,7 +58,7 @@ def test_first_order_binary_every_round(name, params, kernel, kp, sparse):
     np.testing.assert_allclose(est.decision_function(Xin),
                                (est.dual_coef_ @ Kt)[0] + est.intercept_[0], rtol=1e-10,
                                atol=1e-12)
-    fitted = cwkit.make(name, kernel=kernel, **kp, **params).fit(Xin, y)
+    fitted = last_iterate(name, kernel=kernel, **kp, **params).fit(Xin, y)
     assert fitted.mistakes_ == mistakes
     np.testing.assert_array_equal(fitted.dual_coef_, est.dual_coef_)
 
@@ -67,14 +67,14 @@ def test_first_order_binary_every_round(name, params, kernel, kp, sparse):
 def test_first_order_top1_every_round(name, params):
     K = 4
     Xin, X, y = data(n=50, K=K, seed=3)
-    est = cwkit.make(name, kernel="rbf", gamma=0.4, **params)
+    est = last_iterate(name, kernel="rbf", gamma=0.4, **params)
     mistakes = 0
     for i, (ids, coef, mistake) in enumerate(first_order_run(name, X, y, K, kernel="rbf",
                                                               kp={"gamma": 0.4}, **params)):
         est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=np.arange(K))
         mistakes += mistake
         _check_round(est, X, ids, coef)
-    assert cwkit.make(name, kernel="rbf", gamma=0.4, **params).fit(Xin, y).mistakes_ == mistakes
+    assert last_iterate(name, kernel="rbf", gamma=0.4, **params).fit(Xin, y).mistakes_ == mistakes
     scores = est.decision_function(Xin)
     assert scores.shape == (len(y), K)
     np.testing.assert_allclose(scores, (est.dual_coef_ @ gram(X[ids], X, "rbf", gamma=0.4,
@@ -87,7 +87,7 @@ def test_first_order_top1_every_round(name, params):
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_second_order_every_round(name, params, kernel, kp, sparse):
     Xin, X, y = data(sparse=sparse, seed=1)
-    est = cwkit.make(name, kernel=kernel, **kp, **params)
+    est = last_iterate(name, kernel=kernel, **kp, **params)
     for i, (ids, mu, Z, _) in enumerate(second_order_run(name, X, y, kernel=kernel, kp=kp,
                                                           **params)):
         est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[-1, 1])
@@ -111,9 +111,9 @@ PRIMAL = [(n, p) for n, p in FIRST_ORDER] + [
 def test_degree_one_poly_is_the_primal_rule(name, params, fit_intercept):
     """poly, degree 1, gamma 1, coef0 0 (+ the intercept's bias^2) is the primal rule."""
     Xin, X, y = data(n=60, seed=5)
-    primal = cwkit.make(name, fit_intercept=fit_intercept, **params)
+    primal = last_iterate(name, fit_intercept=fit_intercept, **params)
     kp = {k: v for k, v in params.items() if k != "covariance"}
-    dual = cwkit.make(name, kernel="poly", degree=1, gamma=1.0, coef0=0.0,
+    dual = last_iterate(name, kernel="poly", degree=1, gamma=1.0, coef0=0.0,
                       fit_intercept=fit_intercept, **kp)
     for i in range(len(y)):
         primal.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
@@ -129,8 +129,8 @@ def test_degree_one_poly_is_the_primal_rule(name, params, fit_intercept):
 @pytest.mark.parametrize("name", ["perceptron", "pa", "pa2", "reg-pa"])
 def test_degree_one_poly_is_the_primal_top1(name):
     Xin, X, y = data(n=60, K=3, seed=6)
-    primal = cwkit.make(name).fit(X, y)
-    dual = cwkit.make(name, kernel="poly", degree=1, gamma=1.0).fit(X, y)
+    primal = last_iterate(name).fit(X, y)
+    dual = last_iterate(name, kernel="poly", degree=1, gamma=1.0).fit(X, y)
     assert dual.mistakes_ == primal.mistakes_
     np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
                                rtol=1e-9, atol=1e-9)
@@ -152,7 +152,7 @@ BUDGET_CASES = ([(n, p, pol) for n, p in FIRST_ORDER + SECOND_ORDER
 def test_budget_every_round(name, params, policy, average):
     Xin, X, y = data(n=50, seed=2)
     B = 6
-    est = cwkit.make(name, kernel="rbf", gamma=0.5, budget=B, budget_policy=policy,
+    est = last_iterate(name, kernel="rbf", gamma=0.5, budget=B, budget_policy=policy,
                      **({"average": True} if average else {}), **params)
     if name in dict(SECOND_ORDER):
         run = second_order_run(name, X, y, kernel="rbf", kp={"gamma": 0.5}, budget=B,
@@ -174,7 +174,7 @@ def test_forgetron_shrinks(name, params):
     15 M / 32, and the Perceptron's weights are no longer all +-1 (plain removal's)."""
     Xin, X, y = data(n=80, seed=2)
     kw = dict(kernel="rbf", gamma=0.5, budget=4, **params)
-    est = cwkit.make(name, budget_policy="oldest", **kw).fit(X, y)
+    est = last_iterate(name, budget_policy="oldest", **kw).fit(X, y)
     aux = est._model.state["aux"]
     assert aux[5] != 0 and aux[5] <= 15 / 32 * aux[6]   # Q <= 15 M / 32, M: vectors added
     if name == "perceptron":
@@ -186,7 +186,7 @@ def test_forgetron_shrinks(name, params):
 def test_average_every_round(name, params, K):
     """average=True: the running mean of the dual coefficients over the rounds."""
     Xin, X, y = data(n=50, K=K, seed=5)
-    est = cwkit.make(name, kernel="rbf", gamma=0.4, **params,
+    est = last_iterate(name, kernel="rbf", gamma=0.4, **params,
                      **({} if "perceptron" in name else {"average": True}))
     classes = [-1, 1] if K == 2 else np.arange(K)
     for i, (ids, coef, _) in enumerate(first_order_run(name, X, y, K, kernel="rbf",
@@ -195,8 +195,8 @@ def test_average_every_round(name, params, K):
                                                         **params)):
         est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=classes)
         _check_round(est, X, ids, coef)
-    plain = cwkit.make(name, kernel="rbf", gamma=0.4, **params).fit(Xin, y)
-    fitted = cwkit.make(name, kernel="rbf", gamma=0.4, **params,
+    plain = last_iterate(name, kernel="rbf", gamma=0.4, **params).fit(Xin, y)
+    fitted = last_iterate(name, kernel="rbf", gamma=0.4, **params,
                         **({} if "perceptron" in name else {"average": True})).fit(Xin, y)
     assert plain.mistakes_ == fitted.mistakes_  # averaging reports, never changes the run
     np.testing.assert_allclose(fitted.dual_coef_, est.dual_coef_, rtol=1e-12)
@@ -211,7 +211,7 @@ def test_average_survives_the_scale_folding(name, p):
     range it is folded back from: the averages, sums of the same-signed weights, still
     match the plain sum of every round's coefficients."""
     _, X, y = data(n=400, seed=6)
-    est = cwkit.make(name, kernel="rbf", gamma=0.4, average=True, **p).fit(X, y)
+    est = last_iterate(name, kernel="rbf", gamma=0.4, average=True, **p).fit(X, y)
     *_, (ids, coef, _) = first_order_run(name, X, y, kernel="rbf", kp={"gamma": 0.4},
                                          average=True, **p)
     _check_round(est, X, ids, coef)
@@ -220,8 +220,8 @@ def test_average_survives_the_scale_folding(name, p):
 @pytest.mark.parametrize("name", ["pa1", "avg-perceptron", "arow"])
 def test_budget_larger_than_rounds_is_unbudgeted(name):
     Xin, X, y = data(n=30, seed=4)
-    a = cwkit.make(name, kernel="rbf", gamma=0.5, budget=31).fit(X, y)
-    b = cwkit.make(name, kernel="rbf", gamma=0.5).fit(X, y)
+    a = last_iterate(name, kernel="rbf", gamma=0.5, budget=31).fit(X, y)
+    b = last_iterate(name, kernel="rbf", gamma=0.5).fit(X, y)
     assert a.mistakes_ == b.mistakes_
     np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
@@ -232,8 +232,8 @@ def test_dense_and_csr_agree_and_save_load(tmp_path):
     for name, extra in (("pa1", {}), ("arow", {"multiclass": "ovr"}), ("cw", {}),
                         ("avg-perceptron", {"multiclass": "ovr"}), ("bpa2", {"batch_size": 4}),
                         ("bpa2", {"batch_size": 4, "multiclass": "top1"})):
-        d = cwkit.make(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(X, y)
-        s = cwkit.make(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(Xs, y)
+        d = last_iterate(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(X, y)
+        s = last_iterate(name, kernel="rbf", gamma=0.3, budget=10, **extra).fit(Xs, y)
         # training is identical; test-time scores are matrix products (BLAS rounding)
         np.testing.assert_array_equal(d.dual_coef_, s.dual_coef_)
         np.testing.assert_allclose(d.decision_function(X), s.decision_function(Xs),
@@ -257,7 +257,7 @@ def test_dense_and_csr_agree_and_save_load(tmp_path):
 
 def test_ovr_contract():
     _, X, y = data(n=60, K=3, seed=9)
-    est = cwkit.make("arow", kernel="rbf", gamma=0.3, multiclass="ovr").fit(X, y)
+    est = last_iterate("arow", kernel="rbf", gamma=0.3, multiclass="ovr").fit(X, y)
     Kt = gram(est.support_vectors_.toarray(), X, "rbf", gamma=0.3, bias=0.0)
     np.testing.assert_allclose(est.decision_function(X),
                                (est.dual_coef_ @ Kt).T + est.intercept_, rtol=1e-10)
@@ -273,33 +273,33 @@ def test_ovr_contract():
 def test_refusals():
     for name in ("sop", "adagrad", "l1-pa"):
         with pytest.raises(ValueError, match=f"{name} has no kernel form"):
-            cwkit.make(name, kernel="poly")
+            last_iterate(name, kernel="poly")
     with pytest.raises(ValueError, match="sop has no kernel form"):
-        cwkit.make("sop", kernel="rbf")
+        last_iterate("sop", kernel="rbf")
     with pytest.raises(ValueError, match="give kernel='rbf' or kernel='poly'"):
-        cwkit.make("pa1", gamma=0.5)
+        last_iterate("pa1", gamma=0.5)
     with pytest.raises(ValueError, match="not one of its kernel form's"):
-        cwkit.make("arow", kernel="rbf", covariance="full")
+        last_iterate("arow", kernel="rbf", covariance="full")
     with pytest.raises(ValueError, match="topk"):
-        cwkit.make("pa1", kernel="rbf", multiclass="topk")
+        last_iterate("pa1", kernel="rbf", multiclass="topk")
     with pytest.raises(ValueError, match="gamma"):
-        cwkit.make("pa1", kernel="rbf", gamma=-1.0)
+        last_iterate("pa1", kernel="rbf", gamma=-1.0)
     with pytest.raises(ValueError, match="budget"):
-        cwkit.make("pa1", kernel="rbf", budget=0)
+        last_iterate("pa1", kernel="rbf", budget=0)
     with pytest.raises(ValueError, match="own shrinkage"):
-        cwkit.make("pa1", kernel="rbf", budget=5, budget_policy="shrink")
+        last_iterate("pa1", kernel="rbf", budget=5, budget_policy="shrink")
     for name in ("arow", "cw", "bpa1"):
         with pytest.raises(ValueError, match="every dual coefficient"):
-            cwkit.make(name, kernel="rbf", average=True)
-    assert cwkit.make("reg-pa", kernel="rbf").budget_policy == "shrink"
+            last_iterate(name, kernel="rbf", average=True)
+    assert last_iterate("reg-pa", kernel="rbf").budget_policy == "shrink"
     _, X, y = data(n=20, K=3)
-    assert type(cwkit.make("pa1", kernel="linear")) is cwkit.PassiveAggressive
-    est = cwkit.make("pa1", kernel="rbf").fit(X, y)
+    assert type(last_iterate("pa1", kernel="linear")) is cwkit.PassiveAggressive
+    est = last_iterate("pa1", kernel="rbf").fit(X, y)
     assert not hasattr(est, "coef_")
 
 
 def test_nonfinite_row_is_reported():
-    est = cwkit.make("pa1", kernel="rbf", gamma=0.5)
+    est = last_iterate("pa1", kernel="rbf", gamma=0.5)
     X = np.array([[1.0, 0.0], [1e200, 1e200]])
     with pytest.raises(ValueError, match="row 1"):
         est.fit(X, [1, -1])
@@ -329,7 +329,7 @@ def test_compiled_and_blocked_scores_agree(kernel, kp, sparse, monkeypatch):
     from cwkit.models import kernel as km
     Xin, X, y = data(n=60, seed=12, sparse=sparse)
     for name in ("pa1", "arow"):
-        est = cwkit.make(name, kernel=kernel, **kp).fit(Xin, y)
+        est = last_iterate(name, kernel=kernel, **kp).fit(Xin, y)
         blocked = est.decision_function(Xin)
         p_blocked = est.predict_confidence(Xin) if name == "arow" else None
         monkeypatch.setattr(km, "DENSE_SUPPORT", -1)
@@ -360,7 +360,7 @@ def test_dense_support_vectors_and_a_narrow_width(name, params, gamma):
     else:
         run = list(first_order_run(name, X, y, kernel="rbf", kp=kp, **params))
     ids, coef, _ = run[-1]
-    est = cwkit.make(name, kernel="rbf", **kp, **params).fit(X, y)
+    est = last_iterate(name, kernel="rbf", **kp, **params).fit(X, y)
     assert est.mistakes_ == sum(mistake for *_, mistake in run)
     _check_round(est, X, ids, np.reshape(coef, (len(ids), -1)))
 
@@ -371,7 +371,7 @@ def test_rbf_values_down_to_the_least_subnormal(gamma):
     exp's value, subnormal ones included, and 0 past it."""
     import math
     X = sp.csr_matrix(np.array([[1.0, 0.0]]))
-    est = cwkit.make("pa", kernel="rbf", gamma=gamma, fit_intercept=False)
+    est = last_iterate("pa", kernel="rbf", gamma=gamma, fit_intercept=False)
     est.partial_fit(X, [1], classes=[-1, 1])
     far = sp.csr_matrix(np.array([[1.0, 1.0]]))          # ||x - x_0||^2 = 1
     want = est.dual_coef_[0, 0] * math.exp(-gamma)
@@ -384,14 +384,14 @@ def test_rbf_values_down_to_the_least_subnormal(gamma):
 def test_minibatch_every_round(variant, sparse):
     Xin, X, y = data(n=30, seed=13, sparse=sparse)
     kp = {"gamma": 0.4}
-    est = cwkit.make(variant, kernel="rbf", batch_size=4, C=0.5, **kp)
+    est = last_iterate(variant, kernel="rbf", batch_size=4, C=0.5, **kp)
     mistakes = 0
     for i, (ids, coef, mistake) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", kp)):
         est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[-1, 1])
         mistakes += mistake
         assert est.mistakes_ == mistake
         _check_round(est, X, ids, coef[:, None])
-    fitted = cwkit.make(variant, kernel="rbf", batch_size=4, C=0.5, **kp).fit(Xin, y)
+    fitted = last_iterate(variant, kernel="rbf", batch_size=4, C=0.5, **kp).fit(Xin, y)
     assert fitted.mistakes_ == mistakes
     np.testing.assert_allclose(fitted.decision_function(Xin), est.decision_function(Xin),
                                rtol=1e-12, atol=1e-14)
@@ -403,8 +403,8 @@ def test_minibatch_degree_one_poly_is_the_primal_rule(variant, B, window):
     # sliding: a row joins the support set once per window it is in (up to B times)
     Xin, X, y = data(n=50, seed=14)
     kw = dict(batch_size=B, C=0.5, window=window)
-    primal = cwkit.make(variant, **kw).fit(X, y)
-    dual = cwkit.make(variant, kernel="poly", degree=1, gamma=1.0, **kw).fit(X, y)
+    primal = last_iterate(variant, **kw).fit(X, y)
+    dual = last_iterate(variant, kernel="poly", degree=1, gamma=1.0, **kw).fit(X, y)
     assert dual.n_support_ <= B * 50
     assert dual.mistakes_ == primal.mistakes_
     np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
@@ -415,7 +415,7 @@ def test_minibatch_degree_one_poly_is_the_primal_rule(variant, B, window):
 @pytest.mark.parametrize("variant", ["bpa1", "bpa-ls"])
 def test_minibatch_budget(policy, variant):
     _, X, y = data(n=60, seed=15)
-    est = cwkit.make(variant, kernel="rbf", gamma=0.5, batch_size=4, budget=5,
+    est = last_iterate(variant, kernel="rbf", gamma=0.5, batch_size=4, budget=5,
                      budget_policy=policy, C=0.5)
     for i, (ids, coef, _) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", {"gamma": 0.5},
                                                budget=5, policy=policy)):
@@ -423,8 +423,8 @@ def test_minibatch_budget(policy, variant):
         _check_round(est, X, ids, coef[:, None])
         assert est.n_support_ <= 5
     assert est.n_support_ == 5
-    big = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4, budget=61).fit(X, y)
-    free = cwkit.make("bpa1", kernel="rbf", gamma=0.5, batch_size=4).fit(X, y)
+    big = last_iterate("bpa1", kernel="rbf", gamma=0.5, batch_size=4, budget=61).fit(X, y)
+    free = last_iterate("bpa1", kernel="rbf", gamma=0.5, batch_size=4).fit(X, y)
     np.testing.assert_array_equal(big.dual_coef_, free.dual_coef_)
 
 
@@ -434,7 +434,7 @@ def test_minibatch_top1_every_round(variant, sparse):
     Xin, X, y = data(n=30, K=3, seed=16, sparse=sparse)
     kp = {"gamma": 0.4}
     kw = dict(kernel="rbf", batch_size=4, C=0.5, multiclass="top1", **kp)
-    est = cwkit.make(variant, **kw)
+    est = last_iterate(variant, **kw)
     mistakes = 0
     for i, (ids, coef, mistake) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", kp, K=3)):
         est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[0, 1, 2])
@@ -442,7 +442,7 @@ def test_minibatch_top1_every_round(variant, sparse):
         assert est.mistakes_ == mistake
         _check_round(est, X, ids, coef)
     assert len(ids) > 8
-    fitted = cwkit.make(variant, **kw).fit(Xin, y)
+    fitted = last_iterate(variant, **kw).fit(Xin, y)
     assert fitted.mistakes_ == mistakes
     np.testing.assert_allclose(fitted.decision_function(Xin), est.decision_function(Xin),
                                rtol=1e-12, atol=1e-14)
@@ -455,8 +455,8 @@ def test_minibatch_top1_degree_one_poly_is_the_primal_rule(variant, B, window, f
     Xin, X, y = data(n=60, K=4, seed=17)
     kw = dict(batch_size=B, C=0.5, window=window, multiclass="top1",
               fit_intercept=fit_intercept)
-    primal = cwkit.make(variant, **kw)
-    dual = cwkit.make(variant, kernel="poly", degree=1, gamma=1.0, **kw)
+    primal = last_iterate(variant, **kw)
+    dual = last_iterate(variant, kernel="poly", degree=1, gamma=1.0, **kw)
     for i in range(0, 60, 7):        # calls that split the groups
         primal.partial_fit(X[i:i + 7], y[i:i + 7], classes=[0, 1, 2, 3])
         dual.partial_fit(X[i:i + 7], y[i:i + 7], classes=[0, 1, 2, 3])
@@ -474,15 +474,15 @@ def test_minibatch_top1_degree_one_poly_is_the_primal_rule(variant, B, window, f
 def test_minibatch_top1_budget(policy, variant):
     _, X, y = data(n=50, K=3, seed=18)
     kw = dict(kernel="rbf", gamma=0.5, batch_size=4, C=0.5, multiclass="top1")
-    est = cwkit.make(variant, budget=6, budget_policy=policy, **kw)
+    est = last_iterate(variant, budget=6, budget_policy=policy, **kw)
     for i, (ids, coef, _) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", {"gamma": 0.5},
                                                budget=6, policy=policy, K=3)):
         est.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1, 2])
         _check_round(est, X, ids, coef)
         assert len(ids) <= 6
     assert len(ids) == 6
-    big = cwkit.make(variant, budget=51, budget_policy=policy, **kw).fit(X, y)
-    free = cwkit.make(variant, **kw).fit(X, y)
+    big = last_iterate(variant, budget=51, budget_policy=policy, **kw).fit(X, y)
+    free = last_iterate(variant, **kw).fit(X, y)
     assert big.mistakes_ == free.mistakes_
     np.testing.assert_array_equal(big.dual_coef_, free.dual_coef_)
     np.testing.assert_array_equal(big.decision_function(X), free.decision_function(X))
@@ -519,21 +519,21 @@ def test_nystroem_is_exact_on_its_landmarks(kernel, kp):
 def test_second_order_top1_every_round(name, params):
     K = 3
     Xin, X, y = data(n=40, K=K, seed=18)
-    est = cwkit.make(name, kernel="rbf", gamma=0.4, **params)
+    est = last_iterate(name, kernel="rbf", gamma=0.4, **params)
     mistakes = 0
     for i, (ids, coef, mistake) in enumerate(second_order_top1_run(
             name, X, y, K, kernel="rbf", kp={"gamma": 0.4}, **params)):
         est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=np.arange(K))
         mistakes += mistake
         _check_round(est, X, ids, coef)
-    assert cwkit.make(name, kernel="rbf", gamma=0.4, **params).fit(X, y).mistakes_ == mistakes
+    assert last_iterate(name, kernel="rbf", gamma=0.4, **params).fit(X, y).mistakes_ == mistakes
 
 
 @pytest.mark.parametrize("name,params", SECOND_ORDER, ids=[n for n, _ in SECOND_ORDER])
 def test_second_order_top1_degree_one_poly_is_the_primal_rule(name, params):
     _, X, y = data(n=60, K=3, seed=19)
-    primal = cwkit.make(name, covariance="full", **params).fit(X, y)
-    dual = cwkit.make(name, kernel="poly", degree=1, gamma=1.0, **params).fit(X, y)
+    primal = last_iterate(name, covariance="full", **params).fit(X, y)
+    dual = last_iterate(name, kernel="poly", degree=1, gamma=1.0, **params).fit(X, y)
     assert dual.mistakes_ == primal.mistakes_
     np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
                                rtol=1e-9, atol=1e-9)
@@ -556,21 +556,21 @@ def test_counts_against_clean_labels_and_records_scores(name, K, params):
     y_clean[flip] = (y[flip] + 1) % K if K > 2 else -y[flip]
     classes = np.unique(np.concatenate([y, y_clean]))
     kw = dict(kernel="rbf", gamma=0.5, **params)
-    est = cwkit.make(name, **kw).partial_fit(Xin, y, classes=classes, y_clean=y_clean)
-    ref = cwkit.make(name, **kw)
+    est = last_iterate(name, **kw).partial_fit(Xin, y, classes=classes, y_clean=y_clean)
+    ref = last_iterate(name, **kw)
     wrong = 0
     for i in range(len(y)):
         # a fresh model scores 0: a binary mistake (y s <= 0), multi-class class 0
         s = ref.decision_function(Xin[i:i + 1])[0] if i else (0.0 if K == 2 else np.zeros(K))
         wrong += int(y_clean[i] * s <= 0 if K == 2 else np.argmax(s) != y_clean[i])
         ref.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=classes)
-    plain = cwkit.make(name, **kw).partial_fit(Xin, y, classes=classes).mistakes_
-    same = cwkit.make(name, **kw).partial_fit(Xin, y, classes=classes, y_clean=y).mistakes_
+    plain = last_iterate(name, **kw).partial_fit(Xin, y, classes=classes).mistakes_
+    same = last_iterate(name, **kw).partial_fit(Xin, y, classes=classes, y_clean=y).mistakes_
     assert same == plain
     if name != "bpa1":
         assert est.mistakes_ == wrong
     else:   # a row is predicted by the model before its group: count y and -y (binary)
-        anti = cwkit.make(name, **kw).partial_fit(Xin, y, classes=classes, y_clean=-y)
+        anti = last_iterate(name, **kw).partial_fit(Xin, y, classes=classes, y_clean=-y)
         # every row is a mistake for one of them; both for the first group (score 0)
         assert plain + anti.mistakes_ == len(y) + params["batch_size"]
     P = est.predict_proba(Xin)
@@ -588,7 +588,7 @@ def test_kernel_approx_parameter(name, approx, tmp_path):
     rule fit on the map's output, and a model file keeps the map (no pickle)."""
     from cwkit.kernel_approx import Nystroem, RandomFourierFeatures
     Xin, X, y = data(n=80, seed=21, sparse=True)
-    est = cwkit.make(name, kernel_approx=approx, gamma=0.3, n_components=20, random_state=3)
+    est = last_iterate(name, kernel_approx=approx, gamma=0.3, n_components=20, random_state=3)
     est.fit(Xin[:60], y[:60])
     if approx == "rff":
         fmap = RandomFourierFeatures(0.3, 20, est.approx_seed_).fit(X[:60])
@@ -596,7 +596,7 @@ def test_kernel_approx_parameter(name, approx, tmp_path):
         fmap = Nystroem("rbf", 0.3, n_components=20).fit(np.array(est.landmarks_))
         rows = {tuple(r) for r in X[:60]}
         assert all(tuple(r) in rows for r in est.landmarks_)
-    plain = cwkit.make(name).fit(fmap.transform(X[:60]), y[:60])
+    plain = last_iterate(name).fit(fmap.transform(X[:60]), y[:60])
     # (CSR rows here, dense rows there: the map's products agree to rounding)
     np.testing.assert_allclose(est.coef_, plain.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(est.decision_function(Xin[60:]),
@@ -613,7 +613,7 @@ def test_kernel_approx_maps_single_csr_rows(name, approx):
     rules) maps each row as a batch does: the model of one partial_fit of them all."""
     import copy
     Xin, X, y = data(n=40, seed=5, sparse=True)
-    est = cwkit.make(name, kernel_approx=approx, gamma=0.3, n_components=20, random_state=3)
+    est = last_iterate(name, kernel_approx=approx, gamma=0.3, n_components=20, random_state=3)
     est.partial_fit(Xin[:20], y[:20])
     batch = copy.deepcopy(est).partial_fit(Xin[20:], y[20:])
     for i in range(20, 40):
@@ -626,11 +626,11 @@ def test_kernel_approx_maps_single_csr_rows(name, approx):
 
 def test_kernel_approx_refusals_and_cli(tmp_path, capsys):
     with pytest.raises(ValueError, match="kernel_approx"):
-        cwkit.make("pa1", kernel_approx="fourier")
+        last_iterate("pa1", kernel_approx="fourier")
     with pytest.raises(ValueError, match="does not go with kernel_approx"):
-        cwkit.make("pa1", kernel_approx="rff", budget=5)
+        last_iterate("pa1", kernel_approx="rff", budget=5)
     with pytest.raises(ValueError, match="n_components"):
-        cwkit.make("arow", kernel_approx="rff", n_components=0)
+        last_iterate("arow", kernel_approx="rff", n_components=0)
     from cwkit.cli import main
     _, X, y = data(n=60, seed=22)
     f = tmp_path / "d.svm"
@@ -649,8 +649,8 @@ def test_average_degree_one_poly_is_the_primal_average(name, params, K):
     average is avg-perceptron)."""
     _, X, y = data(n=60, K=K, seed=23)
     extra = {} if name == "avg-perceptron" else {"average": True}
-    primal = cwkit.make(name, **params, **extra).fit(X, y)
-    dual = cwkit.make(name, kernel="poly", degree=1, gamma=1.0, **params, **extra).fit(X, y)
+    primal = last_iterate(name, **params, **extra).fit(X, y)
+    dual = last_iterate(name, kernel="poly", degree=1, gamma=1.0, **params, **extra).fit(X, y)
     assert dual.mistakes_ == primal.mistakes_
     np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
                                rtol=1e-9, atol=1e-9)

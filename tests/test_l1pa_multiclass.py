@@ -9,7 +9,7 @@ KKT certificate, and the estimator protocol (dense == CSR, pieces, save / load, 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import shared_file
+from conftest import last_iterate, shared_file
 from reference_steps import l1pa_step
 from reference import (feature, l1_projection, l1_projection_multi, l1pa_top1_run,
                        l1pa_topk_run)
@@ -56,7 +56,7 @@ def _close(got, ref, what):
 def test_matches_reference_every_round(beta, sparse, fit_intercept):
     X, y = make_data(np.random.default_rng(11), zero_rows=(4,))
     ref = l1pa_top1_run(X, y, 4, beta, fit_intercept=fit_intercept)
-    est = cwkit.make("l1-pa", beta=beta, fit_intercept=fit_intercept)
+    est = last_iterate("l1-pa", beta=beta, fit_intercept=fit_intercept)
     Xin = sp.csr_matrix(X) if sparse else X
     n_active = 0
     for t, (mistake, W, lam) in enumerate(ref):
@@ -78,8 +78,8 @@ def test_matches_reference_every_round(beta, sparse, fit_intercept):
 def test_inactive_ball_is_hard_margin_pa_top1(fit_intercept):
     """A ball too large to bind: the update is PA top-1 ([PA06] Sect. 7), tau = l / ||Delta||^2."""
     X, y = make_data(np.random.default_rng(3), n=60)
-    a = cwkit.make("l1-pa", beta=1e6, fit_intercept=fit_intercept).partial_fit(X, y)
-    b = cwkit.make("pa", fit_intercept=fit_intercept, multiclass="top1").partial_fit(X, y)
+    a = last_iterate("l1-pa", beta=1e6, fit_intercept=fit_intercept).partial_fit(X, y)
+    b = last_iterate("pa", fit_intercept=fit_intercept, multiclass="top1").partial_fit(X, y)
     assert (a.mistakes_, a.n_updates_) == (b.mistakes_, b.n_updates_)
     _close(_weights(a), _weights(b), "W")
 
@@ -251,8 +251,8 @@ def test_dense_equals_csr_bit_for_bit(strategy):
         kw = {"beta": 2.5, "fit_intercept": fit_intercept, "n_passes": 2, "shuffle": True,
               "random_state": 1,
               **strategy}
-        a = cwkit.make("l1-pa", **kw).fit(X, LABELS[y])
-        b = cwkit.make("l1-pa", **kw).fit(sp.csr_matrix(X), LABELS[y])
+        a = last_iterate("l1-pa", **kw).fit(X, LABELS[y])
+        b = last_iterate("l1-pa", **kw).fit(sp.csr_matrix(X), LABELS[y])
         np.testing.assert_array_equal(_weights(a), _weights(b))
         assert (a.mistakes_, a.n_updates_, a.t_) == (b.mistakes_, b.n_updates_, b.t_)
         np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
@@ -263,10 +263,10 @@ def test_dense_equals_csr_bit_for_bit(strategy):
 def test_partial_fit_pieces_save_load_equal_one_pass(tmp_path, strategy):
     X, y = make_data(np.random.default_rng(7), n=60)
     labels = LABELS[y]
-    one = cwkit.make("l1-pa", beta=2.5, **strategy).partial_fit(X, labels)
-    fit = cwkit.make("l1-pa", beta=2.5, shuffle=False, **strategy).fit(X, labels)
+    one = last_iterate("l1-pa", beta=2.5, **strategy).partial_fit(X, labels)
+    fit = last_iterate("l1-pa", beta=2.5, shuffle=False, **strategy).fit(X, labels)
     np.testing.assert_array_equal(_weights(fit), _weights(one))
-    parts = cwkit.make("l1-pa", beta=2.5, **strategy)
+    parts = last_iterate("l1-pa", beta=2.5, **strategy)
     mistakes = 0
     for lo, hi in [(0, 1), (1, 9), (9, 30), (30, 60)]:
         parts.partial_fit(X[lo:hi], labels[lo:hi], classes=LABELS[:4])
@@ -286,14 +286,14 @@ def test_mistakes_are_argmax_errors_ties_to_the_first_class():
     """W = 0 scores every class 0: the prediction is classes_[0]."""
     X = np.array([[1.0, 0.0]])
     for label, mistake in [("ant", 0), ("cat", 1)]:
-        est = cwkit.make("l1-pa", beta=3.0).partial_fit(X, [label], classes=LABELS[:4])
+        est = last_iterate("l1-pa", beta=3.0).partial_fit(X, [label], classes=LABELS[:4])
         assert est.mistakes_ == mistake and est.n_updates_ == 1
 
 
 @pytest.mark.parametrize("strategy", ["top1", "topk"])
 def test_zero_row_without_intercept_makes_no_update(strategy):
     X, y = np.zeros((4, 3)), np.array(["ant", "bee", "cat", "dog"])
-    est = cwkit.make("l1-pa", beta=2.0, fit_intercept=False, multiclass=strategy, k=2)
+    est = last_iterate("l1-pa", beta=2.0, fit_intercept=False, multiclass=strategy, k=2)
     est.partial_fit(X, y)
     assert est.n_updates_ == 0 and est.mistakes_ == 3 and np.all(est.coef_ == 0)
 
@@ -304,7 +304,7 @@ def test_infeasible_row_is_named(fit_intercept, beta, strategy):
     X = np.array([[1.0, 0.0], [0.4, -0.3], [0.0, 0.2]])
     if fit_intercept:
         X = X * 0.5
-    est = cwkit.make("l1-pa", beta=beta, fit_intercept=fit_intercept, multiclass=strategy, k=3)
+    est = last_iterate("l1-pa", beta=beta, fit_intercept=fit_intercept, multiclass=strategy, k=3)
     bad = 0 if fit_intercept else 1
     with pytest.raises(cwkit.ModelError, match=rf"l1-pa: row {bad}: beta \* \|\|x\|\|_inf <= 1 "
                                                rf"\(beta = {beta:g}\)"):
@@ -315,25 +315,25 @@ def test_infeasible_row_is_named(fit_intercept, beta, strategy):
 def test_overflowing_row_is_named_and_state_kept(strategy):
     X = np.array([[1.0, 0.0], [0.5, 1.0], [1e200, 1.0]])
     kw = {"beta": 3.0, "multiclass": strategy, "k": 2}
-    est = cwkit.make("l1-pa", **kw).partial_fit(X[:1], ["ant"], classes=LABELS[:4])
+    est = last_iterate("l1-pa", **kw).partial_fit(X[:1], ["ant"], classes=LABELS[:4])
     before = _weights(est).copy()
     with pytest.raises(cwkit.ModelError, match=r"l1-pa: row 1: .* not finite"):
         est.partial_fit(X[1:], ["bee", "cat"])
     assert not np.array_equal(_weights(est), before)  # row 0 of the call was learnt
-    ref = cwkit.make("l1-pa", **kw).partial_fit(X[:2], ["ant", "bee"], classes=LABELS[:4])
+    ref = last_iterate("l1-pa", **kw).partial_fit(X[:2], ["ant", "bee"], classes=LABELS[:4])
     np.testing.assert_array_equal(_weights(est), _weights(ref))
 
 
 def test_strategies():
     X, y = make_data(np.random.default_rng(8), n=30)
-    est = cwkit.make("l1-pa")
+    est = last_iterate("l1-pa")
     assert est.multiclass == "top1"
     assert isinstance(est.fit(X, y)._model, MulticlassL1PA)
     assert est.coef_.shape == (4, 5) and est.decision_function(X).shape == (30, 4)
-    ovr = cwkit.make("l1-pa", multiclass="ovr").fit(X, y)
+    ovr = last_iterate("l1-pa", multiclass="ovr").fit(X, y)
     assert not isinstance(ovr._model, MulticlassL1PA) and ovr.coef_.shape == (4, 5)
     for k, kk in [(1, 1), (2, 2), (3, 3), (10, 3)]:  # k is capped at K - 1
-        topk = cwkit.make("l1-pa", multiclass="topk", k=k).fit(X, y)
+        topk = last_iterate("l1-pa", multiclass="topk", k=k).fit(X, y)
         assert isinstance(topk._model, MulticlassL1PA) and topk._model.kk == kk
     assert est._model.kk == 0
 
@@ -349,7 +349,7 @@ def test_topk_matches_reference_every_round(K, k, sparse, fit_intercept):
     beta = K - 1.0
     X, y = make_data(np.random.default_rng(11), n=30, K=K, zero_rows=(4,))
     ref = l1pa_topk_run(X, y, K, beta, k, fit_intercept=fit_intercept)
-    est = cwkit.make("l1-pa", beta=beta, fit_intercept=fit_intercept, multiclass="topk", k=k)
+    est = last_iterate("l1-pa", beta=beta, fit_intercept=fit_intercept, multiclass="topk", k=k)
     Xin = sp.csr_matrix(X) if sparse else X
     n_active = n_multi = 0
     for t, (mistake, W, _) in enumerate(ref):
@@ -370,8 +370,8 @@ def test_topk_with_one_competitor_is_top1(fit_intercept):
     """k = 1: the top-k solver (nested bisection) and the top-1 solver (safeguarded Newton,
     _l1_update) solve the same problem by different algorithms."""
     X, y = make_data(np.random.default_rng(12), n=60)
-    a = cwkit.make("l1-pa", beta=2.5, fit_intercept=fit_intercept, multiclass="topk", k=1)
-    b = cwkit.make("l1-pa", beta=2.5, fit_intercept=fit_intercept, multiclass="top1")
+    a = last_iterate("l1-pa", beta=2.5, fit_intercept=fit_intercept, multiclass="topk", k=1)
+    b = last_iterate("l1-pa", beta=2.5, fit_intercept=fit_intercept, multiclass="top1")
     a.partial_fit(X, y)
     b.partial_fit(X, y)
     assert (a.mistakes_, a.n_updates_) == (b.mistakes_, b.n_updates_)
@@ -383,8 +383,8 @@ def test_topk_inactive_ball_is_pa_topk(k):
     """A ball too large to bind: the update is k-best MIRA with hard margins ([CS03],
     PA k-best; cwkit's Hildreth path)."""
     X, y = make_data(np.random.default_rng(13), n=60)
-    a = cwkit.make("l1-pa", beta=1e6, multiclass="topk", k=k).partial_fit(X, y)
-    b = cwkit.make("pa", multiclass="topk", k=k).partial_fit(X, y)
+    a = last_iterate("l1-pa", beta=1e6, multiclass="topk", k=k).partial_fit(X, y)
+    b = last_iterate("pa", multiclass="topk", k=k).partial_fit(X, y)
     assert (a.mistakes_, a.n_updates_) == (b.mistakes_, b.n_updates_)
     _close(_weights(a), _weights(b), "W")
 
@@ -397,7 +397,7 @@ def test_usps_prefix_matches_the_step_reference():
     classes = np.unique(y)
     codes = np.searchsorted(classes, y)
     K, beta = len(classes), 8.0
-    est = cwkit.make("l1-pa", beta=beta)
+    est = last_iterate("l1-pa", beta=beta)
     w = np.zeros(K * 257)
     updates = 0
     for t in range(X.shape[0]):

@@ -5,6 +5,7 @@ import scipy.sparse as sp
 from reference import mc_bpa_run
 
 import cwkit
+from conftest import last_iterate
 from cwkit import _core
 from cwkit._rowdata import as_rows
 from cwkit.models.interface import PassResult
@@ -59,9 +60,9 @@ def run_against_reference(variant, strategy, k, window, sparse, fit_intercept, s
     if slack == "shared":
         params["slack"] = slack
     if est_name is None:
-        est = cwkit.make(variant, batch_size=B, window=window, **params)
+        est = last_iterate(variant, batch_size=B, window=window, **params)
     else:
-        est = cwkit.make(est_name, **params)
+        est = last_iterate(est_name, **params)
     Xin = sp.csr_matrix(X) if sparse else X
     rounds = updates = 0
     for t, (mistake, W, _, ambiguous) in enumerate(ref):
@@ -256,18 +257,18 @@ def test_batch_size_one_is_pa_topk_and_top1(variant, k, sparse, fit_intercept):
     Xi = sp.csr_matrix(X) if sparse else X
     kw = {"C": 0.3, "fit_intercept": fit_intercept}
     for window in ("block", "sliding"):
-        got = row_by_row(cwkit.make(variant, batch_size=1, window=window, multiclass="topk",
+        got = row_by_row(last_iterate(variant, batch_size=1, window=window, multiclass="topk",
                                     k=k, **kw), Xi, y)
-        assert_same_runs(got, row_by_row(cwkit.make(PA_OF[variant], multiclass="topk", k=k,
+        assert_same_runs(got, row_by_row(last_iterate(PA_OF[variant], multiclass="topk", k=k,
                                                     **kw), Xi, y))
-        got = row_by_row(cwkit.make(variant, batch_size=1, window=window, **kw), Xi, y)
-        assert_same_runs(got, row_by_row(cwkit.make(PA_OF[variant], **kw), Xi, y))
+        got = row_by_row(last_iterate(variant, batch_size=1, window=window, **kw), Xi, y)
+        assert_same_runs(got, row_by_row(last_iterate(PA_OF[variant], **kw), Xi, y))
 
 
 def test_pa_ls_topk_with_k1_is_pa_ls_top1():
     X, y = make_data(np.random.default_rng(3), n=60)
-    a = row_by_row(cwkit.make("pa-ls", C=0.7, multiclass="topk", k=1), X, y)
-    b = row_by_row(cwkit.make("pa-ls", C=0.7, multiclass="top1"), X, y)
+    a = row_by_row(last_iterate("pa-ls", C=0.7, multiclass="topk", k=1), X, y)
+    b = row_by_row(last_iterate("pa-ls", C=0.7, multiclass="top1"), X, y)
     assert_same_runs(a, b)
     assert a[-1][1] == 1      # PA-LS updates on every round
 
@@ -289,14 +290,14 @@ def test_dense_csr_pieces_and_save_load(tmp_path, name, params):
     yl = LABELS[y]
     for fit_intercept in (True, False):
         kw = dict(params, C=0.3, fit_intercept=fit_intercept)
-        one = cwkit.make(name, **kw).partial_fit(X, yl)
-        csr = cwkit.make(name, **kw).partial_fit(sp.csr_matrix(X), yl)
+        one = last_iterate(name, **kw).partial_fit(X, yl)
+        csr = last_iterate(name, **kw).partial_fit(sp.csr_matrix(X), yl)
         np.testing.assert_array_equal(one.coef_, csr.coef_)
         np.testing.assert_array_equal(one.intercept_, csr.intercept_)
         assert (one.mistakes_, one.n_updates_) == (csr.mistakes_, csr.n_updates_)
         np.testing.assert_array_equal(one.decision_function(X),
                                       csr.decision_function(sp.csr_matrix(X)))
-        parts = cwkit.make(name, **kw)
+        parts = last_iterate(name, **kw)
         mistakes = updates = 0
         for lo, hi in [(0, 1), (1, 7), (7, 8), (8, 33), (33, 54)]:
             parts.partial_fit(X[lo:hi], yl[lo:hi], classes=LABELS)
@@ -308,7 +309,7 @@ def test_dense_csr_pieces_and_save_load(tmp_path, name, params):
         np.testing.assert_array_equal(parts.coef_, one.coef_)
         np.testing.assert_array_equal(parts.intercept_, one.intercept_)
         assert (mistakes, updates, parts.t_) == (one.mistakes_, one.n_updates_, 54)
-        fit = cwkit.make(name, shuffle=False, **kw).fit(X, yl)
+        fit = last_iterate(name, shuffle=False, **kw).fit(X, yl)
         np.testing.assert_array_equal(fit.coef_, one.coef_)
         assert set(fit.predict(X)) <= set(LABELS) and fit.coef_.shape == (4, X.shape[1])
 
@@ -320,7 +321,7 @@ def test_mistakes_and_loss_are_those_of_the_prediction_scores():
     X, y = make_data(np.random.default_rng(6), n=40)
     for window in ("block", "sliding"):
         ref = mc_bpa_run(X, y, 4, variant="bpa2", C=0.5, B=4, k=2, window=window)
-        est = cwkit.make("bpa2", C=0.5, batch_size=4, window=window, multiclass="topk", k=2)
+        est = last_iterate("bpa2", C=0.5, batch_size=4, window=window, multiclass="topk", k=2)
         est._reset(np.arange(4), X.shape[1])
         res = est._model.run_with(as_rows(X), y, np.arange(len(y)), 1.0, scores=True)
         scores = np.array([r[2] for r in ref])
@@ -333,9 +334,9 @@ def test_mistakes_and_loss_are_those_of_the_prediction_scores():
 
 def test_fit_passes_and_classes_argument():
     X, y = make_data(np.random.default_rng(8), n=40)
-    est = cwkit.make("bpa1", n_passes=3, shuffle=True, random_state=0).fit(X, LABELS[y])
+    est = last_iterate("bpa1", n_passes=3, shuffle=True, random_state=0).fit(X, LABELS[y])
     assert est.t_ == 3 * len(y) and est.score(X, LABELS[y]) > 0.8
-    est = cwkit.make("bpa2").partial_fit(X[:6], LABELS[y[:6]], classes=LABELS)
+    est = last_iterate("bpa2").partial_fit(X[:6], LABELS[y[:6]], classes=LABELS)
     est.partial_fit(X[6:], LABELS[y[6:]])
     assert list(est.classes_) == list(LABELS)
     with pytest.raises(ValueError, match="label 'eel' is not one of the classes"):
@@ -349,19 +350,19 @@ def test_shared_slack_needs_squared_slacks():
                                          "structure .* variant='bpa2' or 'bpa-ls'"):
         cwkit.MiniBatchPA(variant="bpa1", slack="shared").fit(X, y)
     with pytest.raises(ValueError, match="parameter 'slack'"):
-        cwkit.make("bpa2", slack="one").fit(X, y)
+        last_iterate("bpa2", slack="one").fit(X, y)
     with pytest.raises(ValueError, match="bpa1: unknown parameter 'slack'"):
-        cwkit.make("bpa1", slack="shared")
+        last_iterate("bpa1", slack="shared")
     with pytest.raises(ValueError, match="slack='shared' is the squared-slack structure of "
                                          "PA-II and PA-LS"):
-        cwkit.make("pa1", multiclass="topk", k=2).set_params(slack="shared").fit(X, y)
+        last_iterate("pa1", multiclass="topk", k=2).set_params(slack="shared").fit(X, y)
 
 
 @pytest.mark.parametrize("window", ["block", "sliding"])
 def test_overflow_restores_state_and_names_the_row(window):
     """A group update whose result is not finite (here ||W||^2 of class 2's block) leaves W
     as it was before the group."""
-    est = cwkit.make("bpa1", batch_size=2, window=window, fit_intercept=False)
+    est = last_iterate("bpa1", batch_size=2, window=window, fit_intercept=False)
     est.partial_fit(np.zeros((2, 2)), [0, 1], classes=[0, 1, 2])
     for key in ("w0", "w"):
         est._model.state[key][:2, 2] = 1e308
@@ -372,7 +373,7 @@ def test_overflow_restores_state_and_names_the_row(window):
 
 
 def test_nonfinite_score_names_the_row():
-    est = cwkit.make("bpa2", batch_size=3).partial_fit(np.zeros((1, 2)), [0], classes=[0, 1, 2])
+    est = last_iterate("bpa2", batch_size=3).partial_fit(np.zeros((1, 2)), [0], classes=[0, 1, 2])
     with pytest.raises(cwkit.ModelError, match="row 1: the score or squared norm"):
         est.partial_fit(np.array([[1.0, 0.0], [1e200, 1e200]]), [0, 1])
 
@@ -382,25 +383,25 @@ def test_numerically_singular_dual_raises_clear_error():
     X, y = rng.normal(size=(12, 3)), rng.integers(0, 4, size=12)
     with pytest.raises(cwkit.ModelError, match=r"bpa-ls: row \d+: .*numerically singular.*"
                                                r"scale the features"):
-        cwkit.make("bpa-ls", batch_size=4, multiclass="topk", k=3).partial_fit(X * 1e150, y)
+        last_iterate("bpa-ls", batch_size=4, multiclass="topk", k=3).partial_fit(X * 1e150, y)
 
 
 @pytest.mark.parametrize("name,params", CASES, ids=["bpa1", "bpa2-sliding", "bpa-ls-shared",
                                                     "bpa2-all-shared"])
 def test_zero_rows_extreme_values_and_inputs_not_mutated(name, params):
-    est = cwkit.make(name, fit_intercept=False, **params)
+    est = last_iterate(name, fit_intercept=False, **params)
     est.partial_fit(np.zeros((9, 3)), np.tile([0, 1, 2], 3))
     assert est.n_updates_ == 0 and not est.coef_.any()
     X, y = make_data(np.random.default_rng(12), n=30)
     X0, y0 = X.copy(), y.copy()
     for scale in (1e-300, 1e-160, 1e150):
         try:
-            est = cwkit.make(name, **params).partial_fit(X * scale, y)
+            est = last_iterate(name, **params).partial_fit(X * scale, y)
         except cwkit.ModelError as exc:
             assert "row" in str(exc) and "scale the features" in str(exc).lower()
             continue
         assert np.isfinite(est.coef_).all() and np.isfinite(est.intercept_).all()
         assert np.isfinite(est.decision_function(X * scale)).all()
-    cwkit.make(name, **params).fit(X, y)
+    last_iterate(name, **params).fit(X, y)
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(y, y0)

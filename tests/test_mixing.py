@@ -3,10 +3,9 @@ import copy
 
 import numpy as np
 import pytest
-from conftest import BINARY_CASES, OTHER_CASES, case_id, saved_loaded_and_learning_on
+from conftest import last_iterate, BINARY_CASES, OTHER_CASES, case_id, saved_loaded_and_learning_on
 from scipy.optimize import minimize
 
-import cwkit
 from cwkit.models import mixing
 
 CASES = BINARY_CASES + OTHER_CASES
@@ -22,13 +21,13 @@ def _models(name, params, strategy, n_models=3, seed=0):
     for _ in range(n_models):
         X = rng.normal(size=(30, 4))
         y = np.arange(30) % k
-        out.append(cwkit.make(name, **params, **extra).partial_fit(X, y, classes=np.arange(k)))
+        out.append(last_iterate(name, **params, **extra).partial_fit(X, y, classes=np.arange(k)))
     return out
 
 
 def _has_topk(name, params):
     try:
-        cwkit.make(name, **params, multiclass="topk").partial_fit(np.eye(3), np.arange(3))
+        last_iterate(name, **params, multiclass="topk").partial_fit(np.eye(3), np.arange(3))
     except ValueError:
         return False
     return True
@@ -199,7 +198,7 @@ def test_averaged_first_order_mixes_to_the_mean_of_every_iterate(rule, name, str
     def rows(n):
         return rng.normal(size=(n, 4)), rng.integers(0, k, n)
 
-    start = cwkit.make(name, **params, **extra)
+    start = last_iterate(name, **params, **extra)
     iterates = _iterates(start, *rows(11), classes)
     shards = [copy.deepcopy(start) for _ in range(3)]
     for est, n in zip(shards, (5, 17, 9)):         # unequal shards
@@ -229,7 +228,7 @@ def test_mixed_adagrad_with_a_fractional_round_count_saves_and_loads(tmp_path, m
     k = 2 if multiclass is None else 3
     extra = {} if multiclass is None else {"multiclass": multiclass}
     X, y = rng.normal(size=(40, 4)), rng.integers(0, k, 40)
-    shards = [cwkit.make("adagrad", average=average, **extra).partial_fit(
+    shards = [last_iterate("adagrad", average=average, **extra).partial_fit(
         X[a:b], y[a:b], classes=np.arange(k)) for a, b in ((0, 13), (13, 33))]
     est = copy.deepcopy(shards[0])
     _load(est, mixing.mix(est._model, [s._model.state for s in shards]))
@@ -277,7 +276,7 @@ def test_kernel_models_are_refused(name, strategy):
     not a shape error from the arrays)."""
     extra = {} if strategy == "binary" else {"multiclass": strategy}
     k = 2 if strategy == "binary" else 3
-    est = cwkit.make(name, kernel="rbf", **extra).partial_fit(
+    est = last_iterate(name, kernel="rbf", **extra).partial_fit(
         np.random.default_rng(0).normal(size=(12, 3)), np.arange(12) % k)
     for states in ([est._model.state], [est._model.state] * 2):
         with pytest.raises(ValueError, match="kernel models cannot be mixed"):
@@ -402,7 +401,7 @@ def _shards(case, strategy, sizes=(4, 11, 23), seed=0):
     out = []
     for average in (True, False):
         name, params = case
-        start = cwkit.make(name, **{**params, "average": average}, **extra)
+        start = last_iterate(name, **{**params, "average": average}, **extra)
         start.partial_fit(*data[0], classes=np.arange(k))
         shards = [copy.deepcopy(start).partial_fit(X, y) for X, y in data[1:]]
         out.append((start, shards))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _child import run_child
-from conftest import BINARY_CASES, OTHER_CASES
+from conftest import last_iterate, BINARY_CASES, OTHER_CASES
 
 import cwkit
 from cwkit.models.size import LIMIT_VARIABLE, memory_limit, state_size
@@ -20,7 +20,7 @@ def test_state_size_is_what_the_model_allocates(strategy, extra):
     y = np.arange(12) % (2 if strategy == "binary" else 3)
     for name, params in BINARY_CASES + OTHER_CASES:
         try:
-            est = cwkit.make(name, **params, **extra)
+            est = last_iterate(name, **params, **extra)
             est.fit(X, y)
         except ValueError as exc:
             assert "topk" in str(exc)       # a rule without a top-k form
@@ -61,21 +61,21 @@ def test_the_limit_can_be_set_and_is_checked(monkeypatch):
     X = sp.csr_matrix((np.ones(2), [0, 10**6 - 1], [0, 1, 2]), shape=(2, 10**6))
     monkeypatch.setenv(LIMIT_VARIABLE, "1e6")
     with pytest.raises(cwkit.ModelSizeError, match=r"needs 7\.6 MiB of memory and 976\.6 KiB"):
-        cwkit.make("pa1").fit(X, [0, 1])
+        last_iterate("pa1").fit(X, [0, 1])
     with pytest.raises(MemoryError):
-        cwkit.make("pa1").partial_fit(X, [0, 1])
+        last_iterate("pa1").partial_fit(X, [0, 1])
     monkeypatch.setenv(LIMIT_VARIABLE, "inf")
-    assert cwkit.make("pa1").fit(X, [0, 1]).coef_.shape == (1, 10**6)
+    assert last_iterate("pa1").fit(X, [0, 1]).coef_.shape == (1, 10**6)
     monkeypatch.setenv(LIMIT_VARIABLE, "lots")
     with pytest.raises(ValueError, match=f"{LIMIT_VARIABLE} must be a number of bytes"):
-        cwkit.make("pa1").fit(X, [0, 1])
+        last_iterate("pa1").fit(X, [0, 1])
     monkeypatch.delenv(LIMIT_VARIABLE)
     assert memory_limit() > 0
 
 
 def test_a_model_file_claiming_more_features_than_it_holds_allocates_nothing(tmp_path):
     import json
-    est = cwkit.make("arow", covariance="diag").fit(np.eye(3), [0, 1, 1])
+    est = last_iterate("arow", covariance="diag").fit(np.eye(3), [0, 1, 1])
     path = tmp_path / "m.cwk"
     cwkit.save(est, path)
     with np.load(path, allow_pickle=False) as z:
@@ -95,4 +95,4 @@ def test_a_huge_batch_size_is_refused_with_advice(monkeypatch):
     monkeypatch.setenv(LIMIT_VARIABLE, "1e9")
     X = np.eye(4)
     with pytest.raises(cwkit.ModelSizeError, match="a smaller batch_size than 1000000000"):
-        cwkit.make("bpa1", batch_size=10**9).fit(X, [0, 1, 0, 1])
+        last_iterate("bpa1", batch_size=10**9).fit(X, [0, 1, 0, 1])

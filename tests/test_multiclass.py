@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import BINARY_CASES, case_id
+from conftest import last_iterate, BINARY_CASES, case_id
 from reference import multiclass_run, multiclass_scores
 
 import cwkit
@@ -104,7 +104,7 @@ def compare_run(name, params, X, y, K, sparse, fit_intercept, strategy, k=1, rto
         ref_kw["slack"] = "shared"
     ref = multiclass_run(name, X, y, K, strategy=strategy, k=k, fit_intercept=fit_intercept,
                          covariance=cov, **ref_kw, **_ref_kw(params))
-    est = cwkit.make(name, fit_intercept=fit_intercept, multiclass=strategy, k=k, **params)
+    est = last_iterate(name, fit_intercept=fit_intercept, multiclass=strategy, k=k, **params)
     Xin = sp.csr_matrix(X) if sparse else X
     yl = labels[y]
     delta_mode = params.get("sigma_update") == "delta"
@@ -161,12 +161,12 @@ def test_ovr_equals_independent_binary_fits(case):
     name, params = case
     K = 4
     X, y = make_multiclass(np.random.default_rng(9), n=60, K=K)
-    est = cwkit.make(name, multiclass="ovr", **params).partial_fit(X, LABELS[y])
+    est = last_iterate(name, multiclass="ovr", **params).partial_fit(X, LABELS[y])
     full = params.get("covariance") == "full"
     mine = _est_state(est, full)
     D = X.shape[1] + 1
     for c in range(K):
-        b = cwkit.make(name, **params).partial_fit(X, np.where(y == c, 1, -1))
+        b = last_iterate(name, **params).partial_fit(X, np.where(y == c, 1, -1))
         got = {k: v[c] for k, v in mine.items() if k != "covariance"}
         if full:
             got["covariance"] = mine["covariance"][c * D:(c + 1) * D, c * D:(c + 1) * D]
@@ -180,8 +180,8 @@ def test_ovr_equals_independent_binary_fits(case):
 def test_dense_equals_csr_one_pass(name, strategy):
     X, y = make_multiclass(np.random.default_rng(4), n=200, d=12, K=5, sparse_frac=0.5)
     kw = {"multiclass": strategy, "shuffle": True, "random_state": 0, "n_passes": 2, "k": 3}
-    a = cwkit.make(name, **kw).fit(X, y)
-    b = cwkit.make(name, **kw).fit(sp.csr_matrix(X), y)
+    a = last_iterate(name, **kw).fit(X, y)
+    b = last_iterate(name, **kw).fit(sp.csr_matrix(X), y)
     assert a.mistakes_ == b.mistakes_
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(sp.csr_matrix(X)))
@@ -193,7 +193,7 @@ def test_dense_equals_csr_one_pass(name, strategy):
 def test_total_mistakes_of_one_pass_match_reference(strategy):
     X, y = make_multiclass(np.random.default_rng(12), n=300, d=8, K=6)
     ref = multiclass_run("pa1", X, y, 6, strategy=strategy, C=0.5)
-    est = cwkit.make("pa1", C=0.5, multiclass=strategy).partial_fit(X, y)
+    est = last_iterate("pa1", C=0.5, multiclass=strategy).partial_fit(X, y)
     assert est.mistakes_ == sum(m for m, _ in ref)
     assert est.n_updates_ > 0
     _close(est.coef_, ref[-1][1]["coef"], "coef", len(y))
@@ -203,7 +203,7 @@ def test_string_labels_predict_and_classes():
     rng = np.random.default_rng(2)
     X, y = make_multiclass(rng, n=120, K=4)
     names = np.array(["red", "green", "blue", "amber"])
-    est = cwkit.make("arow", covariance="diag").fit(X, names[y])
+    est = last_iterate("arow", covariance="diag").fit(X, names[y])
     assert list(est.classes_) == sorted(names)
     assert est.coef_.shape == (4, X.shape[1]) and est.intercept_.shape == (4,)
     assert est.coef_var_.shape == (4, X.shape[1]) and est.intercept_var_.shape == (4,)
@@ -216,15 +216,15 @@ def test_string_labels_predict_and_classes():
 def test_integer_labels_any_values():
     X, y = make_multiclass(np.random.default_rng(3), n=80, K=3)
     labels = np.array([-7, 10, 42])
-    a = cwkit.make("pa1", shuffle=False).fit(X, labels[y])
-    b = cwkit.make("pa1", shuffle=False).fit(X, y)
+    a = last_iterate("pa1", shuffle=False).fit(X, labels[y])
+    b = last_iterate("pa1", shuffle=False).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.predict(X), labels[b.predict(X)])
 
 
 def test_predict_ties_go_to_first_class():
     """All-zero scores predict the first of classes_ (labels given unsorted)."""
-    est = cwkit.make("pa1", fit_intercept=False).partial_fit(
+    est = last_iterate("pa1", fit_intercept=False).partial_fit(
         np.ones((1, 3)), ["b"], classes=["c", "a", "b"])
     assert list(est.classes_) == ["a", "b", "c"]
     assert est.predict(np.zeros((2, 3))).tolist() == ["a", "a"]
@@ -232,17 +232,17 @@ def test_predict_ties_go_to_first_class():
 
 def test_partial_fit_needs_classes_and_rejects_unknown_labels():
     X, y = make_multiclass(np.random.default_rng(5), n=20, K=4)
-    est = cwkit.make("arow")
+    est = last_iterate("arow")
     est.partial_fit(X[:5], LABELS[y[:5]], classes=LABELS)
     assert list(est.classes_) == list(LABELS)
     with pytest.raises(ValueError, match=r"label 'eel' is not one of the classes"):
         est.partial_fit(X[:1], ["eel"])
     with pytest.raises(ValueError, match="not in `classes`"):
-        cwkit.make("arow").partial_fit(X[:2], ["eel", "ant"], classes=LABELS)
+        last_iterate("arow").partial_fit(X[:2], ["eel", "ant"], classes=LABELS)
 
 
 def test_full_covariance_refuses_large_stacked_dimension():
-    est = cwkit.make("arow", covariance="full")
+    est = last_iterate("arow", covariance="full")
     with pytest.raises(ValueError, match=r"stacked class blocks.*covariance='diag'"):
         est.partial_fit(np.zeros((1, 400)), [0], classes=np.arange(20))
 
@@ -250,7 +250,7 @@ def test_full_covariance_refuses_large_stacked_dimension():
 @pytest.mark.parametrize("strategy", ["top1", "ovr"])
 def test_overflow_restores_state_and_names_the_row(strategy):
     """An update whose result is not finite leaves the state as it was."""
-    est = cwkit.make("perceptron", multiclass=strategy).partial_fit(
+    est = last_iterate("perceptron", multiclass=strategy).partial_fit(
         np.zeros((1, 2)), [0], classes=[0, 1, 2])
     est._model.state["v"][:2, 2] = 1e308
     before = est.coef_.copy()
@@ -268,7 +268,7 @@ def test_predict_confidence_is_the_argmax_probability(name, params, strategy):
     fitted moments (the class scores are independent for diagonal Sigma)."""
     rng = np.random.default_rng(6)
     X, y = make_multiclass(rng, n=80, d=3, K=4)
-    est = cwkit.make(name, multiclass=strategy, a=4.0, shuffle=True, random_state=0,
+    est = last_iterate(name, multiclass=strategy, a=4.0, shuffle=True, random_state=0,
                      **params).fit(X, y)
     P = est.predict_confidence(X[:10])
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
@@ -302,7 +302,7 @@ def test_save_load_round_trip(tmp_path):
     X, y = make_multiclass(np.random.default_rng(1), n=50, K=4)
     for name, params in [("pa1", {"multiclass": "ovr"}), ("arow", {"covariance": "full"}),
                          ("avg-perceptron", {}), ("adagrad", {"eta": 0.5})]:
-        est = cwkit.make(name, **params).fit(X, LABELS[y])
+        est = last_iterate(name, **params).fit(X, LABELS[y])
         cwkit.save(est, tmp_path / "m.npz")
         back = cwkit.load(tmp_path / "m.npz")
         np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
@@ -428,7 +428,7 @@ def test_topk_update_is_the_optimum_of_its_convex_problem(case, k):
     name, params = case
     K = 4
     X, y = make_multiclass(np.random.default_rng(31), n=11, d=3, K=K)
-    est = cwkit.make(name, multiclass="topk", k=k, **params)
+    est = last_iterate(name, multiclass="topk", k=k, **params)
     est.partial_fit(X[:4], y[:4], classes=np.arange(K))
     checked = 0
     for t in range(4, len(y)):
@@ -459,8 +459,8 @@ def test_topk_update_is_the_optimum_of_its_convex_problem(case, k):
 def test_topk_with_k1_is_top1(case):
     name, params = case
     X, y = make_multiclass(np.random.default_rng(13), n=80, K=5)
-    a = cwkit.make(name, multiclass="topk", k=1, **params).partial_fit(X, y)
-    b = cwkit.make(name, multiclass="top1", **params).partial_fit(X, y)
+    a = last_iterate(name, multiclass="topk", k=1, **params).partial_fit(X, y)
+    b = last_iterate(name, multiclass="top1", **params).partial_fit(X, y)
     assert a.mistakes_ == b.mistakes_ and a.n_updates_ == b.n_updates_
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-12)
     if name == "arow":
@@ -478,7 +478,7 @@ def test_arow_two_classes_all_constraints_is_top1(diag_update):
     rows = as_rows(X)
     models = []
     for strategy in ("topk", "top1"):
-        est = cwkit.make("arow", r=0.5, multiclass=strategy, k=1, diag_update=diag_update,
+        est = last_iterate("arow", r=0.5, multiclass=strategy, k=1, diag_update=diag_update,
                          covariance="diag")
         est._choose(rows, 2)
         spec = est._spec(2, X.shape[1])
@@ -493,16 +493,16 @@ def test_arow_two_classes_all_constraints_is_top1(diag_update):
 def test_topk_rejects_rules_without_a_topk_form():
     X, y = make_multiclass(np.random.default_rng(1), n=20, K=3)
     with pytest.raises(ValueError, match="topk' is defined for the PA family"):
-        cwkit.make("cw", multiclass="topk").fit(X, y)
+        last_iterate("cw", multiclass="topk").fit(X, y)
     with pytest.raises(ValueError, match="slack='shared' is the squared-slack"):
-        cwkit.make("pa", multiclass="topk", k=2).set_params(slack="shared").fit(X, y)
+        last_iterate("pa", multiclass="topk", k=2).set_params(slack="shared").fit(X, y)
 
 
 def test_topk_models_save_and_load(tmp_path):
     X, y = make_multiclass(np.random.default_rng(19), n=60, K=5)
     for name, params in [("pa2", {"slack": "shared"}), ("arow", {"covariance": "full"}),
                          ("arow", {"sigma_update": "delta"})]:
-        est = cwkit.make(name, multiclass="topk", k=3, **params).fit(X, LABELS[y % 4])
+        est = last_iterate(name, multiclass="topk", k=3, **params).fit(X, LABELS[y % 4])
         cwkit.save(est, tmp_path / "m.npz")
         back = cwkit.load(tmp_path / "m.npz")
         back.partial_fit(X[:7], LABELS[y[:7] % 4])
@@ -513,14 +513,14 @@ def test_topk_models_save_and_load(tmp_path):
 
 def test_k_beyond_the_competitors_means_all_constraints():
     X, y = make_multiclass(np.random.default_rng(23), n=60, K=4)
-    a = cwkit.make("pa1", multiclass="topk", k=3).partial_fit(X, y)
-    b = cwkit.make("pa1", multiclass="topk", k=50).partial_fit(X, y)
+    a = last_iterate("pa1", multiclass="topk", k=3).partial_fit(X, y)
+    b = last_iterate("pa1", multiclass="topk", k=50).partial_fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
 def test_l2_pa_infeasible_top1_update_is_a_clear_error():
     """||Delta||^2 = 2 ||x~||^2: beta^2 ||Delta||^2 <= 1 cannot be met with margin 1."""
-    est = cwkit.make("l2-pa", beta=0.5, fit_intercept=False)
+    est = last_iterate("l2-pa", beta=0.5, fit_intercept=False)
     with pytest.raises(cwkit.ModelError, match=r"row 0: beta\^2 \|\|x\|\|\^2 <= 1 for x = Delta.*"
                        r"above 1/\(sqrt\(2\) \|\|x\|\|\)"):
         est.partial_fit(np.array([[0.5, 0.0]]), [1], classes=[0, 1, 2])
@@ -529,5 +529,5 @@ def test_l2_pa_infeasible_top1_update_is_a_clear_error():
 
 def test_ovr_full_covariance_refuses_large_blocks():
     with pytest.raises(ValueError, match=r"multiclass='ovr' needs 20 matrices of 4001 x 4001"):
-        cwkit.make("cw", covariance="full", multiclass="ovr").partial_fit(
+        last_iterate("cw", covariance="full", multiclass="ovr").partial_fit(
             np.zeros((1, 4000)), [0], classes=np.arange(20))

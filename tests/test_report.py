@@ -3,7 +3,6 @@ atomic writes."""
 import csv
 import io
 import json
-import re
 import sys
 
 import numpy as np
@@ -67,38 +66,61 @@ def tested():
     return evaluate_tasks([ArraySource(X, y, "noisy")], TESTED_SPECS, cv=3)
 
 
-def test_table_shows_the_averaged_and_the_last_test_error(tested, outcome):
+def test_table_shows_the_model_the_last_iterate_and_the_average(tested, outcome):
     text = report.table(tested, TESTED_SPECS)
     lines = text.splitlines()
     header = lines[1].split("  ")
     header = [h.strip() for h in header if h.strip()]
-    assert header[5:8] == ["updates", "test err", "last err"]
+    assert header[5:9] == ["updates", "test err", "last err", "avg err"]
     cols = {line.split()[0]: line for line in lines[2:4]}
     avg, last = tested["tasks"][0]["results"]
-    assert avg["test_error"] != avg["last_test_error"]
-    assert avg["last_test_error"] == last["test_error"]
-    shown = f"{100 * avg['test_error']:.2f}% ± {100 * avg['test_error_sd']:.2f}"
-    shown_last = (f"{100 * avg['last_test_error']:.2f}% ± "
-                  f"{100 * avg['last_test_error_sd']:.2f}")
-    assert f"{shown}  {shown_last}" in cols["pa"]
-    # pa:average=false: its own (last) iterate in "test err", nothing in "last err"
-    assert re.search(re.escape(shown_last) + r" +- ", cols["pa-last"])
-    assert "test err: the averaged weights (average=True), last err: the last iterate" in text
+    assert avg["test_error"] == avg["avg_test_error"] != avg["last_test_error"]
+    # pa:average=false: its own (last) iterate in "test err", both columns from one run
+    assert last["test_error"] == last["last_test_error"] == avg["last_test_error"]
+    assert last["avg_test_error"] == avg["avg_test_error"]
+
+    def shown(res, key):
+        return f"{100 * res[key]:.2f}% ± {100 * res[key + '_sd']:.2f}"
+
+    assert (f"{shown(avg, 'test_error')}  {shown(avg, 'last_test_error')}  "
+            f"{shown(avg, 'avg_test_error')}") in cols["pa"]
+    assert (f"{shown(last, 'last_test_error')}  {shown(last, 'last_test_error')}  "
+            f"{shown(avg, 'avg_test_error')}") in cols["pa-last"]
+    assert "test err: the model of each name's parameters, the one cwkit train saves" in text
+    assert "run: cwkit " in text and "3-fold cross-validation" in text
+    assert "  pa-last: average=False fit_intercept=True intercept_scaling=1" in text
     # no test rows: no "last err" column
     plain = report.table(report.without_curves(outcome), SPECS)
-    assert "last err" not in plain and "test err" in plain
+    assert "last err" not in plain and "avg err" not in plain and "test err" in plain
 
 
-def test_json_and_csv_give_both_test_errors(tested):
+def test_a_failed_learner_shows_no_measured_value():
+    X, y = datasets.make_twonorm(60, random_state=0)
+    specs = [AlgoSpec("pa"), AlgoSpec("l1-pa", {"beta": 0.001})]
+    result = evaluate_tasks([ArraySource(X, y, "t")], specs, cv=2)
+    row = next(line for line in report.table(result, specs).splitlines()
+               if line.startswith("l1-pa"))
+    cells = row.split()
+    assert cells[1] == "failed" and set(cells[2:-1]) == {"-"} and "%" not in row
+
+
+def test_numbers_one_way():
+    assert report._format_number(1234567) == "1,234,567"
+    assert report._format_number(1234.5678) == "1,234.6"     # a mean over trials
+    assert report.format_value(1e200) == "1e+200" and report.format_value(0.5) == "0.5"
+
+
+def test_json_and_csv_give_every_test_error(tested):
     parsed = json.loads(report.json_text(tested))
     rows = list(csv.DictReader(io.StringIO(report.results_csv(tested))))
-    assert {"last_test_error", "last_test_error_sd"} <= set(report.CSV_FIELDS)
+    keys = [k + s for k in ("test_error", "last_test_error", "avg_test_error")
+            for s in ("", "_sd")]
+    assert set(keys) <= set(report.CSV_FIELDS)
     for row, res in zip(rows, parsed["tasks"][0]["results"]):
-        for key in ("test_error", "test_error_sd", "last_test_error", "last_test_error_sd"):
+        for key in keys:
             assert (row[key] == "" if res[key] is None else float(row[key]) == res[key]), key
-    avg, last = parsed["tasks"][0]["results"]
-    assert avg["last_test_error"] is not None and avg["last_test_error_sd"] is not None
-    assert last["last_test_error"] is None and rows[1]["last_test_error"] == ""
+        assert row["cv"] == "3" and row["cwkit"] == parsed["tasks"][0]["run"]["cwkit"]
+    assert rows[1]["params"].startswith("average=False;")
 
 
 def test_curves_csv(outcome):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import cwkit
+from conftest import last_iterate
 from cwkit.registry import algorithms
 
 NAMES = [a["name"] for a in algorithms()]
@@ -25,8 +25,8 @@ def strategies(name):
     """The multi-class strategies `name` accepts."""
     out = ["top1", "ovr"]
     try:
-        cwkit.make(name, multiclass="topk")._validate_params()
-        cwkit.make(name, multiclass="topk").partial_fit(np.eye(3), [0, 1, 2])
+        last_iterate(name, multiclass="topk")._validate_params()
+        last_iterate(name, multiclass="topk").partial_fit(np.eye(3), [0, 1, 2])
         out.append("topk")
     except ValueError:
         pass
@@ -49,7 +49,7 @@ def test_zero_scores_predict_the_first_class(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for strategy in strategies(name):
-            est = cwkit.make(name, multiclass=strategy, fit_intercept=False).partial_fit(
+            est = last_iterate(name, multiclass=strategy, fit_intercept=False).partial_fit(
                 X, np.array(["b", "c"])[y], classes=["d", "c", "b", "a"])
             s = est.decision_function(np.zeros((3, X.shape[1])))
             assert (s == 0).all(), strategy
@@ -62,7 +62,7 @@ def test_first_competitor_of_a_fresh_model_is_the_first_class(name):
     block 2 and block 0 (the first of the tied competitors; the Perceptron's
     prediction), never 1 or 3 (mini-batch PA with groups of one row)."""
     x = np.array([[1.0, -2.0, 0.5]])
-    est = cwkit.make(name, multiclass="top1")
+    est = last_iterate(name, multiclass="top1")
     if "batch_size" in est.get_params():
         est.set_params(batch_size=1)
     with warnings.catch_warnings():
@@ -82,7 +82,7 @@ def test_never_seen_classes_stay_identical_one_vs_rest(name, sparse):
     X = sp.csr_matrix(X) if sparse else X
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = cwkit.make(name, multiclass="ovr").partial_fit(X, y, classes=[0, 1, 2, 3])
+        est = last_iterate(name, multiclass="ovr").partial_fit(X, y, classes=[0, 1, 2, 3])
     assert (est.coef_[2] == est.coef_[3]).all() and est.intercept_[2] == est.intercept_[3]
     s = est.decision_function(X)
     np.testing.assert_array_equal(s[:, 2], s[:, 3])
@@ -98,7 +98,7 @@ def test_tied_competitors_get_equal_top_k_updates(case, sparse):
     name, params = case
     X, y = two_label_stream()
     X = sp.csr_matrix(X) if sparse else X
-    est = cwkit.make(name, multiclass="topk", k=3, **params).partial_fit(
+    est = last_iterate(name, multiclass="topk", k=3, **params).partial_fit(
         X, y, classes=[0, 1, 2, 3])
     assert est.n_updates_ > 0
     np.testing.assert_array_equal(est.coef_[2], est.coef_[3])
@@ -117,7 +117,7 @@ def test_duplicated_classes_score_identically(name):
     X[rng.random(X.shape) < 0.5] = 0.0
     y = rng.integers(0, 6, size=80)
     # the diagonal covariance, whose blocks are the (41, 6) state arrays looked at below
-    est = cwkit.make(name, **({"covariance": "diag"} if name == "arow" else {})).fit(X, y)
+    est = last_iterate(name, **({"covariance": "diag"} if name == "arow" else {})).fit(X, y)
     state = est._model.state
     dk = [a for a in state.values() if a.ndim == 2 and a.shape == (41, 6)]
     assert dk
