@@ -267,14 +267,13 @@ class OnlineClassifier(NamedFeatures):
         self._reset(classes, rows.n_features)
         codes = self._encode(y)
         rng = np.random.default_rng(self.random_state)
-        self.mistakes_ = self.n_updates_ = 0
         collapsed = None
         for _ in range(self.n_passes):
             order = rng.permutation(rows.n_rows) if self.shuffle else np.arange(rows.n_rows)
             _, mistakes, updates, row = self._run(rows, codes, order)
             collapsed = row if collapsed is None else collapsed
-            self.mistakes_ += mistakes
-            self.n_updates_ += updates
+            self._count(mistakes, updates)
+        self.last_mistakes_, self.last_n_updates_ = self.mistakes_, self.n_updates_
         self._warn_collapse(collapsed)
         return self
 
@@ -304,7 +303,9 @@ class OnlineClassifier(NamedFeatures):
             first = not hasattr(self, "classes_")
             if first:
                 self._validate_params()
-            rows = as_rows(X, None if first else self.n_features_in_, owner=type(self).__name__)
+            rows = as_rows(X, owner=type(self).__name__)
+            if not first and rows.n_features < self.n_features_in_:
+                rows = _padded(rows, self.n_features_in_)
             # later calls only need the shape: _encode rejects labels outside classes_
             y = check_labels(y, rows.n_rows) if first else _labels_1d(y, rows.n_rows)
             if first:
@@ -320,17 +321,34 @@ class OnlineClassifier(NamedFeatures):
                 self._reset(labels, rows.n_features)
             codes = self._encode(y)
             clean = None if y_clean is None else self._encode(_labels_1d(y_clean, rows.n_rows))
+            self._widen(rows.n_features)      # every check passed: the state may change
             done = self._run(rows, codes, np.arange(rows.n_rows), clean=clean)
-        _, self.mistakes_, self.n_updates_, collapsed = done
+        _, mistakes, updates, collapsed = done
+        self._count(mistakes, updates, last=True)
         self._warn_collapse(collapsed)
         return self
+
+    def _count(self, mistakes, updates, last=False):
+        """Add a pass's counts to the counters (``last``: they are also the call's)."""
+        self.mistakes_ += mistakes
+        self.n_updates_ += updates
+        if last:
+            self.last_mistakes_, self.last_n_updates_ = mistakes, updates
+
+    def _widen(self, n_features):
+        """Grow the model to `n_features` features when wider than any seen, each new
+        feature at the rule's prior (``Model.grow``)."""
+        if n_features > self.n_features_in_:
+            self._model.grow(n_features)
+            self.n_features_in_ = n_features
 
     def _pass(self, rows, y, order):
         """One pass over validated `rows` in `order` (`y`: every row's label, each one of
         ``classes_``), counted as ``partial_fit`` counts its pass: a worker's round in
         :func:`cwkit.distributed.fit`, over rows it validated once, shuffled without
         copying them."""
-        _, self.mistakes_, self.n_updates_, collapsed = self._run(rows, self._encode(y), order)
+        _, mistakes, updates, collapsed = self._run(rows, self._encode(y), order)
+        self._count(mistakes, updates, last=True)
         self._warn_collapse(collapsed)
 
     def _one_row(self, X, y):
@@ -354,9 +372,12 @@ class OnlineClassifier(NamedFeatures):
         if not (positive or label == classes[0]):
             return None
         scores = np.empty(1)
-        rows = one_csr_row(X, self.n_features_in_, scores)
+        # a row wider than any seen widens the model once it has passed the checks
+        width = max(self.n_features_in_, getattr(X, "shape", (0, 0))[-1])
+        rows = one_csr_row(X, width, scores)
         if rows is None:
             return None
+        self._widen(width)
         result = self._model.run(rows, _TARGET_1[positive], _ORDER_1, self._bias)
         return self._account(result, scores, _CODE_1[positive])
 
@@ -382,7 +403,8 @@ class OnlineClassifier(NamedFeatures):
     def _reset(self, classes, n_features):
         self.classes_ = classes
         self.n_features_in_ = n_features
-        self.t_ = 0
+        self.t_ = self.mistakes_ = self.n_updates_ = 0
+        self.last_mistakes_ = self.last_n_updates_ = 0
         self._model = build_model(self._spec(len(classes), n_features))
         self._calibration = Calibration(len(classes))
 
@@ -481,8 +503,16 @@ class OnlineClassifier(NamedFeatures):
                                       "yet; call fit or partial_fit first")
 
     def _rows(self, X):
+        """The rows of X at the model's width: the features it has not seen are cut off
+        (their weight is 0), those missing are zeros."""
         self._check_fitted()
-        return as_rows(X, self.n_features_in_, owner=type(self).__name__)
+        rows = as_rows(X, owner=type(self).__name__)
+        d = self.n_features_in_
+        if rows.n_features < d:
+            return _padded(rows, d)
+        if rows.n_features > d:
+            return as_rows(rows.X[:, :d])
+        return rows
 
     @serialised
     def decision_function(self, X):
@@ -553,6 +583,18 @@ class OnlineClassifier(NamedFeatures):
         d = self._dims()
         w = np.atleast_2d(self._model.weights())[..., d].ravel()
         return w * self._bias
+
+
+def _padded(rows, d):
+    """`rows` (validated, narrower than `d` features) with zero features up to `d`:
+    a CSR matrix is only given the wider shape, a dense one copied."""
+    X = rows.X
+    if rows.sparse:
+        wide = type(X)((X.data, X.indices, X.indptr), shape=(rows.n_rows, d))
+    else:
+        wide = np.zeros((rows.n_rows, d))
+        wide[:, :rows.n_features] = X
+    return as_rows(wide)
 
 
 class NotFittedError(ValueError, AttributeError):

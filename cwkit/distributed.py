@@ -283,7 +283,7 @@ def _train(shell, state, shard, seed):
         except ModelError as exc:      # (exc.row: the row of X, wherever in the order)
             raise _ShardFailure(shard.name, shard.first_row + exc.row, exc.reason) from None
     return {"state": est._model.state, "rounds": est.t_ - state["t"],
-            "mistakes": int(est.mistakes_), "updates": int(est.n_updates_),
+            "mistakes": int(est.last_mistakes_), "updates": int(est.last_n_updates_),
             "window": est._calibration.rounds(),
             "warnings": [(w.category, str(w.message)) for w in caught]}
 

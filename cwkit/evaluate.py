@@ -241,8 +241,8 @@ class Learner:
             row = getattr(exc, "row", None) or 0    # ModelError: the row of this call
             self.failed_offset = min(row, max(y.size - 1, 0))
             raise
-        self.updates += int(self.model.n_updates_)
-        return int(self.model.mistakes_)
+        self.updates += int(self.model.last_n_updates_)
+        return int(self.model.last_mistakes_)
 
     def learn(self, X, y_clean, y_train, flipped):
         """One online round per row: ``y_train`` is learnt, ``y_clean`` scores mistakes.

@@ -210,6 +210,16 @@ class ApproxFeatures:
             raise ValueError("the Nystroem landmarks are missing or malformed")
         self._feature_map = self._build_map()
 
+    def _widen(self, n_features):
+        """Refuse rows wider than the map was drawn for (its random features, or its
+        landmarks, know no other features); narrower rows are padded with zeros."""
+        if n_features > self.n_features_in_:
+            raise ValueError(
+                f"X has {n_features} features, but the {self.kernel_approx} feature map of "
+                f"{type(self).__name__} was drawn for {self.n_features_in_}: a kernel_approx "
+                "model's width is fixed by its first call (give it the final width then, "
+                "e.g. with n_features= of cwkit.iter_svmlight)")
+
     def _n_mapped(self):
         return self.n_components if self.kernel_approx == "rff" else len(self.landmarks_)
 

@@ -173,7 +173,7 @@ def _former_noise_mistakes(name, params, X, y_clean, y_train, flipped, classes):
                 mistakes += est.predict(X[i:i + 1])[0] != y_clean[i]
         est.partial_fit(X[i:i + 1], y_train[i:i + 1], classes=classes)
         if not flipped[i]:
-            mistakes += est.mistakes_
+            mistakes += est.last_mistakes_
     return mistakes
 
 

@@ -10,13 +10,22 @@ sklearn = pytest.importorskip("sklearn")
 NAMES = [a["name"] for a in cwkit.algorithms()]
 
 
+#: The checks cwkit departs from by design: a streaming model's feature space grows, so
+#: rows of another width than those seen are neither an error to learn nor to score.
+WIDTH_CHECKS = {
+    name: "rows of any width are scored (unseen features weigh 0) and learnt (the model "
+    "grows)" for name in ("check_n_features_in_after_fitting", "check_classifiers_train",
+                          "check_estimators_partial_fit_n_features")}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_check_estimator(name):
-    """Every check passes, none expected to fail (predict_proba included: it ranks rows
-    as decision_function does)."""
+    """Every check passes but those of a fixed width (predict_proba included: it ranks
+    rows as decision_function does)."""
     from sklearn.utils.estimator_checks import check_estimator
     assert hasattr(cwkit.make(name), "predict_proba")
-    check_estimator(cwkit.make(name, shuffle=True, random_state=0))
+    check_estimator(cwkit.make(name, shuffle=True, random_state=0),
+                    expected_failed_checks=WIDTH_CHECKS)
 
 
 @pytest.mark.parametrize("name", ["pa1", "arow", "cw", "reg-pa"])

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _core
 from .average import mean_of_rounds, round_count
-from .interface import Model, PassResult, counts, nonnegative, positive
+from .interface import ROWS, ROWS_T, Model, PassResult, counts, nonnegative, positive
 from .scoring import row_scores, sign_proba
 
 #: largest dimension D (features + 1) of a full covariance matrix (D*D*8 bytes).
@@ -104,6 +104,9 @@ class BinaryModel(Model):
 class FirstOrder(BinaryModel):
     """w = s * v (scale factor for O(1) shrinking); u for averaging."""
 
+    def feature_layout(self):
+        return {"v": ROWS, "u": ROWS}
+
     def initial_state(self, D):
         aux = np.zeros(aux_size(self.spec))
         aux[_core.AUX_S] = 1.0
@@ -153,6 +156,9 @@ def gaussian_invariants(model):
 class Diagonal(BinaryModel):
     """mu and sigma = diag(Sigma) (initially a), interleaved as rows of `mu_sigma`."""
 
+    def feature_layout(self):
+        return {"mu_sigma": ROWS, "u": ROWS_T}
+
     def initial_state(self, D):
         # (mu_i, sigma_i) interleaved: one cache line per feature in the kernel
         ms = np.empty((D, 2))
@@ -199,6 +205,9 @@ def initial_variance(spec):
 
 class Full(BinaryModel):
     """mu and a full Sigma (only the lower triangle is kept up to date)."""
+
+    def feature_layout(self):
+        return {"mu": ROWS, "Sigma": ((0, 1, 0), (1, 1, 0)), "u": ROWS_T}
 
     def initial_state(self, D):
         if D > MAX_FULL_DIM:
@@ -283,6 +292,9 @@ def symmetric(L):
 class SOPDiagonal(BinaryModel):
     """Diagonal second-order perceptron: vv = sum y x over mistakes, A = a + sum x^2."""
 
+    def feature_layout(self):
+        return {"vv": ROWS, "A": ROWS, "u": ROWS_T}
+
     def initial_state(self, D):
         st = {"vv": np.zeros(D), "A": np.full(D, float(self.spec.a))}
         if self.spec.average:   # the lazy sum of vv / A, then the round count T
@@ -339,6 +351,9 @@ def rda_reported(spec, state):
 
 class AdaGrad(BinaryModel):
     """Diagonal AdaGrad-RDA with L1 ([DHS11]): u = sum of subgradients, G = sum of squares."""
+
+    def feature_layout(self):
+        return {"u": ROWS, "G": ROWS, "acc": ROWS}  # acc: two blocks
 
     def initial_state(self, D):
         st = {"u": np.zeros(D), "G": np.zeros(D), "aux": np.zeros(AUX_SIZE)}

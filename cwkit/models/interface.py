@@ -17,6 +17,10 @@ from .. import _core
 #: `PassResult.pos` of a pass that stopped at no row.
 NO_ROW = -1
 
+#: ``feature_layout`` entries: an axis of D entries (the features, the intercept last);
+#: the same followed by the round count T; the features alone (no intercept).
+ROWS, ROWS_T, FEATURES = ((0, 1, 0),), ((0, 1, 1),), ((1, 1, -1),)
+
 #: Multi-class strategies (the estimators' ``multiclass``) and the two-class case.
 BINARY, TOP1, TOPK, OVR = "binary", "top1", "topk", "ovr"
 
@@ -216,6 +220,18 @@ class Model(ABC):
         not average, :meth:`scores` itself (this default).
         """
         return self.scores(rows, bias)
+
+    def feature_layout(self):
+        """Where each state array keeps its features: name -> ``((axis, inner, tail),
+        ...)``, one triple per feature axis (see ``cwkit.models.growth``); arrays not
+        named hold nothing per feature."""
+        return {}
+
+    def grow(self, n_features):
+        """Widen the model to `n_features` (more) features, each new one at the rule's
+        prior: the model built at that width after the same rows, padded with zeros."""
+        from .growth import widen
+        widen(self, n_features)
 
     def variances(self):
         return None

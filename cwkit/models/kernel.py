@@ -23,7 +23,7 @@ from .._lazy import issparse, sparse as sp
 from .. import _core
 from .._rowdata import as_rows
 from .minibatch import BPA_VARIANTS
-from .interface import NO_ROW, TOP1, Model, PassResult, counts, nonnegative, positive
+from .interface import FEATURES, NO_ROW, TOP1, Model, PassResult, counts, nonnegative, positive
 from .ovr import OneVsRest
 from .scoring import argmax_proba, sign_proba
 
@@ -420,6 +420,9 @@ class MiniBatchDual(DualModel):
         self.K = spec.n_classes if spec.kind == TOP1 else None
         self.width = self.K or 1
         super().__init__(spec)
+
+    def feature_layout(self):
+        return {"pend": FEATURES}  # the support set is sparse
 
     def coef_state(self, n):
         B = self.spec.batch_size

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _core
 from .average import mean_of_rounds, round_count
 from .binary import NO_SUM, BinaryModel
-from .interface import TOP1, PassResult
+from .interface import ROWS, ROWS_T, TOP1, PassResult
 from .multiclass import MulticlassModel
 
 
@@ -30,6 +30,9 @@ def in_ball(spec, w):
 
 class BinaryL1PA(BinaryModel):
     """The weight vector w (length D, intercept last)."""
+
+    def feature_layout(self):
+        return {"w": ROWS, "u": ROWS_T}
 
     def initial_state(self, D):
         if self.spec.average:   # the lazy sum of w, then the round count T
@@ -66,6 +69,9 @@ class MulticlassL1PA(MulticlassModel):
     def __init__(self, spec):
         super().__init__(spec)
         self.kk = 0 if spec.strategy == TOP1 else spec.kk
+
+    def feature_layout(self):
+        return {"W": ROWS, "u": ((0, self.K, 1),)}
 
     def initial_state(self, K, D):
         if self.spec.average:   # the lazy sum of W (D K), then the round count T

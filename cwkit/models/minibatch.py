@@ -12,7 +12,7 @@ from .. import _core
 from .._rowdata import as_rows
 from .average import mean_of_rounds, round_count
 from .binary import NO_SUM, BinaryModel
-from .interface import TOP1, PassResult, counts
+from .interface import FEATURES, ROWS, ROWS_T, TOP1, PassResult, counts
 from .scoring import mc_row_scores
 
 #: The rules, in the order of the drivers' `variant` argument.
@@ -40,6 +40,9 @@ class BinaryBPA(BinaryModel):
     ``w`` after every round (the driver keeps ``w`` up to date row by row), then
     the round count T.
     """
+
+    def feature_layout(self):
+        return {"w": ROWS, "w0": ROWS, "pend": FEATURES, "u": ROWS_T}
 
     def initial_state(self, D):
         B = self.spec.batch_size
@@ -138,6 +141,9 @@ class MulticlassBPA(BinaryBPA):
         self.kk = 1 if spec.strategy == TOP1 else spec.kk
         self.shared = spec.slack == "shared"
         super().__init__(spec)
+
+    def feature_layout(self):
+        return {"w": ROWS, "w0": ROWS, "pend": FEATURES, "u": ((0, self.K, 1),)}
 
     def initial_state(self, D):
         B, K = self.spec.batch_size, self.K

@@ -35,7 +35,7 @@ from .binary import (
     symmetric,
 )
 from .average import mean_of_rounds, round_count
-from .interface import OVR, TOP1, Model, PassResult, counts, positive
+from .interface import OVR, ROWS, ROWS_T, TOP1, Model, PassResult, counts, positive
 from .scoring import argmax_proba, mc_row_scores
 
 
@@ -100,6 +100,9 @@ class MulticlassModel(Model):
 class FirstOrder(MulticlassModel):
     """W = s V: one scale s for the whole W (top1) or one per class (ovr)."""
 
+    def feature_layout(self):
+        return {"v": ROWS, "u": ROWS}
+
     def initial_state(self, K, D):
         n_aux = K if self.ovr else 1
         aux = np.zeros((n_aux, aux_size(self.spec)))
@@ -131,6 +134,9 @@ class FirstOrder(MulticlassModel):
 
 class Diagonal(MulticlassModel):
     """mu, sigma = diag(Sigma) per block; initial sigma = a."""
+
+    def feature_layout(self):
+        return {"mu": ROWS, "sigma": ROWS, "u": ROWS_T}
 
     def initial_state(self, K, D):
         st = {"mu": np.zeros((D, K)), "sigma": np.full((D, K), float(self.spec.a))}
@@ -171,6 +177,10 @@ class Diagonal(MulticlassModel):
 class Full(MulticlassModel):
     """mu (K, D) and Sigma over the stacked blocks (top1: (K D, K D)) or one
     D x D block per class (ovr: stored as (K D, D)); one triangle is kept."""
+
+    def feature_layout(self):
+        return {"mu": ((1, 1, 0),), "Sigma": ((0, 1, 0), (1, 1, 0)),
+                "u": ROWS_T}   # u: the K blocks of mu, then T
 
     def initial_state(self, K, D):
         n = K * D
@@ -259,6 +269,9 @@ class Full(MulticlassModel):
 class SOPDiagonal(MulticlassModel):
     """Diagonal SOP per block: vv = sum of Delta over mistakes, A = a + sum Delta^2."""
 
+    def feature_layout(self):
+        return {"vv": ROWS, "A": ROWS, "u": ((0, self.K, 1),)}
+
     def initial_state(self, K, D):
         st = {"vv": np.zeros((D, K)), "A": np.full((D, K), float(self.spec.a))}
         if self.spec.average:   # the lazy sum of vv / A (D K), then the round count T
@@ -302,6 +315,9 @@ class SOPDiagonal(MulticlassModel):
 
 class AdaGrad(MulticlassModel):
     """AdaGrad-RDA per block: u = sum of subgradients, G = sum of their squares."""
+
+    def feature_layout(self):
+        return {"u": ROWS, "G": ROWS, "acc": ((0, self.K, 0),)}
 
     def initial_state(self, K, D):
         st = {"u": np.zeros((D, K)), "G": np.zeros((D, K)), "aux": np.zeros(AUX_SIZE)}
