@@ -8,6 +8,7 @@ import copy
 import functools
 import inspect
 import sys
+import textwrap
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from ._rowdata import as_rows, one_csr_row
 from .models.calibration import Calibration
 from .models.collapse import VarianceCollapseWarning, warning_text
 from .models.factory import build_model
+from .models.growth import widen
 from .models.interface import NO_ROW, ModelSpec, raise_status
 from .named import NamedFeatures
 
@@ -86,6 +88,55 @@ for _a in (_ORDER_1, *_TARGET_1, *_CODE_1):
     _a.setflags(write=False)
 #: The label dtypes compared as scalars on that path (bool, numbers, strings).
 _LABEL_KINDS = frozenset("biufUS")
+
+#: The fitted attributes of every estimator: name -> its numpydoc entry (type, then
+#: what it is), written into the "Attributes" section of each estimator's docstring
+#: (``OnlineClassifier.__init_subclass__``); a family or mixin adds its own in ``_fitted``.
+FITTED = {
+    "classes_": ("ndarray of shape (n_classes,)", "The labels, sorted: those of the "
+                 "first call's y, or its ``classes``."),
+    "n_features_in_": ("int", "The width of the widest rows learnt so far: ``partial_fit`` "
+                       "on wider rows grows the model, each new feature at the rule's "
+                       "prior (weight 0, variance ``a``). Rows of any width are scored: "
+                       "features beyond it weigh 0, missing ones are zeros."),
+    "t_": ("int", "Rounds (rows learnt) since the last ``fit``, over its passes and every "
+           "``partial_fit`` call since."),
+    "mistakes_": ("int", "Progressive mistakes (each row predicted before it is learnt) "
+                  "since the last ``fit``, added up over passes and ``partial_fit`` calls "
+                  "as ``t_`` is."),
+    "n_updates_": ("int", "Rounds that changed the model since the last ``fit``, added up "
+                   "as ``mistakes_``."),
+    "last_mistakes_": ("int", "The mistakes of the last call alone (``fit``: of all its "
+                       "passes)."),
+    "last_n_updates_": ("int", "The updates of the last call alone."),
+    "intercept_scaling_": ("float", "The value of the augmented constant feature: "
+                           "``intercept_scaling``, or what ``\"auto\"`` chose on the first "
+                           "rows."),
+    "coef_": ("ndarray of shape (1, n_features_in_) or (n_classes, n_features_in_)",
+              "The weights (their mean over the rounds with ``average=True``)."),
+    "intercept_": ("ndarray of shape (1,) or (n_classes,)", "The intercepts: the weight "
+                   "of the constant feature times ``intercept_scaling_``."),
+}
+
+
+def attributes_section(entries):
+    """The numpydoc "Attributes" section of `entries` (name -> (type, text))."""
+    lines = ["Attributes", "----------"]
+    for name, (kind, text) in entries.items():
+        lines.append(f"{name} : {kind}")
+        lines.extend("    " + line for line in textwrap.wrap(text, 80))
+    return "\n".join("    " + line if line else "" for line in lines) + "\n\n"
+
+
+def _with_attributes(doc, entries):
+    """`doc` with its "Attributes" section, before its Notes (or Examples, or at its end)."""
+    doc = doc or ""
+    for section in ("    Notes\n    -----", "    Examples\n    --------"):
+        at = doc.find(section)
+        if at >= 0:
+            return doc[:at] + attributes_section(entries) + doc[at:]
+    return doc.rstrip() + "\n\n" + attributes_section(entries) + "    "
+
 
 #: Guards the lazy creation of the estimators' locks.
 _LOCK_CREATION = threading.Lock()
@@ -156,6 +207,18 @@ class OnlineClassifier(NamedFeatures):
     _constraints = {}
     _names = {}
     _estimator_type = "classifier"
+    #: Fitted attributes of a family or mixin beyond ``FITTED`` (same form; None: one
+    #: it does not have).
+    _fitted = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        entries = dict(FITTED)
+        for klass in reversed(cls.__mro__):
+            entries.update(vars(klass).get("_fitted", {}))
+        entries = {k: v for k, v in entries.items() if v is not None}   # None: not here
+        if "Attributes\n    ------" not in (cls.__doc__ or ""):
+            cls.__doc__ = _with_attributes(cls.__doc__, entries)
     #: What ``intercept_scaling="auto"`` chooses on sparse rows.
     _sparse_intercept_scaling = 0.1
 
@@ -284,6 +347,10 @@ class OnlineClassifier(NamedFeatures):
         Parameters
         ----------
         X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
+            Rows of any width: wider than any seen, the model grows first, each new
+            feature at the rule's prior (weight 0, variance ``a``), exactly as if
+            every earlier row had had zeros there; narrower rows are padded with
+            zeros.  ``n_features_in_`` becomes the widest width learnt.
         y : array-like of shape (n_samples,)
         classes : array-like, optional
             All labels the stream may hold; needed on the first call when the
@@ -297,6 +364,11 @@ class OnlineClassifier(NamedFeatures):
         Returns
         -------
         self
+
+        Notes
+        -----
+        ``t_``, ``mistakes_`` and ``n_updates_`` add up over the calls since the last
+        ``fit``; ``last_mistakes_`` and ``last_n_updates_`` are this call's.
         """
         done = self._one_row(X, y) if y_clean is None else None
         if done is None:     # any other input
@@ -337,9 +409,9 @@ class OnlineClassifier(NamedFeatures):
 
     def _widen(self, n_features):
         """Grow the model to `n_features` features when wider than any seen, each new
-        feature at the rule's prior (``Model.grow``)."""
+        feature at the rule's prior (``cwkit.models.growth``)."""
         if n_features > self.n_features_in_:
-            self._model.grow(n_features)
+            widen(self._model, n_features)
             self.n_features_in_ = n_features
 
     def _pass(self, rows, y, order):
@@ -517,12 +589,18 @@ class OnlineClassifier(NamedFeatures):
     @serialised
     def decision_function(self, X):
         """Scores: (n_samples,) for two classes (> 0 means ``classes_[1]``),
-        (n_samples, n_classes) otherwise."""
+        (n_samples, n_classes) otherwise.
+
+        Rows of any width: features beyond ``n_features_in_`` have not been seen and
+        weigh 0; missing features are zeros (as for :meth:`predict`,
+        :meth:`predict_proba` and ``predict_confidence``).
+        """
         rows = self._rows(X)
         return self._model.scores(rows, self._bias)
 
     @serialised
     def predict(self, X):
+        """The class of each row (rows of any width, as :meth:`decision_function`)."""
         return self._labels(self.decision_function(X))
 
     def _labels(self, scores):
@@ -628,6 +706,16 @@ def _not_fitted_error():
 
 class VarianceMixin:
     """Fitted variances (diagonal) or covariance (full) of second-order rules."""
+
+    _fitted = {
+        "coef_var_": ("ndarray, shaped as coef_", "The variances of the weights (a "
+                      "diagonal covariance, ``covariance_type_ 'diag'``)."),
+        "intercept_var_": ("ndarray, shaped as intercept_", "The variances of the "
+                           "intercepts (diagonal covariance)."),
+        "covariance_": ("ndarray of shape (n, n)", "The covariance of the weights and "
+                        "intercepts, in the order of (coef_, intercept_) per class (a full "
+                        "covariance, ``covariance_type_ 'full'``)."),
+    }
 
     @property
     @serialised

@@ -159,6 +159,19 @@ class ApproxFeatures:
     O(n_components nnz) for the map plus the linear rule's O(n_components).
     """
 
+    _fitted = {
+        "n_features_in_": ("int", "The raw width, fixed by the first call (the map knows "
+                           "no other features: wider rows are refused by ``partial_fit`` "
+                           "and cut off when scored; narrower ones are padded with zeros)."),
+        "coef_": ("ndarray of shape (1, n_components) or (n_classes, n_components)",
+                  "The weights of the mapped features."),
+        "approx_seed_": ("int", "The seed the random features are drawn from."),
+        "approx_n_features_": ("int", "The raw width the map was drawn for."),
+        "landmarks_": ("list of lists", "The Nystroem landmark rows (empty for random "
+                       "Fourier features)."),
+    }
+
+
     _sparse_intercept_scaling = 1.0     # the mapped rows are dense
 
     def _validate_params(self):

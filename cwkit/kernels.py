@@ -87,6 +87,19 @@ class KernelMixin:
     features with the linear rule's ``average=True``.
     """
 
+    _fitted = {
+        "coef_": None,      # a kernel model has no primal weights
+        "support_vectors_": ("scipy.sparse CSR matrix of shape (n_SV, n_features_in_)",
+                             "The support vectors (one-vs-rest: every class's, stacked)."),
+        "dual_coef_": ("ndarray of shape (1, n_SV) or (n_classes, n_SV)",
+                       "The dual coefficients, one row per class's score."),
+        "n_support_": ("int or ndarray of shape (n_classes,)", "The support vectors "
+                       "each class's score uses."),
+        "intercept_": ("ndarray of shape (1,) or (n_classes,)", "bias^2 times the sum of "
+                       "each row of ``dual_coef_`` (the augmented constant feature)."),
+    }
+
+
     _sparse_intercept_scaling = 1.0
     #: Whether the rule's dual form keeps the average of its coefficients over the
     #: rounds (``average=True``); the second-order and mini-batch dual forms do not.

@@ -324,6 +324,11 @@ class CovarianceChoice:
     """The ``covariance`` parameter of the second-order rules, "auto" settled at the
     first fit (``covariance_type_``)."""
 
+    _fitted = {"covariance_type_": ("{'diag', 'full'}", "The shape of the covariance: "
+                                    "``covariance``, or what ``\"auto\"`` chose on the "
+                                    "first rows.")}
+
+
     def _choose(self, rows, n_classes):
         super()._choose(rows, n_classes)
         self.covariance_type_ = (auto_covariance(rows, n_classes, self.multiclass)

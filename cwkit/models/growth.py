@@ -9,7 +9,7 @@ model fed narrow rows and widened equals, bit for bit, the model fed the same ro
 padded with zeros at the final width.
 
 Each state array's feature axes are described by ``(axis, inner, tail)``
-(:meth:`cwkit.models.interface.Model.feature_layout`): along ``axis`` the array
+(``Model.feature_layout``): along ``axis`` the array
 holds ``blocks`` blocks of D = n_features + 1 entries (the intercept, the
 augmented constant feature, last of each block), each entry ``inner`` values wide,
 then ``tail`` more values (1: the round count T of a flat lazy sum; -1: a block of
@@ -24,8 +24,6 @@ averaging sums of AdaGrad, mini-batch PA's pending rows, the mean of a
 multi-class full covariance) are reallocated, in the time of one update of a full
 covariance, or O(D) values.
 """
-from dataclasses import replace
-
 import numpy as np
 
 from .size import check_size
@@ -49,39 +47,90 @@ def feature_map(n, d_old, d_new, inner, tail):
 
 def widen(model, n_features):
     """Widen `model` (its ``state``, ``spec`` and ``n_features``) to `n_features`
-    features, each new one at its prior (see the module)."""
+    features, each new one at its prior (see the module): the model built at that
+    width after the same rows, padded with zeros."""
+    parts = getattr(model, "models", None)
+    if parts is not None:     # one-vs-rest: K binary models
+        for part in parts:
+            widen(part, n_features)
+        # their arrays, replaced as they widened (a kernel form reads them anew)
+        model.state.update((f"{c}/{key}", arr) for c, part in enumerate(parts)
+                           for key, arr in part.state.items())
+        return
+    if _widen_in_room(model, n_features):
+        return
     d_old = model.n_features
-    spec = replace(model.spec, n_features=n_features)
-    check_size(spec)
+    spec = _with_width(model.spec, n_features)
+    state = model.state
     layout = {key: axes for key, axes in model.feature_layout().items()
-              if np.size(model.state.get(key, ()))}   # (no lazy sum: no averaging)
-    prefix = {key for key, ((axis, inner, tail), *more) in layout.items()
-              if not more and axis == 0
-              and model.state[key].shape[0] - tail == (d_old + 1) * inner}
+              if np.size(state.get(key, ()))}   # (no lazy sum: no averaging)
+    rooms = model.__dict__.setdefault("_rooms", {})
+    prefix, roomy = set(), True
+    for key, ((axis, inner, tail), *more) in layout.items():
+        arr = state[key]
+        if not more and axis == 0 and arr.shape[0] - tail == (d_old + 1) * inner:
+            prefix.add(key)
+            buf = rooms.get(key)
+            roomy = roomy and (buf is not None and arr.base is buf
+                               and buf.shape[0] >= (n_features + 1) * inner + tail)
+    if not (roomy and prefix == set(layout)):     # memory is taken: is there enough?
+        check_size(spec)
     # built before any array changes: a width the shape does not support raises here
     fresh = type(model)(spec).state if set(layout) - prefix else None
-    prior = type(model)(replace(model.spec, n_features=1)).state if prefix else None
+    if prefix and "_prior" not in model.__dict__:   # the state of one feature, once
+        model._prior = type(model)(_with_width(model.spec, 1)).state
     for key, axes in layout.items():
-        arr = model.state[key]
+        arr = state[key]
         if key in prefix:
             axis, inner, tail = axes[0]
-            model.state[key] = _widen_prefix(model, key, arr, prior[key][:inner],
-                                             d_old, n_features, inner, tail)
+            state[key] = _widen_prefix(rooms, key, arr, model._prior[key][:inner],
+                                       d_old, n_features, inner, tail)
             continue
         out = fresh[key]
         index = [np.arange(n) for n in arr.shape]
         for axis, inner, tail in axes:
             index[axis] = feature_map(arr.shape[axis], d_old, n_features, inner, tail)
         out[np.ix_(*index)] = arr
-        model.state[key] = out
+        state[key] = out
     model.spec = spec
     model.n_features = n_features
+    # the widening of a model whose arrays are all prefix views: what it needs, once
+    model._in_room = [(key, axes[0][1], axes[0][2], model._prior[key][:axes[0][1]])
+                      for key, axes in layout.items()] if prefix == set(layout) else None
 
 
-def _widen_prefix(model, key, arr, prior, d_old, d_new, inner, tail):
-    """`arr` widened as a prefix view of a buffer with room (`prior`: the values of
-    one new feature along the first axis)."""
-    rooms = model.__dict__.setdefault("_rooms", {})
+def _widen_in_room(model, n_features):
+    """Widen a model whose arrays are all prefix views of buffers with room for
+    `n_features` (the common case, in O(new features + tail)); False, having done
+    nothing, otherwise."""
+    plan = model.__dict__.get("_in_room")
+    if plan is None:
+        return False
+    state, rooms = model.state, model._rooms
+    for key, inner, tail, _ in plan:
+        buf = rooms[key]
+        if state[key].base is not buf or buf.shape[0] < (n_features + 1) * inner + tail:
+            return False
+    d_old = model.n_features
+    for key, inner, tail, prior in plan:
+        state[key] = _widen_prefix(rooms, key, state[key], prior, d_old, n_features,
+                                   inner, tail)
+    model.spec = _with_width(model.spec, n_features)
+    model.n_features = n_features
+    return True
+
+
+def _with_width(spec, n_features):
+    """`spec` with ``n_features`` changed (``dataclasses.replace`` runs ``__init__`` on
+    every field: ten times the cost of the widening of a row)."""
+    out = object.__new__(type(spec))
+    out.__dict__.update(spec.__dict__, n_features=n_features)
+    return out
+
+
+def _widen_prefix(rooms, key, arr, prior, d_old, d_new, inner, tail):
+    """`arr` widened as a prefix view of the buffer ``rooms[key]``, made twice as long
+    as needed when it has no room (`prior`: one new feature's values on axis 0)."""
     n_old = arr.shape[0]
     n_new = (d_new + 1) * inner + tail
     buf = rooms.get(key)
@@ -90,6 +139,9 @@ def _widen_prefix(model, key, arr, prior, d_old, d_new, inner, tail):
         buf[:n_old] = arr
         rooms[key] = buf
     first = d_old * inner        # the intercept's first entry, then the tail
-    buf[d_new * inner:n_new] = buf[first:n_old].copy()
-    buf[first:d_new * inner] = np.tile(prior, (d_new - d_old,) + (1,) * (arr.ndim - 1))
+    buf[d_new * inner:n_new] = buf[first:n_old]    # (numpy copies overlapping ranges)
+    if inner == 1:
+        buf[first:d_new] = prior
+    else:
+        buf[first:d_new * inner].reshape((d_new - d_old,) + prior.shape)[...] = prior
     return buf[:n_new]

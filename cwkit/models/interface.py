@@ -223,15 +223,9 @@ class Model(ABC):
 
     def feature_layout(self):
         """Where each state array keeps its features: name -> ``((axis, inner, tail),
-        ...)``, one triple per feature axis (see ``cwkit.models.growth``); arrays not
-        named hold nothing per feature."""
+        ...)``, one triple per feature axis (``cwkit.models.growth.widen`` grows a model
+        by it); arrays not named hold nothing per feature."""
         return {}
-
-    def grow(self, n_features):
-        """Widen the model to `n_features` (more) features, each new one at the rule's
-        prior: the model built at that width after the same rows, padded with zeros."""
-        from .growth import widen
-        widen(self, n_features)
 
     def variances(self):
         return None

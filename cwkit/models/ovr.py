@@ -46,13 +46,6 @@ class OneVsRest(Model):
             out[:] = S.T
         return PassResult(len(order), mistakes, updates, loss_sum, _core.Status.OK, NO_ROW)
 
-    def grow(self, n_features):
-        for model in self.models:
-            model.grow(n_features)
-        # the models' arrays, replaced as they widened (a kernel form reads them anew)
-        self.state.update((f"{c}/{key}", arr) for c, model in enumerate(self.models)
-                          for key, arr in model.state.items())
-
     def weights(self):
         return np.stack([model.weights() for model in self.models])
 
