@@ -43,15 +43,25 @@ class Optional:
 
 
 class Int:
-    def __init__(self, lo=0):
-        self.lo = lo
+    """An integer >= `lo`, and <= `hi` when given: the largest value the compiled core
+    holds (a C ``int``, ``INT_MAX``; a ``Py_ssize_t``, ``SSIZE_MAX``)."""
+
+    def __init__(self, lo=0, hi=None):
+        self.lo, self.hi = lo, hi
 
     def describe(self):
-        return f"an integer >= {self.lo}"
+        if self.hi is None:
+            return f"an integer >= {self.lo}"
+        return f"an integer in [{self.lo}, {self.hi}]"
 
     def check(self, value):
         return (isinstance(value, numbers.Integral) and not isinstance(value, bool)
-                and value >= self.lo)
+                and value >= self.lo and (self.hi is None or value <= self.hi))
+
+
+#: The largest value of a C ``int`` (kernel degrees) and of a ``Py_ssize_t`` (budgets).
+INT_MAX = 2 ** 31 - 1
+SSIZE_MAX = 2 ** 63 - 1
 
 
 class Choice:

@@ -162,6 +162,9 @@ class Learner:
         online mistakes, counted before each update, are the same either way.
     start : OnlineClassifier, optional
         A fitted estimator to go on training (``cwkit train -i``), instead of a new one.
+    seed : int, optional
+        The model's ``random_state`` unless ``params`` set it: what it draws (the
+        feature map of ``kernel_approx``) is then a function of the run's seed.
 
     Attributes
     ----------
@@ -189,12 +192,14 @@ class Learner:
         (captured, not printed).
     """
 
-    def __init__(self, spec, params, classes, multiclass_params, tested=False, start=None):
+    def __init__(self, spec, params, classes, multiclass_params, tested=False, start=None,
+                 seed=None):
         self.spec = spec
         self.params = dict(params)
         if start is None:
+            seeded = {} if seed is None else {"random_state": seed}
             self.model, self.averaged, self.both = make_tested(
-                spec.name, {**multiclass_params, **self.params}, tested)
+                spec.name, {**multiclass_params, **seeded, **self.params}, tested)
         else:
             self.model, self.averaged, self.both = start, start._averaging(), False
         self.classes = classes
@@ -470,7 +475,8 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
     (683, [-1.0, 1.0])
     """
     _learn_classes(source)
-    learner = Learner(spec, spec.params, source.classes, dict(multiclass_params or {}))
+    learner = Learner(spec, spec.params, source.classes, dict(multiclass_params or {}),
+                      seed=seed)
     stream = _StreamConfig(seed=seed, shuffle=shuffle, shuffle_window=shuffle_window)
     try:
         _run(source, stream, [learner], passes, progress=progress,
@@ -578,7 +584,7 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
     for spec in todo:
         for combo in spec.combinations():
             learners.append(Learner(spec, {**spec.params, **combo}, source.classes,
-                                    multiclass_params, tested=True))
+                                    multiclass_params, tested=True, seed=cfg.seed))
             learners[-1].combo = combo
     _run(source, tcfg, learners, passes, progress=progress,
          label=f"{source.name} (tuning: {', '.join(_combo_text(lr) for lr in learners)})")
@@ -745,7 +751,7 @@ def _trial(source, test, specs, trial, trials, running, first, *, passes, shuffl
                                 progress)
     tested = bool(cv) or tst is not None
     learners = [Learner(s, {**s.params, **chosen.get(s.label, {})}, src.classes,
-                         multiclass_params, tested) for s in specs]
+                         multiclass_params, tested, seed=tseed) for s in specs]
     for lr in learners:
         if lr.spec.label in tune_failed:  # not run: no value of its grid could learn
             tried = tune_failed[lr.spec.label]

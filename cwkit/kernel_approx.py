@@ -14,7 +14,12 @@ from ._lazy import issparse
 
 from . import _params
 from ._rowdata import as_rows
+from .models.interface import ModelError
 from .models.kernel import kernel_from_dots
+from .models.size import check_size
+
+#: The seeds of the feature maps drawn by ``fit``: integers in [0, SEEDS).
+SEEDS = 2 ** 62
 
 
 def _sqnorms(X):
@@ -126,7 +131,9 @@ APPROX_PARAMS = {"kernel_approx": "rff", "gamma": None, "n_components": 100}
 
 _APPROX_CONSTRAINTS = {
     "kernel_approx": _params.Choice("rff", "nystroem"),
-    "gamma": _params.Optional(_params.POSITIVE, "1 / n_features"),
+    # (the random features' frequencies have the scale sqrt(2 gamma), finite up to here)
+    "gamma": _params.Optional(_params.Real(0.0, np.finfo(float).max / 2, open_lo=True),
+                              "1 / n_features"),
     "n_components": _params.Int(1),
 }
 
@@ -195,33 +202,59 @@ class ApproxFeatures:
 
     def _choose(self, rows, n_classes):
         super()._choose(rows, n_classes)
-        self.approx_seed_ = int(np.random.default_rng(self.random_state).integers(2 ** 62))
+        self.approx_seed_ = int(np.random.default_rng(self.random_state).integers(SEEDS))
         self.approx_n_features_ = int(rows.n_features)
         self.landmarks_ = []
         if self.kernel_approx == "nystroem":
             X = _rows(rows.X)
             rng = np.random.default_rng(self.approx_seed_)
             m = min(self.n_components, X.shape[0])
-            L = X[np.sort(rng.choice(X.shape[0], m, replace=False))]
+            pick = np.sort(rng.choice(X.shape[0], m, replace=False))
+            L = X[pick]
+            bad = ~np.isfinite(_sqnorms(L))
+            if bad.any():    # every row's features would be NaN: name this one
+                raise self._not_finite(int(pick[np.argmax(bad)]),
+                                       "squared norm, drawn as a Nystroem landmark, is")
             self.landmarks_ = (L.toarray() if issparse(L) else L).tolist()
-        self._feature_map = self._build_map()
 
     def _choices(self):
         return {**super()._choices(), "approx_seed_": self.approx_seed_,
                 "approx_n_features_": self.approx_n_features_, "landmarks_": self.landmarks_}
 
     def _restore_choices(self, saved):
+        """The choices of a model file, checked; the map is drawn by `_reset`, once its
+        size is known to fit in memory."""
         super()._restore_choices(saved)
         seed, d = saved.get("approx_seed_"), saved.get("approx_n_features_")
         landmarks = saved.get("landmarks_", [])
-        if not (isinstance(seed, int) and seed >= 0 and isinstance(d, int) and d >= 1
+        if not (_params.Int(0, SEEDS - 1).check(seed) and _params.Int(1).check(d)
                 and isinstance(landmarks, list)):
-            raise ValueError("the feature map's seed and width are missing")
-        self.approx_seed_, self.approx_n_features_, self.landmarks_ = seed, d, landmarks
+            raise ValueError(f"the feature map's seed (an integer in [0, {SEEDS - 1}]) and "
+                             "width (an integer >= 1) are missing or out of range")
         if self.kernel_approx == "nystroem" and not (
-                landmarks and all(isinstance(r, list) and len(r) == d for r in landmarks)):
-            raise ValueError("the Nystroem landmarks are missing or malformed")
+                landmarks and len(landmarks) <= self.n_components
+                and all(isinstance(r, list) and len(r) == d
+                        and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                and np.isfinite(v) for v in r) for r in landmarks)):
+            raise ValueError("the Nystroem landmarks must be 1 to n_components="
+                             f"{self.n_components} lists of {d} finite numbers")
+        if self.kernel_approx == "rff" and landmarks:
+            raise ValueError("random Fourier features have no landmarks")
+        self.approx_seed_, self.approx_n_features_, self.landmarks_ = seed, d, landmarks
+        self.__dict__.pop("_feature_map", None)     # drawn again for these choices
+
+    def _reset(self, classes, n_features):
+        """Draw the feature map (checking that it and the model fit in memory first),
+        then allocate the model."""
+        if self.approx_n_features_ != n_features:
+            raise ValueError(f"the feature map's width approx_n_features_="
+                             f"{self.approx_n_features_} is not n_features_in_={n_features}")
+        d, m = n_features, self._n_mapped()
+        size = (d + 1) * m if self.kernel_approx == "rff" else m * d + 3 * m * m
+        check_size(self._spec(len(classes), n_features), size,
+                   f"a smaller n_components than {m} (the feature map holds {size} values)")
         self._feature_map = self._build_map()
+        super()._reset(classes, n_features)
 
     def _widen(self, n_features):
         """Refuse rows wider than the map was drawn for (its random features, or its
@@ -245,7 +278,22 @@ class ApproxFeatures:
         return self._n_mapped()
 
     def _mapped(self, rows):
-        return as_rows(self._feature_map.transform(rows.X))
+        fmap = self.__dict__.get("_feature_map")
+        if fmap is None:        # choices restored by cwkit.distributed.fit, map not drawn
+            fmap = self._feature_map = self._build_map()
+        with np.errstate(over="ignore", invalid="ignore"):    # reported below
+            Z = fmap.transform(rows.X)
+        bad = ~np.isfinite(Z).all(axis=1)
+        if bad.any():
+            kind = "Nystroem" if self.kernel_approx == "nystroem" else "random Fourier"
+            raise self._not_finite(int(np.argmax(bad)), f"{kind} features are")
+        return as_rows(Z)
+
+    def _not_finite(self, row, what):
+        """The error for row `row` of a call, whose `what` ("... is") overflowed."""
+        reason = (f"this example's {what} not finite (feature values too large for float64 "
+                  "arithmetic); scale the features")
+        return ModelError(f"{self._name()}: row {row}: {reason}", row=row, reason=reason)
 
     def _run(self, rows, codes, order, clean=None):
         return super()._run(self._mapped(rows), codes, order, clean)
@@ -272,6 +320,11 @@ def approx_form(cls):
         cls.__init__(self, **params)
 
     __init__.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + extra)
-    return type(cls.__name__ + "Approx", (ApproxFeatures, cls),
-                {"__init__": __init__, "__doc__": f"{cls.__name__} on approximate kernel "
-                 "features (see :class:`cwkit.kernel_approx.ApproxFeatures`)."})
+    name = cls.__name__ + "Approx"
+    form = type(name, (ApproxFeatures, cls),
+                {"__init__": __init__, "__module__": __name__, "__qualname__": name,
+                 "__doc__": f"{cls.__name__} on approximate kernel features (see "
+                 ":class:`cwkit.kernel_approx.ApproxFeatures`)."})
+    # a module attribute, so that pickle (joblib, Dask) finds the class by its name
+    globals()[name] = form
+    return form

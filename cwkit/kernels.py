@@ -20,9 +20,9 @@ KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "budget", "budget_policy"
 _CONSTRAINTS = {
     "kernel": _params.Choice("rbf", "poly", "linear"),
     "gamma": _params.Optional(_params.POSITIVE, "1 / n_features"),
-    "degree": _params.Int(1),
+    "degree": _params.Int(1, _params.INT_MAX),
     "coef0": _params.Real(-np.inf, np.inf, open_lo=True, open_hi=True),
-    "budget": _params.Optional(_params.Int(1), "no budget"),
+    "budget": _params.Optional(_params.Int(1, _params.SSIZE_MAX), "no budget"),
     "budget_policy": _params.Choice("oldest", "smallest", "shrink"),
 }
 
@@ -140,6 +140,32 @@ class KernelMixin:
                              "degree": int(self.degree), "coef0": float(self.coef0),
                              "budget": int(self.budget or 0),
                              "budget_policy": self.budget_policy})
+
+    def _reset(self, classes, n_features):
+        super()._reset(classes, n_features)
+        self._fitted_kernel = {k: getattr(self, k) for k in KERNEL_PARAMS}
+
+    def _check_fitted(self):
+        """Fitted, and with the kernel parameters it was fitted with: ``set_params`` of
+        one of them takes effect at the next ``fit``, and until then every other call
+        refuses the model rather than use a support set built for other values."""
+        super()._check_fitted()
+        fitted = self.__dict__.get("_fitted_kernel", {})
+        for name, value in fitted.items():
+            if getattr(self, name) != value:
+                raise ValueError(
+                    f"{type(self).__name__}: {name} was set to {getattr(self, name)!r:.40} "
+                    f"after the model was fitted with {value!r:.40}; a fitted kernel model "
+                    "keeps the kernel and budget its support set was built with: call fit "
+                    "to start afresh with the new value, or set it back")
+
+    @serialised
+    def partial_fit(self, X, y, classes=None, *, y_clean=None):
+        if hasattr(self, "classes_"):
+            self._check_fitted()
+        return super().partial_fit(X, y, classes, y_clean=y_clean)
+
+    partial_fit.__doc__ = OnlineClassifier.partial_fit.__doc__
 
     def _models(self):
         model = self._model

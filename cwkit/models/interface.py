@@ -291,8 +291,9 @@ class ModelError(ValueError):
 def raise_status(status, pos, algo, detail=""):
     """Turn a driver status into an exception naming the row (the one error path)."""
     if status == _core.Status.NONFINITE_INPUT:
-        reason = ("the score or squared norm of this example is not finite (feature values "
-                  "too large for float64 arithmetic); scale the features")
+        reason = detail or ("the score or squared norm of this example is not finite "
+                            "(feature values too large for float64 arithmetic); scale the "
+                            "features")
     elif status == _core.Status.NONFINITE_STATE:
         reason = ("this update would overflow the model state to inf; the state is left as "
                   "it was before this example. " + (detail or

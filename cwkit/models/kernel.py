@@ -187,11 +187,15 @@ class DualModel(Model):
                bool(indptr[0] == 0 and indptr[-1] == len(st["sv_data"])
                     and (np.diff(indptr) >= 0).all()))
         yield counts("sv_indices", ind, 0, self.n_features - 1)
-        within = np.ones(len(ind), dtype=bool)
-        within[indptr[1:-1].astype(np.int64)] = False
-        yield ("sv_indices must increase within each support vector",
-               bool(within[1:].size == 0 or (np.diff(ind)[within[1:]] > 0).all()))
+        # the support vector of each entry: empty rows (all-zero vectors) hold none
         rows = np.repeat(np.arange(n), np.diff(indptr).astype(np.int64))
+        within = rows[1:] == rows[:-1]
+        yield ("sv_indices must increase within each support vector",
+               bool((np.diff(ind)[within] > 0).all()))
+        yield (f"the support set holds {n} vectors, more than budget={self.spec.budget}",
+               self.spec.budget == 0 or n <= self.spec.budget)
+        yield counts("the count of support vectors added aux[6]",
+                     aux[_core.KAUX_M:_core.KAUX_M + 1], n, np.inf)
         sq = np.bincount(rows, weights=st["sv_data"] ** 2, minlength=n)
         yield ("sv_sqn must be the squared norms of the support vectors",
                bool(np.allclose(sq, st["sv_sqn"], rtol=1e-9, atol=0)))
@@ -218,7 +222,33 @@ class DualModel(Model):
                             np.ascontiguousarray(coef),
                             np.empty((0, 0)) if Z is None else np.ascontiguousarray(Z),
                             a0, out, out_v)
+        return self.finite(out, out_v)
+
+    def finite(self, out, out_v):
+        """(out, out_v), or ValueError naming the first row whose scores are not finite:
+        kernel values beyond float64 (huge features, or a polynomial kernel's degree)
+        would give NaN (inf - inf) and a constant prediction."""
+        bad = ~np.isfinite(out).all(axis=1)
+        if out_v.size:
+            bad |= ~np.isfinite(out_v)
+        if bad.any():
+            raise ValueError(f"{self.spec.name}: row {int(np.argmax(bad))}: "
+                             f"{self.nonfinite_reason()}")
         return out, out_v
+
+    def nonfinite_reason(self):
+        """Why a row's kernel values are not finite, naming the parameters that can cause it."""
+        spec = self.spec
+        if spec.kernel == "poly":
+            return ("the polynomial kernel (gamma x.x' + coef0)^degree of this example is "
+                    f"not finite in float64 with gamma={spec.gamma:.6g}, "
+                    f"degree={spec.degree}, coef0={spec.coef0:.6g}: use a smaller degree "
+                    "or gamma, or scale the features")
+        return ("the kernel values of this example are not finite in float64 (feature "
+                "values too large for float64 arithmetic); scale the features")
+
+    def status_detail(self, status):
+        return self.nonfinite_reason() if status == _core.Status.NONFINITE_INPUT else ""
 
 
     def blocked_scores(self, rows, bias, coef, Z, a0):
@@ -237,17 +267,19 @@ class DualModel(Model):
             xn = np.asarray(Xb.multiply(Xb).sum(axis=1)).ravel() if rows.sparse else \
                 np.einsum("ij,ij->i", Xb, Xb)
             K = self.kernel_of(dot, xn[:, None], sqn[None, :], bias)
-            out[a:a + step] = K @ coef
-            if Z is not None:
-                kxx = self.kernel_of(xn, xn, xn, bias)
-                out_v[a:a + step] = a0 * kxx + np.einsum("ij,jk,ik->i", K, Z, K)
-        return out, out_v
+            with np.errstate(over="ignore", invalid="ignore"):     # reported by `finite`
+                out[a:a + step] = K @ coef
+                if Z is not None:
+                    kxx = self.kernel_of(xn, xn, xn, bias)
+                    out_v[a:a + step] = a0 * kxx + np.einsum("ij,jk,ik->i", K, Z, K)
+        return self.finite(out, out_v)
 
     def kernel_of(self, dot, sa, sb, bias):
         """k~ from dots and squared norms (numpy; the forms of `_kernel.pxi`)."""
         spec = self.spec
-        return kernel_from_dots(dot, sa, sb, spec.kernel, spec.gamma, spec.degree,
-                                spec.coef0) + bias * bias
+        with np.errstate(over="ignore", invalid="ignore"):     # reported by `finite`
+            return kernel_from_dots(dot, sa, sb, spec.kernel, spec.gamma, spec.degree,
+                                    spec.coef0) + bias * bias
 
 
 def kernel_from_dots(dot, sa, sb, kernel, gamma, degree, coef0):
@@ -317,6 +349,8 @@ class FirstOrderDual(DualModel):
         yield positive("the scale aux[0]", aux[_core.AUX_S:_core.AUX_S + 1])
         yield nonnegative("the norm aux[1]", aux[_core.AUX_VN2:_core.AUX_VN2 + 1])
         yield counts("the round count aux[2]", aux[_core.AUX_T:_core.AUX_T + 1], 0, np.inf)
+        yield counts("the rounds since the averaging sums aux[7]",
+                     aux[_core.KAUX_P:_core.KAUX_P + 1], 0, aux[_core.AUX_T])
 
 
 class SecondOrderDual(DualModel):

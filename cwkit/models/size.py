@@ -123,12 +123,21 @@ def _human(n):
         n /= 1024
 
 
-def check_size(spec):
-    """Raise ModelSizeError if the state of `spec`'s model exceeds :func:`memory_limit`."""
+def kernel_fixed_size(spec):
+    """The float64 values of a kernel model of `spec` before its support set grows: the
+    rows of an incomplete group that mini-batch PA carries ((B, D) per binary model),
+    and ``aux`` (:class:`cwkit.models.kernel.DualModel`)."""
+    models = spec.n_classes if spec.kind == OVR else 1
+    pending = spec.batch_size * (spec.n_features + 1) + 1 if spec.shape == "kernel_minibatch" else 0
+    return models * (pending + _core.KAUX_SIZE)
+
+
+def check_size(spec, extra=0, hint=None):
+    """Raise ModelSizeError if the state of `spec`'s model (a kernel model: its part
+    before the support set grows), plus `extra` float64 values (a feature map, a model
+    file's support set), exceeds :func:`memory_limit`; `hint`: advice about them."""
     size = state_size(spec)
-    if size is None:
-        return
-    need = 8 * size
+    need = 8 * ((kernel_fixed_size(spec) if size is None else size) + extra)
     if need < SMALL and not os.environ.get(LIMIT_VARIABLE):
         return
     limit = memory_limit()
@@ -137,8 +146,10 @@ def check_size(spec):
     advice = "use fewer features (e.g. fold them with `cwkit train --hash-bits`)"
     if spec.shape == "full":
         advice += ", covariance='diag' instead of 'full'"
-    if spec.shape == "minibatch":
+    if spec.shape.endswith("minibatch"):
         advice += f", a smaller batch_size than {spec.batch_size}"
+    if hint:
+        advice += f", {hint}"
     raise ModelSizeError(
         f"{spec.owner}: a model of {spec.n_features} features and {spec.n_classes} classes "
         f"needs {_human(need)} of memory and {_human(limit)} is available; {advice}, or "
