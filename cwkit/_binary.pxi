@@ -47,6 +47,7 @@ cdef struct Hyper:
     double lam
     double delta
     bint direct             # arow diag: project the update of Sigma, not of Sigma^-1
+    double s                # the importance weight of the round (1 unweighted)
 
 
 cdef inline Hyper hyper_first_order(int rule, double C, double alpha,
@@ -63,6 +64,7 @@ cdef inline Hyper hyper_first_order(int rule, double C, double alpha,
     h.lam = 0.0
     h.delta = 0.0
     h.direct = False
+    h.s = 1.0
     return h
 
 
@@ -90,32 +92,36 @@ cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, doubl
     """First-order step size tau (w <- (w + tau y x) / Z); 0 means no update.
 
     m = y w.x, n = ||x||^2 (with the bias term), wn2 = ||w||^2 and wx = w.x
-    (used by l2-pa only).  [PA06] Sect. 3 and [LMC09].
+    (used by l2-pa only).  [PA06] Sect. 3 and [LMC09].  With an importance
+    weight s = h.s (1: the rules as published, bit for bit): the loss term of
+    the rule's objective scaled by s (C becomes s C), or where the rule has
+    none (perceptron, pa, reg-pa, l2-pa) its step scaled by s: tau becomes
+    s tau and a shrink Z becomes 1 + s (Z - 1).
     """
     cdef double loss = 1.0 - m
-    cdef double zz, den
+    cdef double zz, den, tau
     Z[0] = 1.0
     if n <= 0.0:
         return 0.0                             # a zero row: no update
     if h.rule == PERCEPTRON or h.rule == AVG_PERCEPTRON:
-        return 1.0 if m <= 0.0 else 0.0
+        return h.s if m <= 0.0 else 0.0
     if h.rule == PA_LS:
         # [GPA13] eqs 7-9: applied on every round, tau may be negative.
-        return loss / (n + 0.5 / h.C)          # n + 1/(2C) > 0
+        return loss / (n + 0.5 / (h.s * h.C))  # n + 1/(2 s C) > 0 (+inf for s = 0)
     if loss <= 0.0:
         return 0.0                             # no loss: passive
     if h.rule == PA:
-        return loss / n
+        return h.s * (loss / n)
     if h.rule == PA1:
-        return min(h.C, loss / n)
+        return min(h.s * h.C, loss / n)
     if h.rule == PA2:
-        return loss / (n + 0.5 / h.C)
+        return loss / (n + 0.5 / (h.s * h.C))
     if h.rule == REG_PA:
-        Z[0] = 1.0 + h.alpha                   # [LMC09] Lemma 3.1
-        return (loss + h.alpha) / n
+        Z[0] = 1.0 + h.s * h.alpha             # [LMC09] Lemma 3.1
+        return h.s * ((loss + h.alpha) / n)
     if h.rule == SOFT_REG_PA:
         Z[0] = 1.0 + h.alpha                   # [LMC09] Lemma 5.1
-        return (loss + h.alpha) / (n + (1.0 + h.alpha) / (2.0 * h.C))
+        return (loss + h.alpha) / (n + (1.0 + h.alpha) / (2.0 * (h.s * h.C)))
     if h.rule == L2_PA:
         den = h.beta * h.beta * n - 1.0        # [LMC09] Lemma 3.2
         if den <= 0.0:
@@ -124,7 +130,10 @@ cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, doubl
         zz = wn2 * n - wx * wx                 # >= 0 up to rounding (Cauchy-Schwarz)
         zz = sqrt(zz / den) if zz > 0.0 else 0.0
         Z[0] = zz if zz > 1.0 else 1.0
-        return (loss + Z[0] - 1.0) / n
+        tau = (loss + Z[0] - 1.0) / n
+        if h.s != 1.0:                         # the shrink, as the step, scaled by s
+            Z[0] = 1.0 + h.s * (Z[0] - 1.0)
+        return h.s * tau
     return 0.0
 
 
@@ -244,6 +253,7 @@ def first_order_pass(RowView rows not None, const double[::1] y,
             if not count_margin(&cnt, m, n, i):
                 break
             t += 1.0
+            h.s = row_weight(&cnt, i)
             tau = fo_step(&h, m, n, s * s * vn2, s * dot, &Z, &cnt.status)
             if cnt.status != OK:
                 fail_round(&cnt, cnt.status, i)
@@ -300,9 +310,12 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     coefficient of the diagonal update 1/sigma_i += c x_i^2.
 
     For arow with `direct`, c is beta of sigma_i -= beta sigma_i^2 x_i^2.
-    Returns 0 when the rule makes no update.
+    Returns 0 when the rule makes no update.  With an importance weight s = h.s
+    (1: the rules as published, bit for bit): AROW's loss terms 1/(2r) become
+    s/(2r), i.e. r becomes r/s; CW, which has no loss term, takes s alpha for
+    its alpha (in the mean and the covariance step).
     """
-    cdef double phi = h.phi, q, disc, alpha, psi, xi, D, su, loss
+    cdef double phi = h.phi, q, disc, alpha, psi, xi, D, su, loss, r
     c[0] = 0.0
     if v <= 0.0:
         return 0.0                             # Sigma x = 0: nothing can change
@@ -310,13 +323,14 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
         loss = 1.0 - m
         if loss <= 0.0:
             return 0.0
+        r = h.r / h.s                          # +inf for s = 0: no update
         if h.direct:
-            c[0] = 1.0 / (v + h.r)             # beta; v + r > 0
+            c[0] = 1.0 / (v + r)               # beta; v + r > 0
         else:
-            c[0] = 1.0 / h.r                   # Sigma^-1 += x x^T / r ([AROW13] eq 14)
+            c[0] = 1.0 / r                     # Sigma^-1 += x x^T / r ([AROW13] eq 14)
         if h.rule == AROW:
-            return loss / (v + h.r)            # [AROW13] eq 16
-        return min(0.5 / h.r, loss / v)        # [AROW13] eq 23; v > 0
+            return loss / (v + r)              # [AROW13] eq 16
+        return min(0.5 / r, loss / v)          # [AROW13] eq 23; v > 0
     if h.rule == CW_VAR:
         # [CW08] Alg. 1, rationalised for q > 0.
         q = 1.0 + 2.0 * phi * m
@@ -327,6 +341,7 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
             alpha = (-q + sqrt(disc)) / (4.0 * phi * v)   # phi > 0, v > 0
         if not alpha > 0.0:
             return 0.0
+        alpha *= h.s
         c[0] = 2.0 * alpha * phi
         return alpha
     if h.rule == CW_STDEV:
@@ -339,6 +354,9 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
         else:
             alpha = (-m * psi + sqrt(D)) / (v * xi)
         if not alpha > 0.0:
+            return 0.0
+        alpha *= h.s
+        if alpha == 0.0:
             return 0.0
         q = alpha * v * phi
         su = 2.0 * v / (q + sqrt(q * q + 4.0 * v))        # sqrt(u), eq 12; > 0
@@ -479,6 +497,7 @@ def diag_pass(RowView rows not None, const double[::1] y,
             if not count_margin(&cnt, m, v, i):
                 break
             t += 1.0
+            h.s = row_weight(&cnt, i)
             alpha = so_step(&h, m, v, &c)
             if alpha == 0.0:
                 continue
@@ -526,14 +545,15 @@ def sop_diag_pass(RowView rows not None, const double[::1] y,
     after round t are vv / A (``coef_``); averaging (u not empty: D + 1 entries,
     u[D] = T) adds t (new - old vv_p / A_p) to u[p] over the coordinates a
     mistake touches, so that their sum over rounds 1..T is (T + 1) vv / A - u[:D]
-    ([FS99]).
+    ([FS99]).  An importance weight s scales what a mistake adds: vv += s y x,
+    A += s x^2 (the example counted s times in A and vv).
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = vv.shape[0], k, j, nnz, i, p
     cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
-    cdef double score, m, n, yi, xj, old
+    cdef double score, m, n, yi, xj, old, sw
     cdef bint avg = u.shape[0] > 0
     cdef double t = u[D] if avg else 0.0
     cdef Ahead ah
@@ -560,14 +580,15 @@ def sop_diag_pass(RowView rows not None, const double[::1] y,
             if not count_margin(&cnt, m, n, i):
                 break
             t += 1.0
-            if m > 0.0:
+            sw = row_weight(&cnt, i)
+            if m > 0.0 or sw == 0.0:
                 continue
             for j in range(nnz + 1):
                 p = idx[j] if j < nnz else D - 1
                 xj = x[j] if j < nnz else bias
                 old = vv[p] / A[p] if avg else 0.0
-                vv[p] += yi * xj
-                A[p] += xj * xj
+                vv[p] += sw * yi * xj
+                A[p] += sw * xj * xj
                 if avg:
                     u[p] += t * (vv[p] / A[p] - old)
             cnt.updates += 1
@@ -620,14 +641,15 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
     changes every round while lam > 0 (lam t grows), but between two updates of
     coordinate p it is a function of t alone, summed in closed form
     (`rda_sum`): acc[p] holds sum_{t <= acc[D + p]} w_t[p] and is brought up to
-    date when an update touches p (`rda_average` adds the rounds since).
+    date when an update touches p (`rda_average` adds the rounds since).  An
+    importance weight s scales the loss, so its subgradient: g = -s y x.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = u.shape[0], k, j, nnz, i, p
     cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
-    cdef double score, m, n, yi, xj, t = aux[AUX_T]
+    cdef double score, m, n, yi, xj, sw, t = aux[AUX_T]
     cdef bint avg = acc.shape[0] > 0
     cdef Ahead ah
     cdef const int* pf
@@ -652,21 +674,23 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
             if not count_margin(&cnt, m, n, i):
                 break
             t += 1.0
-            if m >= 1.0:
+            sw = row_weight(&cnt, i)
+            if m >= 1.0 or sw == 0.0:
                 continue
             if avg:      # the rounds before this one with the old (u_p, G_p)
                 for j in range(nnz + 1):
                     p = idx[j] if j < nnz else D - 1
                     acc[p] += rda_sum(u[p], G[p], acc[D + p] + 1.0, t - 1.0, eta, lam, delta)
                     acc[D + p] = t - 1.0
-            # subgradient of the hinge loss: g = -y x
+            # subgradient of the weighted hinge loss: g = -s y x
             for j in range(nnz):
                 p = idx[j]
-                xj = x[j]
+                xj = sw * x[j]
                 u[p] -= yi * xj
                 G[p] += xj * xj
-            u[D - 1] -= yi * bias
-            G[D - 1] += bias * bias
+            xj = sw * bias
+            u[D - 1] -= yi * xj
+            G[D - 1] += xj * xj
             cnt.updates += 1
     aux[AUX_T] = t
     return counts_result(&cnt)

@@ -4,7 +4,7 @@
 # the loss).
 #
 # Provides:
-#   Counts, counts_start, count_round, count_hinge, count_margin, argmax_first,
+#   Counts, counts_start, row_weight, count_round, count_hinge, count_margin, argmax_first,
 #     count_argmax, fail_row, fail_round, counts_result: the counters every pass
 #     returns, and the one way a pass stops at a row (status + position, its
 #     round undone if counted); the per-pass options a RowView carries (rounds
@@ -34,6 +34,7 @@ cdef struct Counts:
     const double* clean     # per row, the label the round is counted against
     double* out             # the scores of the counted rounds, in their order
     const double* y         # binary: the labels learnt (+-1), to recover the score
+    const double* wt        # the rows' importance weights (`RowView.weighted`), NULL: all 1
 
 
 cdef inline Counts counts_start(RowView rows, const double[::1] y=None) noexcept:
@@ -50,7 +51,13 @@ cdef inline Counts counts_start(RowView rows, const double[::1] y=None) noexcept
     n.clean = rows.clean_p
     n.out = rows.scores_p
     n.y = &y[0] if y is not None and y.shape[0] > 0 else NULL
+    n.wt = rows.weights_p
     return n
+
+
+cdef inline double row_weight(const Counts* n, Py_ssize_t i) noexcept nogil:
+    """The importance weight of row i: 1 without weights."""
+    return n.wt[i] if n.wt != NULL else 1.0
 
 
 cdef inline void count_round(Counts* n, bint mistake) noexcept nogil:

@@ -84,13 +84,15 @@ cdef inline bint full_step(const Hyper* h, double m, double v, double yc, double
     CW-Var, CW-Stdev, AROW: their Sigma^-1 += c x x^T gives beta = c / (1 + c v)
     by Sherman-Morrison.  SOP keeps mu = A^-1 v and Sigma = A^-1 ([SOP05] Fig. 3.1):
     on a mistake v += y x, A += x x^T, i.e. ay = (y - x.mu) / (1 + x^T A^-1 x) and
-    beta = 1 / (1 + x^T A^-1 x).  Returns False when the rule makes no update."""
+    beta = 1 / (1 + x^T A^-1 x); with an importance weight s = h.s, v += s y x and
+    A += s x x^T: ay = s (y - x.mu) / (1 + s x^T A^-1 x), beta = s / (1 + s x^T A^-1 x).
+    Returns False when the rule makes no update."""
     cdef double alpha, c
     if h.rule == SOP:
-        if m > 0.0:
+        if m > 0.0 or h.s == 0.0:
             return False
-        ay[0] = (yc - dot) / (1.0 + v)                     # v >= 0
-        beta[0] = 1.0 / (1.0 + v)
+        ay[0] = h.s * (yc - dot) / (1.0 + h.s * v)         # v >= 0
+        beta[0] = h.s / (1.0 + h.s * v)
         return True
     alpha = so_step(h, m, v, &c)
     if alpha == 0.0:
@@ -162,6 +164,7 @@ def full_pass(RowView rows not None, const double[::1] y,
             m = y[i] * dot
             if not count_margin(&cnt, m, v, i):
                 break
+            h.s = row_weight(&cnt, i)
             if not full_step(&h, m, v, y[i], dot, &ay, &beta):
                 t += 1.0
                 continue

@@ -389,6 +389,7 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                 if not count_margin(&cnt, m, kxx, i):
                     break
                 t += 1.0
+                h.s = row_weight(&cnt, i)
                 tau = fo_step(&h, m, kxx, s * s * vn2, sc[0], &Z, &st)
                 n = kxx
             else:
@@ -404,8 +405,9 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                 m = sc[yi] - sc[comp]
                 count_hinge(&cnt, m)
                 n = 2.0 * kxx                  # ||f(x, y) - f(x, c)||^2
+                h.s = row_weight(&cnt, i)
                 if is_perc:
-                    tau = 1.0 if yhat != yi else 0.0
+                    tau = h.s if yhat != yi else 0.0
                     Z = 1.0
                 else:
                     tau = fo_step(&h, m, n, s * s * vn2, m, &Z, &st)
@@ -549,6 +551,7 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                 break
             if not count_margin(&cnt, m, v, i):
                 break
+            h.s = row_weight(&cnt, i)
             if not full_step(&h, m, v, y[i], dot, &ay, &beta):
                 continue
             cvec[n] = a0
@@ -876,6 +879,7 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
             count_argmax(&cnt, sc, K, yi, i)
             m = sc[yi] - sc[c]
             count_hinge(&cnt, m)
+            h.s = row_weight(&cnt, i)
             if not full_step(&h, m, v, 1.0, m, &ay, &beta):
                 continue
             cvec[n] = a0

@@ -70,13 +70,15 @@ cdef struct L1Supp:
     # the coordinates of w that are not zero, in increasing |w_i|; D zeroed flags;
     # scratch keys (as many as w's nonzeros at the start of the pass, and as the
     # entries one update sets); averaging (avg not NULL): the lazy sum of w, and t
-    # the round of the next update (`_supp_commit`)
+    # the round of the next update (`_supp_commit`); sw in (0, 1] the fraction of
+    # the update the next commit makes (an importance weight, `l1_fraction`)
     Py_ssize_t* idx
     Py_ssize_t n
     unsigned char* mark
     L1Key* keys
     double* avg
     double t
+    double sw
 
 
 cdef void _supp_init(L1Supp* S, const double* w, Py_ssize_t D) noexcept nogil:
@@ -119,10 +121,13 @@ cdef void _supp_commit(L1Supp* S, double* w, const Py_ssize_t* on, const double*
                        Py_ssize_t s, double lam) noexcept nogil:
     """w <- S_lam(w) off `on`, w[on] <- won, and the support list updated: the
     shrunk entries keep their order, the nonzero new ones are sorted and merged.
-    Averaging (S.avg not NULL): S.avg += S.t (w new - old) on the entries that change
-    ([FS99]; the support and `on`, the cost of the update itself)."""
+    With S.sw != 1 the fraction sw of that change, w <- w + sw (new - w) (|w_i|
+    then shrinks by sw min(lam, |w_i|): still nondecreasing in |w_i|, the order is
+    kept).  Averaging (S.avg not NULL): S.avg += S.t (w new - old) on the entries that
+    change ([FS99]; the support and `on`, the cost of the update itself)."""
     cdef Py_ssize_t t, i, n = 0, nk = 0, out
-    cdef double old, ta = S.t
+    cdef double old, nw, ta = S.t, sw = S.sw
+    cdef bint part = sw != 1.0
     cdef double* avg = S.avg           # (locals: the stores to w cannot move them)
     for t in range(s):
         S.mark[on[t]] = 1
@@ -130,7 +135,7 @@ cdef void _supp_commit(L1Supp* S, double* w, const Py_ssize_t* on, const double*
         i = S.idx[t]
         if not S.mark[i]:
             old = w[i]
-            w[i] = _l1_soft(old, lam)
+            w[i] = old + sw * (_l1_soft(old, lam) - old) if part else _l1_soft(old, lam)
             if avg != NULL:
                 avg[i] += ta * (w[i] - old)
             if w[i] != 0.0:
@@ -138,12 +143,13 @@ cdef void _supp_commit(L1Supp* S, double* w, const Py_ssize_t* on, const double*
                 n += 1
     for t in range(s):
         i = on[t]
+        nw = w[i] + sw * (won[t] - w[i]) if part else won[t]
         if avg != NULL:
-            avg[i] += ta * (won[t] - w[i])
-        w[i] = won[t]
+            avg[i] += ta * (nw - w[i])
+        w[i] = nw
         S.mark[i] = 0
-        if won[t] != 0.0:
-            S.keys[nk].a = fabs(won[t])
+        if nw != 0.0:
+            S.keys[nk].a = fabs(nw)
             S.keys[nk].i = i
             nk += 1
     qsort(S.keys, nk, sizeof(L1Key), _l1_cmp_key)
@@ -335,8 +341,16 @@ cdef L1Supp l1_support(Workspace ws, const double* w, Py_ssize_t n,
     S.keys = <L1Key*>ws.take((nz if nz > n_new else n_new) * sizeof(L1Key), False)
     S.avg = NULL
     S.t = 0.0
+    S.sw = 1.0
     _supp_init(&S, w, n)
     return S
+
+
+cdef inline double l1_fraction(const Counts* cnt, Py_ssize_t i) noexcept nogil:
+    """The fraction of L1-PA's update that row i's importance weight s makes: min(s, 1)
+    (the update, a projection onto the L1 ball, already satisfies the margin; going
+    further would leave the ball)."""
+    return min(row_weight(cnt, i), 1.0)
 
 
 cdef enum:
@@ -402,7 +416,8 @@ def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] 
     """One pass of the L1-norm-constrained PA; w (length D, intercept last) in place.
 
     Updates when y w.x < 1 and x (with its intercept feature) is not zero;
-    INFEASIBLE when beta ||x||_inf <= 1.  Averaging (u not empty: D + 1
+    INFEASIBLE when beta ||x||_inf <= 1.  An importance weight s makes the fraction
+    min(s, 1) of the update (`l1_fraction`).  Averaging (u not empty: D + 1
     entries, u[D] = T the rounds so far): u[:D] += t (w new - old) on the update of
     round t, so that w_1 + ... + w_T = (T + 1) w_T - u[:D] ([FS99]).
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
@@ -432,7 +447,8 @@ def l1pa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] 
             if not count_margin(&cnt, m, 0.0, i):
                 break
             S.t += 1.0
-            if m >= 1.0:
+            S.sw = l1_fraction(&cnt, i)
+            if m >= 1.0 or S.sw == 0.0:
                 continue
             s = 0
             for j in range(nnz):

@@ -162,8 +162,8 @@ cdef inline bint diag_top1_round(const Hyper* h, double* MU, double* SG, Py_ssiz
         blk_diag_restore(MU + yi, SG + yi, save, idx, nnz, D, K)
         fail_round(cnt, NONFINITE_STATE, i)
         return True
-    if sum_update:
-        sum_sigma_update(SG, K, vs, h.r, h.direct, x, idx, nnz, bias, D, watch)
+    if sum_update:       # (r / s: the importance weight's r, see `so_step`)
+        sum_sigma_update(SG, K, vs, h.r / h.s, h.direct, x, idx, nnz, bias, D, watch)
     if U != NULL:
         avg_blk(U + yi, MU + yi, save, idx, nnz, D, K, t)
         avg_blk(U + c, MU + c, save + 2 * (nnz + 1), idx, nnz, D, K, t)
@@ -262,6 +262,7 @@ def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
             if not all_finite(sc, K):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
+            h.s = row_weight(&cnt, i)
             if ovr:
                 stop = diag_ovr_round(&h, mu, sg, K, D, x, idx, nnz, bias, sc, vs, y[i], al,
                                       cs, save, &cnt, i, up, t + 1.0)
@@ -298,9 +299,10 @@ cdef enum:
 cdef struct Additive:
     # the rule of `additive_pass`: its kind, t (rounds seen), AdaGrad's eta, lambda,
     # delta; averaging (avg not NULL, n the size of a state, D K): SOP's lazy sum of
-    # vv / A, or AdaGrad's sums and the rounds they reach (`adagrad_pass`)
+    # vv / A, or AdaGrad's sums and the rounds they reach (`adagrad_pass`); w the
+    # importance weight of the round (1 unweighted)
     int kind
-    double t, eta, lam, delta
+    double t, eta, lam, delta, w
     double* avg
     Py_ssize_t n
 
@@ -324,24 +326,25 @@ cdef inline double add_score(const Additive* a, const double* P, const double* Q
 cdef inline void add_average(const Additive* a, double* P, double* Q, double s,
                              const double* x, const int* idx, Py_ssize_t nnz, double bias,
                              Py_ssize_t D, Py_ssize_t ks, Py_ssize_t off) noexcept nogil:
-    """`add_update` (P += s x~, Q += x~^2) of an averaged model in round a.t, one
-    coordinate at a time: SOP adds t (new - old vv_p / A_p) to its lazy sum
+    """`add_update` (P += s w x~, Q += w x~^2 or (w x~)^2) of an averaged model in
+    round a.t, one coordinate at a time: SOP adds t (new - old vv_p / A_p) to its lazy sum
     (`sop_diag_pass`); AdaGrad first sums the rounds before this one with the old
     (u_p, G_p) in closed form (`adagrad_pass`)."""
     cdef Py_ssize_t j, p
-    cdef double xj, old = 0.0
+    cdef double xj, xw, old = 0.0
     cdef double* acc = a.avg + off
     for j in range(nnz + 1):
         p = (idx[j] if j < nnz else D - 1) * ks
         xj = x[j] if j < nnz else bias
+        xw = a.w * xj
         if a.kind == ADD_SOP:
             old = P[p] / Q[p]                                  # A > 0
         else:
             acc[p] += rda_sum(P[p], Q[p], acc[a.n + p] + 1.0, a.t - 1.0, a.eta, a.lam,
                               a.delta)
             acc[a.n + p] = a.t - 1.0
-        P[p] += s * xj
-        Q[p] += xj * xj
+        P[p] += s * xw
+        Q[p] += xw * (xj if a.kind == ADD_SOP else xw)
         if a.kind == ADD_SOP:
             acc[p] += a.t * (P[p] / Q[p] - old)
 
@@ -349,25 +352,33 @@ cdef inline void add_average(const Additive* a, double* P, double* Q, double s,
 cdef inline void add_update(const Additive* a, double* P, double* Q, double yc,
                             const double* x, const int* idx, Py_ssize_t nnz, double bias,
                             Py_ssize_t D, Py_ssize_t ks, Py_ssize_t off) noexcept nogil:
-    """The update of one block with label yc: P += yc x~ (SOP) or P -= yc x~ (the
-    hinge subgradient g = -yc x~, AdaGrad; the same sums as P += (-yc) x~), and
-    Q += x~^2.  Averaging (a.avg not NULL; P, Q at offset `off` of the state) as
+    """The update of one block with label yc and importance weight w = a.w: P += yc w x~
+    (SOP) or P -= yc w x~ (the subgradient g = -yc w x~ of the weighted hinge,
+    AdaGrad; the same sums as P += (-yc) w x~), and Q += w x~^2 (SOP: the row
+    counted w times) or Q += (w x~)^2 (AdaGrad: the squared subgradient).
+    Averaging (a.avg not NULL; P, Q at offset `off` of the state) as
     `add_average`."""
     cdef Py_ssize_t j, p
-    cdef double s = yc if a.kind == ADD_SOP else -yc
+    cdef double s = yc if a.kind == ADD_SOP else -yc, xw
+    cdef bint sop = a.kind == ADD_SOP
     if a.avg != NULL:
         add_average(a, P, Q, s, x, idx, nnz, bias, D, ks, off)
         return
     for j in range(nnz):
         p = idx[j] * ks
-        P[p] += s * x[j]
-        Q[p] += x[j] * x[j]
-    P[(D - 1) * ks] += s * bias
-    Q[(D - 1) * ks] += bias * bias
+        xw = a.w * x[j]
+        P[p] += s * xw
+        Q[p] += xw * (x[j] if sop else xw)
+    xw = a.w * bias
+    P[(D - 1) * ks] += s * xw
+    Q[(D - 1) * ks] += xw * (bias if sop else xw)
 
 
 cdef inline bint add_moves(const Additive* a, double m) noexcept nogil:
-    """Whether the rule updates at margin m: SOP on a mistake, AdaGrad on a loss."""
+    """Whether the rule updates at margin m: SOP on a mistake, AdaGrad on a loss
+    (neither with a weight 0)."""
+    if a.w == 0.0:
+        return False
     return m <= 0.0 if a.kind == ADD_SOP else m < 1.0
 
 
@@ -421,6 +432,7 @@ cdef tuple additive_pass(RowView rows, const Py_ssize_t[::1] y, const Py_ssize_t
                 break
             count_argmax(&cnt, sc, K, y[i], i)
             a.t += 1.0                         # AdaGrad: rounds seen
+            a.w = row_weight(&cnt, i)
             add_round(a, p, q, K, D, x, idx, nnz, bias, sc, y[i], ovr, &cnt)
     return counts_result(&cnt)
 

@@ -24,7 +24,7 @@ cdef inline bint fo_top1_round(const Hyper* h, double* V, double* aux, double* U
     m = sc[yi] - sc[c]
     count_hinge(cnt, m)
     if is_perc:
-        tau = 1.0 if yhat != yi else 0.0
+        tau = h.s if yhat != yi else 0.0
         Z = 1.0
     else:
         tau = fo_step(h, m, 2.0 * n, s * s * aux[AUX_VN2], m, &Z, &st)
@@ -206,6 +206,7 @@ def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             c = count_argmax(&cnt, sc, K, y[i], i)
+            h.s = row_weight(&cnt, i)
             if ovr:
                 stop = fo_ovr_round(&h, Vp, &aux[0, 0], na, Up, K, D, x, idx, nnz, bias, sc,
                                     n, y[i], sc + K, act, save, &cnt, i)

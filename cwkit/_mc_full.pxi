@@ -63,7 +63,8 @@ cdef inline bint full_top1_round(const Hyper* h, double* mu, double* S, int K, i
             for j in range(D):
                 xd[c * D + j] = xs[j]
         dsymv(&uplo, &KD, &done, S, &KD, xd, &one, &zero, zf, &one)
-        beta = 1.0 / (h.r + vdot(xd, zf, KD))             # r > 0, f^T Sigma f >= 0
+        # r > 0, f^T Sigma f >= 0; r / s with an importance weight s (`so_step`)
+        beta = 1.0 / (h.r / h.s + vdot(xd, zf, KD))
     if not full_check(mu, z, ay, zf if sum_update else z, beta, KD):
         fail_round(cnt, NONFINITE_STATE, i)
         return True
@@ -145,6 +146,7 @@ def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             yi = y[i]
+            h.s = row_weight(&cnt, i)
             if ovr:
                 count_argmax(&cnt, sc, K, yi, i)
                 if full_ovr_round(&h, mu, S, K, D, dt, vc, z, yi, ays, bs, &cnt, i, up,

@@ -367,7 +367,8 @@ def mc_l1pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
     errors (ties to the first class).  Updates when 1 - (s_y - s_c) > 0 for the
     closest competitor c and x~ is not zero; INFEASIBLE when beta ||x~||_inf <= 1.
     Averaging (U not empty: D K + 1 entries, U[D K] = T) as in `l1pa_pass`, U[:D K]
-    the lazy sum of the flat (D, K) W.
+    the lazy sum of the flat (D, K) W.  An importance weight s makes the fraction
+    min(s, 1) of the update (`l1_fraction`).
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t D = W.shape[0], K = W.shape[1], DK = D * K
@@ -413,6 +414,9 @@ def mc_l1pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
             if m >= 1.0:
                 continue
             count_hinge(&cnt, m)
+            S.sw = l1_fraction(&cnt, i)
+            if S.sw == 0.0:
+                continue
             if kk > 0:
                 st = l1k_step(w, &S, K, x, idx, nnz, bias, D, yi, sc, beta, &KW, fpos, xs,
                               comp, taken, kon, kwon)

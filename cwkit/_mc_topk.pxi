@@ -121,10 +121,11 @@ cdef inline void tie_mean(const double* Q, const double* b, const double* lo,
         f = e
 
 
-cdef inline bint topk_solve(TopK* T) noexcept nogil:
+cdef inline bint topk_solve(TopK* T, double scale=1.0) noexcept nogil:
     """a = the dual solution for (Q, b) over [lo, hi] from a = 0 (exchangeable
-    constraints given equal multipliers by `tie_mean`), and asum; False when
-    Hildreth's method did not converge."""
+    constraints given equal multipliers by `tie_mean`), times `scale` (the step
+    of an importance weight on hard PA), and asum; False when Hildreth's method
+    did not converge."""
     cdef Py_ssize_t j, nit, where
     cdef double kkt
     for j in range(T.kk):
@@ -135,6 +136,7 @@ cdef inline bint topk_solve(TopK* T) noexcept nogil:
     tie_mean(T.Q, T.b, T.lo, T.hi, T.a, T.kk)
     T.asum = 0.0
     for j in range(T.kk):
+        T.a[j] *= scale
         T.asum += T.a[j]
     return True
 
@@ -142,21 +144,22 @@ cdef inline bint topk_solve(TopK* T) noexcept nogil:
 cdef inline bint topk_pa_round(TopK* T, double* V, double* aux, Py_ssize_t K, Py_ssize_t D,
                                const double* x, const int* idx, Py_ssize_t nnz, double bias,
                                double n, Py_ssize_t yi, bint shared, double ridge,
-                               double* save, Counts* cnt, Py_ssize_t i,
+                               double scale, double* save, Counts* cnt, Py_ssize_t i,
                                double* U) noexcept nogil:
     """PA / PA-I / PA-II on the top-k constraints, W = s V (aux: one row); averaging
     (U not NULL) as in `fo_top1_round` (these rules keep s = 1: U += t (W new - old)).
+    `scale` multiplies the multipliers (hard PA's importance weight; 0: no update).
     Returns True to stop the pass at row i."""
     cdef Py_ssize_t j, jl, kk = T.kk
     cdef double s = aux[AUX_S], chk, dn2 = 0.0
-    if topk_losses(T, K, yi, cnt) <= 0.0 or n <= 0.0:
+    if topk_losses(T, K, yi, cnt) <= 0.0 or n <= 0.0 or scale == 0.0:
         return False
     for j in range(kk):
         for jl in range(kk):
             T.Q[j * kk + jl] = n * (2.0 if j == jl else 1.0)
             if shared or j == jl:
                 T.Q[j * kk + jl] += ridge
-    if not topk_solve(T):
+    if not topk_solve(T, scale):
         fail_round(cnt, QP_NOT_CONVERGED, i)
         aux[AUX_T] -= 1.0
         return True
@@ -195,14 +198,15 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
     a >= 0; PA-I: 0 <= a <= C; PA-II: Q = G + I/(2C) (or 11^T/(2C) when
     `shared`), a >= 0.  W += sum_j a_j Delta_j: block y gets (sum_j a_j) x~,
     block c_j gets -a_j x~.  State as in `mc_first_order_pass` (top1, W = s V, the
-    lazy sum U of averaging when not empty).
+    lazy sum U of averaging when not empty).  An importance weight s: PA-I's box
+    0 <= a <= s C, PA-II's ridge 1/(2 s C), PA's multipliers s a.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], c, nnz, i, k
     cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
-    cdef double n
+    cdef double n, sw = 1.0
     cdef double* Vp = &V[0, 0]
     cdef Workspace ws = Workspace()
     cdef TopK T = topk_work(ws, K, kk, C if rule == PA1 else INFINITY)
@@ -223,8 +227,14 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 break
             count_argmax(&cnt, T.sc, K, y[i], i)
             aux[0, AUX_T] += 1.0
+            if cnt.wt != NULL:      # the importance weight's box, ridge or step
+                sw = cnt.wt[i]
+                if rule == PA1:
+                    for c in range(kk):
+                        T.hi[c] = sw * C
+                ridge = 0.5 / (sw * C) if rule == PA2 else 0.0
             if topk_pa_round(&T, Vp, &aux[0, 0], K, D, x, idx, nnz, bias, n, y[i], shared,
-                             ridge, save, &cnt, i, up):
+                             ridge, sw if rule == PA else 1.0, save, &cnt, i, up):
                 break
     return counts_result(&cnt)
 
@@ -352,7 +362,8 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
     diag(sigma_c) x~, and the covariance update 1/sigma_i += g_i^2 / r (or, with
     `direct`, sigma_i -= beta sigma_i^2 g_i^2).  Full (`full`, SG = Sigma over
     the stacked blocks, (K D, K D), one triangle kept): P_c = Sigma f(x, c),
-    Sigma Delta_j = P_y - P_cj.
+    Sigma Delta_j = P_y - P_cj.  An importance weight s: r becomes r / s (the
+    loss terms 1/(2r) become s/(2r), as in `so_step`).
     Averaging (U not empty, its last entry T the rounds so far): U += t (mu new -
     old) on an update of round t, U the flat (D + 1, K) sum of `mc_diag_pass`
     (diagonal) or the (K D + 1) one of `mc_full_pass` (full).
@@ -365,7 +376,7 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
-    cdef double n
+    cdef double n, sw
     cdef bint stop
     cdef Workspace ws = Workspace()
     cdef TopK T = topk_work(ws, K, kk, INFINITY)
@@ -398,15 +409,16 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
             count_argmax(&cnt, T.sc, K, y[i], i)
-            if topk_losses(&T, K, y[i], &cnt) <= 0.0 or n <= 0.0:
+            sw = row_weight(&cnt, i)
+            if topk_losses(&T, K, y[i], &cnt) <= 0.0 or n <= 0.0 or sw == 0.0:
                 t += 1.0
                 continue
             if full:
                 scatter_row(x, idx, nnz, bias, xs, D)
-                stop = topk_arow_full_round(&T, mu, S, K, D, xs, y[i], r, sum_update, f, P, u,
-                                            g, &cnt, i, up, t + 1.0)
+                stop = topk_arow_full_round(&T, mu, S, K, D, xs, y[i], r / sw, sum_update, f,
+                                            P, u, g, &cnt, i, up, t + 1.0)
             else:
-                stop = topk_arow_diag_round(&T, mu, S, K, D, x, idx, nnz, bias, y[i], r,
+                stop = topk_arow_diag_round(&T, mu, S, K, D, x, idx, nnz, bias, y[i], r / sw,
                                             direct, sum_update, save, &cnt, i, up, t + 1.0)
             if stop:
                 break

@@ -53,6 +53,11 @@ class Rows(NamedTuple):
         written to ``scores``; none given: the plain rows."""
         return self._replace(view=self.view.counting(clean, scores))
 
+    def weighted(self, weights):
+        """These rows learnt with the importance weights `weights` (float64, one per
+        row, checked by ``cwkit._weights``; ``RowView.weighted``)."""
+        return self._replace(view=self.view.weighted(weights))
+
     def density(self, n_rows):
         """The fraction of nonzero entries of the first `n_rows` rows, counted in their
         values (so that a dense array and its CSR copy, explicit zeros or not, agree)."""

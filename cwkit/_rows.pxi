@@ -69,8 +69,10 @@ cdef class RowView:
     cdef const int[::1] dense_idx
     cdef readonly object clean      # float64 (n_rows,) or None
     cdef readonly object scores     # float64, C-contiguous, or None
+    cdef readonly object weights    # float64 (n_rows,) importance weights, or None
     cdef const double* clean_p
     cdef double* scores_p
+    cdef const double* weights_p    # NULL: every row of weight 1
     cdef long long one_ptr[2]       # the indptr of a `csr_row` view
     cdef void* own                  # the sorted entries of a `csr_row` view, or NULL
     cdef object base                # the view whose pointers a `counting` view shares
@@ -105,10 +107,28 @@ cdef class RowView:
         v.R = self.R
         v.n = self.n
         v.base = self
+        v.weights = self.weights
+        v.weights_p = self.weights_p
         if clean is not None:
             v.set_clean(clean)
         if scores is not None:
             v.set_scores(scores)
+        return v
+
+    def weighted(self, weights):
+        """A view of the same rows (and per-pass options) whose rounds learn with
+        the importance weight ``weights[i]`` of row i (float64, C-contiguous, one
+        per row, finite and >= 0, as the caller has checked); None: weight 1."""
+        cdef const double[::1] w
+        cdef RowView v = self.counting(self.clean, self.scores)
+        v.weights = None
+        v.weights_p = NULL
+        if weights is not None:
+            w = weights
+            if w.shape[0] != self.n:
+                raise ValueError(f"{w.shape[0]} weights for {self.n} rows")
+            v.weights = weights
+            v.weights_p = &w[0] if w.shape[0] > 0 else NULL
         return v
 
     cdef set_clean(self, clean):

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _core, _params
 from ._rowdata import as_rows, one_csr_row
+from ._weights import ClassWeight, check_class_weight, check_sample_weight, class_table, row_weights
 from .models.calibration import Calibration
 from .models.collapse import VarianceCollapseWarning, warning_text
 from .models.factory import build_model
@@ -37,6 +38,7 @@ COMMON = {
     "average": _params.Optional(_params.Bool(), "averaged for the rules averaging helps: "
                                 "every linear rule but AROW and AROW-H",
                                 special="auto"),
+    "class_weight": ClassWeight(),
 }
 
 
@@ -299,7 +301,7 @@ class OnlineClassifier(NamedFeatures):
 
     # -- fitting ------------------------------------------------------------
     @serialised
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Reset, then make ``n_passes`` passes (in the given order unless ``shuffle=True``).
 
         Parameters
@@ -307,6 +309,12 @@ class OnlineClassifier(NamedFeatures):
         X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Any two (or more, see ``multiclass``) distinct labels.
+        sample_weight : array-like of shape (n_samples,), optional
+            The importance weight of each row, finite and >= 0 (multiplied by
+            ``class_weight``'s); what a weight means for each rule is defined in
+            docs/algorithms.md, "Importance weights".  Weights of 1 give the model
+            of no weights, bit for bit; a row of weight 0 is predicted (and
+            counted) but not learnt.
 
         Returns
         -------
@@ -315,6 +323,7 @@ class OnlineClassifier(NamedFeatures):
         self._validate_params()
         rows = as_rows(X)
         y = check_labels(y, rows.n_rows)
+        sample_weight = check_sample_weight(sample_weight, rows.n_rows)
         shape = (rows.n_rows, rows.n_features)
         if rows.n_rows == 0:
             raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum "
@@ -322,18 +331,26 @@ class OnlineClassifier(NamedFeatures):
         if rows.n_features == 0:
             raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum "
                              "of 1 is required.")
-        classes = np.unique(y)
+        classes, codes = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"y holds only one class ({classes[0].item()!r})")
+        check_class_weight(self.class_weight, classes)
+        weights, counts = self._row_weights(sample_weight, codes, classes)
+        if weights is not None and not weights.any():
+            raise ValueError("every sample weight is zero (sample_weight times class_weight): "
+                             "fit would learn nothing")
         self._choose(rows, len(classes))
         self._reset(classes, rows.n_features)
         codes = self._encode(y)
+        self.__dict__.pop("class_counts_", None)
+        if counts is not None:
+            self.class_counts_ = counts
         rng = np.random.default_rng(self.random_state)
         collapsed = None
         for _ in range(self.n_passes):
             order = rng.permutation(rows.n_rows) if self.shuffle else np.arange(rows.n_rows)
-            _, mistakes, updates, row = self._run(rows, codes, order)
+            _, mistakes, updates, row = self._run(rows, codes, order, weights=weights)
             collapsed = row if collapsed is None else collapsed
             self._count(mistakes, updates)
         self.last_mistakes_, self.last_n_updates_ = self.mistakes_, self.n_updates_
@@ -341,7 +358,7 @@ class OnlineClassifier(NamedFeatures):
         return self
 
     @serialised
-    def partial_fit(self, X, y, classes=None, *, y_clean=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None, *, y_clean=None):
         """One online pass over the rows in the given order (one row, one round).
 
         Parameters
@@ -360,6 +377,8 @@ class OnlineClassifier(NamedFeatures):
             is learnt: the label-noise protocol of [AROW13] Sect. 5, ``y`` the
             noisy labels and ``y_clean`` the true ones.  Each must be one of the
             classes.  Learning does not depend on it.
+        sample_weight : array-like of shape (n_samples,), optional
+            As for :meth:`fit`.
 
         Returns
         -------
@@ -370,7 +389,8 @@ class OnlineClassifier(NamedFeatures):
         ``t_``, ``mistakes_`` and ``n_updates_`` add up over the calls since the last
         ``fit``; ``last_mistakes_`` and ``last_n_updates_`` are this call's.
         """
-        done = self._one_row(X, y) if y_clean is None else None
+        weighted = sample_weight is not None or self.class_weight is not None
+        done = self._one_row(X, y) if y_clean is None and not weighted else None
         if done is None:     # any other input
             first = not hasattr(self, "classes_")
             if first:
@@ -380,6 +400,7 @@ class OnlineClassifier(NamedFeatures):
                 rows = _padded(rows, self.n_features_in_)
             # later calls only need the shape: _encode rejects labels outside classes_
             y = check_labels(y, rows.n_rows) if first else _labels_1d(y, rows.n_rows)
+            sample_weight = check_sample_weight(sample_weight, rows.n_rows)
             if first:
                 labels = np.unique(y if classes is None else np.asarray(classes))
                 if classes is not None and not np.isin(y, labels).all():
@@ -389,12 +410,19 @@ class OnlineClassifier(NamedFeatures):
                     raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw "
                                      f"only the labels {labels.tolist()!r}; pass classes=[...] "
                                      "with every label the stream may hold (at least 2)")
+                check_class_weight(self.class_weight, labels)
                 self._choose(rows, len(labels))
                 self._reset(labels, rows.n_features)
+            else:
+                check_class_weight(self.class_weight, self.classes_)
             codes = self._encode(y)
             clean = None if y_clean is None else self._encode(_labels_1d(y_clean, rows.n_rows))
+            weights, counts = self._row_weights(sample_weight, codes, self.classes_,
+                                                self.__dict__.get("class_counts_"))
             self._widen(rows.n_features)      # every check passed: the state may change
-            done = self._run(rows, codes, np.arange(rows.n_rows), clean=clean)
+            if counts is not None:
+                self.class_counts_ = counts
+            done = self._run(rows, codes, np.arange(rows.n_rows), clean=clean, weights=weights)
         _, mistakes, updates, collapsed = done
         self._count(mistakes, updates, last=True)
         self._warn_collapse(collapsed)
@@ -463,7 +491,9 @@ class OnlineClassifier(NamedFeatures):
 
     def _choices(self):
         """The choices `_choose` made, by attribute name (what :func:`cwkit.save` records)."""
-        return {"intercept_scaling_": self.intercept_scaling_}
+        counts = self.__dict__.get("class_counts_")
+        return {"intercept_scaling_": self.intercept_scaling_,
+                **({} if counts is None else {"class_counts_": counts.tolist()})}
 
     def _restore_choices(self, saved):
         """Set the choices of a loaded model from `saved` (its :meth:`_choices`)."""
@@ -471,6 +501,12 @@ class OnlineClassifier(NamedFeatures):
         if not _params.POSITIVE.check(value):
             raise ValueError(f"intercept_scaling_ must be a positive number, got {value!r:.40}")
         self.intercept_scaling_ = float(value)
+        counts = saved.get("class_counts_")
+        if counts is not None:
+            if not (isinstance(counts, list) and all(
+                    isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts)):
+                raise ValueError(f"class_counts_ must be a list of counts, got {counts!r:.40}")
+            self.class_counts_ = np.array(counts, dtype=np.int64)
 
     def _reset(self, classes, n_features):
         self.classes_ = classes
@@ -524,15 +560,34 @@ class OnlineClassifier(NamedFeatures):
     def _bias(self):
         return self.intercept_scaling_ if self.fit_intercept else 0.0
 
-    def _run(self, rows, codes, order, clean=None):
+    def _row_weights(self, sample_weight, codes, classes, counts=None):
+        """The importance weight of each row (``cwkit._weights``; None without any) of
+        the classes `codes` (indices into `classes`), and the class counts: with
+        ``class_weight="balanced"`` those of the rows seen before, `counts` (None:
+        none), and these rows' (what ``class_counts_`` keeps), else `counts`."""
+        if self.class_weight is None:
+            return sample_weight, counts
+        if isinstance(self.class_weight, str):
+            seen = np.bincount(np.asarray(codes, dtype=np.intp), minlength=len(classes))
+            counts = seen if counts is None else counts + seen
+        return row_weights(sample_weight, class_table(self.class_weight, classes, counts),
+                           codes), counts
+
+    def _run(self, rows, codes, order, clean=None, weights=None):
         """One pass; returns (rounds, mistakes, updates, collapsed) and advances ``t_``.
 
         `collapsed` is the row after which a variance of a diagonal
         Gaussian-weight model newly collapsed, as the compiled pass noted it
         (``cwkit.models.collapse``), else None.  `clean`: codes of the labels the
-        rounds are counted against (``Model.run_with``).  The rounds' pre-update
-        scores go to the calibration window of ``predict_proba``.
+        rounds are counted against (``Model.run_with``); `weights`: the rows'
+        importance weights (None: 1).  The rounds' pre-update scores go to the
+        calibration window of ``predict_proba``.
         """
+        if weights is not None:
+            if not self._model.takes_weights:
+                raise ValueError(f"{self._name()}: this model does not take importance "
+                                 "weights (sample_weight, class_weight)")
+            rows = rows.weighted(weights)
         result = self._model.run_with(rows, self._target(codes), order, self._bias,
                                       scores=True,
                                       clean=None if clean is None else self._target(clean))

@@ -236,7 +236,8 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
     average : bool, default=False
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
+    class_weight
         As in :class:`cwkit.Perceptron`; ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -254,8 +255,9 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
     def __init__(self, average=False, kernel="rbf", gamma=None, degree=3, coef0=0.0,
                  budget=None, budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="top1", k=1, class_weight=None):
         self.average = average
+        self.class_weight = class_weight
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -285,7 +287,7 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
-    average
+    average, class_weight
         As in :class:`cwkit.PassiveAggressive`; ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -305,7 +307,7 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
     def __init__(self, variant="pa1", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
                  budget=None, budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average=False):
+                 multiclass="top1", k=1, average=False, class_weight=None):
         self.variant = variant
         self.C = C
         self.kernel = kernel
@@ -322,6 +324,7 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _model_options(self):
         return {"shape": "kernel_first_order", "rule": self._rules[self.variant],
@@ -342,7 +345,7 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
-    average
+    average, class_weight
         As in :class:`cwkit.RegularizedPA`; ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -367,7 +370,7 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
     def __init__(self, variant="reg", alpha=0.001, beta=100.0, C=1.0, kernel="rbf",
                  gamma=None, degree=3, coef0=0.0, budget=None, budget_policy="shrink", *,
                  fit_intercept=True, intercept_scaling="auto", n_passes=1, shuffle=False,
-                 random_state=None, multiclass="top1", k=1, average=False):
+                 random_state=None, multiclass="top1", k=1, average=False, class_weight=None):
         self.variant = variant
         self.alpha = alpha
         self.beta = beta
@@ -386,6 +389,7 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _model_options(self):
         return {"shape": "kernel_first_order", "rule": self._rules[self.variant],
@@ -405,7 +409,7 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
-    average
+    average, class_weight
         ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -423,7 +427,7 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
     def __init__(self, variant="var", eta=None, a=1.0, kernel="rbf", gamma=None, degree=3,
                  coef0=0.0, budget=None, budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average=False):
+                 multiclass="top1", k=1, average=False, class_weight=None):
         self.variant = variant
         self.eta = eta
         self.a = a
@@ -441,6 +445,7 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _model_options(self):
         rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
@@ -462,7 +467,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`.
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
-    average
+    average, class_weight
         ``multiclass`` is "top1" or "ovr".
 
     Notes
@@ -489,7 +494,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", kernel="rbf", gamma=None,
                  degree=3, coef0=0.0, budget=None, budget_policy="oldest", *,
                  fit_intercept=True, intercept_scaling="auto", n_passes=1, shuffle=False,
-                 random_state=None, multiclass="top1", k=1, average=False):
+                 random_state=None, multiclass="top1", k=1, average=False, class_weight=None):
         self.r = r
         self.a = a
         self.loss = loss
@@ -507,6 +512,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _model_options(self):
         rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
@@ -525,7 +531,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
     kernel, gamma, degree, coef0, budget, budget_policy
         See :class:`KernelMixin`; the budget is applied after each joint update.
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
-    average
+    average, class_weight
         ``multiclass`` is "ovr" (the default) or "top1" for more than two classes.
 
     Notes
@@ -552,7 +558,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
                  kernel="rbf", gamma=None, degree=3, coef0=0.0, budget=None,
                  budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False,
-                 random_state=None, multiclass="ovr", k=1, average=False):
+                 random_state=None, multiclass="ovr", k=1, average=False, class_weight=None):
         self.variant = variant
         self.C = C
         self.batch_size = batch_size
@@ -572,6 +578,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _model_options(self):
         return {"shape": "kernel_minibatch", "bpa_variant": self.variant, "C": float(self.C),

@@ -23,7 +23,8 @@ class L1ConstrainedPA(OnlineClassifier):
         thousands, and a ball of 10 (the default before 100) left the model
         near chance (with top-1, all K blocks share the ball); 100 was better
         than 10 on every group of data sets of docs/choosing.md.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, average
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, average,
+    class_weight
         As in :class:`cwkit.Perceptron`, except that ``intercept_scaling="auto"`` is 1
         on sparse rows too: with the intercept feature 1, ``beta ||x||_inf > 1``
         holds on every row for beta > 1.
@@ -121,7 +122,7 @@ class L1ConstrainedPA(OnlineClassifier):
 
     def __init__(self, beta=100.0, *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average="auto"):
+                 multiclass="top1", k=1, average="auto", class_weight=None):
         self.beta = beta
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
@@ -131,6 +132,7 @@ class L1ConstrainedPA(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _model_options(self):
         return {"shape": "l1", "beta": float(self.beta)}

@@ -62,6 +62,14 @@ class Perceptron(OnlineClassifier):
     k : int >= 1, default=1
         Competitors per update for ``multiclass="topk"``; k >= K - 1 means all
         constraints.
+    class_weight : None, "balanced" or dict, default=None
+        An importance weight per class, multiplying ``sample_weight`` (a row of
+        weight s learns as docs/algorithms.md, "Importance weights", defines it
+        for each rule).  A dict maps labels to weights >= 0 (1 for a label it
+        omits); "balanced" gives class c the weight n / (K n_c), n_c its rows
+        among the n rows seen: those of ``fit``, or of every ``partial_fit`` call
+        so far including the current one (its counts, ``class_counts_``, are
+        kept with the model).
 
     Notes
     -----
@@ -96,8 +104,9 @@ class Perceptron(OnlineClassifier):
 
     def __init__(self, average=False, *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1):
+                 multiclass="top1", k=1, class_weight=None):
         self.average = average
+        self.class_weight = class_weight
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.n_passes = n_passes
@@ -126,7 +135,7 @@ class PassiveAggressive(OnlineClassifier):
         for variant="pa2" and "pa-ls" only; with one constraint (top1, two
         classes) both are the same rule.
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
-    average
+    average, class_weight
         As in :class:`Perceptron`; ``multiclass="topk"`` is available for every
         variant.
 
@@ -167,7 +176,7 @@ class PassiveAggressive(OnlineClassifier):
 
     def __init__(self, variant="pa1", C=1.0, slack="per-constraint", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average="auto"):
+                 multiclass="top1", k=1, average="auto", class_weight=None):
         self.variant = variant
         self.C = C
         self.slack = slack
@@ -179,6 +188,7 @@ class PassiveAggressive(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _model_options(self):
         return {"shape": "first_order", "rule": self._rules[self.variant], "C": float(self.C),
@@ -211,7 +221,7 @@ class RegularizedPA(OnlineClassifier):
     prune_mode : {"squared", "absolute"}, default="squared"
         Sum w_i^2 (Sect. 3.4, Thms 3.3-3.4) or |w_i| (Sect. 4.3).
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
-    average
+    average, class_weight
         As in :class:`Perceptron`.
 
     Notes
@@ -242,7 +252,7 @@ class RegularizedPA(OnlineClassifier):
     def __init__(self, variant="reg", alpha=0.001, beta=100.0, C=1.0, prune_sigma=0.0,
                  prune_mode="squared", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average="auto"):
+                 multiclass="top1", k=1, average="auto", class_weight=None):
         self.variant = variant
         self.alpha = alpha
         self.beta = beta
@@ -257,6 +267,7 @@ class RegularizedPA(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _model_options(self):
         return {"shape": "first_order", "rule": self._rules[self.variant],
@@ -384,7 +395,7 @@ class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
         model is narrow and the first rows dense (:func:`auto_covariance`), else
         diagonal; the choice is the fitted attribute ``covariance_type_``.
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
-    average
+    average, class_weight
         As in :class:`Perceptron`.
 
     Notes
@@ -422,7 +433,7 @@ class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
     def __init__(self, variant="var", eta=None, a=1.0, covariance="auto", *,
                  fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average="auto"):
+                 multiclass="top1", k=1, average="auto", class_weight=None):
         self.variant = variant
         self.eta = eta
         self.a = a
@@ -435,6 +446,7 @@ class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _eta(self):
         """``eta``, None resolved to the variant's default."""
@@ -474,7 +486,7 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
         ([AROW13] Fig. 2, eqs. 29-30).  "auto" is "delta" for top1 and "sum" for topk.
         Not used by ``multiclass="ovr"`` or with two classes (the update is with x).
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
-    average
+    average, class_weight
         As in :class:`Perceptron`, but "auto" (the default) keeps the last iterate:
         averaging made AROW and AROW-H worse on the binary sets measured
         (docs/choosing.md); ``multiclass="topk"`` is available for the squared hinge.
@@ -523,7 +535,7 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="auto",
                  diag_update="inverse", sigma_update="auto", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average="auto"):
+                 multiclass="top1", k=1, average="auto", class_weight=None):
         self.r = r
         self.a = a
         self.loss = loss
@@ -538,6 +550,7 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _resolve(self, params):
         super()._resolve(params)
@@ -561,7 +574,7 @@ class SecondOrderPerceptron(CovarianceChoice, VarianceMixin, OnlineClassifier):
     covariance : {"auto", "diag", "full"}, default="auto"
         As in :class:`ConfidenceWeighted`.
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
-    average
+    average, class_weight
         As in :class:`Perceptron`.
 
     Notes
@@ -585,7 +598,7 @@ class SecondOrderPerceptron(CovarianceChoice, VarianceMixin, OnlineClassifier):
 
     def __init__(self, a=1.0, covariance="auto", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average="auto"):
+                 multiclass="top1", k=1, average="auto", class_weight=None):
         self.a = a
         self.covariance = covariance
         self.fit_intercept = fit_intercept
@@ -596,6 +609,7 @@ class SecondOrderPerceptron(CovarianceChoice, VarianceMixin, OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _model_options(self):
         shape = "sop_diagonal" if self.covariance_type_ == "diag" else "full"
@@ -616,7 +630,7 @@ class AdaGrad(OnlineClassifier):
     delta : float > 0, default=1e-8
         Added to sqrt(G) in the proximal term.
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
-    average
+    average, class_weight
         As in :class:`Perceptron`.
 
     Notes
@@ -639,7 +653,7 @@ class AdaGrad(OnlineClassifier):
 
     def __init__(self, eta=1.0, lam=0.0, delta=1e-8, *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average="auto"):
+                 multiclass="top1", k=1, average="auto", class_weight=None):
         self.eta = eta
         self.lam = lam
         self.delta = delta
@@ -651,6 +665,7 @@ class AdaGrad(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _model_options(self):
         return {"shape": "adagrad", "rule": _core.Rule.ADAGRAD, "eta": float(self.eta),

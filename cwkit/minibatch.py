@@ -40,7 +40,8 @@ class MiniBatchPA(OnlineClassifier):
         one per row, shared by that row's constraints (the squared multi-class
         hinge).  "shared" is refused for "bpa1"; with one constraint per row
         (top-1, two classes) both are the same rule.
-    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, average
+    fit_intercept, intercept_scaling, n_passes, shuffle, random_state, average,
+    class_weight
         As in :class:`cwkit.Perceptron`.
     multiclass : {"top1", "topk", "ovr"}, default="top1"
         More than two classes: the 1-of-k feature map with the closest
@@ -130,7 +131,7 @@ class MiniBatchPA(OnlineClassifier):
     def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block",
                  slack="per-constraint", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average="auto"):
+                 multiclass="top1", k=1, average="auto", class_weight=None):
         self.variant = variant
         self.C = C
         self.batch_size = batch_size
@@ -145,6 +146,7 @@ class MiniBatchPA(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
         self.average = average
+        self.class_weight = class_weight
 
     def _model_options(self):
         return {"shape": "minibatch", "bpa_variant": self.variant, "C": float(self.C),

@@ -162,6 +162,9 @@ def _contents(model):
     params = model.get_params()
     if isinstance(params.get("random_state"), np.random.Generator):
         params["random_state"] = None
+    if isinstance(params.get("class_weight"), dict):   # (JSON keys are strings only)
+        params["class_weight"] = [[_jsonable(k), _jsonable(v)]
+                                  for k, v in params["class_weight"].items()]
     classes = model.classes_
     meta = {
         "format": FORMAT, "version": VERSION, "class": type(model).__name__,
@@ -293,6 +296,11 @@ def _build(meta, classes, files, path):
         raise ModelFileError(f"{path}: damaged cwkit model file ({cls.__name__} has no "
                              f"parameter {unknown[0]!r:.40})")
     params = dict(meta["params"])
+    if isinstance(params.get("class_weight"), list):   # the pairs `_contents` wrote
+        if not all(isinstance(p, list) and len(p) == 2 for p in params["class_weight"]):
+            raise ModelFileError(f"{path}: damaged cwkit model file (class_weight is not a "
+                                 "list of (label, weight) pairs)")
+        params["class_weight"] = {k: v for k, v in params["class_weight"]}
     if "intercept_scaling" in cls._param_names():
         # a file written before intercept_scaling existed: its constant feature was 1
         params.setdefault("intercept_scaling", 1.0)
@@ -309,6 +317,10 @@ def _build(meta, classes, files, path):
                 f"where {cls.__name__} with {n_features} features and {len(classes)} "
                 f"classes has {need})")
         est._reset(classes, n_features)
+        counts = est.__dict__.get("class_counts_")
+        if counts is not None and len(counts) != len(classes):
+            raise ModelFileError(f"{path}: damaged cwkit model file ({len(counts)} class "
+                                 f"counts for {len(classes)} classes)")
         if need is None:      # a kernel model: the file's support set gives the shapes
             est._model.adopt_shapes({key[len("state/"):]: a.shape for key, a in files.items()
                                      if key.startswith("state/")})

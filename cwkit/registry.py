@@ -62,7 +62,7 @@ def make(name, **params):
     >>> cwkit.make("arow", r=0.1)
     AROW(r=0.1, a=1.0, loss='squared_hinge', covariance='auto', diag_update='inverse', \
 sigma_update='auto', fit_intercept=True, intercept_scaling='auto', n_passes=1, shuffle=False, \
-random_state=None, multiclass='top1', k=1, average='auto')
+random_state=None, multiclass='top1', k=1, average='auto', class_weight=None)
 
     """
     entry = _REGISTRY.get(name)

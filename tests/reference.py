@@ -221,19 +221,28 @@ def _cw_stdev_sqrt_u(alpha, v, phi):
     return 2.0 * v / (alpha * v * phi + np.sqrt(alpha ** 2 * v ** 2 * phi ** 2 + 4.0 * v))
 
 
-def step(rule, st, x, y, *, covariance="diag", **params):
+def step(rule, st, x, y, *, covariance="diag", weight=1.0, **params):
     """One update of internal state ``st`` (a new dict is returned) on augmented ``x``, label y.
+
+    ``weight``: the importance weight s of the example (docs/algorithms.md, "Importance
+    weights"): the loss term of the rule's objective scaled by s (pa1: C -> s C; pa2, pa-ls,
+    soft-reg-pa: 1/(2C) -> 1/(2 s C); arow, arow-h: 1/(2r) -> s/(2r), i.e. r -> r/s; adagrad:
+    the loss s l, its subgradient -s y x); where the rule has none, the step scaled by s
+    (perceptron, pa: tau -> s tau; reg-pa, l2-pa: tau -> s tau and the shrink Z -> 1 + s (Z - 1);
+    cw, cw-stdev: alpha -> s alpha in both the mean and the covariance step; sop: the mistake
+    adds s y x and s x x'). A weight 0 changes nothing but the round counters.
 
     Returns ``(new_state, updated)``.
     """
     p = _params(rule, params)
+    s = float(weight)
     st = {k: (val.copy() if isinstance(val, np.ndarray) else val) for k, val in st.items()}
     w = st["w"]
     n = float(x @ x)
     updated = False
     if rule in ("perceptron", "avg-perceptron"):
-        if y * (w @ x) <= 0:
-            st["w"] = w + y * x
+        if y * (w @ x) <= 0 and s > 0:
+            st["w"] = w + s * y * x
             updated = True
         if rule == "avg-perceptron":
             st["t"] += 1
@@ -242,45 +251,45 @@ def step(rule, st, x, y, *, covariance="diag", **params):
     if rule in ("pa", "pa1", "pa2", "pa-ls", "reg-pa", "l2-pa", "soft-reg-pa"):
         m = y * float(w @ x)
         loss = max(0.0, 1.0 - m)
-        if n == 0.0 or (rule != "pa-ls" and loss <= 0.0):
+        if n == 0.0 or (rule != "pa-ls" and loss <= 0.0) or s == 0.0:
             return st, False
         if rule == "pa":
-            st["w"] = w + loss / n * y * x
+            st["w"] = w + s * loss / n * y * x
         elif rule == "pa1":
-            st["w"] = w + min(p["C"], loss / n) * y * x
+            st["w"] = w + min(s * p["C"], loss / n) * y * x
         elif rule == "pa2":
-            st["w"] = w + loss / (n + 1.0 / (2.0 * p["C"])) * y * x
+            st["w"] = w + loss / (n + 1.0 / (2.0 * s * p["C"])) * y * x
         elif rule == "pa-ls":
-            st["w"] = w + (1.0 - m) / (n + 1.0 / (2.0 * p["C"])) * y * x
+            st["w"] = w + (1.0 - m) / (n + 1.0 / (2.0 * s * p["C"])) * y * x
         elif rule == "reg-pa":
-            tau = (loss + p["alpha"]) / n
-            st["w"] = (w + tau * y * x) / (1.0 + p["alpha"])
+            tau = s * (loss + p["alpha"]) / n
+            st["w"] = (w + tau * y * x) / (1.0 + s * p["alpha"])
         elif rule == "l2-pa":
             beta = p["beta"]
             if beta * beta * n <= 1.0:
                 raise ValueError(f"l2-pa infeasible: beta^2 ||x||^2 = {beta * beta * n} <= 1")
             rad = max(0.0, (float(w @ w) * n - float(w @ x) ** 2) / (beta * beta * n - 1.0))
             Z = max(1.0, np.sqrt(rad))
-            tau = (loss + Z - 1.0) / n
-            st["w"] = (w + tau * y * x) / Z
+            tau = s * (loss + Z - 1.0) / n
+            st["w"] = (w + tau * y * x) / (1.0 + s * (Z - 1.0))
         else:  # soft-reg-pa, Z_t = y x
             alpha, C = p["alpha"], p["C"]
-            tau = (1.0 - m + alpha) / (n + (1.0 + alpha) / (2.0 * C))
+            tau = (1.0 - m + alpha) / (n + (1.0 + alpha) / (2.0 * s * C))
             st["w"] = (w + tau * y * x) / (1.0 + alpha)
         return st, True
     if rule == "adagrad":
         wt = _adagrad_w(st, p)
         st["t"] += 1
-        if y * float(wt @ x) < 1.0:
-            g = -y * x
+        if y * float(wt @ x) < 1.0 and s > 0:
+            g = -s * y * x
             st["u"] = st["u"] + g
             st["G"] = st["G"] + g * g
             updated = True
         return st, updated
     if rule == "sop":
-        if y * _sop_score(st, x, covariance) <= 0:
-            st["v"] = st["v"] + y * x
-            st["A"] = st["A"] + (np.outer(x, x) if covariance == "full" else x * x)
+        if y * _sop_score(st, x, covariance) <= 0 and s > 0:
+            st["v"] = st["v"] + s * y * x
+            st["A"] = st["A"] + s * (np.outer(x, x) if covariance == "full" else x * x)
             updated = True
         return st, updated
     # cw, cw-stdev, arow, arow-h
@@ -294,7 +303,7 @@ def step(rule, st, x, y, *, covariance="diag", **params):
         if v <= 0.0:
             return st, False
         if rule == "cw":
-            alpha = _cw_var_alpha(m, v, phi)
+            alpha = s * _cw_var_alpha(m, v, phi)
             if alpha <= 0.0:
                 return st, False
             st["w"] = w + alpha * y * sx
@@ -303,7 +312,7 @@ def step(rule, st, x, y, *, covariance="diag", **params):
             else:
                 st["sigma"] = _inv_diag_update(sigma, 2.0 * alpha * phi, x)
         else:
-            alpha = _cw_stdev_alpha(m, v, phi)
+            alpha = s * _cw_stdev_alpha(m, v, phi)
             if alpha <= 0.0:
                 return st, False
             sqrt_u = _cw_stdev_sqrt_u(alpha, v, phi)
@@ -314,11 +323,11 @@ def step(rule, st, x, y, *, covariance="diag", **params):
             else:
                 st["sigma"] = _inv_diag_update(sigma, alpha * phi / sqrt_u, x)
         return st, True
-    # arow, arow-h
-    r = p["r"]
+    # arow, arow-h: the loss terms 1/(2r) of the objective scaled by s
     loss = max(0.0, 1.0 - m)
-    if loss <= 0.0:
+    if loss <= 0.0 or s == 0.0:
         return st, False
+    r = p["r"] / s
     beta = 1.0 / (v + r)
     if rule == "arow":
         alpha = loss * beta
@@ -389,7 +398,7 @@ def public_state(rule, st, *, fit_intercept=True, covariance="diag", **params):
     return out
 
 
-def binary_run(rule, X, y, *, fit_intercept=True, covariance="diag", **params):
+def binary_run(rule, X, y, *, fit_intercept=True, covariance="diag", weights=None, **params):
     """Online pass over the rows of ``X`` in order; one ``(mistake, state)`` per round.
 
     Parameters
@@ -402,6 +411,8 @@ def binary_run(rule, X, y, *, fit_intercept=True, covariance="diag", **params):
         Append the constant feature 1 (last).
     covariance : {"diag", "full"}
         For the second-order rules.
+    weights : ndarray of shape (n,), optional
+        The importance weight of each row (see :func:`step`); None: 1.
     **params
         The rule's hyper-parameters (see ``_REQUIRED`` / ``_OPTIONAL``).
 
@@ -417,11 +428,12 @@ def binary_run(rule, X, y, *, fit_intercept=True, covariance="diag", **params):
     if not np.all(np.isin(y, (-1, 1))):
         raise ValueError("y must be in {-1, +1}")
     st = init_state(rule, Xa.shape[1], covariance=covariance, **params)
+    weights = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
     out = []
-    for x, yt in zip(Xa, y):
+    for x, yt, s in zip(Xa, y, weights):
         yt = float(yt)
         mistake = yt * score(rule, st, x, covariance=covariance, **params) <= 0
-        st, _ = step(rule, st, x, yt, covariance=covariance, **params)
+        st, _ = step(rule, st, x, yt, covariance=covariance, weight=s, **params)
         out.append((bool(mistake), public_state(rule, st, fit_intercept=fit_intercept,
                                                 covariance=covariance, **params)))
     return out
@@ -494,13 +506,13 @@ def _arow_sigma_update(st, g, r, covariance, diag_update):
         st["sigma"] = sigma - beta * sigma * sigma * g * g
 
 
-def _mc_top1(rule, st, xa, label, K, covariance, sigma_update, p, params):
+def _mc_top1(rule, st, xa, label, K, covariance, sigma_update, p, params, weight=1.0):
     s = _class_scores(rule, st, xa, K, covariance, p)
     yhat = int(np.argmax(s))
     if rule in ("perceptron", "avg-perceptron"):
         st = {k: (val.copy() if isinstance(val, np.ndarray) else val) for k, val in st.items()}
-        if yhat != label:
-            st["w"] = st["w"] + feature(xa, label, K) - feature(xa, yhat, K)
+        if yhat != label and weight > 0:
+            st["w"] = st["w"] + weight * (feature(xa, label, K) - feature(xa, yhat, K))
         if rule == "avg-perceptron":
             st["t"] += 1
             st["wsum"] = st["wsum"] + st["w"]
@@ -509,43 +521,47 @@ def _mc_top1(rule, st, xa, label, K, covariance, sigma_update, p, params):
     delta = feature(xa, label, K) - feature(xa, c, K)
     if rule in ("arow", "arow-h") and sigma_update == "sum":
         # mean step of the binary rule on (Delta, +1), Sigma updated with f = sum_y f(x, y)
-        new, updated = step(rule, st, delta, 1.0, covariance=covariance, **params)
+        new, updated = step(rule, st, delta, 1.0, covariance=covariance, weight=weight, **params)
         if updated:
             new["sigma"] = st["sigma"].copy()
-            _arow_sigma_update(new, np.tile(xa, K), p["r"], covariance, p["diag_update"])
+            _arow_sigma_update(new, np.tile(xa, K), p["r"] / weight, covariance,
+                               p["diag_update"])
         return yhat, new
-    new, _ = step(rule, st, delta, 1.0, covariance=covariance, **params)
+    new, _ = step(rule, st, delta, 1.0, covariance=covariance, weight=weight, **params)
     return yhat, new
 
 
-def _mc_topk(rule, st, xa, label, K, k, covariance, sigma_update, slack, p):
+def _mc_topk(rule, st, xa, label, K, k, covariance, sigma_update, slack, p, weight=1.0):
+    """The top-k update; with an importance weight s: AROW's r -> r/s, PA-I's box
+    [0, s C], PA-II's ridge 1/(2 s C), PA's multipliers s a (see :func:`step`)."""
     s = _class_scores(rule, st, xa, K, covariance, p)
     yhat = int(np.argmax(s))
     comp = competitors(s, label)[:k]
     deltas = np.array([feature(xa, label, K) - feature(xa, c, K) for c in comp])
     w = st["w"]
     ell = 1.0 - deltas @ w
-    if ell.max() <= 0.0 or not np.any(xa):
+    if ell.max() <= 0.0 or not np.any(xa) or weight == 0.0:
         return yhat, st
     st = {key: val.copy() for key, val in st.items()}
     ones = np.ones((len(comp), len(comp)))
     if rule == "arow":
+        r = p["r"] / weight
         S = st["sigma"]
         SD = deltas @ S if covariance == "full" else deltas * S  # rows: (Sigma Delta_j)'
-        a = solve_dual(SD @ deltas.T + p["r"] * ones, ell)
+        a = solve_dual(SD @ deltas.T + r * ones, ell)
         st["w"] = w + a @ SD
         g = np.tile(xa, K) if sigma_update == "sum" else deltas[0]
-        _arow_sigma_update(st, g, p["r"], covariance, p["diag_update"])
+        _arow_sigma_update(st, g, r, covariance, p["diag_update"])
         return yhat, st
     G = deltas @ deltas.T
     if rule == "pa":
-        a = solve_dual(G, ell)
+        a = weight * solve_dual(G, ell)
     elif rule == "pa1":
-        a = solve_dual(G, ell, upper=p["C"])
+        a = solve_dual(G, ell, upper=weight * p["C"])
     elif slack == "shared":
-        a = solve_dual(G + ones / (2.0 * p["C"]), ell)
+        a = solve_dual(G + ones / (2.0 * weight * p["C"]), ell)
     else:
-        a = solve_dual(G + np.eye(len(comp)) / (2.0 * p["C"]), ell)
+        a = solve_dual(G + np.eye(len(comp)) / (2.0 * weight * p["C"]), ell)
     st["w"] = w + a @ deltas
     return yhat, st
 
@@ -581,7 +597,8 @@ def public_multiclass_state(rule, st, K, *, fit_intercept=True, covariance="diag
 
 
 def multiclass_run(rule, X, y, n_classes, *, strategy="top1", k=1, fit_intercept=True,
-                   covariance="diag", sigma_update=None, slack="per-constraint", **params):
+                   covariance="diag", sigma_update=None, slack="per-constraint", weights=None,
+                   **params):
     """Online multi-class pass ([CS03]; [AROW13] Sect. 3.3); one ``(mistake, state)`` per round.
 
     Parameters
@@ -598,6 +615,8 @@ def multiclass_run(rule, X, y, n_classes, *, strategy="top1", k=1, fit_intercept
         AROW's Sigma direction; None means "delta" for top1 and "sum" for topk.
     slack : {"per-constraint", "shared"}
         PA-II top-k squared-slack structure.
+    weights : ndarray of shape (n,), optional
+        The importance weight of each row (see :func:`step`, :func:`_mc_topk`); None: 1.
 
     Returns
     -------
@@ -627,24 +646,26 @@ def multiclass_run(rule, X, y, n_classes, *, strategy="top1", k=1, fit_intercept
         raise ValueError(f"labels must be in 0..{K - 1}")
     D = Xa.shape[1]
     kw = dict(fit_intercept=fit_intercept, covariance=covariance, **params)
+    weights = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
     out = []
     if strategy == "ovr":
         states = [init_state(rule, D, covariance=covariance, **params) for _ in range(K)]
-        for x, label in zip(Xa, y):
+        for x, label, wt in zip(Xa, y, weights):
             s = [score(rule, st, x, covariance=covariance, **params) for st in states]
             mistake = int(np.argmax(s)) != label
             states = [step(rule, st, x, 1.0 if c == label else -1.0, covariance=covariance,
-                           **params)[0] for c, st in enumerate(states)]
+                           weight=wt, **params)[0] for c, st in enumerate(states)]
             out.append((mistake, public_multiclass_state(rule, _stack_ovr(rule, states,
                                                                           covariance), K, **kw)))
         return out
     st = init_state(rule, K * D, covariance=covariance, **params)
-    for x, label in zip(Xa, y):
+    for x, label, wt in zip(Xa, y, weights):
         if strategy == "top1":
-            yhat, st = _mc_top1(rule, st, x, int(label), K, covariance, sigma_update, p, params)
+            yhat, st = _mc_top1(rule, st, x, int(label), K, covariance, sigma_update, p, params,
+                                wt)
         else:
             yhat, st = _mc_topk(rule, st, x, int(label), K, min(k, K - 1), covariance,
-                                sigma_update, slack, p)
+                                sigma_update, slack, p, wt)
         out.append((yhat != label, public_multiclass_state(rule, st, K, **kw)))
     return out
 
@@ -924,23 +945,26 @@ def l1pa_topk_run(X, y, n_classes, beta, k, *, fit_intercept=True):
     return out
 
 
-def l1pa_top1_run(X, y, n_classes, beta, *, fit_intercept=True):
+def l1pa_top1_run(X, y, n_classes, beta, *, fit_intercept=True, weights=None):
     """Online multi-class top-1 L1-PA; one ``(mistake, W (K, D), lam)`` per round.
 
     Round: class scores ``W x~``; mistake iff argmax (ties -> smallest label) != y; c = closest
     competitor (ties -> smaller label); if ``1 - (s_y - s_c) > 0`` and ``x~ != 0``, the stacked
     ``w`` (class-major, length K D) becomes ``l1_projection(w, f(x, y) - f(x, c), beta)``
-    (``lam`` is 0 for rounds without an update).
+    (``lam`` is 0 for rounds without an update).  ``weights``: importance weights s, the
+    update then moves ``w`` the fraction ``min(s, 1)`` of the way (docs/algorithms.md).
     """
     Xa = _augment(X, fit_intercept)
     K, D = int(n_classes), Xa.shape[1]
     w = np.zeros(K * D)
+    weights = np.ones(len(Xa)) if weights is None else np.asarray(weights, dtype=np.float64)
     out = []
-    for x, label in zip(Xa, np.asarray(y)):
+    for x, label, wt in zip(Xa, np.asarray(y), weights):
         s = w.reshape(K, D) @ x
         c = competitors(s, label)[0]
         lam = 0.0
-        if 1.0 - (s[label] - s[c]) > 0.0 and np.any(x):
-            w, _, lam = l1_projection(w, feature(x, label, K) - feature(x, c, K), beta)
+        if 1.0 - (s[label] - s[c]) > 0.0 and np.any(x) and wt > 0:
+            w_new, _, lam = l1_projection(w, feature(x, label, K) - feature(x, c, K), beta)
+            w = w + min(wt, 1.0) * (w_new - w)
         out.append((int(np.argmax(s)) != label, w.reshape(K, D).copy(), lam))
     return out

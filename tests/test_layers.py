@@ -52,7 +52,8 @@ def graph():
 LAYERS = [
     {"cwkit._core", "cwkit._version", "cwkit._atomic", "cwkit._lazy",
      "cwkit._threads"},         # kernels
-    {"cwkit._params", "cwkit._rowdata", "cwkit.qp", "cwkit.features"},   # validation
+    {"cwkit._params", "cwkit._rowdata", "cwkit._weights", "cwkit.qp",
+     "cwkit.features"},                                         # validation
     {"cwkit.models"},                                         # the model factory
     {"cwkit.base", "cwkit.named"},                            # the estimator protocol
     {"cwkit.linear", "cwkit.minibatch", "cwkit.l1pa", "cwkit.kernels",

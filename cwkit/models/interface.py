@@ -148,6 +148,8 @@ class Model(ABC):
     state = None
     #: The number of classes of a multi-class model (None: binary).
     K = None
+    #: Whether ``run`` learns rows with importance weights (``RowView.weighted``).
+    takes_weights = True
 
     @abstractmethod
     def run(self, rows, target, order, bias):

@@ -448,6 +448,8 @@ class MiniBatchDual(DualModel):
     (``pend``, ``pend_y``, ``n_pend``) as in :class:`cwkit.models.minibatch.BinaryBPA`;
     the reported model applies that group provisionally (block windows)."""
 
+    takes_weights = False
+
     def __init__(self, spec):
         self.per_update = spec.batch_size
         self.repeats = spec.batch_size if spec.sliding else 1

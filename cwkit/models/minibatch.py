@@ -41,6 +41,8 @@ class BinaryBPA(BinaryModel):
     the round count T.
     """
 
+    takes_weights = False
+
     def feature_layout(self):
         return {"w": ROWS, "w0": ROWS, "pend": FEATURES, "u": ROWS_T}
 
