@@ -87,6 +87,13 @@ cpdef enum:
     # otherwise S_t = t, s being 1)
     AUX_SSUM = 3
 
+cdef inline double hard_fraction(const Hyper* h) noexcept nogil:
+    """The fraction min(s, 1) of its update that a rule with a hard constraint (pa,
+    reg-pa, l2-pa, cw, cw-stdev, l1-pa) makes for importance weight s: the full
+    update already meets the constraint, a larger step would overshoot it."""
+    return min(h.s, 1.0)
+
+
 cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, double wx,
                            double* Z, int* status) noexcept nogil:
     """First-order step size tau (w <- (w + tau y x) / Z); 0 means no update.
@@ -94,9 +101,10 @@ cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, doubl
     m = y w.x, n = ||x||^2 (with the bias term), wn2 = ||w||^2 and wx = w.x
     (used by l2-pa only).  [PA06] Sect. 3 and [LMC09].  With an importance
     weight s = h.s (1: the rules as published, bit for bit): the loss term of
-    the rule's objective scaled by s (C becomes s C), or where the rule has
-    none (perceptron, pa, reg-pa, l2-pa) its step scaled by s: tau becomes
-    s tau and a shrink Z becomes 1 + s (Z - 1).
+    the rule's objective scaled by s (C becomes s C); the perceptron's step
+    scaled by s; for the hard constraints of pa, reg-pa, l2-pa the fraction
+    f = min(s, 1) of their update (`hard_fraction`): tau becomes f tau and a
+    shrink Z becomes 1 + f (Z - 1).
     """
     cdef double loss = 1.0 - m
     cdef double zz, den, tau
@@ -111,14 +119,14 @@ cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, doubl
     if loss <= 0.0:
         return 0.0                             # no loss: passive
     if h.rule == PA:
-        return h.s * (loss / n)
+        return hard_fraction(h) * (loss / n)
     if h.rule == PA1:
         return min(h.s * h.C, loss / n)
     if h.rule == PA2:
         return loss / (n + 0.5 / (h.s * h.C))
     if h.rule == REG_PA:
-        Z[0] = 1.0 + h.s * h.alpha             # [LMC09] Lemma 3.1
-        return h.s * ((loss + h.alpha) / n)
+        Z[0] = 1.0 + hard_fraction(h) * h.alpha    # [LMC09] Lemma 3.1
+        return hard_fraction(h) * ((loss + h.alpha) / n)
     if h.rule == SOFT_REG_PA:
         Z[0] = 1.0 + h.alpha                   # [LMC09] Lemma 5.1
         return (loss + h.alpha) / (n + (1.0 + h.alpha) / (2.0 * (h.s * h.C)))
@@ -131,9 +139,9 @@ cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, doubl
         zz = sqrt(zz / den) if zz > 0.0 else 0.0
         Z[0] = zz if zz > 1.0 else 1.0
         tau = (loss + Z[0] - 1.0) / n
-        if h.s != 1.0:                         # the shrink, as the step, scaled by s
+        if h.s < 1.0:                          # the shrink, as the step, in part
             Z[0] = 1.0 + h.s * (Z[0] - 1.0)
-        return h.s * tau
+        return hard_fraction(h) * tau
     return 0.0
 
 
@@ -312,8 +320,8 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     For arow with `direct`, c is beta of sigma_i -= beta sigma_i^2 x_i^2.
     Returns 0 when the rule makes no update.  With an importance weight s = h.s
     (1: the rules as published, bit for bit): AROW's loss terms 1/(2r) become
-    s/(2r), i.e. r becomes r/s; CW, which has no loss term, takes s alpha for
-    its alpha (in the mean and the covariance step).
+    s/(2r), i.e. r becomes r/s; CW, whose constraint is hard, takes
+    `hard_fraction` alpha for its alpha (in the mean and the covariance step).
     """
     cdef double phi = h.phi, q, disc, alpha, psi, xi, D, su, loss, r
     c[0] = 0.0
@@ -341,7 +349,7 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
             alpha = (-q + sqrt(disc)) / (4.0 * phi * v)   # phi > 0, v > 0
         if not alpha > 0.0:
             return 0.0
-        alpha *= h.s
+        alpha *= hard_fraction(h)
         c[0] = 2.0 * alpha * phi
         return alpha
     if h.rule == CW_STDEV:
@@ -355,7 +363,7 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
             alpha = (-m * psi + sqrt(D)) / (v * xi)
         if not alpha > 0.0:
             return 0.0
-        alpha *= h.s
+        alpha *= hard_fraction(h)
         if alpha == 0.0:
             return 0.0
         q = alpha * v * phi

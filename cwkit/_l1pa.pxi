@@ -350,7 +350,7 @@ cdef inline double l1_fraction(const Counts* cnt, Py_ssize_t i) noexcept nogil:
     """The fraction of L1-PA's update that row i's importance weight s makes: min(s, 1)
     (the update, a projection onto the L1 ball, already satisfies the margin; going
     further would leave the ball)."""
-    return min(row_weight(cnt, i), 1.0)
+    return min(row_weight(cnt, i), 1.0)      # (`hard_fraction` of the other rules)
 
 
 cdef enum:

@@ -124,7 +124,7 @@ cdef inline void tie_mean(const double* Q, const double* b, const double* lo,
 cdef inline bint topk_solve(TopK* T, double scale=1.0) noexcept nogil:
     """a = the dual solution for (Q, b) over [lo, hi] from a = 0 (exchangeable
     constraints given equal multipliers by `tie_mean`), times `scale` (the step
-    of an importance weight on hard PA), and asum; False when Hildreth's method
+    of an importance weight on hard PA, at most 1), and asum; False when Hildreth's method
     did not converge."""
     cdef Py_ssize_t j, nit, where
     cdef double kkt
@@ -199,7 +199,7 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
     `shared`), a >= 0.  W += sum_j a_j Delta_j: block y gets (sum_j a_j) x~,
     block c_j gets -a_j x~.  State as in `mc_first_order_pass` (top1, W = s V, the
     lazy sum U of averaging when not empty).  An importance weight s: PA-I's box
-    0 <= a <= s C, PA-II's ridge 1/(2 s C), PA's multipliers s a.
+    0 <= a <= s C, PA-II's ridge 1/(2 s C), PA's multipliers min(s, 1) a.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], c, nnz, i, k
@@ -234,7 +234,7 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
                         T.hi[c] = sw * C
                 ridge = 0.5 / (sw * C) if rule == PA2 else 0.0
             if topk_pa_round(&T, Vp, &aux[0, 0], K, D, x, idx, nnz, bias, n, y[i], shared,
-                             ridge, sw if rule == PA else 1.0, save, &cnt, i, up):
+                             ridge, min(sw, 1.0) if rule == PA else 1.0, save, &cnt, i, up):
                 break
     return counts_result(&cnt)
 

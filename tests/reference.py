@@ -227,15 +227,17 @@ def step(rule, st, x, y, *, covariance="diag", weight=1.0, **params):
     ``weight``: the importance weight s of the example (docs/algorithms.md, "Importance
     weights"): the loss term of the rule's objective scaled by s (pa1: C -> s C; pa2, pa-ls,
     soft-reg-pa: 1/(2C) -> 1/(2 s C); arow, arow-h: 1/(2r) -> s/(2r), i.e. r -> r/s; adagrad:
-    the loss s l, its subgradient -s y x); where the rule has none, the step scaled by s
-    (perceptron, pa: tau -> s tau; reg-pa, l2-pa: tau -> s tau and the shrink Z -> 1 + s (Z - 1);
-    cw, cw-stdev: alpha -> s alpha in both the mean and the covariance step; sop: the mistake
-    adds s y x and s x x'). A weight 0 changes nothing but the round counters.
+    the loss s l, its subgradient -s y x); the perceptron: tau -> s tau; sop: the mistake adds
+    s y x and s x x'; the hard constraints: the fraction f = min(s, 1) of the update (pa:
+    tau -> f tau; reg-pa, l2-pa: tau -> f tau and the shrink Z -> 1 + f (Z - 1); cw, cw-stdev:
+    alpha -> f alpha in both the mean and the covariance step). A weight 0 changes nothing but
+    the round counters.
 
     Returns ``(new_state, updated)``.
     """
     p = _params(rule, params)
     s = float(weight)
+    f = min(s, 1.0)
     st = {k: (val.copy() if isinstance(val, np.ndarray) else val) for k, val in st.items()}
     w = st["w"]
     n = float(x @ x)
@@ -254,7 +256,7 @@ def step(rule, st, x, y, *, covariance="diag", weight=1.0, **params):
         if n == 0.0 or (rule != "pa-ls" and loss <= 0.0) or s == 0.0:
             return st, False
         if rule == "pa":
-            st["w"] = w + s * loss / n * y * x
+            st["w"] = w + f * loss / n * y * x
         elif rule == "pa1":
             st["w"] = w + min(s * p["C"], loss / n) * y * x
         elif rule == "pa2":
@@ -262,16 +264,16 @@ def step(rule, st, x, y, *, covariance="diag", weight=1.0, **params):
         elif rule == "pa-ls":
             st["w"] = w + (1.0 - m) / (n + 1.0 / (2.0 * s * p["C"])) * y * x
         elif rule == "reg-pa":
-            tau = s * (loss + p["alpha"]) / n
-            st["w"] = (w + tau * y * x) / (1.0 + s * p["alpha"])
+            tau = f * (loss + p["alpha"]) / n
+            st["w"] = (w + tau * y * x) / (1.0 + f * p["alpha"])
         elif rule == "l2-pa":
             beta = p["beta"]
             if beta * beta * n <= 1.0:
                 raise ValueError(f"l2-pa infeasible: beta^2 ||x||^2 = {beta * beta * n} <= 1")
             rad = max(0.0, (float(w @ w) * n - float(w @ x) ** 2) / (beta * beta * n - 1.0))
             Z = max(1.0, np.sqrt(rad))
-            tau = s * (loss + Z - 1.0) / n
-            st["w"] = (w + tau * y * x) / (1.0 + s * (Z - 1.0))
+            tau = f * (loss + Z - 1.0) / n
+            st["w"] = (w + tau * y * x) / (1.0 + f * (Z - 1.0))
         else:  # soft-reg-pa, Z_t = y x
             alpha, C = p["alpha"], p["C"]
             tau = (1.0 - m + alpha) / (n + (1.0 + alpha) / (2.0 * s * C))
@@ -303,7 +305,7 @@ def step(rule, st, x, y, *, covariance="diag", weight=1.0, **params):
         if v <= 0.0:
             return st, False
         if rule == "cw":
-            alpha = s * _cw_var_alpha(m, v, phi)
+            alpha = f * _cw_var_alpha(m, v, phi)
             if alpha <= 0.0:
                 return st, False
             st["w"] = w + alpha * y * sx
@@ -312,7 +314,7 @@ def step(rule, st, x, y, *, covariance="diag", weight=1.0, **params):
             else:
                 st["sigma"] = _inv_diag_update(sigma, 2.0 * alpha * phi, x)
         else:
-            alpha = s * _cw_stdev_alpha(m, v, phi)
+            alpha = f * _cw_stdev_alpha(m, v, phi)
             if alpha <= 0.0:
                 return st, False
             sqrt_u = _cw_stdev_sqrt_u(alpha, v, phi)
@@ -533,7 +535,7 @@ def _mc_top1(rule, st, xa, label, K, covariance, sigma_update, p, params, weight
 
 def _mc_topk(rule, st, xa, label, K, k, covariance, sigma_update, slack, p, weight=1.0):
     """The top-k update; with an importance weight s: AROW's r -> r/s, PA-I's box
-    [0, s C], PA-II's ridge 1/(2 s C), PA's multipliers s a (see :func:`step`)."""
+    [0, s C], PA-II's ridge 1/(2 s C), PA's multipliers min(s, 1) a (see :func:`step`)."""
     s = _class_scores(rule, st, xa, K, covariance, p)
     yhat = int(np.argmax(s))
     comp = competitors(s, label)[:k]
@@ -555,7 +557,7 @@ def _mc_topk(rule, st, xa, label, K, k, covariance, sigma_update, slack, p, weig
         return yhat, st
     G = deltas @ deltas.T
     if rule == "pa":
-        a = weight * solve_dual(G, ell)
+        a = min(weight, 1.0) * solve_dual(G, ell)
     elif rule == "pa1":
         a = solve_dual(G, ell, upper=weight * p["C"])
     elif slack == "shared":
