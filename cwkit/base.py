@@ -111,6 +111,10 @@ FITTED = {
     "last_mistakes_": ("int", "The mistakes of the last call alone (``fit``: of all its "
                        "passes)."),
     "last_n_updates_": ("int", "The updates of the last call alone."),
+    "class_counts_": ("ndarray of shape (n_classes,)", "With ``class_weight=\"balanced\"``: "
+                      "the rows of each class seen since the last ``fit`` (of every "
+                      "``partial_fit`` call so far), which the balanced weights come "
+                      "from; absent otherwise."),
     "intercept_scaling_": ("float", "The value of the augmented constant feature: "
                            "``intercept_scaling``, or what ``\"auto\"`` chose on the first "
                            "rows."),

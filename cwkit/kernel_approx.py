@@ -295,8 +295,8 @@ class ApproxFeatures:
                   "arithmetic); scale the features")
         return ModelError(f"{self._name()}: row {row}: {reason}", row=row, reason=reason)
 
-    def _run(self, rows, codes, order, clean=None):
-        return super()._run(self._mapped(rows), codes, order, clean)
+    def _run(self, rows, codes, order, clean=None, weights=None):
+        return super()._run(self._mapped(rows), codes, order, clean, weights)
 
     def _one_row(self, X, y):
         """None: a single row takes partial_fit's general path, whose `_run` maps it (the
