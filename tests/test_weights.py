@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import BINARY_CASES, case_id, make_binary
+import reference
 from reference import binary_run, binary_scores, l1pa_top1_run, multiclass_run
 from reference_steps import l1pa_step
 from test_multiclass import _close, _ill_posed_round, make_multiclass, symmetry_broken
@@ -310,3 +311,69 @@ def test_bad_class_weight_is_refused():
         make("pa", class_weight={1: -2.0}).fit(X, y)
     with pytest.raises(ValueError, match="label 7, which is not one of the classes"):
         make("pa", class_weight={7: 2.0}).fit(X, y)
+
+
+# ---------------------------------------------------------------- the weighted problems' optima
+# The weighted objective of each rule with a loss term, solved by a generic solver
+# (test_reference's SLSQP / BFGS formulations with the loss term scaled by s).
+SOLVED = [("pa1", {"C": 0.05}), ("pa1", {"C": 10.0}), ("pa2", {"C": 0.3}),
+          ("pa-ls", {"C": 0.3}), ("soft-reg-pa", {"C": 0.5, "alpha": 0.2})]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("s", [0.3, 2.5])
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("rule,params", SOLVED)
+def test_weighted_first_order_step_is_the_weighted_optimum(rule, params, seed, s):
+    """1/2 ||w - w_t||^2 + s C xi (PA-I), + s C xi^2 (PA-II, PA-LS, soft-reg-PA): the
+    reference's weighted step, and the estimator's first weighted update from w = 0."""
+    from test_reference import close, pa_primal, violating_instance
+    rng = np.random.default_rng(seed)
+    w0, x, y = violating_instance(rng, 5)
+    weighted = {**params, "C": s * params["C"]}
+    w_ref, _ = reference.binary_step(rule, w0, x, y, weight=s, **params)
+    close(w_ref, pa_primal(rule, w0, x, y, **weighted))
+    est = make(rule, fit_intercept=False, **params)
+    est.partial_fit(x[None], [y], classes=[-1, 1], sample_weight=[s])
+    close(est.coef_[0], pa_primal(rule, np.zeros(5), x, y, **weighted))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("s", [0.3, 2.5])
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("rule", ["arow", "arow-h"])
+def test_weighted_arow_step_is_the_weighted_optimum(rule, seed, s):
+    """AROW's C1 and C2 ([AROW13] eqs. 5-6) with the loss terms 1/(2r) scaled by s."""
+    from test_reference import arow_c1, arow_c2, close, spd, violating_instance
+    rng = np.random.default_rng(seed)
+    r, d = 0.5, 4
+    S0 = spd(rng, d)
+    mu0, x, y = violating_instance(rng, d)
+    mu, S = reference.binary_step(rule, mu0, x, y, sigma=S0, covariance="full", weight=s, r=r)
+    close(mu, arow_c1(mu0, S0, x, y, r / s, hinge=rule == "arow-h"),
+          rtol=1e-5 if rule == "arow-h" else 1e-7)
+    close(S, arow_c2(S0, x, r / s))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("s", [0.3, 2.5])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("rule,params,slack", [("pa1", {"C": 0.1}, "per-constraint"),
+                                               ("pa2", {"C": 0.4}, "per-constraint"),
+                                               ("pa2", {"C": 0.4}, "shared")])
+def test_weighted_topk_step_is_the_weighted_optimum(rule, params, slack, seed, s):
+    """k-best MIRA with the slack penalty scaled by s."""
+    from test_reference import _deltas, close, topk_instance, topk_primal
+    rng = np.random.default_rng(seed)
+    K, k = 4, 3
+    W0, xa, label, _ = topk_instance(rng, K, 3)
+    W_ref, _ = _weighted_topk(rule, W0, xa, label, K, k, slack, s, params)
+    close(W_ref, topk_primal(rule, W0, _deltas(W0, xa, label, K, k), slack=slack,
+                             C=s * params["C"]))
+
+
+def _weighted_topk(rule, W0, xa, label, K, k, slack, s, params):
+    st = {"w": np.asarray(W0, dtype=np.float64)}
+    _, new = reference._mc_topk(rule, st, xa, label, K, k, "diag", "sum", slack,
+                                reference._params(rule, params), s)
+    return new["w"], None
