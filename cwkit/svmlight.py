@@ -353,8 +353,9 @@ def _prefetched(iterable, ahead=1):
             worker.join()
 
 
-def _empty(n, dtype):
-    """An uninitialised array; large ones on fresh anonymous memory.
+def _empty(n, dtype, mapped_from=_MMAP_MIN):
+    """An uninitialised array; those of ``mapped_from`` bytes or more on fresh
+    anonymous memory.
 
     numpy asks for transparent huge pages on large arrays; under Linux's
     default policy (defrag=madvise) each new 2 MiB page then waits for
@@ -363,17 +364,19 @@ def _empty(n, dtype):
     is never resident.  The mapping is private (copy-on-write, as numpy's
     own memory): mmap's default, a shared mapping, would let a process
     forked after the load write into the parent's matrix, and its pages
-    cost more to fault in.
+    cost more to fault in.  Such memory also goes back to the system as soon as
+    the array is released, where malloc's may stay with the process.
     """
     dtype = np.dtype(dtype)
-    if n == 0 or n * dtype.itemsize < _MMAP_MIN:
+    if n == 0 or n * dtype.itemsize < mapped_from:
         return np.empty(n, dtype)
     return np.frombuffer(mmap.mmap(-1, n * dtype.itemsize, access=mmap.ACCESS_COPY),
                          dtype=dtype)
 
 
-def _grown(a, used, n):
-    out = _empty(n, a.dtype)
+def _grown(a, used, n, mapped_from=_MMAP_MIN):
+    """An :func:`_empty` array of ``n`` items starting with the first ``used`` of ``a``."""
+    out = _empty(n, a.dtype, mapped_from)
     out[:used] = a[:used]
     return out
 
@@ -389,15 +392,29 @@ def _shrunk(a, n):
 class _Out:
     """Growable CSR output arrays filled by the tokenizer (raw indices)."""
 
+    mapped_from = _MMAP_MIN     # arrays of this many bytes or more are mapped
+
     def __init__(self, rows, nnz, multilabel):
-        self.data = _empty(nnz, np.float64)
-        self.indices = _empty(nnz, np.int32)
-        self.indptr = np.zeros(rows + 1, np.int64)
-        self.labels = _empty(2 * rows if multilabel else rows, np.float64)
-        self.label_ptr = np.zeros(rows + 1 if multilabel else 1, np.int64)
-        self.qids = _empty(rows, np.int64)
+        self.data = self._empty(nnz, np.float64)
+        self.indices = self._empty(nnz, np.int32)
+        self.indptr = self._empty(rows + 1, np.int64)
+        self.labels = self._empty(2 * rows if multilabel else rows, np.float64)
+        self.label_ptr = self._empty(rows + 1 if multilabel else 1, np.int64)
+        self.qids = self._empty(rows, np.int64)
+        self.indptr[0] = self.label_ptr[0] = 0
         self.n_rows = self.nnz = self.n_labels = 0
         self.multilabel = multilabel
+
+    def _empty(self, n, dtype):
+        return _empty(n, dtype, self.mapped_from)
+
+    def _grown(self, a, used, n):
+        return _grown(a, used, n, self.mapped_from)
+
+    def has_room(self, rows, nnz, labels):
+        """Whether ``rows`` more rows, ``nnz`` nonzeros and ``labels`` labels fit."""
+        return (self.nnz + nnz <= len(self.data) and self.n_rows + rows <= len(self.qids)
+                and (not self.multilabel or self.n_labels + labels <= len(self.labels)))
 
     def grow(self, rows, nnz, labels, max_rows=None):
         """Make room for ``rows`` more rows, ``nnz`` nonzeros and ``labels``
@@ -406,20 +423,20 @@ class _Out:
         capacity is not resident until used."""
         if self.nnz + nnz > len(self.data):
             n = max(2 * len(self.data), self.nnz + nnz)
-            self.data = _grown(self.data, self.nnz, n)
-            self.indices = _grown(self.indices, self.nnz, n)
+            self.data = self._grown(self.data, self.nnz, n)
+            self.indices = self._grown(self.indices, self.nnz, n)
         if self.n_rows + rows > len(self.qids):
             n = max(2 * len(self.qids), self.n_rows + rows)
             n = n if max_rows is None else min(n, max_rows)
-            self.indptr = _grown(self.indptr, self.n_rows + 1, n + 1)
-            self.qids = _grown(self.qids, self.n_rows, n)
+            self.indptr = self._grown(self.indptr, self.n_rows + 1, n + 1)
+            self.qids = self._grown(self.qids, self.n_rows, n)
             if self.multilabel:
-                self.label_ptr = _grown(self.label_ptr, self.n_rows + 1, n + 1)
+                self.label_ptr = self._grown(self.label_ptr, self.n_rows + 1, n + 1)
             else:
-                self.labels = _grown(self.labels, self.n_rows, n)
+                self.labels = self._grown(self.labels, self.n_rows, n)
         if self.multilabel and self.n_labels + labels > len(self.labels):
             n = max(2 * len(self.labels), self.n_labels + labels)
-            self.labels = _grown(self.labels, self.n_labels, n)
+            self.labels = self._grown(self.labels, self.n_labels, n)
 
     def clear(self):
         """Empty, keeping the capacity (a scratch output reused block after block)."""
@@ -475,6 +492,54 @@ class _Out:
             self.labels = _shrunk(self.labels, self.n_labels)
         else:
             self.labels = _shrunk(self.labels, self.n_rows)
+
+
+class _Segmented(_Out):
+    """An :class:`_Out` of unknown final size (a stream) that grows without copying:
+    when full, its filled arrays are set aside as a segment and new ones, with room
+    for an eighth of what was read so far, are filled; :meth:`trim` copies the
+    segments into arrays of the final size, releasing each once copied (their memory
+    is mapped: it goes back to the system at once).  Memory then peaks at about 1.125
+    times the result, where growing by copying into arrays twice as large holds the
+    filled part twice."""
+
+    mapped_from = 1 << 16
+
+    def __init__(self, rows, nnz, multilabel):
+        super().__init__(rows, nnz, multilabel)
+        self.segments = []
+
+    def grow(self, rows, nnz, labels, max_rows=None):
+        """Make room as :meth:`_Out.grow` does, in a new segment when this one is full
+        and not empty (a row never straddles two)."""
+        if self.n_rows and not self.has_room(rows, nnz, labels):
+            super().trim()
+            self.segments.append(self._arrays())
+            room = [max(sum(getattr(p, k) for p in self.segments) // 8, 1 << 12) + more
+                    for k, more in (("n_rows", rows), ("nnz", nnz))]
+            super().__init__(*room, self.multilabel)
+        super().grow(rows, nnz, labels)
+
+    def _arrays(self):
+        part = _Out.__new__(_Out)
+        part.__dict__.update({k: v for k, v in self.__dict__.items() if k != "segments"})
+        return part
+
+    def trim(self):
+        """Shrink to the filled sizes: the segments copied, in order, into one array
+        each."""
+        super().trim()
+        if not self.segments:
+            return
+        parts = [*self.segments, self._arrays()]
+        self.segments.clear()       # (views of this output share the list)
+        super().__init__(sum(p.n_rows for p in parts), sum(p.nnz for p in parts),
+                         self.multilabel)
+        if self.multilabel:
+            self.labels = self._empty(sum(p.n_labels for p in parts), np.float64)
+        parts.reverse()
+        while parts:
+            self.append(parts.pop())    # (then released: no reference is left)
 
 
 class _Extreme:
@@ -679,12 +744,15 @@ class _Parser:
         if self.workers is None and len(cuts) > 2:
             self.workers = _Workers(self.n_jobs - 1)
         if first is not None and not self.multilabel and len(cuts) > 2:
-            # the last piece's bounds from its size: a row takes 2 bytes or more, a
-            # nonzero 4 (" i:v")
+            # the last piece's bounds from its size (a row takes 2 bytes or more, a
+            # nonzero 4: " i:v"), or counted when those do not fit (a new segment)
             bounds = [_core._svm_bounds(buf, a, b) for a, b in itertools.pairwise(cuts[:-1])]
             last = end - cuts[-2]
-            first.grow(sum(b[0] for b in bounds) + last // 2 + 1,
-                       sum(b[1] for b in bounds) + last // 4 + 1, 0)
+            rows, nnz = (sum(b[k] for b in bounds) for k in (0, 1))
+            more = (last // 2 + 1, last // 4 + 1)
+            if not first.has_room(rows + more[0], nnz + more[1], 0):
+                more = _core._svm_bounds(buf, cuts[-2], end)
+            first.grow(rows + more[0], nnz + more[1], 0)
             views = [first.view()]
             for rows, nnz in bounds:
                 views.append(views[-1].view())
@@ -871,7 +939,12 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     chunk_size : int
         Bytes read at a time; it changes speed, never the result.  Memory
         beyond the result is about one block of ``chunk_size`` bytes and
-        the rows parsed from it.
+        the rows parsed from it, and the row arrays while parsing (16 bytes
+        a row).  The output of a stream whose size is not known beforehand
+        (compressed, or not a file) grows in segments of an eighth of what
+        was read, copied into the result at the end and released one by one:
+        resident memory then peaks at 1.2 to 1.45 times the result, row
+        arrays included.
     hash_bits : int, optional
         Fold the columns into ``2**hash_bits`` (1 to 31): column ``j`` (after
         the base shift) becomes ``j mod 2**hash_bits``, and entries a row
@@ -947,7 +1020,7 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         # resident, and trim() returns the rest); decompressed streams grow.
         # Decompression runs in a background thread.
         size = min(source.size or 0, 1 << 30)
-        out = _Out(size // 64 + (1 << 12), size // 12 + (1 << 16), multilabel)
+        out = _Segmented(size // 64 + (1 << 12), size // 12 + (1 << 16), multilabel)
         lo, hi = _Extreme(2**31), _Extreme(-1)
         if source.compressed:
             blocks = _prefetched(_blocks(source.stream, chunk_size, n_buffers=2))
@@ -968,13 +1041,12 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
             parser.close()
     finally:
         source.close()
+    out.trim()
     if zero_based == "auto":
         zero_based = lo.value == 0
         if zero_based:
-            _warn_lone_zero(parser, lo, np.count_nonzero(out.indices[:out.nnz] == 0),
-                            out.n_rows)
+            _warn_lone_zero(parser, lo, np.count_nonzero(out.indices == 0), out.n_rows)
     _check_base(parser, hi, zero_based)
-    out.trim()
     if not zero_based:
         out.indices -= 1
     n_cols = n_features if n_features is not None else hi.value + (1 if zero_based else 0)
