@@ -15,14 +15,14 @@ for step in "${steps[@]}"; do
   case "$step" in
   r1)  # [ECCW08] Sect. 5: 1,000 examples, cumulative mistakes, 7 algorithms
     $CWKIT eval -q --synthetic crammer --n-samples 1000 --test-size 10000 --repeats 100 \
-      --algos perceptron,pa,sop:covariance=full,cw,cw:covariance=full,cw-stdev,cw-stdev:covariance=full \
+      --algos perceptron,pa,sop:covariance=full,cw:covariance=diag,cw:covariance=full,cw-stdev:covariance=diag,cw-stdev:covariance=full \
       --grid cw.eta=0.55,0.6,0.7,0.8,0.9,0.95 --grid cw.a=0.1,1,10 \
       --grid cw-stdev.eta=0.55,0.6,0.7,0.8,0.9,0.95 --grid cw-stdev.a=0.1,1,10 \
       --grid sop.a=0.1,1,10 | tee "$OUT/r1.txt" ;;
   r2)  # [AROW13] Sect. 5.2: 5,000 examples, 10% label noise, 10,000 clean test examples
     $CWKIT eval -q --synthetic crammer --n-samples 5000 --test-size 10000 --noise 0.1 \
       --repeats 100 \
-      --algos perceptron,pa,sop,sop:covariance=full,cw,cw:covariance=full,arow,arow:covariance=full \
+      --algos perceptron,pa,sop:covariance=diag,sop:covariance=full,cw:covariance=diag,cw:covariance=full,arow:covariance=diag,arow:covariance=full \
       --grid arow.r=0.01,0.1,1,10,100 --grid cw.eta=0.55,0.6,0.7,0.8,0.9,0.95 \
       --grid sop.a=0.1,1,10 | tee "$OUT/r2.txt" ;;
   r3)  # [GPA13] Table 2, row 7 (twonorm): 25 trials of 5,550 training / 1,850 test

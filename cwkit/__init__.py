@@ -49,6 +49,18 @@ from .persist import ModelFileError, load, save  # noqa: E402
 from .registry import algorithms, make  # noqa: E402
 from . import distributed  # noqa: E402,F401  (cwkit.distributed.fit; imports Dask only when used)
 
+#: the modules ``cwkit.NAME`` reaches after ``import cwkit`` alone, imported on first use
+_SUBMODULES = ("datasets", "evaluate", "kernel_approx", "kernels", "report", "sources")
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "AROW", "AdaGrad", "ConfidenceWeighted", "L1ConstrainedPA", "MiniBatchPA",
     "PassiveAggressive", "Perceptron",

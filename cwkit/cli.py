@@ -374,7 +374,7 @@ def _file_tasks(args, spool, notes, opened):
     if not names:
         names = [str(datasets.shipped_data_path())]
         label = f"{datasets.SHIPPED_FILE} (shipped)"
-        if not args.quiet:
+        if not args.quiet and args.format != "table":   # a table says so under its title
             print(f"cwkit: no data file given; using the data set shipped with cwkit: "
                   f"{datasets.SHIPPED_DESCRIPTION}", file=sys.stderr)
         notes[label] = ["no data file given: " + datasets.SHIPPED_DESCRIPTION]
@@ -831,7 +831,7 @@ def _learning_options(p):
     g.add_argument("--multiclass", choices=("top1", "topk", "ovr"),
                    help="multi-class reduction (default: the estimator's)")
     g.add_argument("--k", type=_positive_int, help="constraints per round for --multiclass topk")
-    d = p.add_argument_group("distributed training (needs cwkit[dask])")
+    d = p.add_argument_group("distributed training (needs: pip install dask distributed)")
     d.add_argument("--dask", metavar="local:N|ADDRESS",
                    help="train over partitions of the file on Dask: local:N starts N "
                    "worker processes here, ADDRESS (tcp://host:8786) uses a running "

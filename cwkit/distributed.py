@@ -11,7 +11,7 @@ by the workers and stay in their memory across rounds: only models travel,
 one down and one up per shard and round.
 
 Needs the optional ``dask`` and ``distributed`` packages
-(``pip install "cwkit[dask]"``).
+(``pip install dask distributed``).
 """
 import copy
 import io
@@ -42,8 +42,8 @@ def _require_dask():
         import dask.array  # noqa: F401
         import distributed
     except ImportError:
-        raise ImportError('cwkit.distributed needs Dask: pip install "cwkit[dask]" (the '
-                          "dask and distributed packages)") from None
+        raise ImportError("cwkit.distributed needs Dask: pip install dask distributed (or, "
+                          'in a clone of cwkit, pip install -e ".[dask]")') from None
     return distributed
 
 

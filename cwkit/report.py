@@ -355,7 +355,7 @@ def matplotlib_pyplot():
         import matplotlib
     except ImportError:
         raise PlotUnavailable("--plot needs matplotlib, an optional extra: "
-                         "pip install matplotlib (or pip install 'cwkit[plot]')") from None
+                         "pip install matplotlib") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -192,3 +192,16 @@ def test_phi_is_scipy_ndtri_bit_for_bit(eta):
     assert set(ConfidenceWeighted._default_eta.values()) == {0.9, 0.7}
     assert _phi(eta).hex() == float(ndtri(eta)).hex()
 
+
+
+def test_submodules_are_reachable_after_import_cwkit():
+    """``import cwkit`` alone reaches ``cwkit.datasets`` and the other public modules (the
+    documents use them so), imported at their first use; other names stay errors."""
+    code = ("import sys, cwkit\n"
+            "print('cwkit.datasets' in sys.modules,\n"
+            "      cwkit.datasets.load_breast_cancer()[0].shape[0])\n"
+            "print(all(hasattr(cwkit, m) for m in ('evaluate', 'kernel_approx', 'kernels', "
+            "'report', 'sources')))\n"
+            "try:\n    cwkit.no_such_module\nexcept AttributeError as exc:\n    print(exc)")
+    assert _python(code, quiet=True) == ["False", "683", "True", "module", "'cwkit'", "has",
+                                         "no", "attribute", "'no_such_module'"]
