@@ -64,6 +64,11 @@ class KernelMixin:
 
     Notes
     -----
+    ``set_params`` of a kernel parameter (kernel, gamma, degree, coef0, budget,
+    budget_policy) on a fitted model takes effect at the next ``fit``: the support
+    set was built with the former value, so until then ``partial_fit``, prediction,
+    the fitted attributes and :func:`cwkit.save` raise a ValueError naming it.
+
     The intercept is the primal models' augmented constant feature:
     k~(a, b) = k(a, b) + bias^2 (bias = ``intercept_scaling_`` with
     ``fit_intercept``, else 0; ``intercept_scaling="auto"`` is 1 for the kernel
