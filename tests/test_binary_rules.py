@@ -40,7 +40,7 @@ def _compare_run(name, params, X, y, sparse, fit_intercept):
     Xin = sp.csr_matrix(X) if sparse else X
     for t, (mistake, state) in enumerate(ref):
         est.partial_fit(Xin[t:t + 1], y[t:t + 1], classes=[-1, 1])
-        assert est.mistakes_ == int(mistake), f"mistake differs in round {t}"
+        assert est.last_mistakes_ == int(mistake), f"mistake differs in round {t}"
         got = _est_state(est, full)
         for key, val in state.items():
             if key == "intercept_var" and not fit_intercept:

@@ -46,7 +46,7 @@ def row_by_row(est, X, y):
     out = []
     for t in range(X.shape[0]):
         est.partial_fit(X[t:t + 1], y[t:t + 1], classes=[-1, 1])
-        out.append((est.mistakes_ == 1, est.coef_.ravel().copy(), float(est.intercept_[0])))
+        out.append((est.last_mistakes_ == 1, est.coef_.ravel().copy(), float(est.intercept_[0])))
     return out
 
 
@@ -128,7 +128,7 @@ def test_partial_fit_in_pieces_equals_one_pass(data, name, params):
     mistakes = 0
     for lo, hi in [(0, 1), (1, 7), (7, 8), (8, 33), (33, 60)]:
         parts.partial_fit(X[lo:hi], y[lo:hi], classes=[-1, 1])
-        mistakes += parts.mistakes_
+        mistakes += parts.last_mistakes_
     np.testing.assert_array_equal(one.coef_, parts.coef_)
     np.testing.assert_array_equal(one.intercept_, parts.intercept_)
     assert mistakes == one.mistakes_ and parts.t_ == one.t_ == 60
@@ -242,7 +242,7 @@ def test_one_vs_rest_dense_csr_pieces_and_save_load(tmp_path, name, params):
     mistakes = part.mistakes_
     part.partial_fit(X[13:], y[13:])
     np.testing.assert_array_equal(part.coef_, one.coef_)
-    assert mistakes + part.mistakes_ == one.mistakes_
+    assert mistakes + part.last_mistakes_ == one.mistakes_
     assert set(one.predict(X)) <= set("abcd")
 
 

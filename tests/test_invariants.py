@@ -66,7 +66,7 @@ def test_partial_fit_in_pieces_equals_one_pass(any_case, data):
     mistakes = 0
     for lo, hi in [(0, 1), (1, 50), (50, 51), (51, 200)]:
         parts.partial_fit(X[lo:hi], y[lo:hi], classes=[-1, 1])
-        mistakes += parts.mistakes_
+        mistakes += parts.last_mistakes_
     _assert_same(one, parts)
     assert mistakes == one.mistakes_
     assert parts.t_ == one.t_ == 200
@@ -222,8 +222,7 @@ def test_errors_name_the_problem(data):
     with pytest.raises(ValueError, match="parameter 'eta'"):
         cwkit.ConfidenceWeighted(eta=0.4).fit(X, y)
     est = last_iterate("pa1").fit(X, y)
-    with pytest.raises(ValueError, match="X has 5 features, but PassiveAggressive is expecting 12"):
-        est.partial_fit(X[:, :5], y)
+    assert est.partial_fit(X[:, :5], y).n_features_in_ == 12   # narrower: zeros
     with pytest.raises(ValueError, match="NaN, inf"):
         last_iterate("pa1").fit(np.where(X == X[3, 2], np.nan, X), y)
     with pytest.raises(ValueError, match="at least 2 classes"):

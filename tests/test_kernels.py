@@ -389,7 +389,7 @@ def test_minibatch_every_round(variant, sparse):
     for i, (ids, coef, mistake) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", kp)):
         est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[-1, 1])
         mistakes += mistake
-        assert est.mistakes_ == mistake
+        assert est.last_mistakes_ == mistake
         _check_round(est, X, ids, coef[:, None])
     fitted = last_iterate(variant, kernel="rbf", batch_size=4, C=0.5, **kp).fit(Xin, y)
     assert fitted.mistakes_ == mistakes
@@ -439,7 +439,7 @@ def test_minibatch_top1_every_round(variant, sparse):
     for i, (ids, coef, mistake) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", kp, K=3)):
         est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[0, 1, 2])
         mistakes += mistake
-        assert est.mistakes_ == mistake
+        assert est.last_mistakes_ == mistake
         _check_round(est, X, ids, coef)
     assert len(ids) > 8
     fitted = last_iterate(variant, **kw).fit(Xin, y)

@@ -61,7 +61,7 @@ def test_matches_reference_every_round(beta, sparse, fit_intercept):
     n_active = 0
     for t, (mistake, W, lam) in enumerate(ref):
         est.partial_fit(Xin[t:t + 1], LABELS[y[t:t + 1]], classes=LABELS[:4])
-        assert est.mistakes_ == int(mistake), f"mistake differs in round {t}"
+        assert est.last_mistakes_ == int(mistake), f"mistake differs in round {t}"
         _close(_weights(est), W, f"W after round {t}")
         assert np.abs(_weights(est)).sum() <= beta * (1.0 + 1e-12)
         n_active += lam > 0.0
@@ -270,7 +270,7 @@ def test_partial_fit_pieces_save_load_equal_one_pass(tmp_path, strategy):
     mistakes = 0
     for lo, hi in [(0, 1), (1, 9), (9, 30), (30, 60)]:
         parts.partial_fit(X[lo:hi], labels[lo:hi], classes=LABELS[:4])
-        mistakes += parts.mistakes_
+        mistakes += parts.last_mistakes_
         if lo == 9:
             cwkit.save(parts, tmp_path / "m.npz")
             loaded = cwkit.load(tmp_path / "m.npz")
@@ -354,7 +354,7 @@ def test_topk_matches_reference_every_round(K, k, sparse, fit_intercept):
     n_active = n_multi = 0
     for t, (mistake, W, _) in enumerate(ref):
         est.partial_fit(Xin[t:t + 1], LABELS[y[t:t + 1]], classes=LABELS[:K])
-        assert est.mistakes_ == int(mistake), f"mistake differs in round {t}"
+        assert est.last_mistakes_ == int(mistake), f"mistake differs in round {t}"
         _close(_weights(est), W, f"W after round {t}")
         n_active += np.abs(W).sum() >= beta * (1.0 - 1e-12)
         if fit_intercept:
@@ -408,7 +408,7 @@ def test_usps_prefix_matches_the_step_reference():
         if z @ w < 1.0:
             w = l1pa_step(w, z, 1, beta)[0]
         est.partial_fit(X[t], y[t:t + 1], classes=classes)
-        updates += est.n_updates_
+        updates += est.last_n_updates_
         assert est.mistakes_ == int(np.argmax(s) != codes[t])
         _close(_weights(est), w.reshape(K, -1), f"W after round {t}")
     assert np.abs(w).sum() <= beta * (1 + 1e-12) and updates > 50

@@ -69,8 +69,8 @@ def run_against_reference(variant, strategy, k, window, sparse, fit_intercept, s
         if ambiguous:
             break
         est.partial_fit(Xin[t:t + 1], labels[y[t:t + 1]], classes=labels)
-        assert est.mistakes_ == int(mistake), f"mistake differs in round {t}"
-        updates += est.n_updates_
+        assert est.last_mistakes_ == int(mistake), f"mistake differs in round {t}"
+        updates += est.last_n_updates_
         coef, icpt = split_w(W, K, fit_intercept)
         scale = max(1.0, np.abs(W).max())
         np.testing.assert_allclose(est.coef_, coef, rtol=1e-9, atol=1e-9 * scale,
@@ -235,7 +235,7 @@ def row_by_row(est, X, y):
     out = []
     for t in range(len(y)):
         est.partial_fit(X[t:t + 1], y[t:t + 1], classes=np.arange(4))
-        out.append((est.mistakes_, est.n_updates_, est.coef_.copy(), est.intercept_.copy()))
+        out.append((est.last_mistakes_, est.last_n_updates_, est.coef_.copy(), est.intercept_.copy()))
     return out
 
 
@@ -301,8 +301,8 @@ def test_dense_csr_pieces_and_save_load(tmp_path, name, params):
         mistakes = updates = 0
         for lo, hi in [(0, 1), (1, 7), (7, 8), (8, 33), (33, 54)]:
             parts.partial_fit(X[lo:hi], yl[lo:hi], classes=LABELS)
-            mistakes += parts.mistakes_
-            updates += parts.n_updates_
+            mistakes += parts.last_mistakes_
+            updates += parts.last_n_updates_
             if hi == 8:
                 cwkit.save(parts, tmp_path / "m.npz")
                 parts = cwkit.load(tmp_path / "m.npz")

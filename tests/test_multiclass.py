@@ -114,7 +114,7 @@ def compare_run(name, params, X, y, K, sparse, fit_intercept, strategy, k=1, rto
             assert t >= min_rounds, f"only {t} rounds compared"
             return est
         est.partial_fit(Xin[t:t + 1], yl[t:t + 1], classes=labels[:K])
-        assert est.mistakes_ == int(mistake), f"mistake differs in round {t}"
+        assert est.last_mistakes_ == int(mistake), f"mistake differs in round {t}"
         got = _est_state(est, cov == "full")
         for key, val in state.items():
             if key == "intercept_var" and not fit_intercept:
