@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _core, registry
 from ._atomic import atomic_write
+from ._params import INT_MAX
 from .features import FeatureHasher, Vocabulary
 from .models.size import ModelSizeError, state_size
 
@@ -243,8 +244,8 @@ def _read_meta(files, path):
         raise ModelFileError(f"{path}: unknown estimator class {meta.get('class')!r:.60}")
     problems = [f"{k} is not an integer >= 0" for k in COUNTERS
                 if not _is_count(meta.get(k))]
-    if not _is_count(meta.get("n_features_in_"), 1):
-        problems.append("n_features_in_ is not an integer >= 1")
+    if not _is_count(meta.get("n_features_in_"), 1) or meta["n_features_in_"] > INT_MAX:
+        problems.append(f"n_features_in_ is not an integer in [1, {INT_MAX}]")
     if not isinstance(meta.get("params"), dict):
         problems.append("params is not a mapping")
     if not isinstance(meta.get("choices", {}), dict):

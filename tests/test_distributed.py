@@ -243,7 +243,7 @@ def test_a_shard_validates_its_rows_once_and_leaves_them_behind(files, monkeypat
         ref.partial_fit(X[perm], y[perm])
         for key, arr in ref._model.state.items():
             assert np.array_equal(res["state"][key], arr), (r, key)
-        assert res["rounds"] == y.size and res["mistakes"] == ref.mistakes_
+        assert res["rounds"] == y.size and res["mistakes"] == ref.last_mistakes_
         state = {"state": {k: v.copy() for k, v in res["state"].items()},
                  "t": state["t"] + res["rounds"]}
     assert len(calls) == 2      # the choices, then the first round after the shard travelled

@@ -409,6 +409,6 @@ def test_usps_prefix_matches_the_step_reference():
             w = l1pa_step(w, z, 1, beta)[0]
         est.partial_fit(X[t], y[t:t + 1], classes=classes)
         updates += est.last_n_updates_
-        assert est.mistakes_ == int(np.argmax(s) != codes[t])
+        assert est.last_mistakes_ == int(np.argmax(s) != codes[t])
         _close(_weights(est), w.reshape(K, -1), f"W after round {t}")
     assert np.abs(w).sum() <= beta * (1 + 1e-12) and updates > 50

@@ -235,7 +235,8 @@ def row_by_row(est, X, y):
     out = []
     for t in range(len(y)):
         est.partial_fit(X[t:t + 1], y[t:t + 1], classes=np.arange(4))
-        out.append((est.last_mistakes_, est.last_n_updates_, est.coef_.copy(), est.intercept_.copy()))
+        out.append((est.last_mistakes_, est.last_n_updates_, est.coef_.copy(),
+                    est.intercept_.copy()))
     return out
 
 
