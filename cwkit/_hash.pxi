@@ -103,6 +103,7 @@ cpdef enum NamedStatus:
     NAMED_BAD_VALUE = 3      # a value that is not a real number
     NAMED_NONFINITE = 4      # NaN or infinite
     NAMED_TOO_MANY = 5       # a vocabulary beyond 2**31 - 1 names
+    NAMED_OVERFLOW = 6       # values sharing a column sum beyond the range of a double
 
 
 cdef inline bint _is_names(object row):
@@ -293,6 +294,13 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
             with nogil:
                 total += _canonical(keys, tmp, vals, &data[start], &indices[start], n,
                                     n_cols)
+                for k in range(start, total):
+                    if not isfinite(data[k]):
+                        break
+                else:
+                    k = -1
+            if k >= 0:
+                return NAMED_OVERFLOW, start, r, None, None
             indptr[r + 1] = total
     finally:
         free(keys)

@@ -36,6 +36,7 @@ cpdef enum VWStatus:
     VW_BAD_INITIAL = 10
     VW_CAPACITY = 11
     VW_NO_MEMORY = 12
+    VW_OVERFLOW = 13
 
 # byte classes: part of a token, separator, end of line, bar, not text
 cdef enum:
@@ -128,6 +129,9 @@ cdef int _vw_line(const unsigned char* buf, Py_ssize_t p, Py_ssize_t nl, int bit
     cdef uint64_t mask = (<uint64_t>1 << bits) - 1
     cdef uint64_t ns_hash, h
     cdef unsigned char c
+    cdef unsigned int d
+    cdef bint digits
+    cdef const unsigned char* ne
     # the words before the first bar
     q = p
     while q < nl:
@@ -202,23 +206,38 @@ cdef int _vw_line(const unsigned char* buf, Py_ssize_t p, Py_ssize_t nl, int bit
                 continue
             if c != _V_TOKEN:
                 break
-            te = _vw_token_end(buf, q)
+            # one walk over the name, reading its value as a number meanwhile (the
+            # hash of a name of digits, _name_hash's first case)
+            colon = q
+            digits = True
+            h = 0
+            while buf[colon] != 58 and _vw_class[buf[colon]] == _V_TOKEN:
+                d = <unsigned int>buf[colon] - 48
+                if d > 9:
+                    digits = False
+                h = 10 * h + d
+                colon += 1
+            value = 1.0
+            te = colon
+            if buf[colon] == 58:
+                if (_svm_number(buf + colon + 1, &value, &ne) != _NUM_OK
+                        or _vw_class[ne[0]] == _V_TOKEN):
+                    te = _vw_token_end(buf, q)
+                    tok_start[0] = q
+                    tok_end[0] = te + (_vw_class[buf[te]] == _V_CONTROL)
+                    return VW_NON_TEXT if _vw_class[buf[te]] == _V_CONTROL else VW_BAD_VALUE
+                te = ne - buf
             if _vw_class[buf[te]] == _V_CONTROL:
                 tok_start[0], tok_end[0] = q, te + 1
                 return VW_NON_TEXT
-            colon = q
-            while colon < te and buf[colon] != 58:
-                colon += 1
-            value = 1.0
-            if colon < te and not _vw_read(buf, colon + 1, te, &value):
-                tok_start[0], tok_end[0] = q, te
-                return VW_BAD_VALUE
             value = ns_value * value
             if colon == q:
                 h = ns_hash + <uint64_t>anon
                 anon += 1
+            elif digits:
+                h = h + ns_hash
             else:
-                h = _name_hash(buf + q, colon - q, ns_hash)
+                h = _murmur3_32(buf + q, colon - q, <uint32_t>ns_hash)
             n_ns += 1
             q = te
             if value == 0:
@@ -237,8 +256,13 @@ cdef int _vw_line(const unsigned char* buf, Py_ssize_t p, Py_ssize_t nl, int bit
             return VW_EMPTY_NAMESPACE
     if o.n_rows >= o.cap_rows or o.nnz + n > o.cap_nnz:
         return VW_CAPACITY
-    o.nnz += _canonical(w.keys, w.keys + w.cap, w.vals, o.data + o.nnz, o.indices + o.nnz,
-                        n, <Py_ssize_t>1 << bits)
+    n = _canonical(w.keys, w.keys + w.cap, w.vals, o.data + o.nnz, o.indices + o.nnz,
+                   n, <Py_ssize_t>1 << bits)
+    for q in range(o.nnz, o.nnz + n):
+        if not isfinite(o.data[q]):     # a value times its namespace's, or a sum
+            tok_start[0] = tok_end[0] = p
+            return VW_OVERFLOW
+    o.nnz += n
     o.labels[o.n_rows] = label
     o.weights[o.n_rows] = weight
     o.tags[2 * o.n_rows] = tag_s

@@ -37,6 +37,7 @@ from .kernel_approx import APPROX_PARAMS
 from .kernels import KERNEL_PARAMS
 from .registry import algorithms, kernel_params, make
 from .svmlight import SvmlightError, default_jobs, label_line, scan_svmlight
+from .vw import is_vw_path, iter_vw
 
 __all__ = ["main"]
 
@@ -198,13 +199,38 @@ def _classes(args):
     return np.array(sorted({_parse_value(c) for c in args.classes.split(",")}))
 
 
+def _is_vw(args, name):
+    """Whether the data file `name` is Vowpal Wabbit text: ``--data-format``, else its
+    suffix (``.vw``, ``.vw.gz``, ``.vw.bz2``, ``.vw.xz``)."""
+    if args.data_format is not None:
+        return args.data_format == "vw"
+    return is_vw_path(name)
+
+
+def _check_vw_options(args, names):
+    """The svmlight-only options are refused for Vowpal Wabbit files, before any reading."""
+    if not any(_is_vw(args, n) for n in names):
+        return
+    given = [opt for opt, on in (("--n-features", getattr(args, "n_features", None)),
+                                 ("--zero-based", args.zero_based),
+                                 ("--one-based", args.one_based),
+                                 ("--dask", getattr(args, "dask", None))) if on]
+    if given:
+        raise UsageError(f"{given[0]} is not for Vowpal Wabbit files (their columns are "
+                         "hashed into 2^B, --hash-bits B, default 18)")
+
+
 def _file_source(path, name, args, opened):
     """A file task (appended to ``opened``); scanned now if the label set, width or index
     base is not given."""
-    src = sources.SvmlightSource(path, name=name, batch_size=args.batch_size,
-                                 n_features=args.n_features, zero_based=_zero_based(args),
-                                 classes=_classes(args), hash_bits=args.hash_bits,
-                                 n_jobs=args.parse_jobs)
+    if _is_vw(args, name):
+        src = sources.VWSource(path, name=name, batch_size=args.batch_size,
+                               classes=_classes(args), hash_bits=args.hash_bits)
+    else:
+        src = sources.SvmlightSource(path, name=name, batch_size=args.batch_size,
+                                     n_features=args.n_features,
+                                     zero_based=_zero_based(args), classes=_classes(args),
+                                     hash_bits=args.hash_bits, n_jobs=args.parse_jobs)
     opened.append(src)
     if src.needs_scan:
         src.scan()
@@ -225,8 +251,14 @@ def _check_labels(src):
 # ---------------------------------------------------------------------------- commands
 
 def _eval(args, spool):
+    if args.format in ("svmlight", "vw"):     # the data's format, the output a table
+        if args.data_format not in (None, args.format):
+            raise UsageError(f"--format {args.format} and --data-format {args.data_format} "
+                             "disagree")
+        args.data_format, args.format = args.format, "table"
     specs = _parse_specs(args.algos, args.param, args.grid, _registry())
     _check_eval_options(args)
+    _check_vw_options(args, [*args.data, *(args.test or [])])
     multiclass = _multiclass_params(args, specs)
     _check_dask_options(args)
     if args.dask:
@@ -388,10 +420,14 @@ def _file_tasks(args, spool, notes, opened):
         tst = None
         if args.test:
             tname = args.test[i]
-            tst = sources.SvmlightSource(
-                spool.path(tname), name=tname, batch_size=args.batch_size,
-                zero_based=src.zero_based, n_features=args.n_features,
-                hash_bits=args.hash_bits, n_jobs=args.parse_jobs)
+            if _is_vw(args, tname):
+                tst = sources.VWSource(spool.path(tname), name=tname,
+                                       batch_size=args.batch_size, hash_bits=args.hash_bits)
+            else:
+                tst = sources.SvmlightSource(
+                    spool.path(tname), name=tname, batch_size=args.batch_size,
+                    zero_based=src.zero_based, n_features=args.n_features,
+                    hash_bits=args.hash_bits, n_jobs=args.parse_jobs)
             opened.append(tst)
             tst.scan()
             _check_test_labels(tst, src)
@@ -461,6 +497,7 @@ def _train(args, spool):
     (spec,) = _parse_specs(args.algo, params, [], registry)
     _check_output("--output", args.output)
     _check_hash_bits(args)
+    _check_vw_options(args, [args.data])
     multiclass = _multiclass_params(args, [spec])
     _check_dask_options(args)
     if args.dask:
@@ -514,6 +551,16 @@ def _predict(args, spool):
         raise DataError(f"{args.model}: {exc.strerror or exc}") from exc
     path = spool.path(args.data)
     width = _n_features(model)
+    if _is_vw(args, args.data):
+        _check_vw_options(args, [args.data])
+        bits = 18 if args.hash_bits is None else args.hash_bits
+        if 1 << bits != width:
+            raise DataError(f"{args.data}: the model {args.model} has {width} features, "
+                            f"Vowpal Wabbit rows hashed into 2^{bits} have {1 << bits} "
+                            "(give the --hash-bits it was trained with)")
+        rows = (X for X, _, _ in iter_vw(path, batch_size=args.batch_size, hash_bits=bits,
+                                         require_label=False))
+        return _write_predictions(args, model, rows)
     info = scan_svmlight(path, zero_based=_zero_based(args), hash_bits=args.hash_bits,
                          n_jobs=args.parse_jobs)
     if info.n_features > width and not args.ignore_extra_features:
@@ -529,7 +576,11 @@ def _predict(args, spool):
     rows = sources.rows_for_model(path, width, batch_size=args.batch_size,
                                   zero_based=bool(info.zero_based), hash_bits=args.hash_bits,
                                   n_jobs=args.parse_jobs)
+    return _write_predictions(args, model, rows)
 
+
+def _write_predictions(args, model, rows):
+    """Write one line per row of the chunks `rows` (labels, scores or probabilities)."""
     done = [0]
 
     def write(f):
@@ -788,7 +839,18 @@ def _data_options(p):
     g.add_argument("--batch-size", type=_positive_int, default=sources.DEFAULT_BATCH_SIZE,
                    metavar="N", help="rows read per chunk (default %(default)s)")
     _hash_bits_option(g)
+    _data_format_option(g, p.prog.endswith("eval"))
     _parse_jobs_option(g)
+
+
+def _data_format_option(group, eval_command=False):
+    names = ("--data-format",) if eval_command else ("--data-format", "--format")
+    group.add_argument(*names, dest="data_format", choices=("svmlight", "vw"),
+                       help="the data files' format: svmlight/libsvm, or Vowpal Wabbit's "
+                       "text (columns hashed into 2^B, --hash-bits B, default 18) "
+                       "(default: vw for .vw, .vw.gz, .vw.bz2, .vw.xz files, else svmlight)"
+                       + ("; --format vw and --format svmlight say the same" if eval_command
+                          else ""))
 
 
 def _parse_jobs_option(group):
@@ -898,7 +960,9 @@ def _build_parser():
                    help="test file scored after training (one per data file): the model "
                    "of the parameters ('test err', as `cwkit train` saves it), its last "
                    "iterate ('last err') and its average ('avg err')")
-    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--format", choices=("table", "json", "csv", "svmlight", "vw"),
+                   default="table", help="the output (default table); svmlight or vw: "
+                   "the data files' format instead (as --data-format)")
     p.add_argument("--strict", action="store_true",
                    help="exit with status 1 if any learner fails (default: a learner that "
                    "fails is reported in its row and the others go on; the status is 1 "
@@ -979,6 +1043,7 @@ def _build_parser():
     d.add_argument("--batch-size", type=_positive_int, default=sources.DEFAULT_BATCH_SIZE,
                    metavar="N")
     _hash_bits_option(d)
+    _data_format_option(d)
     _parse_jobs_option(d)
     d.add_argument("--ignore-extra-features", action="store_true",
                    help="drop features beyond the model's width (default: such a file is "

@@ -85,6 +85,9 @@ def _describe(status, where, key, value, row):
     if status == _N.NAMED_NONFINITE:
         return ValueError(f"{where}: feature {key!r:.60} has the value {value!r:.60}: "
                           "expected a finite number")
+    if status == _N.NAMED_OVERFLOW:
+        return ValueError(f"{where}: the values of features sharing a column sum beyond "
+                          "the range of a double")
     return ValueError(f"{where}: feature {key!r:.60} would be the vocabulary's "
                       "2**31-th name: use a FeatureHasher")
 

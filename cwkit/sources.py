@@ -15,6 +15,7 @@ from ._lazy import issparse
 from ._lazy import sparse as sp
 from . import datasets
 from .svmlight import SvmlightError, default_jobs, iter_svmlight, scan_svmlight
+from .vw import DEFAULT_HASH_BITS, iter_vw, scan_vw
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -22,6 +23,7 @@ __all__ = [
     "ArraySource",
     "FilteredSource",
     "SvmlightSource",
+    "VWSource",
     "rows_for_model",
     "synthetic",
 ]
@@ -160,6 +162,60 @@ class SvmlightSource:
             # file (with the options given) raises, as if it had been made first
             self.verify()
             raise
+        self.n_examples = start
+
+
+class VWSource(SvmlightSource):
+    """A task streamed from a Vowpal Wabbit text file (:mod:`cwkit.vw`), never loaded whole.
+
+    Its rows are ``2**hash_bits`` wide (default 18, Vowpal Wabbit's); :meth:`scan` reads
+    the file once, checking every line, for the label set and the number of rows.
+    :meth:`chunks` yields ``(X, y, index)``, and with ``weights=True`` also the rows'
+    importance weights. ``parsed`` is False: the rows are checked again by the
+    estimators. :meth:`count` and :meth:`origin` are :class:`SvmlightSource`'s.
+    """
+
+    zero_based = True
+    parsed = False
+
+    def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, classes=None,
+                 hash_bits=None):
+        self.path = path
+        self.name = str(path) if name is None else name
+        self.batch_size = int(batch_size)
+        self.hash_bits = DEFAULT_HASH_BITS if hash_bits is None else int(hash_bits)
+        self.n_features = 1 << self.hash_bits
+        self.classes = None if classes is None else np.asarray(classes)
+        self.n_examples = None
+
+    @property
+    def needs_scan(self):
+        """Whether the label set is still unknown."""
+        return self.classes is None
+
+    def scan(self, check=True):
+        """Read the file once (:func:`cwkit.scan_vw`): rows and labels, every line checked."""
+        sp.preload()
+        info = scan_vw(self.path, hash_bits=self.hash_bits)
+        self.n_examples = int(info.n_samples)
+        if self.classes is None:
+            self.classes = np.asarray(info.classes)
+        return self
+
+    def verify(self):
+        """Nothing to add: a pass raises at the first bad line, as a scan would."""
+
+    def chunks(self, weights=False):
+        """Chunks ``(X, y, index)`` (``(X, y, index, sample_weight)`` with `weights`)."""
+        if self.needs_scan:
+            self.scan()
+        start = 0
+        for X, y, w in iter_vw(self.path, batch_size=self.batch_size,
+                               hash_bits=self.hash_bits):
+            stop = start + X.shape[0]
+            index = np.arange(start, stop)
+            yield (X, y, index, w) if weights else (X, y, index)
+            start = stop
         self.n_examples = start
 
 

@@ -68,6 +68,8 @@ _EXPECTED = {
     _V.VW_NON_TEXT: "control byte in {tok}: Vowpal Wabbit text has none (binary data or "
                     "an unrecognised compression?)",
     _V.VW_BAD_INITIAL: "invalid initial prediction {tok}: expected a finite decimal number",
+    _V.VW_OVERFLOW: "the line's feature values overflow a double (a value times its "
+                    "namespace's value, or the sum of the features sharing a column)",
 }
 
 

@@ -1,5 +1,6 @@
 """Vowpal Wabbit text input: against a plain-Python reader of the format and VW itself."""
 import gzip
+import json
 import io
 import random
 
@@ -153,3 +154,63 @@ def test_compressed_and_unlabelled_input(tmp_path):
     assert X.shape == (2, 2**18) and y.tolist() == [1, -1] and w.tolist() == [0.5, 1.0]
     X, y, _ = load_vw(io.BytesIO(b"| a\n"), require_label=False)
     assert np.isnan(y).all() and X.nnz == 1
+
+
+def test_sums_beyond_a_double_are_refused_naming_the_line_or_row():
+    with pytest.raises(VWError, match="line 2: the line's feature values overflow"):
+        load_vw(io.BytesIO(b"1 | a\n1 |n:1e300 a:1e300\n"))
+    with pytest.raises(ValueError, match="row 1: the values of features sharing a column"):
+        cwkit.FeatureHasher().transform([{"a": 1}, {"1": 1e308, "01": 1e308}])
+
+
+def _vw_file(tmp_path, n=400, name="d.vw"):
+    rng = random.Random(0)
+    lines = []
+    for _ in range(n):
+        y = rng.choice([-1, 1])
+        words = " ".join(f"w{rng.randrange(40) + (10 if y > 0 else 0)}" for _ in range(6))
+        lines.append(f"{y} {rng.choice(['1', '2'])} |t {words} |n a:{rng.random():.3f}")
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_the_command_line_reads_vw_files(tmp_path, capsys):
+    from cwkit.cli import main
+    path = _vw_file(tmp_path)
+    plain = tmp_path / "d.txt"
+    plain.write_bytes(path.read_bytes())
+    assert main(["eval", "--algos", "pa,cw,arow", "--format", "json", "-q", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    task = out["tasks"][0]
+    assert task["n_examples"] == 400 and task["n_features"] == 2**18
+    X, y, _ = load_vw(path)
+    want = cwkit.make("arow").partial_fit(X, y, classes=[-1, 1])
+    arow = next(r for r in task["results"] if r["algo"] == "arow")
+    assert arow["mistakes"] == want.mistakes_
+    for argv in (["--format", "vw"], ["--data-format", "vw"]):
+        assert main(["eval", "--algos", "arow", "-q", *argv, str(plain)]) == 0
+        assert "400" in capsys.readouterr().out
+    model = tmp_path / "m.cwk"
+    assert main(["train", "--algo", "arow", "-q", str(path), "-o", str(model)]) == 0
+    assert main(["predict", str(model), str(path)]) == 0
+    labels = capsys.readouterr().out.split()
+    assert [float(v) for v in labels] == cwkit.load(model).predict(X).tolist()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--zero-based"], "--zero-based is not for Vowpal Wabbit files"),
+    (["--n-features", "5"], "--n-features is not for Vowpal Wabbit files"),
+])
+def test_svmlight_options_are_refused_for_vw_files(tmp_path, capsys, argv, message):
+    from cwkit.cli import main
+    assert main(["eval", "-q", *argv, str(_vw_file(tmp_path))]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_bad_vw_line_is_named_by_the_command_line(tmp_path, capsys):
+    from cwkit.cli import main
+    path = tmp_path / "bad.vw"
+    path.write_text("1 | a\n-1 | b\n1 |x\n")
+    assert main(["eval", "-q", str(path)]) == 1
+    assert f"{path}:3: namespace '|x' has no features" in capsys.readouterr().err
