@@ -224,3 +224,17 @@ def test_a_damaged_vocabulary_is_a_model_file_error(tmp_path):
         np.savez(f, **files)
     with pytest.raises(cwkit.ModelFileError, match="features/names and features/ends"):
         cwkit.load(tmp_path / "bad.cwk")
+
+
+def test_a_growing_vocabulary_learns_as_one_fit_at_its_final_width():
+    rows, y = named_stream(150, seed=9)
+    clf = cwkit.make("arow").use_features("vocabulary")
+    clf.learn_many(rows[:30], y[:30], classes=[0, 1])
+    width = clf.n_features_in_
+    for x, label in zip(rows[30:], y[30:]):
+        clf.learn_one(x, label)
+    assert clf.n_features_in_ == len(clf.feature_map_.names_) > width
+    X = Vocabulary(clf.feature_map_.names_).transform(rows)
+    ref = cwkit.make("arow").partial_fit(X, y, classes=[0, 1])
+    np.testing.assert_array_equal(clf.coef_, ref.coef_)
+    assert (clf.t_, clf.mistakes_) == (ref.t_, ref.mistakes_)
