@@ -32,9 +32,10 @@ from .evaluate import (
     mean_ranks,
     train,
 )
-from .persist import ModelFileError, load, save
+from .persist import MAX_HASH_BITS, ModelFileError, load, save
 from .kernel_approx import APPROX_PARAMS
-from .kernels import KERNEL_PARAMS
+from .kernels import KERNEL_PARAMS, KernelMixin
+from .models.mixing import kernel_refused
 from .registry import algorithms, kernel_params, make
 from .svmlight import SvmlightError, default_jobs, label_line, scan_svmlight
 from .vw import is_vw_path, iter_vw
@@ -260,7 +261,7 @@ def _eval(args, spool):
     _check_eval_options(args)
     _check_vw_options(args, [*args.data, *(args.test or [])])
     multiclass = _multiclass_params(args, specs)
-    _check_dask_options(args)
+    _check_dask_options(args, specs)
     if args.dask:
         return _eval_dask(args, spool, specs, multiclass)
     _learning_parse_jobs(args, len(specs))
@@ -499,7 +500,7 @@ def _train(args, spool):
     _check_hash_bits(args)
     _check_vw_options(args, [args.data])
     multiclass = _multiclass_params(args, [spec])
-    _check_dask_options(args)
+    _check_dask_options(args, [spec])
     if args.dask:
         return _train_dask(args, spool, spec, multiclass)
     _learning_parse_jobs(args, 1)
@@ -522,12 +523,29 @@ def _train(args, spool):
         print(f"cwkit: warning: {args.algo}: {note}", file=sys.stderr)
     # the run's counters, as fit(n_passes=...) keeps them (not the last chunk's)
     learner.model.mistakes_, learner.model.n_updates_ = learner.mistakes, learner.updates
+    learner.model.hash_bits_ = args.hash_bits     # kept in the file (predict checks it)
     save(learner.model, args.output)   # all or nothing
     if not args.quiet:
         print(f"cwkit: trained {args.algo} on {learner.examples} examples "
               f"({args.passes} pass{'es' * (args.passes > 1)}, {learner.mistakes} online "
               f"mistakes, {learner.updates} updates); saved {args.output}", file=sys.stderr)
     return 0
+
+
+def _hash_bits_of_model(args, model, width):
+    """``--hash-bits`` for `model`: the B its file keeps (``cwkit train --hash-bits B``),
+    which the data are folded with when the option is not given and which another B
+    contradicts; for a model that does not say (a file of an earlier cwkit, a model
+    fitted from Python), B such that the data fold into the model's width."""
+    bits = getattr(model, "hash_bits_", None)
+    if bits is not None and args.hash_bits not in (None, bits):
+        raise DataError(f"{args.model}: the model was trained with --hash-bits {bits}, the "
+                        f"data are given --hash-bits {args.hash_bits}")
+    if bits is None and args.hash_bits is not None and width != 1 << args.hash_bits:
+        raise DataError(f"{args.model}: the model has {width} features, --hash-bits "
+                        f"{args.hash_bits} folds the data into {1 << args.hash_bits} (was "
+                        "it trained without --hash-bits, or with another B?)")
+    return bits if args.hash_bits is None else args.hash_bits
 
 
 def _n_features(model):
@@ -551,6 +569,7 @@ def _predict(args, spool):
         raise DataError(f"{args.model}: {exc.strerror or exc}") from exc
     path = spool.path(args.data)
     width = _n_features(model)
+    args.hash_bits = _hash_bits_of_model(args, model, width)
     if _is_vw(args, args.data):
         _check_vw_options(args, [args.data])
         bits = 18 if args.hash_bits is None else args.hash_bits
@@ -622,12 +641,17 @@ def _algos(args, spool):
 
 # ---------------------------------------------------------------------------- --dask
 
-def _check_dask_options(args):
+def _check_dask_options(args, specs):
     """What ``--dask`` excludes, before any data is read or any cluster started."""
     if not args.dask:
         if args.rounds != 1 or args.mixing != "auto":
             raise UsageError("--rounds and --mixing go with --dask")
         return
+    _local_workers(args.dask)
+    try:
+        _distributed()._require_dask()
+    except ImportError as exc:
+        raise UsageError(f"--dask: {exc}") from None
     if args.passes != 1:
         raise UsageError("--dask trains by mixing rounds, one pass per shard each: use "
                          "--rounds instead of --passes")
@@ -648,41 +672,49 @@ def _check_dask_options(args):
     if len(data) != 1:
         raise UsageError("--dask takes one training file (cut into one partition per "
                          "worker)")
+    for spec in specs:
+        if isinstance(make(spec.name, **spec.params), KernelMixin):
+            raise UsageError(f"--dask: {kernel_refused(spec.label)}")
+
+
+def _local_workers(where):
+    """N of ``--dask local:N`` (None for an address), checked before any work."""
+    if where != "local" and not where.startswith("local:"):
+        return None
+    n = where.partition(":")[2] or str(os.cpu_count() or 1)
+    if not n.isdigit() or int(n) < 1:
+        raise UsageError(f"--dask: expected local:N with N >= 1 workers, got {where!r}")
+    return int(n)
 
 
 @contextlib.contextmanager
-def _dask_client(where, quiet):
+def _dask_client(where, debug):
     """A Dask client for ``--dask local:N`` (a local cluster of N worker processes, made
-    and closed here) or ``--dask ADDRESS`` (a running scheduler)."""
-    try:
-        distributed = _distributed()._require_dask()
-    except ImportError as exc:
-        raise UsageError(f"--dask: {exc}") from None
-    cluster = None
-    if where == "local" or where.startswith("local:"):
-        n = where.partition(":")[2] or str(os.cpu_count() or 1)
-        if not n.isdigit() or int(n) < 1:
-            raise UsageError(f"--dask: expected local:N with N >= 1 workers, got {where!r}")
-        cluster = distributed.LocalCluster(n_workers=int(n), threads_per_worker=1,
-                                           processes=True, dashboard_address=":0",
-                                           silence_logs=60 if quiet else 30)
-        target = cluster
-    else:
-        target = where
-    try:
-        client = distributed.Client(target, timeout=30)
-    except (OSError, TimeoutError) as exc:
-        if cluster is not None:
-            cluster.close()
-        raise DataError(f"--dask {where}: cannot connect to the scheduler ({exc})") from None
-    try:
-        yield client
-    except _distributed().WorkerLost as exc:
-        raise DataError(f"--dask: {exc}") from None
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+    and closed here) or ``--dask ADDRESS`` (a running scheduler).  Dask's own log (its
+    workers' tracebacks of a task that failed, of a worker that died) is shown with
+    ``--debug`` only: otherwise an error is the one line ``main`` prints."""
+    distributed = _distributed()._require_dask()     # (checked: _check_dask_options)
+    from distributed.utils import silence_logging_cmgr
+    level = 30 if debug else 60      # warnings and errors, or nothing
+    n, cluster, client = _local_workers(where), None, None
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(silence_logging_cmgr(level))
+        try:
+            if n is not None:
+                cluster = stack.enter_context(distributed.LocalCluster(
+                    n_workers=n, threads_per_worker=1, processes=True,
+                    dashboard_address=":0", silence_logs=level))
+            client = stack.enter_context(distributed.Client(cluster or where, timeout=30))
+        except Exception as exc:      # e.g. a worker killed while the cluster starts
+            if debug:
+                raise
+            what = "the local cluster did not start" if n else "cannot connect to the scheduler"
+            raise DataError(f"--dask {where}: {what} "
+                            f"({_distributed()._first_line(exc)})") from None
+        try:
+            yield client
+        except _distributed().WorkerLost as exc:
+            raise DataError(f"--dask: {exc}") from None
 
 
 def _distributed():
@@ -707,7 +739,7 @@ def _dask_fit(args, spool, spec, multiclass, progress_label, tested=False):
                   f"{100.0 * info['mistakes'] / max(info['examples'], 1):.2f}%, "
                   f"{info['seconds']:.2f} s", file=sys.stderr)
 
-    with _dask_client(args.dask, args.quiet) as client:
+    with _dask_client(args.dask, args.debug) as client:
         _distributed().fit(est, path, client=client, rounds=args.rounds,
                            mixing=args.mixing, shuffle=args.shuffle,
                            zero_based=_zero_based(args), n_features=args.n_features,
@@ -923,7 +955,8 @@ def _int_at_least(lo, what, hi=None):
 
 _positive_int = _int_at_least(1, "a positive integer")
 _nonnegative_int = _int_at_least(0, "an integer >= 0")
-_hash_bits = _int_at_least(1, "an integer from 1 to 31", hi=31)
+_hash_bits = _int_at_least(1, f"an integer from 1 to {MAX_HASH_BITS} (2^B columns; a model "
+                           "takes fewer than 2^31)", hi=MAX_HASH_BITS)
 
 
 def _probability(text):

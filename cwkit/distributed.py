@@ -25,7 +25,9 @@ import numpy as np
 from ._lazy import issparse, sparse as sp
 
 from ._rowdata import as_rows
+from .kernels import KernelMixin
 from .models import mixing
+from .models.mixing import kernel_refused
 from .models.interface import ModelError
 from .svmlight import SvmlightError, load_svmlight
 
@@ -290,21 +292,57 @@ def _train(shell, state, shard, seed):
 
 # ---------------------------------------------------------------------------- the driver
 
-def _client(client):
-    """The client to use, and whether it was made here (then closed by the caller)."""
-    distributed = _require_dask()
-    if client is not None:
-        return client, False
-    cluster = distributed.LocalCluster(processes=True, threads_per_worker=1,
-                                       dashboard_address=":0")
-    return distributed.Client(cluster), True
+def _client(distributed, client):
+    """The client to use, and a function closing what was made here."""
+    if client is None:
+        cluster = distributed.LocalCluster(processes=True, threads_per_worker=1,
+                                           dashboard_address=":0")
+        made = distributed.Client(cluster)
+        return made, lambda: (made.close(), cluster.close())
+    if isinstance(client, (str, os.PathLike)):      # a scheduler's address
+        made = distributed.Client(os.fspath(client))
+        return made, made.close
+    if not isinstance(client, distributed.Client):
+        raise TypeError("client must be a distributed.Client or the address of a "
+                        f"scheduler (tcp://host:8786), not {type(client).__name__}")
+    return client, lambda: None
+
+
+#: Threads seen on each cluster (by its scheduler's id) when a fit started.
+_SEEN = {}
+
+#: Seconds a fit waits for the workers of an earlier fit to be back (a worker that dies
+#: is replaced by its nanny, in a few seconds) before it counts fewer threads.
+REPLACE_WAIT = 60.0
+
+
+def _cluster_threads(client):
+    """The cluster's threads (the default number of partitions of one file), once as
+    many as at the start of an earlier fit on it are back, or `REPLACE_WAIT` seconds
+    have passed (then fewer, with a warning): so that the partitions do not depend on
+    which workers an earlier fit left running."""
+    key = client.scheduler_info()["id"]
+    expected = _SEEN.get(key, 0)
+    deadline = time.monotonic() + REPLACE_WAIT
+    threads = sum(client.nthreads().values())
+    while threads < expected and time.monotonic() < deadline:
+        time.sleep(0.1)
+        threads = sum(client.nthreads().values())
+    if threads < expected:
+        warnings.warn(f"the Dask cluster has {threads} worker threads, {expected} when an "
+                      f"earlier fit started (its workers were not back within "
+                      f"{REPLACE_WAIT:g} s): the file is cut into {threads} partitions, "
+                      "which train another model (partitions= fixes their number)",
+                      RuntimeWarning, stacklevel=4)
+    _SEEN[key] = threads
+    return threads
 
 
 def _file_shards(client, data, partitions, zero_based, n_features):
     """Futures of the shards of svmlight files: one per file, or ranges of one file."""
     if isinstance(data, (str, os.PathLike)):
         path = os.fspath(data)
-        n = partitions or sum(client.nthreads().values())
+        n = partitions or _cluster_threads(client)
         parts = [(path, a, b) for a, b in cut(path, n)] or [(path, None, None)]
     else:
         if partitions is not None and partitions != len(data):
@@ -372,8 +410,6 @@ def _is_arrays(data):
 
 def _rule(model, mixing_):
     """(mixing rule, weigh by updates) of the option ``mixing``."""
-    if mixing_ not in MIXING:
-        raise ValueError(f"mixing must be one of {MIXING}, got {mixing_!r}")
     if mixing_ == "auto":
         return ("confidence" if mixing.is_gaussian(model) else "average"), False
     if mixing_ == "updates":
@@ -396,8 +432,10 @@ def _gather_round(distributed, futures):
                 raise _RoundLost(f"shard {i + 1}: its task was lost ({f.status})")
         return futures[0].client.gather(futures)     # one request for all
     except distributed.KilledWorker as exc:
-        raise WorkerLost(f"a worker died each time it ran a shard's pass ({exc}); no "
-                         "model") from None
+        n = exc.allowed_failures + 1
+        raise WorkerLost(f"a worker died each time it ran a shard's pass, on {n} "
+                         f"worker{'s' * (n > 1)} (Dask's distributed.scheduler."
+                         f"allowed-failures is {n - 1}); no model") from None
     except CancelledError as exc:   # the scheduler forgot a task whose inputs died
         futures[0].client.cancel(futures)
         raise _RoundLost(str(exc).splitlines()[0]) from None
@@ -411,22 +449,23 @@ def _send_round(client, distributed, est, shell, shards, seeds):
     of the estimator `shell`) when a worker that died took a task or the model copies
     with it.  Returns (the shards' results, the shell in use)."""
     for attempt in range(ROUND_TRIES):
-        if attempt:
-            shell = client.scatter(est, broadcast=True, hash=False)
-        # the state goes straight to every worker (a copy each, so that the task of a
-        # worker that dies can re-run on another; in the task graph it would pass the
-        # scheduler), as a dict of arrays, which Dask sends without pickling (in a
-        # list: a dict given to scatter would name the data by its keys)
-        [sent] = client.scatter([{"state": est._model.state, "t": est.t_}],
-                                broadcast=True, hash=False)
-        futures = [client.submit(_train, shell, sent, s, None if seed is None else int(seed),
-                                 pure=False) for s, seed in zip(shards, seeds)]
         try:
+            if attempt:
+                shell = client.scatter(est, broadcast=True, hash=False)
+            # the state goes straight to every worker (a copy each, so that the task of
+            # a worker that dies can re-run on another; in the task graph it would pass
+            # the scheduler), as a dict of arrays, which Dask sends without pickling (in
+            # a list: a dict given to scatter would name the data by its keys)
+            [sent] = client.scatter([{"state": est._model.state, "t": est.t_}],
+                                    broadcast=True, hash=False)
+            futures = [client.submit(_train, shell, sent, s,
+                                     None if seed is None else int(seed), pure=False)
+                       for s, seed in zip(shards, seeds)]
             return _gather_round(distributed, futures), shell
-        except _RoundLost as exc:
-            lost = exc
-    raise WorkerLost(f"{lost}: the workers holding the model it needed died, "
-                     f"{ROUND_TRIES} times; no model")
+        except (_RoundLost, distributed.comm.CommClosedError) as exc:  # (a worker died
+            lost = exc                                                  # mid-scatter)
+    raise WorkerLost(f"{_first_line(lost)}: the workers holding the model it needed "
+                     f"died, {ROUND_TRIES} times; no model")
 
 
 def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
@@ -448,8 +487,9 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
         each read by the worker that trains on it (with as many parsing threads as the
         worker has, Dask's ``nthreads``); or Dask arrays whose row blocks
         (dense or scipy.sparse) are the partitions.
-    client : distributed.Client, optional
-        The cluster to use; default a ``LocalCluster`` of worker processes (one per
+    client : distributed.Client or str, optional
+        The cluster to use, or its scheduler's address (``"tcp://host:8786"``: a client
+        made and closed here); default a ``LocalCluster`` of worker processes (one per
         core), closed afterwards.
     rounds : int
         Mixing rounds: one pass of every shard per round.
@@ -469,7 +509,8 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
         Shuffle each shard's rows every round (seeds drawn from the estimator's
         ``random_state``); else their stored order.
     partitions : int, optional
-        For one path: the number of byte ranges (default: the cluster's threads); for
+        For one path: the number of byte ranges (default: the cluster's threads, once
+        as many are back as when an earlier fit on it started: `_cluster_threads`); for
         Dask arrays: runs of consecutive row blocks (default: one per block).
     zero_based : bool or "auto"
         Index base of the files (``"auto"``: zero-based if any index 0 occurs in any).
@@ -492,13 +533,18 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
     ------
     ImportError
         If Dask is not installed.
+    ValueError
+        Before any work: a kernel model, a bad ``rounds`` or ``mixing``.
+    TypeError
+        Before any work: a ``client`` that is neither a client nor an address.
     cwkit.SvmlightError
         A malformed row, named by ``FILE:LINE`` as in a local read.
     cwkit.ModelError
         An update that fails, naming the file (or ``dask array``) and its row.
     WorkerLost
         A shard whose worker died more often than Dask's ``allowed-failures`` (a
-        worker that dies is otherwise replaced and its tasks re-run elsewhere).
+        worker that dies is otherwise replaced and its tasks re-run elsewhere), a
+        round lost `ROUND_TRIES` times, or a connection to the cluster that closed.
 
     Notes
     -----
@@ -519,21 +565,28 @@ def fit(estimator, data, *, client=None, rounds=1, mixing="auto", shuffle=False,
     distributed = _require_dask()
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
         raise ValueError(f"rounds must be a positive int, got {rounds!r}")
-    client, own = _client(client)
+    if mixing not in MIXING:
+        raise ValueError(f"mixing must be one of {MIXING}, got {mixing!r}")
+    if isinstance(estimator, KernelMixin):
+        raise kernel_refused(estimator._name())
+    client, close = _client(distributed, client)
     try:
         return _fit(distributed, client, estimator, data, rounds, mixing, shuffle,
                     partitions, zero_based, n_features, callback)
+    except distributed.comm.CommClosedError as exc:
+        raise WorkerLost(f"a connection to the Dask cluster closed during the fit "
+                         f"({_first_line(exc)}); no model") from None
     finally:
-        if own:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
+        close()
+
+
+def _first_line(exc):
+    """The first line of `exc`'s text, or its type's name when it has none."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _fit(distributed, client, estimator, data, rounds, mixing_, shuffle, partitions,
          zero_based, n_features, callback):
-    if mixing_ not in MIXING:
-        raise ValueError(f"mixing must be one of {MIXING}, got {mixing_!r}")
     if _is_arrays(data):
         shards, stats, width = _array_shards(client, *data, partitions)
     else:

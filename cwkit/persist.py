@@ -20,6 +20,10 @@ from .models.size import ModelSizeError, state_size
 FORMAT = "cwkit-model"
 VERSION = 1
 
+#: The largest ``hash_bits`` a model records: 2**30 columns (a model takes at most
+#: 2**31 - 1 features).
+MAX_HASH_BITS = 30
+
 
 class ModelFileError(ValueError):
     """A file that is not a readable cwkit model."""
@@ -147,6 +151,13 @@ def save(model, path):
     ----------
     model : a fitted cwkit estimator
     path : str or os.PathLike
+
+    Notes
+    -----
+    A model trained on columns folded into ``2**B`` (``cwkit train --hash-bits B``)
+    carries ``hash_bits_ = B``; the file keeps it, and ``cwkit predict`` refuses data
+    folded otherwise.  Files without it (written before it was kept, or by models
+    fitted from Python) load as before.
     """
     with model._state_lock():      # no thread updates the model while it is read
         model._check_fitted()
@@ -188,6 +199,8 @@ def _contents(model):
     if fmap is not None:
         meta["features"], names = feature_map_record(fmap)
         arrays.update(names)
+    if model.__dict__.get("hash_bits_") is not None:
+        meta["hash_bits"] = int(model.hash_bits_)
     return meta, arrays
 
 
@@ -254,6 +267,9 @@ def _read_meta(files, path):
         problems.append("classes_kind is not a numpy dtype kind of labels")
     elif meta["classes_kind"] == "O" and not isinstance(meta.get("classes"), list):
         problems.append("classes is not a list")
+    if "hash_bits" in meta and not (_is_count(meta["hash_bits"], 1)
+                                    and meta["hash_bits"] <= MAX_HASH_BITS):
+        problems.append(f"hash_bits is not an integer from 1 to {MAX_HASH_BITS}")
     if problems:
         raise ModelFileError(f"{path}: damaged cwkit model file (metadata: "
                              f"{'; '.join(problems)})")
@@ -450,4 +466,6 @@ def load(path):
         est.feature_map_ = fmap
     for key in COUNTERS:
         setattr(est, key, meta[key])
+    if "hash_bits" in meta:
+        est.hash_bits_ = meta["hash_bits"]
     return est

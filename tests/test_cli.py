@@ -1074,10 +1074,22 @@ def test_hash_bits_bound_the_width(capsys, tmp_path):
     rc, _, err = run(capsys, "train", "--algo", "perceptron", path, "--hash-bits", "4",
                      "-o", model, "--quiet")
     assert rc == 0, err
-    assert cwkit.load(model).coef_.shape[-1] == 16
+    assert cwkit.load(model).coef_.shape[-1] == 16 and cwkit.load(model).hash_bits_ == 4
     rc, hashed, _ = run(capsys, "predict", model, path, "--hash-bits", "4", "--scores")
     rc2, plain, _ = run(capsys, "predict", model, narrow, "--scores")
-    assert rc == rc2 == 0 and hashed == plain
+    rc3, kept, _ = run(capsys, "predict", model, path, "--scores")   # the model's B
+    assert rc == rc2 == rc3 == 0 and hashed == plain == kept
+    # the model keeps its B: other widths are refused with both values
+    rc, out, err = run(capsys, "predict", model, path, "--hash-bits", "3")
+    assert rc == 1 and not out
+    assert err == (f"cwkit: error: {model}: the model was trained with --hash-bits 4, the "
+                   "data are given --hash-bits 3\n")
+    # a model whose file does not say (an earlier cwkit's): its width must be 2^B
+    old = cwkit.load(model)
+    del old.hash_bits_
+    cwkit.save(old, model)
+    rc, _, err = run(capsys, "predict", model, path, "--hash-bits", "3")
+    assert rc == 1 and "the model has 16 features, --hash-bits 3 folds the data into 8" in err
     rc, _, err = run(capsys, "predict", model, path)
     assert rc == 1 and "or with --hash-bits?" in err
     for argv in (["eval", path, "--hash-bits", "4", "--n-features", "16"],
@@ -1086,6 +1098,27 @@ def test_hash_bits_bound_the_width(capsys, tmp_path):
                  ["eval", path, "--hash-bits", "32"]):
         rc, _, err = run(capsys, *argv)
         assert rc == 2 and "--hash-bits" in err
+    # 2^31 columns are more than a model takes: refused as the option is read
+    rc, _, err = run(capsys, "train", "--algo", "pa", path, "--hash-bits", "31", "-o", model)
+    assert rc == 2 and err.startswith("cwkit: error: argument --hash-bits: expected an "
+                                      "integer from 1 to 30") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("bits", [0, 31, "4", True])
+def test_a_model_file_with_bad_hash_bits_is_damaged(tmp_path, bits):
+    X, y = make_data(n=20, d=4)
+    path = tmp_path / "m.cwk"
+    cwkit.save(cwkit.make("pa").fit(X, y), path)
+    with np.load(path) as f:
+        arrays = dict(f)
+    meta = json.loads(arrays["__meta__"].tobytes())
+    arrays["__meta__"] = np.frombuffer(json.dumps({**meta, "hash_bits": bits}).encode(),
+                                       np.uint8)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    with pytest.raises(cwkit.ModelFileError, match="hash_bits is not an integer from 1 "
+                       "to 30"):
+        cwkit.load(path)
 
 
 def test_results_are_printed_before_the_output_files_are_written(capsys, data, tmp_path,

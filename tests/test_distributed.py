@@ -299,15 +299,55 @@ def test_a_failing_update_names_the_row_of_the_file(client, tmp_path, shuffle):
 
 
 def test_a_worker_that_dies_mid_round_is_replaced_and_its_shard_rerun(client, files):
+    """... and the next fit, started at once, waits for its replacement: it cuts as many
+    partitions by default (one per thread) and trains the same model."""
     sys.path.insert(0, os.path.dirname(__file__))
     from _dask_faults import DiesInPass
     path, X, y = files[2]
     client.marker.write_text("1")
-    est = cwd.fit(DiesInPass(), path, client=client, rounds=2, partitions=2)
+    est = cwd.fit(DiesInPass(), path, client=client, rounds=2)
     assert client.marker.read_text() == "0"
     client.marker.unlink()
-    ref = cwd.fit(DiesInPass(), path, client=client, rounds=2, partitions=2)
-    np.testing.assert_array_equal(est._model.state["v"], ref._model.state["v"])
+    rounds = []
+    ref = cwd.fit(DiesInPass(), path, client=client, rounds=2, callback=rounds.append)
+    assert [r["shards"] for r in rounds] == [2, 2]
+    _same(est, ref)
+
+
+def test_a_cluster_with_fewer_threads_than_before_is_reported(client, files, monkeypatch):
+    path = files[2][0]
+    monkeypatch.setattr(cwd, "REPLACE_WAIT", 0.2)
+    monkeypatch.setitem(cwd._SEEN, client.scheduler_info()["id"], 3)
+    rounds = []
+    with pytest.warns(RuntimeWarning, match="the Dask cluster has 2 worker threads, 3 when "
+                      "an earlier fit started"):
+        cwd.fit(cwkit.make("pa"), path, client=client, callback=rounds.append)
+    assert rounds[0]["shards"] == 2
+
+
+def test_a_connection_closed_mid_round_sends_the_round_again(client, files, monkeypatch):
+    path = files[2][0]
+    ref = cwd.fit(cwkit.make("arow"), path, client=client, rounds=2, partitions=2)
+    scatter, calls = client.scatter, []
+
+    def closes_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:       # the second round's state
+            raise distributed.comm.CommClosedError("in <TCP (closed)>: Stream is closed")
+        return scatter(*args, **kwargs)
+
+    monkeypatch.setattr(client, "scatter", closes_once)
+    _same(cwd.fit(cwkit.make("arow"), path, client=client, rounds=2, partitions=2), ref)
+    assert len(calls) == 5      # the shell, round 1, round 2 lost: the shell and the state
+
+
+def test_a_scheduler_address_is_a_client(client, files):
+    path = files[2][0]
+    _same(cwd.fit(cwkit.make("pa"), path, client=client.scheduler.address, partitions=2),
+          cwd.fit(cwkit.make("pa"), path, client=client, partitions=2))
+    with pytest.raises(TypeError, match="client must be a distributed.Client or the "
+                       "address of a scheduler"):
+        cwd.fit(cwkit.make("pa"), path, client=2)
 
 
 def test_a_worker_that_keeps_dying_is_reported_and_no_model_is_kept(client, files):
@@ -324,8 +364,11 @@ def test_a_worker_that_keeps_dying_is_reported_and_no_model_is_kept(client, file
             cluster = distributed.LocalCluster(n_workers=1, processes=True,
                                                threads_per_worker=1, dashboard_address=":0",
                                                silence_logs=50)
-        with distributed.Client(cluster) as c, pytest.raises(cwd.WorkerLost):
+        with distributed.Client(cluster) as c, pytest.raises(cwd.WorkerLost) as lost:
             cwd.fit(est, path, client=c, rounds=2, partitions=2)
+        assert str(lost.value) == ("a worker died each time it ran a shard's pass, on 1 "
+                                   "worker (Dask's distributed.scheduler.allowed-failures "
+                                   "is 0); no model")
     finally:
         os.unlink(marker)
         cluster.close()
@@ -341,6 +384,8 @@ def test_bad_options(client, files):
     for kernel in ({"kernel": "rbf"}, {"kernel": "rbf", "multiclass": "ovr"}):
         with pytest.raises(ValueError, match="kernel models cannot be mixed"):
             cwd.fit(cwkit.make("pa1", **kernel), path, client=client)
+        with pytest.raises(ValueError, match="kernel models cannot be mixed"):   # no work
+            cwd.fit(cwkit.make("pa1", **kernel), "no such file", client=object())
     with pytest.raises(ValueError, match="mixing must be one of"):
         cwd.fit(cwkit.make("pa"), path, client=client, mixing="median")
     with pytest.raises(ValueError, match="rounds must be"):
@@ -433,12 +478,39 @@ def test_cli_train_and_eval_on_a_running_scheduler(client, files, tmp_path, caps
     (["--dask", "local:2", "--passes", "2"], "use --rounds instead of --passes"),
     (["--rounds", "2"], "--rounds and --mixing go with --dask"),
     (["--dask", "local:2", "--hash-bits", "10"], "--hash-bits is not supported"),
+    (["--dask", "local:2", "--param", "kernel=rbf"], "--dask: pa: kernel models cannot be "
+     "mixed"),
 ])
 def test_cli_usage_errors(files, tmp_path, capsys, argv, message):
     code = cli.main(["train", "--algo", "pa", *argv, files[2][0], "-o",
                      str(tmp_path / "m.cwk")])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_cli_errors_are_one_line_and_dask_logs_only_with_debug(files, tmp_path, capfd,
+                                                                monkeypatch):
+    """The workers' log of a failed task (and its traceback) is not printed; a cluster
+    that fails to start (a worker killed meanwhile) is one line too."""
+    lines = open(files[2][0]).read().splitlines()
+    lines[70] = "1 2:x"
+    bad = tmp_path / "bad.svm"
+    bad.write_text("\n".join(lines) + "\n")
+    argv = ["train", "--algo", "pa", "--dask", "local:1", str(bad), "-o", str(tmp_path / "m")]
+    assert cli.main(argv) == 1
+    assert capfd.readouterr().err == (f"cwkit: error: {bad}:71: invalid feature value in "
+                                      "'2:x': expected a decimal number (no hex, nan or "
+                                      "inf)\n")
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("Nanny failed to start.")
+
+    monkeypatch.setattr(distributed, "LocalCluster", fails)
+    assert cli.main(argv) == 1
+    assert capfd.readouterr().err == ("cwkit: error: --dask local:1: the local cluster did "
+                                      "not start (Nanny failed to start.)\n")
+    with pytest.raises(RuntimeError, match="Nanny failed"):
+        cli.main([*argv, "--debug"])
 
 
 def test_cli_bad_row_is_file_line(client, files, tmp_path, capsys):

@@ -139,11 +139,7 @@ def check(model, rule):
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     if isinstance(model, (kernel.DualModel, kernel.KernelOneVsRest)):
-        raise ValueError(f"{_name(model)}: kernel models cannot be mixed (each shard's "
-                         "support set is its own rows, and no average of them is a model "
-                         "of the same budget); train the linear form over partitions, or "
-                         "its approximation on explicit features, cwkit.make(name, "
-                         "kernel_approx='rff' or 'nystroem', ...)")
+        raise kernel_refused(_name(model))
     if rule == "confidence" and not is_gaussian(model):
         raise ValueError(f"{_name(model)}: confidence mixing "
                          "combines Gaussians over weights (cw, arow, sop); use 'average' "
@@ -152,6 +148,15 @@ def check(model, rule):
         raise ValueError(f"{_name(model)}: touched mixing combines the weight changes of "
                          "first-order rules (perceptron, PA, ...); use 'average', 'updates' "
                          "or 'confidence'")
+
+
+def kernel_refused(name):
+    """The error for kernel model `name` given to be mixed."""
+    return ValueError(f"{name}: kernel models cannot be mixed (each shard's support set "
+                      "is its own rows, and no average of them is a model of the same "
+                      "budget); train the linear form over partitions, or its "
+                      "approximation on explicit features, cwkit.make(name, "
+                      "kernel_approx='rff' or 'nystroem', ...)")
 
 
 def _name(model):
