@@ -257,8 +257,8 @@ def _read_meta(files, path):
         raise ModelFileError(f"{path}: unknown estimator class {meta.get('class')!r:.60}")
     problems = [f"{k} is not an integer >= 0" for k in COUNTERS
                 if not _is_count(meta.get(k))]
-    if not _is_count(meta.get("n_features_in_"), 1) or meta["n_features_in_"] > INT_MAX:
-        problems.append(f"n_features_in_ is not an integer in [1, {INT_MAX}]")
+    if not _is_count(meta.get("n_features_in_"), 1):
+        problems.append("n_features_in_ is not an integer >= 1")
     if not isinstance(meta.get("params"), dict):
         problems.append("params is not a mapping")
     if not isinstance(meta.get("choices", {}), dict):
@@ -339,6 +339,10 @@ def _build(meta, classes, files, path):
             raise ModelFileError(f"{path}: damaged cwkit model file ({len(counts)} class "
                                  f"counts for {len(classes)} classes)")
         if need is None:      # a kernel model: the file's support set gives the shapes
+            if n_features > INT_MAX:     # its rows' indices are CSR's int32
+                raise ModelFileError(f"{path}: damaged cwkit model file (n_features_in_ "
+                                     f"{n_features} is above {INT_MAX}, the widest rows "
+                                     "cwkit reads)")
             est._model.adopt_shapes({key[len("state/"):]: a.shape for key, a in files.items()
                                      if key.startswith("state/")})
     except ModelSizeError as exc:
