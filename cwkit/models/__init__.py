@@ -9,6 +9,7 @@ estimators (``cwkit.base`` and its families).  Every model implements
 
 Modules (each imports only those above it):
 
+* ``rules``: the rule table, one row of facts per rule of the compiled core;
 * ``interface``: ``ModelSpec``, ``PassResult``, the ``Model`` base class,
   ``ModelError`` and ``raise_status`` (the one translation of a driver status);
 * ``scoring``: row scores and Gaussian-weight probabilities;

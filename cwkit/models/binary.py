@@ -8,6 +8,7 @@ import numpy as np
 from .. import _core
 from .average import mean_of_rounds, round_count
 from .interface import ROWS, ROWS_T, Model, PassResult, counts, nonnegative, positive
+from .rules import GAUSSIAN_RULES, SCALED_RULES
 from .scoring import row_scores, sign_proba
 
 #: largest dimension D (features + 1) of a full covariance matrix (D*D*8 bytes).
@@ -15,10 +16,6 @@ MAX_FULL_DIM = 4096
 
 #: length of the `aux` array of the first-order and AdaGrad state (its named slots).
 AUX_SIZE = max(_core.AUX_S, _core.AUX_VN2, _core.AUX_T) + 1
-
-#: The first-order rules that shrink w = s v (s != 1): averaging them keeps the sum
-#: of the scales in one more slot of `aux`, AUX_SSUM.
-SCALED_RULES = frozenset({_core.Rule.REG_PA, _core.Rule.L2_PA, _core.Rule.SOFT_REG_PA})
 
 
 def aux_size(spec):
@@ -44,10 +41,6 @@ NO_SUM = np.empty(0)
 
 #: The columns of the diagonal model's `mu_sigma` state: mean and variance of a weight.
 MU, SIGMA = 0, 1
-
-#: Rules whose state is a Gaussian over weights (CW, AROW).
-GAUSSIAN_RULES = frozenset({_core.Rule.CW_VAR, _core.Rule.CW_STDEV, _core.Rule.AROW,
-                            _core.Rule.AROW_H})
 
 
 def collapsed_variance_detail(model, status):

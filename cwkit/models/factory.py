@@ -8,6 +8,7 @@ training is a module of ``cwkit.models`` whose classes implement
 from functools import partial
 
 from . import binary, kernel, l1, minibatch, multiclass, topk
+from .rules import TOPK_RULES
 from .interface import BINARY, OVR, TOP1, TOPK
 from .ovr import OneVsRest
 from .size import check_size
@@ -68,7 +69,7 @@ def build_model(spec):
     """
     build = TABLE.get((spec.shape, spec.kind))
     if spec.kind == TOPK and (build is None or (spec.rule is not None
-                                                 and spec.rule not in topk.TOPK_RULES)):
+                                                 and spec.rule not in TOPK_RULES)):
         raise ValueError(
             f"{spec.owner}: multiclass='topk' is defined for the PA family (variant "
             "'pa', 'pa1', 'pa2', 'pa-ls') and AROW with the squared hinge; use "

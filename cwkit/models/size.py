@@ -14,8 +14,8 @@ of the process (``ulimit -v``) leaves free.
 import os
 
 from .. import _core
-from .binary import SCALED_RULES
 from .interface import BINARY, OVR, TOPK
+from .rules import SCALED_RULES
 
 #: The environment variable overriding the memory limit of a model (bytes).
 LIMIT_VARIABLE = "CWKIT_MAX_MODEL_BYTES"

@@ -15,13 +15,9 @@ from .. import _core
 from . import multiclass
 from .interface import PassResult
 from .minibatch import MulticlassBPA, bpa_rho
+from .rules import SQUARED_SLACK_RULES
 
-#: The rules with a top-k form: the PA family and AROW with the squared hinge.
-TOPK_RULES = frozenset({_core.Rule.PA, _core.Rule.PA1, _core.Rule.PA2, _core.Rule.PA_LS,
-                        _core.Rule.AROW})
 _NO_SUM = np.empty(0)
-#: The rules whose slacks are squared, so that one slack can be shared by all constraints.
-SQUARED_SLACK_RULES = frozenset({_core.Rule.PA2, _core.Rule.PA_LS})
 
 
 class TopKPA(multiclass.FirstOrder):
