@@ -5,6 +5,7 @@ Perceptron and Passive-Aggressive families, Confidence-Weighted learning
 family [LMC09], mini-batch PA, multi-class reductions and
 streaming svmlight/libsvm input, with one compiled Cython core.
 """
+from . import _interrupt  # noqa: F401  (first: holds Ctrl-C while the command line starts)
 from ._version import __version__  # noqa: F401  (cwkit.__version__)
 
 try:

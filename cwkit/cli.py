@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 from ._lazy import sparse as sp
 
-from . import datasets, report, sources
+from . import _interrupt, datasets, report, sources
 from ._version import __version__
 from .evaluate import (
     DEFAULT_SHUFFLE_WINDOW,
@@ -1138,7 +1138,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
     spool = _Spool()
+    started = _interrupt.holding()
     try:
+        _interrupt.release()    # a Ctrl-C pressed while cwkit was imported is raised here
         try:
             args = _parse(argv)
         except SystemExit as exc:  # --help
@@ -1174,3 +1176,4 @@ def main(argv=None):
         return 130
     finally:
         spool.close()
+        _interrupt.finish(started)  # the status is decided: a Ctrl-C now changes nothing

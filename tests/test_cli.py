@@ -704,7 +704,7 @@ def test_data_errors(capsys, tmp_path, data):
     rc, out, err = run(capsys, "eval", bad, "--curve", curve, "--quiet")
     assert rc == 1 and out == "" and len(err.splitlines()) == 1
     assert err.startswith(f"cwkit: error: {bad}:3:")
-    assert not curve.exists() and list(tmp_path.glob("*.part")) == []
+    assert not curve.exists() and list(tmp_path.glob("*cwkit-unfinished*")) == []
     not_model = tmp_path / "model.cwk"
     not_model.write_text("hello")
     rc, _, err = run(capsys, "predict", not_model, train)
@@ -761,7 +761,7 @@ def test_outputs_are_checked_before_any_data_is_read(capsys, tmp_path):
     ]:
         rc, out, err = run(capsys, *argv, "--quiet")
         assert rc == 2 and out == "" and message in err, (argv, err)
-        assert ".part" not in err and len(err.splitlines()) == 1
+        assert "cwkit-unfinished" not in err and len(err.splitlines()) == 1
     pytest.importorskip("matplotlib")
     rc, _, err = run(capsys, "eval", bad, "--plot", tmp_path / "out.txt")
     assert "cannot write .txt images" in err and ".png" in err
