@@ -51,7 +51,7 @@ def graph():
 #: itself (its ``__init__``) sits above them all and nothing imports it back.
 LAYERS = [
     {"cwkit._core", "cwkit._version", "cwkit._atomic", "cwkit._lazy",
-     "cwkit._threads"},         # kernels
+     "cwkit._threads", "cwkit._interrupt"},         # kernels
     {"cwkit._params", "cwkit._rowdata", "cwkit._weights", "cwkit.qp",
      "cwkit.features"},                                         # validation
     {"cwkit.models"},                                         # the model factory
