@@ -1,7 +1,8 @@
 """cwkit: online learning of linear classifiers.
 
 Perceptron and Passive-Aggressive families, Confidence-Weighted learning
-(CW-Var, CW-Stdev), AROW, the second-order Perceptron, the regularized PA
+(CW-Var, CW-Stdev), AROW, soft confidence-weighted learning (SCW-I, SCW-II),
+normal herding (NHERD), the second-order Perceptron, the regularized PA
 family [LMC09], mini-batch PA, multi-class reductions and
 streaming svmlight/libsvm input, with one compiled Cython core.
 """
@@ -46,6 +47,7 @@ from .linear import (  # noqa: E402
     SecondOrderPerceptron,
 )
 from .minibatch import MiniBatchPA  # noqa: E402
+from .gaussian import NormalHerd, SoftConfidenceWeighted  # noqa: E402
 from .persist import ModelFileError, load, save  # noqa: E402
 from .registry import algorithms, make  # noqa: E402
 from . import distributed  # noqa: E402,F401  (cwkit.distributed.fit; imports Dask only when used)
@@ -64,8 +66,8 @@ def __getattr__(name):
 
 __all__ = [
     "AROW", "AdaGrad", "ConfidenceWeighted", "L1ConstrainedPA", "MiniBatchPA",
-    "PassiveAggressive", "Perceptron",
-    "RegularizedPA", "SecondOrderPerceptron", "NotFittedError", "ModelError",
+    "NormalHerd", "PassiveAggressive", "Perceptron", "RegularizedPA", "SecondOrderPerceptron",
+    "SoftConfidenceWeighted", "NotFittedError", "ModelError",
     "ModelFileError", "ModelSizeError", "VarianceCollapseWarning", "algorithms", "make",
     "save", "load",
     "SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight", "iter_svmlight",

@@ -34,6 +34,9 @@ cpdef enum Rule:
     AROW_H = 12
     SOP = 13
     ADAGRAD = 14
+    SCW1 = 15
+    SCW2 = 16
+    NHERD = 17
 
 
 cdef struct Hyper:
@@ -308,9 +311,41 @@ cdef inline double sherman_morrison_beta(double c, double v) noexcept nogil:
 cdef inline bint may_collapse(int rule, bint direct) noexcept nogil:
     """Whether the variances of a diagonal rule can reach 0 in floating point, so
     that its driver notes the row where one collapses (`count_collapse`): CW-Var
-    and CW-Stdev ([ECCW08]), and AROW with the subtractive ("direct") update.
-    AROW's inverse update 1/sigma_i += x_i^2 / r cannot with finite features."""
-    return rule == CW_VAR or rule == CW_STDEV or direct
+    and CW-Stdev ([ECCW08]), SCW-I and SCW-II (CW-Stdev's covariance step), and AROW
+    and NHERD with the subtractive ("direct") update.  Their inverse updates
+    1/sigma_i += c x_i^2, c bounded (1/r; 2C + C^2 v), cannot with finite features."""
+    return rule == CW_VAR or rule == CW_STDEV or rule == SCW1 or rule == SCW2 or direct
+
+
+cdef inline double cw_stdev_alpha(double m, double v, double phi) noexcept nogil:
+    """CW-Stdev's alpha before its clip at 0 ([ECCW08] eq. 14; [SCW12] Prop. 1 for
+    SCW-I), in the rationalised form for m > 0."""
+    cdef double psi = 1.0 + 0.5 * phi * phi, xi = 1.0 + phi * phi
+    cdef double D = m * m * phi * phi * phi * phi * 0.25 + v * phi * phi * xi
+    if m > 0.0:
+        return (v * phi * phi - m * m) / (v * (m * psi + sqrt(D)))
+    return (-m * psi + sqrt(D)) / (v * xi)
+
+
+cdef inline double scw2_alpha(double m, double v, double phi, double C) noexcept nogil:
+    """SCW-II's alpha before its clip at 0 ([SCW12] Prop. 2): with n = v + 1/(2C),
+    gamma = phi sqrt(phi^2 m^2 v^2 + 4 n v (n + v phi^2)),
+    alpha = (-(2 m n + phi^2 m v) + gamma) / (2 (n^2 + n v phi^2)); for m > 0 the
+    rationalised 2 (phi^2 v - m^2) / (gamma + m (2 n + phi^2 v)), free of cancellation."""
+    cdef double n = v + 0.5 / C, p2 = phi * phi
+    cdef double gamma = phi * sqrt(p2 * m * m * v * v + 4.0 * n * v * (n + v * p2))
+    if m > 0.0:
+        return 2.0 * (p2 * v - m * m) / (gamma + m * (2.0 * n + p2 * v))
+    return (gamma - m * (2.0 * n + p2 * v)) / (2.0 * n * (n + v * p2))
+
+
+cdef inline double stdev_coefficient(double alpha, double v, double phi) noexcept nogil:
+    """c = alpha phi / sqrt(u) of CW-Stdev's and SCW's covariance step
+    1/sigma_i += c x_i^2 ([ECCW08] eqs. 12, 15; full: beta = c / (1 + c v), [SCW12]
+    Prop. 1), with sqrt(u) = 2 v / (q + sqrt(q^2 + 4 v)), q = alpha v phi."""
+    cdef double q = alpha * v * phi
+    cdef double su = 2.0 * v / (q + sqrt(q * q + 4.0 * v))        # sqrt(u), eq 12; > 0
+    return alpha * phi / su
 
 
 cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexcept nogil:
@@ -321,9 +356,10 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     Returns 0 when the rule makes no update.  With an importance weight s = h.s
     (1: the rules as published, bit for bit): AROW's loss terms 1/(2r) become
     s/(2r), i.e. r becomes r/s; CW, whose constraint is hard, takes
-    `hard_fraction` alpha for its alpha (in the mean and the covariance step).
+    `hard_fraction` alpha for its alpha (in the mean and the covariance step);
+    SCW-I, SCW-II and NHERD scale their loss terms: C becomes s C.
     """
-    cdef double phi = h.phi, q, disc, alpha, psi, xi, D, su, loss, r
+    cdef double phi = h.phi, q, disc, alpha, loss, r, Cs
     c[0] = 0.0
     if v <= 0.0:
         return 0.0                             # Sigma x = 0: nothing can change
@@ -354,22 +390,35 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
         return alpha
     if h.rule == CW_STDEV:
         # [ECCW08] Fig. 1, eqs 14, 12, 15 with the rationalised forms.
-        psi = 1.0 + 0.5 * phi * phi
-        xi = 1.0 + phi * phi
-        D = m * m * phi * phi * phi * phi * 0.25 + v * phi * phi * xi
-        if m > 0.0:
-            alpha = (v * phi * phi - m * m) / (v * (m * psi + sqrt(D)))
-        else:
-            alpha = (-m * psi + sqrt(D)) / (v * xi)
+        alpha = cw_stdev_alpha(m, v, phi)
         if not alpha > 0.0:
             return 0.0
         alpha *= hard_fraction(h)
         if alpha == 0.0:
             return 0.0
-        q = alpha * v * phi
-        su = 2.0 * v / (q + sqrt(q * q + 4.0 * v))        # sqrt(u), eq 12; > 0
-        c[0] = alpha * phi / su
+        c[0] = stdev_coefficient(alpha, v, phi)
         return alpha
+    Cs = h.s * h.C
+    if Cs == 0.0:
+        return 0.0                             # a weight 0: no update
+    if h.rule == SCW1 or h.rule == SCW2:
+        # [SCW12] Props. 1, 2: an update iff phi sqrt(v) - m > 0, i.e. alpha > 0
+        alpha = min(Cs, cw_stdev_alpha(m, v, phi)) if h.rule == SCW1 else scw2_alpha(
+            m, v, phi, Cs)
+        if not alpha > 0.0:
+            return 0.0
+        c[0] = stdev_coefficient(alpha, v, phi)
+        return alpha
+    if h.rule == NHERD:
+        # [NHERD10], full update: alpha = l / (v + 1/C), Sigma^-1 += (2C + C^2 v) x x^T
+        # (Sherman-Morrison of Sigma - (C^2 v + 2C) / (1 + C v)^2 Sigma x x^T Sigma);
+        # diagonal "direct" ([NHERD10]'s "drop"): beta = (C^2 v + 2C) / (1 + C v)^2
+        loss = 1.0 - m
+        if loss <= 0.0:
+            return 0.0
+        q = Cs * (2.0 + Cs * v)
+        c[0] = q / ((1.0 + Cs * v) * (1.0 + Cs * v)) if h.direct else q
+        return loss / (v + 1.0 / Cs)
     return 0.0
 
 
@@ -437,8 +486,9 @@ cdef inline bint diag_put(double* w, const int* idx, const double* x, Py_ssize_t
 def diag_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[:, ::1] ms,
-              int rule, double phi, double r, bint direct, double[::1] u):
-    """One pass of a diagonal second-order rule: CW-Var, CW-Stdev, AROW, AROW-H.
+              int rule, double phi, double r, bint direct, double[::1] u, double C=0.0):
+    """One pass of a diagonal second-order rule: CW-Var, CW-Stdev, AROW, AROW-H,
+    SCW-I, SCW-II, NHERD (C: the last three's).
 
     State: ms[i] = (mu_i, sigma_i), interleaved so that a feature's mean and
     variance share a cache line (one miss per nonzero instead of two), and that
@@ -483,6 +533,7 @@ def diag_pass(RowView rows not None, const double[::1] y,
     cdef double* nm = osg + width
     cdef double* nsg = nm + width
     cdef int* ahead_buf = <int*>ws.flags(width * sizeof(int))
+    h.C = C
     with nogil:
         ahead_start(&ah, &R, order, ahead_buf, w, 2, NULL)
         for k in range(order.shape[0]):

@@ -136,8 +136,9 @@ cdef inline void full_apply(double* mu, double* S, int n, int lda, const double*
 def full_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[::1] mu, double[:, ::1] Sigma, double[::1] work,
-              int rule, double phi, double r, double[::1] u):
-    """One pass of a full-covariance rule: CW-Var, CW-Stdev, AROW, AROW-H, SOP.
+              int rule, double phi, double r, double[::1] u, double C=0.0):
+    """One pass of a full-covariance rule: CW-Var, CW-Stdev, AROW, AROW-H, SOP, SCW-I,
+    SCW-II, NHERD (C: the last three's).
 
     Every rule is mu += alpha y Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma
     (`full_step`).  Averaging (u not empty: D + 1 entries, u[D] = T the rounds so
@@ -156,6 +157,7 @@ def full_pass(RowView rows not None, const double[::1] y,
     cdef double dot, v, m, ay, beta
     cdef double* up = &u[0] if u.shape[0] > 0 else NULL
     cdef double t = u[D] if up != NULL else 0.0
+    h.C = C
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]

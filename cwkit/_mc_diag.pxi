@@ -213,8 +213,9 @@ cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize
 def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
                  double[:, ::1] MU, double[:, ::1] SG, int rule, double phi, double r,
-                 bint direct, bint sum_update, double[:, ::1] U):
-    """One multi-class pass of a diagonal rule: CW-Var, CW-Stdev, AROW, AROW-H.
+                 bint direct, bint sum_update, double[:, ::1] U, double C=0.0):
+    """One multi-class pass of a diagonal rule: CW-Var, CW-Stdev, AROW, AROW-H, SCW-I,
+    SCW-II, NHERD (C: the last three's).
 
     top1: the binary step on Delta (label +1), m = mu_y.x - mu_c.x,
     v = v_y + v_c; the covariance update acts on blocks y and c with x^2.
@@ -244,6 +245,7 @@ def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* vs = sc + 3 * K        # ovr / sum update: v_c per class
     cdef double* save = sc + 4 * K      # old (mu, sigma) of updated coordinates
     cdef NextRow nr = no_next_row()
+    h.C = C
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]

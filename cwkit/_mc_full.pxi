@@ -98,8 +98,9 @@ cdef inline void full_scores_k(const double* mu, const double* S, int K, int D, 
 def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
                  double[:, ::1] MU, double[:, ::1] Sigma, int rule, double phi,
-                 double r, bint sum_update, double[::1] U):
-    """One multi-class pass of a full-covariance rule: CW-Var, CW-Stdev, AROW(-H), SOP.
+                 double r, bint sum_update, double[::1] U, double C=0.0):
+    """One multi-class pass of a full-covariance rule: CW-Var, CW-Stdev, AROW(-H), SOP,
+    SCW-I, SCW-II, NHERD (C: the last three's).
 
     top1: Sigma is (K D, K D) over the stacked blocks (one triangle kept, as in
     `full_pass`); the binary step on Delta (label +1): z = Sigma Delta,
@@ -136,6 +137,7 @@ def mc_full_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef char uplo = b'U'
     cdef double* up = &U[0] if U.shape[0] > 0 else NULL
     cdef double t = U[KD] if up != NULL else 0.0
+    h.C = C
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]

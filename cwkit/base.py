@@ -36,7 +36,7 @@ COMMON = {
     "multiclass": _params.Choice("top1", "topk", "ovr"),
     "k": _params.Int(1),
     "average": _params.Optional(_params.Bool(), "averaged for the rules averaging helps: "
-                                "every linear rule but AROW and AROW-H",
+                                "every linear rule but AROW, AROW-H and NHERD",
                                 special="auto"),
     "class_weight": ClassWeight(),
 }
@@ -528,7 +528,7 @@ class OnlineClassifier(NamedFeatures):
 
     #: What ``average="auto"`` resolves to for this family (docs/choosing.md, "Averaged
     #: or last iterate"): the mean of the weights is the better model for every rule
-    #: measured but AROW and AROW-H.
+    #: measured but AROW, AROW-H and NHERD.
     _average_auto = True
 
     def _averaging(self):

@@ -831,7 +831,7 @@ learnt; then the test set is scored.
 
 'test err' is the error of the model each name's parameters give, the one
 `cwkit train` saves with the same parameters (average="auto" by default: the
-average of the weights for every rule but AROW and AROW-H; NAME:average=true or
+average of the weights for every rule but AROW, AROW-H and NHERD; NAME:average=true or
 false sets it); the rank and the star follow it. 'last err' (the last iterate)
 and 'avg err' (the average of the weights) are both scored from the same run
 where the rule has an average. The online error is the same for both.

@@ -24,7 +24,7 @@ class Perceptron(OnlineClassifier):
         every row seen so far (every pass of ``fit``, every ``partial_fit``
         row); online mistakes are those of the plain w.  Every estimator takes
         it (docs/algorithms.md, "Averaging").  The other linear rules default to
-        "auto": averaged for every rule but AROW and AROW-H, whose shrinking
+        "auto": averaged for every rule but AROW, AROW-H and NHERD, whose shrinking
         covariance already damps the last iterate (docs/choosing.md, "Averaged or
         last iterate"); the Perceptron's default stays the plain rule, since the
         name "perceptron" means it and "avg-perceptron" fixes ``average=True``
@@ -365,7 +365,8 @@ class CovarianceChoice:
 #: Phi^-1(eta) of the default etas, as scipy.special.ndtri gives them (the same
 #: doubles), so that a default CW model does not import scipy.special (about 0.1 s of
 #: CPU, and a BLAS thread that spins as long again while the first chunk is learnt).
-_PHI_OF_DEFAULT = {0.9: 1.2815515655446004, 0.7: 0.5244005127080407}
+_PHI_OF_DEFAULT = {0.9: 1.2815515655446004, 0.7: 0.5244005127080407,
+                   0.85: 1.0364333894937898}
 
 
 def _phi(eta):

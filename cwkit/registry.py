@@ -7,13 +7,14 @@ Each estimator family declares its own names (its ``_names``, name ->
 import inspect
 from dataclasses import dataclass, field
 
-from . import kernel_approx, kernels, l1pa, linear, minibatch
+from . import gaussian, kernel_approx, kernels, l1pa, linear, minibatch
 from .base import COMMON
 
 #: The estimator families whose names are registered, in the order of `algorithms`.
 FAMILIES = (linear.Perceptron, linear.PassiveAggressive, linear.ConfidenceWeighted, linear.AROW,
             linear.SecondOrderPerceptron, linear.RegularizedPA, linear.AdaGrad,
-            minibatch.MiniBatchPA, l1pa.L1ConstrainedPA)
+            minibatch.MiniBatchPA, l1pa.L1ConstrainedPA, gaussian.SoftConfidenceWeighted,
+            gaussian.NormalHerd)
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,8 @@ def make(name, **params):
     Notes
     -----
     ``average="auto"``, the default of every name but ``perceptron`` (the plain rule)
-    and the kernel forms, reports the mean of the weights for every rule but AROW and
-    AROW-H (measured in docs/choosing.md); ``average=False`` gives the last iterate,
+    and the kernel forms, reports the mean of the weights for every rule but AROW,
+    AROW-H and NHERD (measured in docs/choosing.md); ``average=False`` gives the last iterate,
     every name's model before "auto", bit for bit.
 
     Examples

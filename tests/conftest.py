@@ -27,6 +27,19 @@ BINARY_CASES = [
     ("l2-pa", {"beta": 10.0}),
     ("soft-reg-pa", {"C": 0.3, "alpha": 0.05}),
     ("adagrad", {"eta": 0.5, "lam": 0.01, "delta": 0.1}),
+    ("scw1", {"C": 0.3, "eta": 0.8, "a": 0.7, "covariance": "diag"}),
+    ("scw2", {"C": 0.3, "eta": 0.8, "a": 0.7, "covariance": "full"}),
+    ("nherd", {"C": 0.3, "a": 0.7, "covariance": "diag"}),
+]
+
+#: The other shapes of those rules, run against the reference in test_binary_rules.py
+#: only (the cases above already take every rule through the other tests).
+OTHER_SHAPES = [
+    ("scw1", {"C": 0.3, "eta": 0.8, "a": 0.7, "covariance": "full"}),
+    ("scw1", {"C": 5.0, "eta": 0.95, "a": 0.7, "covariance": "diag"}),
+    ("scw2", {"C": 0.3, "eta": 0.8, "a": 0.7, "covariance": "diag"}),
+    ("nherd", {"C": 0.3, "a": 0.7, "covariance": "full"}),
+    ("nherd", {"C": 0.3, "a": 0.7, "covariance": "diag", "diag_update": "direct"}),
 ]
 
 

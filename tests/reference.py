@@ -81,17 +81,22 @@ from scipy.special import ndtri
 
 FIRST_ORDER = ("perceptron", "avg-perceptron", "pa", "pa1", "pa2", "pa-ls",
                "reg-pa", "l2-pa", "soft-reg-pa")
-SECOND_ORDER = ("cw", "cw-stdev", "arow", "arow-h", "sop")
+#: The rules whose state is a Gaussian N(w, sigma) over weights.
+GAUSSIAN = ("cw", "cw-stdev", "arow", "arow-h", "scw1", "scw2", "nherd")
+SECOND_ORDER = GAUSSIAN[:4] + ("sop",) + GAUSSIAN[4:]
 RULES = FIRST_ORDER + SECOND_ORDER + ("adagrad",)
 
 _REQUIRED = {
     "perceptron": (), "avg-perceptron": (), "pa": (), "pa1": ("C",), "pa2": ("C",),
     "pa-ls": ("C",), "reg-pa": ("alpha",), "l2-pa": ("beta",), "soft-reg-pa": ("C", "alpha"),
     "cw": ("eta",), "cw-stdev": ("eta",), "arow": ("r",), "arow-h": ("r",), "sop": (),
-    "adagrad": ("eta", "lam", "delta"),
+    "adagrad": ("eta", "lam", "delta"), "scw1": ("C", "eta"), "scw2": ("C", "eta"),
+    "nherd": ("C",),
 }
 _OPTIONAL = {"cw": {"a": 1.0}, "cw-stdev": {"a": 1.0}, "arow": {"a": 1.0, "diag_update": "inverse"},
-             "arow-h": {"a": 1.0, "diag_update": "inverse"}, "sop": {"a": 1.0}}
+             "arow-h": {"a": 1.0, "diag_update": "inverse"}, "sop": {"a": 1.0},
+             "scw1": {"a": 1.0}, "scw2": {"a": 1.0},
+             "nherd": {"a": 1.0, "diag_update": "inverse"}}
 
 
 def _params(rule, params):
@@ -106,7 +111,7 @@ def _params(rule, params):
     if missing:
         raise TypeError(f"rule {rule!r} needs parameters {missing}")
     p.update(params)
-    if rule in ("cw", "cw-stdev"):
+    if rule in ("cw", "cw-stdev", "scw1", "scw2"):
         if not 0.5 < p["eta"] < 1.0:
             raise ValueError(f"eta must be in (0.5, 1), got {p['eta']}")
         p["phi"] = float(ndtri(p["eta"]))  # Phi^{-1}(eta)
@@ -135,7 +140,7 @@ def init_state(rule, D, *, covariance="diag", **params):
     _check_cov(rule, covariance)
     p = _params(rule, params)
     st = {"w": np.zeros(D)}
-    if rule in ("cw", "cw-stdev", "arow", "arow-h"):
+    if rule in GAUSSIAN:
         st["sigma"] = p["a"] * (np.eye(D) if covariance == "full" else np.ones(D))
     elif rule == "sop":
         st["A"] = p["a"] * (np.eye(D) if covariance == "full" else np.ones(D))
@@ -294,12 +299,14 @@ def step(rule, st, x, y, *, covariance="diag", weight=1.0, **params):
             st["A"] = st["A"] + s * (np.outer(x, x) if covariance == "full" else x * x)
             updated = True
         return st, updated
-    # cw, cw-stdev, arow, arow-h
+    # cw, cw-stdev, arow, arow-h, scw1, scw2, nherd
     sigma = st["sigma"]
     sx = _sigma_x(sigma, x)
     m = y * float(w @ x)
     v = float(x @ sx)
     full = covariance == "full"
+    if rule in ("scw1", "scw2", "nherd"):
+        return _soft_step(rule, st, x, y, sx, m, v, full, s * p["C"], p)
     if rule in ("cw", "cw-stdev"):
         phi = p["phi"]
         if v <= 0.0:
@@ -345,6 +352,57 @@ def step(rule, st, x, y, *, covariance="diag", weight=1.0, **params):
     return st, True
 
 
+def scw_alpha(rule, m, v, phi, C):
+    """alpha of SCW-I ([SCW12] Prop. 1: CW-Stdev's root, :func:`_cw_stdev_alpha`, clipped
+    at C) or SCW-II (Prop. 2: n = v + 1/(2C), gamma = phi sqrt(phi^2 m^2 v^2 + 4 n v (n +
+    v phi^2)), alpha = max(0, (-(2 m n + phi^2 m v) + gamma) / (2 (n^2 + n v phi^2))));
+    for m > 0 SCW-II's root rationalised: 2 (phi^2 v - m^2) / (gamma + m (2 n + phi^2 v))
+    (the same number, free of cancellation; ``test_reference.py`` checks both forms)."""
+    if rule == "scw1":
+        return min(C, _cw_stdev_alpha(m, v, phi))
+    n = v + 1.0 / (2.0 * C)
+    gamma = phi * np.sqrt(phi * phi * m * m * v * v + 4.0 * n * v * (n + v * phi * phi))
+    if m > 0:
+        root = 2.0 * (phi * phi * v - m * m) / (gamma + m * (2.0 * n + phi * phi * v))
+    else:
+        root = (-(2.0 * m * n + phi * phi * m * v) + gamma) / (2.0 * (n * n + n * v * phi * phi))
+    return max(0.0, root)
+
+
+def _soft_step(rule, st, x, y, sx, m, v, full, C, p):
+    """One SCW-I / SCW-II ([SCW12] Alg. 1) or NHERD ([NHERD10], full update) update, C the
+    importance-weighted s C; see :func:`step`."""
+    w, sigma = st["w"], st["sigma"]
+    if C == 0.0 or v <= 0.0:
+        return st, False
+    if rule == "nherd":
+        loss = max(0.0, 1.0 - m)
+        if loss <= 0.0:
+            return st, False
+        st["w"] = w + loss / (v + 1.0 / C) * y * sx
+        beta = (C * C * v + 2.0 * C) / (1.0 + C * v) ** 2
+        if full:
+            st["sigma"] = _shrink_full(sigma, sx, beta)
+        elif p["diag_update"] == "inverse":                      # "project": Sigma^-1's diagonal
+            st["sigma"] = _inv_diag_update(sigma, 2.0 * C + C * C * v, x)
+        else:                                                    # "drop": Sigma's diagonal
+            st["sigma"] = sigma - beta * sigma * sigma * x * x
+        return st, True
+    phi = p["phi"]
+    if phi * np.sqrt(v) - m <= 0.0:                              # no loss: passive
+        return st, False
+    alpha = scw_alpha(rule, m, v, phi, C)
+    if alpha <= 0.0:
+        return st, False
+    sqrt_u = _cw_stdev_sqrt_u(alpha, v, phi)     # u = (-alpha v phi + sqrt(...))^2 / 4
+    st["w"] = w + alpha * y * sx
+    if full:
+        st["sigma"] = _shrink_full(sigma, sx, alpha * phi / (sqrt_u + v * alpha * phi))
+    else:
+        st["sigma"] = _inv_diag_update(sigma, alpha * phi / sqrt_u, x)
+    return st, True
+
+
 def binary_step(rule, w, x, y, *, sigma=None, covariance="diag", **params):
     """One update of a rule whose state is ``(w, Sigma)``, on already-augmented ``x``.
 
@@ -354,7 +412,7 @@ def binary_step(rule, w, x, y, *, sigma=None, covariance="diag", **params):
     if rule in ("avg-perceptron", "sop", "adagrad"):
         raise ValueError(f"binary_step does not handle {rule!r}; use step()")
     st = {"w": np.asarray(w, dtype=np.float64)}
-    if rule in ("cw", "cw-stdev", "arow", "arow-h"):
+    if rule in GAUSSIAN:
         st["sigma"] = np.asarray(sigma, dtype=np.float64)
     new, _ = step(rule, st, np.asarray(x, dtype=np.float64), y, covariance=covariance, **params)
     return new["w"], new.get("sigma")

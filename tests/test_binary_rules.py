@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import last_iterate, make_binary
+from conftest import OTHER_SHAPES, case_id, last_iterate, make_binary
 from reference import binary_run, binary_scores
 
 
@@ -60,6 +60,15 @@ def test_rule_matches_reference_every_round(binary_case, sparse, fit_intercept):
     rng = np.random.default_rng(7)
     X, y = make_binary(rng, n=40, d=5, zero_rows=(3,), sparse_frac=0.3)
     _compare_run(name, params, X, y, sparse, fit_intercept)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("case", OTHER_SHAPES, ids=[case_id(c) for c in OTHER_SHAPES])
+def test_other_shapes_match_reference_every_round(case, sparse):
+    name, params = case
+    rng = np.random.default_rng(8)
+    X, y = make_binary(rng, n=40, d=5, zero_rows=(3,), sparse_frac=0.3)
+    _compare_run(name, params, X, y, sparse, True)
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])

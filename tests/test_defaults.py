@@ -5,9 +5,10 @@ import scipy.sparse as sp
 
 import cwkit
 from cwkit import linear
+from cwkit.models import rules
 from cwkit.models.size import LIMIT_VARIABLE, ModelSizeError
 
-SECOND_ORDER = ["cw", "cw-stdev", "arow", "arow-h", "sop"]
+SECOND_ORDER = [*rules.names_of(rules.GAUSSIAN_RULES), "sop"]
 
 
 def _dense(n=60, d=5, K=2, seed=0):

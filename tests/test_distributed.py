@@ -135,7 +135,8 @@ def _ipm(name, params, parts, rounds, rule="average", by_updates=False):
 @pytest.mark.parametrize(("name", "mix"), [("pa", "average"), ("perceptron", "updates"),
                                            ("arow", "confidence"), ("sop", "auto"),
                                            ("bpa1", "average"), ("pa1", "touched"),
-                                           ("avg-perceptron", "touched")])
+                                           ("avg-perceptron", "touched"),
+                                           ("scw1", "average"), ("nherd", "confidence")])
 def test_byte_ranges_of_one_file_are_parameter_mixing(client, files, name, mix):
     path, X, y = files[2]
     ranges = cwd.cut(path, 2)

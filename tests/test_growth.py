@@ -9,9 +9,11 @@ import scipy.sparse as sp
 
 import cwkit
 from cwkit import registry
+from cwkit.models import rules
 
 NAMES = [a["name"] for a in cwkit.algorithms()]
-GAUSSIAN = ("cw", "cw-stdev", "arow", "arow-h", "sop")
+#: the names with a diagonal or full covariance
+GAUSSIAN = (*rules.names_of(rules.GAUSSIAN_RULES), "sop")
 KINDS = {"binary": {}, "top1": {}, "topk": {"multiclass": "topk", "k": 2},
          "ovr": {"multiclass": "ovr"}}
 N, D = 64, 9

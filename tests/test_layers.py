@@ -56,7 +56,7 @@ LAYERS = [
      "cwkit.features"},                                         # validation
     {"cwkit.models"},                                         # the model factory
     {"cwkit.base", "cwkit.named"},                            # the estimator protocol
-    {"cwkit.linear", "cwkit.minibatch", "cwkit.l1pa", "cwkit.kernels",
+    {"cwkit.linear", "cwkit.gaussian", "cwkit.minibatch", "cwkit.l1pa", "cwkit.kernels",
      "cwkit.kernel_approx"},  # estimator families
     {"cwkit.registry", "cwkit.persist"},                      # names and model files
     {"cwkit.svmlight", "cwkit.vw", "cwkit.datasets", "cwkit.sources"},   # I/O, data sets

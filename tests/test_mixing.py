@@ -6,10 +6,10 @@ import pytest
 from conftest import last_iterate, BINARY_CASES, OTHER_CASES, case_id, saved_loaded_and_learning_on
 from scipy.optimize import minimize
 
-from cwkit.models import mixing
+from cwkit.models import mixing, rules
 
 CASES = BINARY_CASES + OTHER_CASES
-GAUSSIAN = {"cw", "cw-stdev", "arow", "arow-h", "sop"}
+GAUSSIAN = {*rules.names_of(rules.GAUSSIAN_RULES), "sop"}
 
 
 def _models(name, params, strategy, n_models=3, seed=0):

@@ -274,7 +274,11 @@ def test_cw_no_update_when_constraint_holds(rule):
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("rule,params", [("cw", {"eta": 0.8}), ("cw-stdev", {"eta": 0.8}),
                                          ("arow", {"r": 0.5}), ("arow-h", {"r": 0.5}),
-                                         ("arow", {"r": 0.5, "diag_update": "direct"})])
+                                         ("arow", {"r": 0.5, "diag_update": "direct"}),
+                                         ("scw1", {"C": 0.5, "eta": 0.8}),
+                                         ("scw2", {"C": 0.5, "eta": 0.8}),
+                                         ("nherd", {"C": 0.5}),
+                                         ("nherd", {"C": 0.5, "diag_update": "direct"})])
 def test_diag_step_is_diagonal_projection_of_full_step(rule, params, seed):
     """From a diagonal Sigma, the diagonal rule has the full rule's mean step, and its Sigma is
     the projection of the full update onto the diagonal: of Sigma^{-1} (default, [ECCW08]
@@ -394,6 +398,124 @@ def test_arow_full_inverse_covariance_identities(seed):
         np.testing.assert_allclose(Pinv @ st["coef"], b, rtol=1e-9, atol=1e-9)
         prev = st["coef"]
     assert n_upd > 5
+
+
+# --------------------------------------------------------------------------- SCW, NHERD
+def scw_optimum(rule, mu0, S0, x, y, phi, C):
+    """Generic solver for SCW-I / SCW-II ([SCW12] Sect. 3): min KL(N(mu, L L') || N(mu0, S0))
+    + C xi (SCW-I, xi >= 0) or + C xi^2 (SCW-II) s.t. y mu.x - phi ||L' x|| >= -xi, over
+    (mu, the Cholesky factor L, xi): a convex problem in these variables."""
+    d = mu0.size
+    P = np.linalg.inv(S0)
+    il = _tril_index(d)
+    n = d + len(il[0])
+
+    def unpack(z):
+        L = np.zeros((d, d))
+        L[il] = z[d:n]
+        return z[:d], L, z[n]
+
+    def obj(z):
+        mu, L, xi = unpack(z)
+        dm = mu - mu0
+        kl = 0.5 * (-np.sum(np.log(np.diag(L) ** 2)) + np.trace(P @ L @ L.T) + dm @ P @ dm)
+        return kl + (C * xi if rule == "scw1" else C * xi * xi)
+
+    def grad(z):
+        mu, L, xi = unpack(z)
+        gL = np.tril(P @ L) - np.diag(1.0 / np.diag(L))
+        return np.concatenate([P @ (mu - mu0), gL[il], [C if rule == "scw1" else 2 * C * xi]])
+
+    def con(z):
+        mu, L, xi = unpack(z)
+        Lx = L.T @ x
+        return y * (mu @ x) - phi * np.sqrt(Lx @ Lx) + xi
+
+    def con_grad(z):
+        _, L, _ = unpack(z)
+        Lx = L.T @ x
+        gL = phi * np.outer(x, Lx) / np.sqrt(Lx @ Lx)
+        return np.concatenate([y * x, -np.tril(gL)[il], [1.0]])
+
+    cons = [{"type": "ineq", "fun": con, "jac": con_grad}]
+    if rule == "scw1":
+        cons.append({"type": "ineq", "fun": lambda z: z[n], "jac": lambda z: np.eye(n + 1)[n]})
+    z0 = np.concatenate([mu0, np.linalg.cholesky(S0)[il], [0.0]])
+    mu, L, _ = unpack(slsqp(obj, grad, z0, cons))
+    return mu, L @ L.T
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("rule", ["scw1", "scw2"])
+@pytest.mark.parametrize("C", [0.05, 2.0])
+def test_scw_full_step_is_the_optimum(rule, C, seed):
+    """SCW's closed form ([SCW12] Props. 1, 2) is the optimum of its convex problem; C = 0.05
+    makes SCW-I's clip at C bind."""
+    rng = np.random.default_rng(seed)
+    eta = 0.8
+    phi = float(reference.ndtri(eta))
+    mu0, S0, x, y = cw_instance("cw-stdev", rng, 3, phi, positive_margin=seed % 2 == 1)
+    mu_ref, S_ref = reference.binary_step(rule, mu0, x, y, sigma=S0, covariance="full", C=C,
+                                          eta=eta)
+    mu_opt, S_opt = scw_optimum(rule, mu0, S0, x, y, phi, C)
+    close(mu_ref, mu_opt, rtol=1e-6)
+    close(S_ref, S_opt, rtol=1e-6)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_scw1_is_cw_stdev_below_its_clip(seed):
+    """SCW-I with C above CW-Stdev's step is CW-Stdev ([SCW12] Prop. 1), and passive
+    exactly when CW-Stdev's constraint holds."""
+    rng = np.random.default_rng(seed)
+    mu0, S0, x, y = cw_instance("cw-stdev", rng, 4, 0.8416212335729143, seed % 2 == 1)
+    for cov, sig in (("full", S0), ("diag", np.diag(S0))):
+        a = reference.binary_step("scw1", mu0, x, y, sigma=sig, covariance=cov, C=1e9, eta=0.8)
+        b = reference.binary_step("cw-stdev", mu0, x, y, sigma=sig, covariance=cov, eta=0.8)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+    mu = 10.0 * x * y
+    same = reference.binary_step("scw2", mu, x, y, sigma=S0, covariance="full", C=1.0, eta=0.8)
+    np.testing.assert_array_equal(same[0], mu)
+
+
+@pytest.mark.parametrize("m,v", [(1e8, 1e16), (3.0, 50.0), (1e-6, 4.0), (-2.0, 0.3)])
+def test_scw2_rationalised_root_is_accurate(m, v):
+    """SCW-II's printed root cancels for m > 0 near phi sqrt(v); the reference's
+    rationalised form equals the printed one in 60-digit arithmetic."""
+    from decimal import Decimal as Dec
+    getcontext().prec = 60
+    phi, C = 1.0364333894937898, 0.7
+    P, M, V = Dec(phi), Dec(m), Dec(v)
+    n = V + 1 / (2 * Dec(C))
+    gamma = P * (P * P * M * M * V * V + 4 * n * V * (n + V * P * P)).sqrt()
+    exact = (-(2 * M * n + P * P * M * V) + gamma) / (2 * (n * n + n * V * P * P))
+    assert exact > 0
+    np.testing.assert_allclose(reference.scw_alpha("scw2", m, v, phi, C), float(exact),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_nherd_full_step_herds_the_gaussian(seed):
+    """[NHERD10]: the full update maps N(mu, Sigma) through w -> A w + b with
+    A = I - C/(1 + C v) Sigma x x' and b = alpha y Sigma x + ..., so that the new
+    covariance is A Sigma A'; its mean step is AROW's with r = 1/C, and
+    Sigma^-1 gains (2C + C^2 v) x x'."""
+    rng = np.random.default_rng(seed)
+    S0 = spd(rng, 4)
+    mu0, x, y = violating_instance(rng, 4)
+    C = [0.1, 3.0][seed % 2]
+    mu, S = reference.binary_step("nherd", mu0, x, y, sigma=S0, covariance="full", C=C)
+    v = x @ S0 @ x
+    A = np.eye(4) - C / (1.0 + C * v) * S0 @ np.outer(x, x)
+    np.testing.assert_allclose(S, A @ S0 @ A.T, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(np.linalg.inv(S), np.linalg.inv(S0)
+                               + (2 * C + C * C * v) * np.outer(x, x), rtol=1e-9, atol=1e-12)
+    mu_arow, _ = reference.binary_step("arow", mu0, x, y, sigma=S0, covariance="full", r=1 / C)
+    np.testing.assert_allclose(mu, mu_arow, rtol=1e-12, atol=1e-15)
+    mu_pass, S_pass = reference.binary_step("nherd", 2 * x * y / (x @ x), x, y, sigma=S0,
+                                            covariance="full", C=C)
+    np.testing.assert_array_equal(S_pass, S0)
 
 
 # --------------------------------------------------------------------------- scale / rotation

@@ -165,7 +165,7 @@ class Diagonal(BinaryModel):
         spec = self.spec
         return PassResult(*_core.diag_pass(
             rows.view, y, order, bias, self.state["mu_sigma"], self.rule, spec.phi, spec.r,
-            spec.direct, self.state.get("u", NO_SUM)))
+            spec.direct, self.state.get("u", NO_SUM), spec.C))
 
     def weights(self):
         return mean_of_rounds(self.state, self.last_weights())
@@ -218,7 +218,7 @@ class Full(BinaryModel):
         work = np.empty(2 * len(st["mu"]))
         return PassResult(*_core.full_pass(
             rows.view, y, order, bias, st["mu"], st["Sigma"], work, self.rule, spec.phi, spec.r,
-            st.get("u", NO_SUM)))
+            st.get("u", NO_SUM), spec.C))
 
     def weights(self):
         return mean_of_rounds(self.state, self.last_weights())

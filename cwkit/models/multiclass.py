@@ -149,7 +149,7 @@ class Diagonal(MulticlassModel):
         return PassResult(*_core.mc_diag_pass(
             *self._args(rows, codes, order), bias, self.ovr, st["mu"], st["sigma"], self.rule,
             spec.phi, spec.r, spec.direct, self.sum_update,
-            st.get("u", np.empty((0, self.K)))))
+            st.get("u", np.empty((0, self.K))), spec.C))
 
     def weights_dk(self):
         return mean_of_rounds(self.state, self.last_weights_dk())
@@ -206,7 +206,7 @@ class Full(MulticlassModel):
         st, spec = self.state, self.spec
         return PassResult(*_core.mc_full_pass(
             *self._args(rows, codes, order), bias, self.ovr, st["mu"], st["Sigma"], self.rule,
-            spec.phi, spec.r, self.sum_update, st.get("u", NO_SUM)))
+            spec.phi, spec.r, self.sum_update, st.get("u", NO_SUM), spec.C))
 
     def weights_dk(self):
         return mean_of_rounds(self.state, self.last_iterate(self.state)).T

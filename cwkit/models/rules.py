@@ -77,6 +77,9 @@ TABLE = {info.rule: info for info in (
     RuleInfo(_R.AROW_H, "arow-h", _SO, gaussian=True, may_collapse="direct", sigma_sum=True),
     RuleInfo(_R.SOP, "sop", ("full", "sop_diagonal")),
     RuleInfo(_R.ADAGRAD, "adagrad", ("adagrad",)),
+    RuleInfo(_R.SCW1, "scw1", _SO[:2], gaussian=True, may_collapse="always"),
+    RuleInfo(_R.SCW2, "scw2", _SO[:2], gaussian=True, may_collapse="always"),
+    RuleInfo(_R.NHERD, "nherd", _SO[:2], gaussian=True, may_collapse="direct"),
 )}
 
 #: The rule registered under each name.
