@@ -69,6 +69,13 @@ class Rows(NamedTuple):
             nnz = np.count_nonzero(X[:m])
         return nnz / max(m * self.n_features, 1)
 
+    def mean_squared_norm(self, n_rows):
+        """The mean of the squared L2 norms of the first `n_rows` rows (0 for none)."""
+        m = min(self.n_rows, n_rows)
+        X = self.X
+        values = X.data[X.indptr[0]:X.indptr[m]] if self.sparse else np.ravel(X[:m])
+        return float(np.dot(values, values)) / max(m, 1)
+
 
 def _dense_idx(d):
     idx = _ARANGE_CACHE.get(d)

@@ -9,8 +9,8 @@ import numpy as np
 
 from . import _core, _params
 from ._lazy import special
-from .base import (GaussianMixin, OnlineClassifier, Registration, VarianceMixin, dense_rows,
-                   serialised)
+from .base import (AUTO_ROWS, GaussianMixin, OnlineClassifier, Registration, VarianceMixin,
+                   dense_rows, serialised)
 from .models.scoring import row_scores
 
 
@@ -331,6 +331,21 @@ def auto_covariance(rows, n_classes, multiclass):
     return "full"
 
 
+#: AROW's ``r="auto"`` on sparse rows, in units of the first rows' mean squared norm.
+SPARSE_R = 0.1
+
+
+def auto_r(rows):
+    """What AROW's ``r="auto"`` chooses for the first rows `rows`: 1 on dense rows
+    (:func:`cwkit.base.dense_rows`), on sparse ones ``SPARSE_R`` times the mean squared
+    norm of the first ``AUTO_ROWS`` rows (``SPARSE_R`` when they are all zero).  The
+    measurements behind it are in docs/choosing.md."""
+    if dense_rows(rows):
+        return 1.0
+    norm2 = rows.mean_squared_norm(AUTO_ROWS)
+    return SPARSE_R * norm2 if norm2 > 0 else SPARSE_R
+
+
 class CovarianceChoice:
     """The ``covariance`` parameter of the second-order rules, "auto" settled at the
     first fit (``covariance_type_``)."""
@@ -469,8 +484,13 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
 
     Parameters
     ----------
-    r : float > 0, default=1.0
-        Regularization; lambda_1 = lambda_2 = 1/(2r).
+    r : float > 0 or "auto", default="auto"
+        Regularization; lambda_1 = lambda_2 = 1/(2r).  "auto" chooses at the first
+        ``fit`` / ``partial_fit`` (``r_``): 1 on dense rows, and on sparse rows
+        (``intercept_scaling="auto"``'s test) ``SPARSE_R`` = 0.1 times the mean
+        squared norm of the first rows, so that r keeps its ratio to the step's
+        ``x^T Sigma x = a ||x||^2`` at the start whatever the rows' scale: 0.1 on
+        L2-normalised text (docs/choosing.md).  ``r=1.0`` is the former default.
     a : float > 0, default=1.0
         Initial variance: Sigma_1 = a I.
     loss : {"squared_hinge", "hinge"}, default="squared_hinge"
@@ -488,9 +508,12 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
         Not used by ``multiclass="ovr"`` or with two classes (the update is with x).
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
     average, class_weight
-        As in :class:`Perceptron`, but "auto" (the default) keeps the last iterate:
-        averaging made AROW and AROW-H worse on the binary sets measured
-        (docs/choosing.md); ``multiclass="topk"`` is available for the squared hinge.
+        As in :class:`Perceptron`, but ``average="auto"`` (the default) keeps the last
+        iterate: averaging made AROW and AROW-H worse on the binary sets measured
+        (docs/choosing.md); ``intercept_scaling="auto"`` is 1 on sparse rows too (the
+        intercept's variance shrinks as it is used, as every feature's does; 0.1 lost
+        on the TREC spam stream, docs/choosing.md); ``multiclass="topk"`` is available
+        for the squared hinge.
 
     Notes
     -----
@@ -521,7 +544,13 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
     """
 
     _average_auto = False   # averaging made both worse (docs/choosing.md)
-    _constraints = {"r": _params.POSITIVE, "a": _params.POSITIVE,
+    _sparse_intercept_scaling = 1.0      # 0.1 lost on TREC spam (docs/choosing.md)
+    _fitted = {"r_": ("float", "The regularization used: ``r``, or what ``\"auto\"`` "
+                      "chose on the first rows.")}
+    _constraints = {"r": _params.Optional(_params.POSITIVE, "1 on dense rows, 0.1 times "
+                                          "the mean squared norm of the first rows on "
+                                          "sparse ones", special="auto"),
+                    "a": _params.POSITIVE,
                     "loss": _params.Choice("squared_hinge", "hinge"),
                     "covariance": _params.Choice("auto", "diag", "full"),
                     "diag_update": _params.Choice("inverse", "direct"),
@@ -533,7 +562,7 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
                                ("r", "a", "covariance", "diag_update", "sigma_update")),
     }
 
-    def __init__(self, r=1.0, a=1.0, loss="squared_hinge", covariance="auto",
+    def __init__(self, r="auto", a=1.0, loss="squared_hinge", covariance="auto",
                  diag_update="inverse", sigma_update="auto", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
                  multiclass="top1", k=1, average="auto", class_weight=None):
@@ -557,11 +586,28 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
         super()._resolve(params)
         if self.sigma_update == "auto" and self.multiclass != "ovr":
             params["sigma_update"] = "delta" if self.multiclass == "top1" else "sum"
+        if hasattr(self, "r_"):
+            params["r"] = self.r_
+
+    def _choose(self, rows, n_classes):
+        super()._choose(rows, n_classes)
+        self.r_ = auto_r(rows) if self.r == "auto" else float(self.r)
+
+    def _choices(self):
+        return {**super()._choices(), "r_": self.r_}
+
+    def _restore_choices(self, saved):
+        super()._restore_choices(saved)
+        # a file written before "auto" existed records no choice: its r is it
+        value = saved.get("r_", self.r)
+        if not _params.POSITIVE.check(value):
+            raise ValueError(f"r_ must be a positive number, got {value!r:.40}")
+        self.r_ = float(value)
 
     def _model_options(self):
         rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
         return {"shape": _COVARIANCE_SHAPES[self.covariance_type_], "rule": rule,
-                "r": float(self.r), "a": float(self.a), "direct": self.diag_update == "direct",
+                "r": self.r_, "a": float(self.a), "direct": self.diag_update == "direct",
                 "sigma_update": self.sigma_update}
 
 

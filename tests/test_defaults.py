@@ -111,6 +111,7 @@ def test_a_file_without_the_choice_uses_its_explicit_covariance(tmp_path):
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(arrays["__meta__"].tobytes())
     del meta["choices"], meta["params"]["intercept_scaling"]     # as such files are
+    meta["params"]["r"] = 1.0                  # (AROW's r had no "auto" either)
     arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     with open(path, "wb") as f:
         np.savez(f, **arrays)
@@ -143,9 +144,10 @@ def test_auto_intercept_scaling_is_1_on_dense_rows_and_0_1_on_sparse_ones():
         assert cwkit.make(name).intercept_scaling == "auto"
         assert cwkit.make(name).fit(X, y).intercept_scaling_ == 1.0
         # l1-pa keeps 1: beta ||x~||_inf > 1, the condition of a feasible update, then
-        # holds on every row for beta > 1; the Perceptron and AdaGrad were better with 1
+        # holds on every row for beta > 1; the Perceptron, AdaGrad and AROW were better
+        # with 1
         sparse_value = 1.0 if name in ("l1-pa", "perceptron", "avg-perceptron",
-                                       "adagrad") else 0.1
+                                       "adagrad", "arow", "arow-h") else 0.1
         for rows in (sparse_rows, sp.csr_matrix(sparse_rows)):
             assert cwkit.make(name).fit(rows, y).intercept_scaling_ == sparse_value
         assert cwkit.make(name, intercept_scaling=0.3).fit(X, y).intercept_scaling_ == 0.3
@@ -207,6 +209,48 @@ def test_intercept_scaling_is_saved_and_old_files_keep_1(tmp_path):
     assert back.intercept_scaling == 1.0 and back.intercept_scaling_ == 1.0
     np.testing.assert_array_equal(back.decision_function(sparse_rows),
                                   old.decision_function(sparse_rows))
+
+
+@pytest.mark.parametrize("name", ["arow", "arow-h"])
+def test_arow_auto_r_is_1_on_dense_rows_and_scaled_to_the_rows_on_sparse_ones(name):
+    X, y = _dense(n=1500, d=12)
+    assert cwkit.make(name).r == "auto"
+    assert cwkit.make(name).fit(X, y).r_ == 1.0
+    sparse_rows = np.zeros_like(X)
+    sparse_rows[:, 0] = 3.0 * X[:, 0]           # 1 entry in 12: below AUTO_DENSITY
+    sparse_rows[7, 0] = 0.0                     # an all-zero row counts in the mean
+    # the mean squared norm of the first AUTO_ROWS (1000) rows, by a plain loop
+    norm2 = sum(float(row @ row) for row in sparse_rows[:1000]) / 1000
+    for rows in (sparse_rows, sp.csr_matrix(sparse_rows)):
+        est = cwkit.make(name).fit(rows, y)
+        np.testing.assert_allclose(est.r_, 0.1 * norm2, rtol=1e-12)
+        assert est.resolved_params()["r"] == est.r_
+        # exactly the model of the explicit value
+        ref = cwkit.make(name, r=est.r_, intercept_scaling=1.0).fit(rows, y)
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+    assert cwkit.make(name).fit(np.zeros((5, 40)), [0, 1, 0, 1, 0]).r_ == 0.1   # no norm
+    assert cwkit.make(name, r=2.0).fit(sparse_rows, y).r_ == 2.0
+
+
+def test_arow_r_choice_is_saved_and_a_damaged_file_is_refused(tmp_path):
+    import json
+    X, y = _dense()
+    rows = sp.csr_matrix(np.hstack([X[:, :1], np.zeros((60, 30))]))
+    path = tmp_path / "m.cwk"
+    est = cwkit.make("arow").fit(rows, y)
+    cwkit.save(est, path)
+    back = cwkit.load(path)
+    assert back.r == "auto" and back.r_ == est.r_
+    np.testing.assert_array_equal(back.decision_function(rows), est.decision_function(rows))
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["__meta__"].tobytes())
+    del meta["choices"]["r_"]          # "auto" without its choice
+    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    with pytest.raises(cwkit.ModelFileError, match="r_"):
+        cwkit.load(path)
 
 
 def test_intercept_scaling_is_validated():

@@ -242,7 +242,7 @@ def test_algorithms_lists_every_name_with_defaults():
     for n in ("perceptron", "avg-perceptron", "pa", "pa1", "pa2", "pa-ls", "cw", "cw-stdev",
               "arow", "arow-h", "sop", "reg-pa", "l2-pa", "soft-reg-pa", "adagrad"):
         assert n in names and names[n]["description"]
-    assert names["arow"]["params"]["r"]["default"] == 1.0
+    assert names["arow"]["params"]["r"]["default"] == "auto"
     assert "(0, inf)" in names["pa1"]["params"]["C"]["valid"]
     for a in names.values():
         est = last_iterate(a["name"])

@@ -235,6 +235,7 @@ def test_a_growing_vocabulary_learns_as_one_fit_at_its_final_width():
         clf.learn_one(x, label)
     assert clf.n_features_in_ == len(clf.feature_map_.names_) > width
     X = Vocabulary(clf.feature_map_.names_).transform(rows)
-    ref = cwkit.make("arow").partial_fit(X, y, classes=[0, 1])
+    # r="auto" is settled on the first call's rows (30 here): the same r for the one fit
+    ref = cwkit.make("arow", r=clf.r_).partial_fit(X, y, classes=[0, 1])
     np.testing.assert_array_equal(clf.coef_, ref.coef_)
     assert (clf.t_, clf.mistakes_) == (ref.t_, ref.mistakes_)
