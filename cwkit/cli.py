@@ -577,9 +577,9 @@ def _predict(args, spool):
             raise DataError(f"{args.data}: the model {args.model} has {width} features, "
                             f"Vowpal Wabbit rows hashed into 2^{bits} have {1 << bits} "
                             "(give the --hash-bits it was trained with)")
-        rows = (X for X, _, _ in iter_vw(path, batch_size=args.batch_size, hash_bits=bits,
-                                         require_label=False))
-        return _write_predictions(args, model, rows)
+        rows = ((X, y) for X, y, _ in iter_vw(path, batch_size=args.batch_size,
+                                              hash_bits=bits, require_label=False))
+        return _write_predictions(args, model, rows, labelled=True)
     info = scan_svmlight(path, zero_based=_zero_based(args), hash_bits=args.hash_bits,
                          n_jobs=args.parse_jobs)
     if info.n_features > width and not args.ignore_extra_features:
@@ -591,28 +591,37 @@ def _predict(args, spool):
     if unseen:
         print(f"cwkit: warning: {args.data}: labels {_labels_text(unseen)} are not among "
               f"the model's classes ({_labels_text(model.classes_)}); each row still gets "
-              f"one of the model's classes", file=sys.stderr)
+              f"one of the model's classes, and no error rate is reported", file=sys.stderr)
     rows = sources.rows_for_model(path, width, batch_size=args.batch_size,
                                   zero_based=bool(info.zero_based), hash_bits=args.hash_bits,
-                                  n_jobs=args.parse_jobs)
-    return _write_predictions(args, model, rows)
+                                  n_jobs=args.parse_jobs, labels=True)
+    return _write_predictions(args, model, rows, labelled=not unseen)
 
 
-def _write_predictions(args, model, rows):
-    """Write one line per row of the chunks `rows` (labels, scores or probabilities)."""
-    done = [0]
+def _write_predictions(args, model, rows, labelled):
+    """Write one line per row of the chunks `rows` of ``(X, y)`` (labels, scores or
+    probabilities), and the error rate on stderr when `labelled` and every ``y`` is one
+    of the model's classes."""
+    tally = _Tally(model.classes_, labelled=labelled)
 
     def write(f):
-        for X in rows:
+        if (args.scores or args.proba) and not args.no_header:
+            f.write(" ".join(_columns(model, args.scores)) + "\n")
+        for X, y in rows:
+            scores = np.asarray(model.decision_function(X))
+            labels = model._labels(scores)
             if args.scores:
-                values = np.asarray(model.decision_function(X))
+                values = scores
             elif args.proba:
-                values = np.asarray(model.predict_proba(X))
+                values = np.asarray(model._calibration.proba(scores))
             else:
-                values = np.asarray(model.predict(X))
-            for row in values:
-                f.write(" ".join(report.format_label(v) for v in np.atleast_1d(row)) + "\n")
-            done[0] += values.shape[0]
+                values = labels
+            tally.add(labels, y, values if args.proba else None)
+            if args.scores or args.proba:
+                f.writelines(" ".join(f"{v:.{args.precision}g}" for v in np.atleast_1d(row))
+                             + "\n" for row in values)
+            else:
+                f.writelines(report.format_label(v) + "\n" for v in values)
 
     try:
         if args.output:
@@ -625,9 +634,47 @@ def _write_predictions(args, model, rows):
     except KeyboardInterrupt:
         sys.stdout.flush()
         where = f"; {args.output} not written" if args.output else " written"
-        print(f"cwkit: interrupted after {done[0]} predictions{where}", file=sys.stderr)
+        print(f"cwkit: interrupted after {tally.rows} predictions{where}", file=sys.stderr)
         return 130
+    if not args.quiet and tally.labelled and tally.rows:
+        print(f"cwkit: {args.data}: {tally.text()}", file=sys.stderr)
     return 0
+
+
+def _columns(model, scores):
+    """The header of ``--scores`` / ``--proba``: the class of each column (binary scores:
+    one column, > 0 meaning the second class)."""
+    classes = model.classes_ if not scores or len(model.classes_) > 2 else model.classes_[1:]
+    return [report.format_label(c) for c in classes]
+
+
+class _Tally:
+    """What ``cwkit predict`` says of a labelled file: its error rate, and the log loss
+    of ``--proba`` (the mean of -ln p of each row's label, p clipped at 1e-15)."""
+
+    def __init__(self, classes, labelled):
+        self.classes, self.labelled = np.asarray(classes), labelled
+        self.rows = self.errors = 0
+        self.log_loss = None
+
+    def add(self, predicted, y, proba=None):
+        self.rows += y.size
+        if self.labelled and not np.all(np.isin(y, self.classes)):
+            self.labelled = False    # a Vowpal Wabbit row without a label (NaN), or unseen
+        if not self.labelled:
+            return
+        self.errors += int(np.count_nonzero(predicted != y))
+        if proba is not None:
+            p = proba[np.arange(y.size), np.searchsorted(self.classes, y)]
+            self.log_loss = (self.log_loss or 0.0) - float(
+                np.sum(np.log(np.clip(p, 1e-15, 1.0))))
+
+    def text(self):
+        line = (f"error {100.0 * self.errors / self.rows:.2f}% ({self.errors:,} of "
+                f"{self.rows:,} rows)")
+        if self.log_loss is not None:
+            line += f", log loss {self.log_loss / self.rows:.4f}"
+        return line
 
 
 def _algos(args, spool):
@@ -1059,7 +1106,10 @@ def _build_parser():
     p.set_defaults(run=_train)
 
     p = sub.add_parser("predict", help="predict labels (or scores) with a saved model",
-                       description="One prediction per input row, one line each.",
+                       description="One prediction per input row, one line each. When "
+                       "every label of the file is one of the model's classes, the error "
+                       "rate (and with --proba the log loss) goes to stderr (--quiet: "
+                       "not).",
                        formatter_class=fmt, epilog="examples:\n"
                        "  cwkit predict model.cwk data.svm > labels.txt\n"
                        "  cwkit predict model.cwk data.svm --proba -o proba.txt\n")
@@ -1069,6 +1119,11 @@ def _build_parser():
     p.add_argument("--proba", action="store_true",
                    help="calibrated class probabilities instead of labels")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
+    p.add_argument("--no-header", action="store_true",
+                   help="no header line (the class of each column) before --scores or "
+                   "--proba")
+    p.add_argument("--precision", type=_positive_int, default=6, metavar="N",
+                   help="significant digits of --scores and --proba (default 6, %%.6g)")
     d = p.add_argument_group("data")
     z = d.add_mutually_exclusive_group()
     z.add_argument("--zero-based", action="store_true", help="indices start at 0")

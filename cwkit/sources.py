@@ -326,11 +326,11 @@ def synthetic(kind, *, seed=0, n_samples=None, test_size=10000, s_long=10.0, s_s
 
 
 def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="auto",
-                   hash_bits=None, n_jobs=None):
+                   hash_bits=None, n_jobs=None, labels=False):
     """The rows of an svmlight file as CSR chunks of exactly ``width`` columns.
 
     Features beyond ``width`` (never seen by a model of that width, so of weight 0) are
-    dropped; a narrower chunk is widened. The labels are not returned.
+    dropped; a narrower chunk is widened. The labels are returned with ``labels=True``.
 
     Parameters
     ----------
@@ -344,18 +344,20 @@ def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="au
         Fold the columns into ``2**hash_bits`` first (as the model's training data was).
     n_jobs : int, optional
         Parsing threads (:func:`cwkit.load_svmlight`).
+    labels : bool
+        Yield ``(X, y)``, the rows and their labels, instead of ``X``.
 
     Yields
     ------
-    scipy.sparse.csr_matrix of shape (rows, width)
+    scipy.sparse.csr_matrix of shape (rows, width), or (it, ndarray) with ``labels``
     """
     if zero_based == "auto":
         sp.preload()    # the chunks are CSR: import scipy.sparse while the file is read
         zero_based = bool(scan_svmlight(path, n_jobs=n_jobs).zero_based)
-    for X, _ in iter_svmlight(path, batch_size=batch_size, zero_based=zero_based,
+    for X, y in iter_svmlight(path, batch_size=batch_size, zero_based=zero_based,
                               hash_bits=hash_bits, n_jobs=n_jobs):
         if X.shape[1] > width:
             X = X[:, :width]
         elif X.shape[1] < width:
             X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
-        yield X
+        yield (X, y) if labels else X

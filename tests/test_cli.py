@@ -603,13 +603,14 @@ def test_train_and_predict(capsys, data, tmp_path):
     rc, out, _ = run(capsys, "predict", model, test)
     assert rc == 0
     assert out.split() == [str(v) for v in np.where(augment(Xt) @ w > 0, 1, -1)]
-    rc, out, _ = run(capsys, "predict", model, test, "--scores")
+    rc, out, _ = run(capsys, "predict", model, test, "--scores", "--no-header")
     assert np.allclose([float(v) for v in out.split()], augment(Xt) @ w)
     # features beyond the model's width (never seen in training) have weight 0
     wide = tmp_path / "wide.svm"
     wide.write_text("".join(line.rstrip("\n") + " 9:2.5\n"
                             for line in Path(test).read_text().splitlines(True)))
-    rc, out_wide, _ = run(capsys, "predict", model, wide, "--scores", "--ignore-extra-features")
+    rc, out_wide, _ = run(capsys, "predict", model, wide, "--scores", "--ignore-extra-features",
+                          "--no-header")
     assert rc == 0 and np.allclose([float(v) for v in out_wide.split()], augment(Xt) @ w)
     dest = tmp_path / "labels.txt"
     rc, out, _ = run(capsys, "predict", model, test, "-o", dest)
@@ -623,10 +624,12 @@ def test_train_params_and_proba(capsys, data, tmp_path):
     assert rc == 0 and "trained arow on 300 examples" in err
     loaded = cwkit.load(model)
     assert loaded.r == 0.5
-    rc, out, _ = run(capsys, "predict", model, test, "--proba")
-    proba = np.array([[float(v) for v in ln.split()] for ln in out.splitlines()])
+    rc, out, _ = run(capsys, "predict", model, test, "--proba", "--precision", "17")
+    header, *lines = out.splitlines()
+    assert header == "-1 1"
+    proba = np.array([[float(v) for v in ln.split()] for ln in lines])
     ref = cwkit.make("arow", r=0.5).partial_fit(X, y)
-    assert np.allclose(proba, ref.predict_proba(Xt), rtol=1e-12)
+    assert np.array_equal(proba, ref.predict_proba(Xt))
 
 
 # ----------------------------------------------------------------------------- help, algos
@@ -713,7 +716,7 @@ def test_data_errors(capsys, tmp_path, data):
     assert run(capsys, "train", "--algo", "pa", train, "-o", model, "--quiet")[0] == 0
     rc, _, err = run(capsys, "predict", model, bad, "-o", out_file)
     assert rc == 1 and not out_file.exists()
-    rc, out, _ = run(capsys, "predict", model, train, "--proba")
+    rc, out, _ = run(capsys, "predict", model, train, "--proba", "--no-header")
     assert rc == 0 and np.allclose([sum(map(float, ln.split())) for ln in out.splitlines()], 1.0)
     rc, _, err = run(capsys, "train", "--algo", "pa", bad, "-o", tmp_path / "x.cwk")
     assert rc == 1 and not (tmp_path / "x.cwk").exists()
@@ -910,7 +913,8 @@ def test_predict_on_a_file_of_another_width_or_labels(capsys, data, tmp_path):
     rc, out, err = run(capsys, "predict", model, other)
     assert rc == 0 and len(out.split()) == 3
     assert err == (f"cwkit: warning: {other}: labels 0, 2 are not among the model's classes "
-                   f"(-1, 1); each row still gets one of the model's classes\n")
+                   f"(-1, 1); each row still gets one of the model's classes, and no error "
+                   f"rate is reported\n")
 
 
 def test_eval_test_labels_unseen_in_training(capsys, data, tmp_path):
@@ -1251,3 +1255,31 @@ def test_eval_ranks_the_model_train_saves_for_every_name(capsys, tmp_path, multi
         assert res["test_error"] == np.mean(predicted != yt), name
         assert res["test_error"] == res["avg_test_error" if res["params"]["average"]
                                         else "last_test_error"], name
+
+
+def test_predict_reports_the_error_and_log_loss_of_a_labelled_file(capsys, tmp_path):
+    """Test mode: the error rate (and with --proba the log loss) on stderr; --quiet
+    silences it; --scores / --proba print a header of the columns' classes at %.6g."""
+    X, y, path = _three_class(tmp_path)
+    model = tmp_path / "m.cwk"
+    assert run(capsys, "train", "--algo", "pa1", path, "-o", model, "--quiet")[0] == 0
+    est = cwkit.load(model)
+    wrong = int(np.count_nonzero(est.predict(X) != y))
+    rc, out, err = run(capsys, "predict", model, path)
+    assert rc == 0 and err == (f"cwkit: {path}: error {100 * wrong / y.size:.2f}% "
+                               f"({wrong} of {y.size} rows)\n")
+    rc, out, err = run(capsys, "predict", model, path, "--proba")
+    P = est.predict_proba(X)
+    loss = -np.mean(np.log(np.clip(P[np.arange(y.size), y - 1], 1e-15, 1)))
+    assert err.endswith(f", log loss {loss:.4f}\n") and f"error {100 * wrong / y.size:.2f}%" in err
+    header, first = out.splitlines()[:2]
+    assert header == "1 2 3" and first == " ".join(f"{v:.6g}" for v in P[0])
+    rc, out, err = run(capsys, "predict", model, path, "--scores", "--precision", "3",
+                       "--quiet")
+    assert err == "" and out.splitlines()[1] == " ".join(
+        f"{v:.3g}" for v in est.decision_function(X[:1])[0])
+    # labels the model does not know (an unlabelled file's placeholders): no test line
+    unlabelled = write_svm(tmp_path / "u.svm", X, np.full(y.size, 7))
+    rc, out, err = run(capsys, "predict", model, unlabelled)
+    assert rc == 0 and "rows)" not in err and "no error rate" in err
+    assert len(out.split()) == y.size
