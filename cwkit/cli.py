@@ -488,31 +488,39 @@ def _check_two_classes(src):
 
 def _train(args, spool):
     registry = _registry()
-    if args.algo not in registry:
-        raise UsageError(f"--algo: unknown algorithm {args.algo!r} "
-                         f"(known: {', '.join(sorted(registry))})")
-    params = []
-    for p in args.param or []:
-        key = p.split("=", 1)[0]
-        params.append(p if "." in key else f"{args.algo}.{p}")
-    (spec,) = _parse_specs(args.algo, params, [], registry)
+    start = None
+    if args.initial is not None:
+        start, spec, multiclass = _continued(args, registry)
+        counts = (start.mistakes_, start.n_updates_)   # the file's, before this run
+    else:
+        if args.algo is None:
+            raise UsageError("--algo is required (or -i MODEL, to go on training a model)")
+        if args.algo not in registry:
+            raise UsageError(f"--algo: unknown algorithm {args.algo!r} "
+                             f"(known: {', '.join(sorted(registry))})")
+        (spec,) = _parse_specs(args.algo, _train_params(args), [], registry)
     _check_output("--output", args.output)
     _check_hash_bits(args)
     _check_vw_options(args, [args.data])
-    multiclass = _multiclass_params(args, [spec])
+    if start is None:
+        multiclass = _multiclass_params(args, [spec])
     _check_dask_options(args, [spec])
     if args.dask:
+        if start is not None:
+            raise UsageError("-i is not supported with --dask")
         return _train_dask(args, spool, spec, multiclass)
     _learning_parse_jobs(args, 1)
     opened = []
     with _bad_lines_first(opened):
         src = _file_source(spool.path(args.data), args.data, args, opened)
         _check_two_classes(src)
+        if start is not None:
+            _check_continued(args, src, start)
     progress = report.Progress(enabled=not args.quiet)
     try:
         learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
                         shuffle_window=args.shuffle_window, multiclass_params=multiclass,
-                        progress=progress)
+                        progress=progress, start=start)
     except Interrupted as exc:
         progress.end_run()
         lr = exc.result
@@ -520,32 +528,106 @@ def _train(args, spool):
               f"mistakes, {lr.updates} updates); no model saved", file=sys.stderr)
         return 130
     for note in learner.note_lines():  # warnings of the model, as eval shows them
-        print(f"cwkit: warning: {args.algo}: {note}", file=sys.stderr)
-    # the run's counters, as fit(n_passes=...) keeps them (not the last chunk's)
-    learner.model.mistakes_, learner.model.n_updates_ = learner.mistakes, learner.updates
+        print(f"cwkit: warning: {spec.name}: {note}", file=sys.stderr)
+    # the run's counters, as fit(n_passes=...) keeps them (not the last chunk's); a
+    # continued model's go on from the file's
+    before = (0, 0) if start is None else counts
+    learner.model.mistakes_ = before[0] + learner.mistakes
+    learner.model.n_updates_ = before[1] + learner.updates
     learner.model.hash_bits_ = args.hash_bits     # kept in the file (predict checks it)
     save(learner.model, args.output)   # all or nothing
     if not args.quiet:
-        print(f"cwkit: trained {args.algo} on {learner.examples} examples "
+        print(f"cwkit: trained {spec.name} on {learner.examples} examples "
               f"({args.passes} pass{'es' * (args.passes > 1)}, {learner.mistakes} online "
               f"mistakes, {learner.updates} updates); saved {args.output}", file=sys.stderr)
     return 0
 
 
-def _hash_bits_of_model(args, model, width):
+def _hash_bits_of_model(args, model, width, path):
     """``--hash-bits`` for `model`: the B its file keeps (``cwkit train --hash-bits B``),
     which the data are folded with when the option is not given and which another B
     contradicts; for a model that does not say (a file of an earlier cwkit, a model
     fitted from Python), B such that the data fold into the model's width."""
     bits = getattr(model, "hash_bits_", None)
     if bits is not None and args.hash_bits not in (None, bits):
-        raise DataError(f"{args.model}: the model was trained with --hash-bits {bits}, the "
+        raise DataError(f"{path}: the model was trained with --hash-bits {bits}, the "
                         f"data are given --hash-bits {args.hash_bits}")
     if bits is None and args.hash_bits is not None and width != 1 << args.hash_bits:
-        raise DataError(f"{args.model}: the model has {width} features, --hash-bits "
+        raise DataError(f"{path}: the model has {width} features, --hash-bits "
                         f"{args.hash_bits} folds the data into {1 << args.hash_bits} (was "
                         "it trained without --hash-bits, or with another B?)")
     return bits if args.hash_bits is None else args.hash_bits
+
+
+def _train_params(args):
+    """``train --param KEY=VALUE`` as ``--param ALGO.KEY=VALUE`` of ``eval``."""
+    return [p if "." in p.split("=", 1)[0] else f"{args.algo}.{p}" for p in args.param or []]
+
+
+def _load_model(path):
+    """The model of file `path`, or a DataError naming it."""
+    if not os.path.exists(path):
+        raise DataError(f"{path}: no such file")
+    try:
+        return load(path)
+    except ModelFileError as exc:    # names the file and what is wrong, in one line
+        raise DataError(str(exc)) from exc
+    except OSError as exc:
+        raise DataError(f"{path}: {exc.strerror or exc}") from exc
+
+
+def _model_name(model):
+    """The registry name of a model (that of its rule for a kernel_approx form)."""
+    params = model.get_params()
+    for cls in type(model).__mro__:
+        for name, reg in vars(cls).get("_names", {}).items():
+            if all(params.get(k) == v for k, v in reg.fixed.items()):
+                return name
+    return type(model).__name__
+
+
+def _continued(args, registry):
+    """``train -i MODEL``: the model, its spec and ``{}``; parameters given that differ
+    from the model's (``--algo``, ``--param``, ``--multiclass``, ``--k``) are a usage error,
+    since the model's own go on."""
+    model = _load_model(args.initial)
+    name = _model_name(model)
+    where = f"-i {args.initial}"
+    if args.algo is not None and args.algo.partition(":")[0] != name:
+        raise UsageError(f"{where}: the model is {name}, not {args.algo}")
+    have = model.get_params()
+    given = {}
+    for text in args.param or []:
+        key, value = _split_assignment(text, "--param")
+        given[key.rpartition(".")[2]] = _parse_value(value)
+    given.update((k, v) for k, v in (("multiclass", args.multiclass), ("k", args.k))
+                 if v is not None)
+    for key, value in given.items():
+        if key not in have:
+            raise UsageError(f"{where}: {name} has no parameter {key!r}")
+        if have[key] != value and not (isinstance(have[key], float) and value == have[key]):
+            raise UsageError(f"{where}: {key}={value} contradicts the model's "
+                             f"{key}={have[key]} (a model goes on with its own parameters)")
+    bits = getattr(model, "hash_bits_", None)
+    if args.hash_bits is not None and args.hash_bits != bits and not (
+            bits is None and _n_features(model) == 1 << args.hash_bits):
+        was = ("without --hash-bits" if bits is None else f"with --hash-bits {bits}")
+        raise UsageError(f"{where}: --hash-bits {args.hash_bits} contradicts the model, "
+                         f"trained {was} (a model goes on with its own features)")
+    args.algo = name
+    if args.hash_bits is None:
+        args.hash_bits = bits
+    return model, AlgoSpec(name), {}
+
+
+def _check_continued(args, src, model):
+    """The data of ``train -i``: labels among the model's classes (a wider file widens the
+    model, as one run on the files together would)."""
+    unseen = np.setdiff1d(src.classes, model.classes_)
+    if unseen.size:
+        raise DataError(f"{src.name}: labels {_labels_text(unseen)} are not among the "
+                        f"classes of the model {args.initial} ({_labels_text(model.classes_)})")
+    src.classes = model.classes_
 
 
 def _n_features(model):
@@ -559,17 +641,10 @@ def _predict(args, spool):
     if args.scores and args.proba:
         raise UsageError("--scores and --proba exclude each other")
     _check_output("--output", args.output)
-    if not os.path.exists(args.model):
-        raise DataError(f"{args.model}: no such file")
-    try:
-        model = load(args.model)
-    except ModelFileError as exc:    # names the file and what is wrong, in one line
-        raise DataError(str(exc)) from exc
-    except OSError as exc:
-        raise DataError(f"{args.model}: {exc.strerror or exc}") from exc
+    model = _load_model(args.model)
     path = spool.path(args.data)
     width = _n_features(model)
-    args.hash_bits = _hash_bits_of_model(args, model, width)
+    args.hash_bits = _hash_bits_of_model(args, model, width, args.model)
     if _is_vw(args, args.data):
         _check_vw_options(args, [args.data])
         bits = 18 if args.hash_bits is None else args.hash_bits
@@ -1094,9 +1169,14 @@ def _build_parser():
                        "cwkit.save.", formatter_class=fmt, epilog="examples:\n"
                        "  cwkit train --algo arow --param r=0.1 data.svm -o model.cwk\n"
                        "  cwkit train --algo pa1 --param C=0.1 --passes 5 --shuffle "
-                       "data.svm.gz -o pa1.cwk\n")
+                       "data.svm.gz -o pa1.cwk\n"
+                       "  cwkit train -i model.cwk more.svm -o model2.cwk\n")
     p.add_argument("data", help="svmlight/libsvm file (- for stdin)")
-    p.add_argument("--algo", required=True, help="algorithm (see `cwkit algos`)")
+    p.add_argument("--algo", help="algorithm (see `cwkit algos`); required unless -i")
+    p.add_argument("-i", "--initial", metavar="MODEL",
+                   help="go on training this model (a file of `cwkit train` or cwkit.save) "
+                   "on DATA: the same model as one run on its data and DATA together; "
+                   "--algo, --param, --multiclass and --k, if given, must be the model's")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="hyper-parameter, repeatable")
     p.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file")

@@ -423,7 +423,7 @@ def _outcome(learner, X, y_clean, y_train, flipped):
 
 def train(source, spec, *, passes=1, shuffle=False, seed=0,
           shuffle_window=DEFAULT_SHUFFLE_WINDOW, multiclass_params=None, progress=None,
-          label=None):
+          label=None, start=None):
     """Fit one learner on a source, online, as :func:`evaluate` trains (``cwkit train``).
 
     Parameters
@@ -445,6 +445,11 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
     progress : cwkit.report.Progress, optional
     label : str, optional
         The run's name in the progress lines (default: the source's name).
+    start : OnlineClassifier, optional
+        A fitted estimator to go on training (``spec`` then only names it): the model is
+        the one a single run over its earlier rows and these gives, bit for bit, where
+        the passes and the shuffling agree (the choices the first rows settle, such as
+        ``covariance="auto"``, stay those of its first data).
 
     Returns
     -------
@@ -476,7 +481,7 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
     """
     _learn_classes(source)
     learner = Learner(spec, spec.params, source.classes, dict(multiclass_params or {}),
-                      seed=seed)
+                      start=start, seed=seed)
     stream = _StreamConfig(seed=seed, shuffle=shuffle, shuffle_window=shuffle_window)
     try:
         _run(source, stream, [learner], passes, progress=progress,

@@ -1283,3 +1283,69 @@ def test_predict_reports_the_error_and_log_loss_of_a_labelled_file(capsys, tmp_p
     rc, out, err = run(capsys, "predict", model, unlabelled)
     assert rc == 0 and "rows)" not in err and "no error rate" in err
     assert len(out.split()) == y.size
+
+
+def _same_model(a, b):
+    a, b = cwkit.load(a), cwkit.load(b)
+    assert a.get_params() == b.get_params()
+    assert all(np.array_equal(a._model.state[k], b._model.state[k]) for k in a._model.state)
+    assert (a.t_, a.mistakes_, a.n_updates_) == (b.t_, b.mistakes_, b.n_updates_)
+    assert all(np.array_equal(u, v) for u, v in zip(a._calibration.rounds(),
+                                                     b._calibration.rounds()))
+
+
+def test_train_goes_on_from_a_model_as_one_run_on_both_files(capsys, tmp_path):
+    """`train -i model.cwk more.svm` is, bit for bit, one run on the two files together,
+    for every name; `-i` with --passes is more passes."""
+    X, y = make_data(n=260, seed=5)
+    first, more = write_svm(tmp_path / "a.svm", X[:120], y[:120]), \
+        write_svm(tmp_path / "b.svm", X[120:], y[120:])
+    both = write_svm(tmp_path / "ab.svm", X, y)
+    for name in [e["name"] for e in cwkit.algorithms()]:
+        m1, m2, m3 = (tmp_path / f"{name}{i}.cwk" for i in (1, 2, 3))
+        for argv in (("--algo", name, first, "-o", m1), ("-i", m1, more, "-o", m2),
+                     ("--algo", name, both, "-o", m3)):
+            # (chunks of 40 rows end on mini-batch PA's groups of 4, whose scratch rows
+            # past the pending count would otherwise differ)
+            rc, _, err = run(capsys, "train", *argv, "--quiet", "--batch-size", "40")
+            assert rc == 0, (name, err)
+        _same_model(m2, m3)
+    once, twice = tmp_path / "p1.cwk", tmp_path / "p2.cwk"
+    assert run(capsys, "train", "--algo", "cw", first, "-o", once, "--quiet")[0] == 0
+    assert run(capsys, "train", "-i", once, first, "-o", once, "--quiet")[0] == 0
+    assert run(capsys, "train", "--algo", "cw", first, "--passes", "2", "-o", twice,
+               "--quiet")[0] == 0
+    _same_model(once, twice)
+
+
+def test_train_i_refuses_parameters_that_contradict_the_model(capsys, tmp_path):
+    X, y = make_data(n=60, seed=6)
+    path, model = write_svm(tmp_path / "a.svm", X, y), tmp_path / "m.cwk"
+    assert run(capsys, "train", "--algo", "pa1", "--param", "C=0.5", path, "-o", model,
+               "--quiet")[0] == 0
+    for argv, said in ((("--algo", "arow"), "the model is pa1, not arow"),
+                       (("--param", "C=0.1"), "C=0.1 contradicts the model's C=0.5"),
+                       (("--param", "r=1"), "pa1 has no parameter 'r'")):
+        rc, _, err = run(capsys, "train", "-i", model, *argv, path, "-o", tmp_path / "x.cwk")
+        assert rc == 2 and said in err and not (tmp_path / "x.cwk").exists()
+    # the same values are no contradiction
+    assert run(capsys, "train", "-i", model, "--algo", "pa1", "--param", "C=0.5", path,
+               "-o", tmp_path / "y.cwk", "--quiet")[0] == 0
+    rc, _, err = run(capsys, "train", "-i", model, write_svm(tmp_path / "t.svm", X, y + 5),
+                     "-o", tmp_path / "x.cwk")
+    assert rc == 1 and "are not among the classes of the model" in err
+    # the model's --hash-bits go on; another B contradicts it, both named
+    hashed = tmp_path / "h.cwk"
+    assert run(capsys, "train", "--algo", "pa1", "--hash-bits", "6", path, "-o", hashed,
+               "--quiet")[0] == 0
+    rc, _, err = run(capsys, "train", "-i", hashed, "--hash-bits", "7", path, "-o",
+                     tmp_path / "x.cwk")
+    assert rc == 2 and "--hash-bits 7 contradicts the model, trained with --hash-bits 6" in err
+    rc, _, err = run(capsys, "train", "-i", model, "--hash-bits", "7", path, "-o",
+                     tmp_path / "x.cwk")
+    assert rc == 2 and "trained without --hash-bits" in err
+    assert not (tmp_path / "x.cwk").exists()
+    assert run(capsys, "train", "-i", hashed, path, "-o", tmp_path / "h2.cwk", "--quiet")[0] == 0
+    assert cwkit.load(tmp_path / "h2.cwk").hash_bits_ == 6
+    rc, _, err = run(capsys, "train", path, "-o", tmp_path / "x.cwk")
+    assert rc == 2 and "--algo is required (or -i MODEL" in err
