@@ -48,7 +48,7 @@ from .linear import (  # noqa: E402
 )
 from .minibatch import MiniBatchPA  # noqa: E402
 from .gaussian import NormalHerd, SoftConfidenceWeighted  # noqa: E402
-from .persist import ModelFileError, load, save  # noqa: E402
+from .persist import ModelFileError, describe, load, save  # noqa: E402
 from .registry import algorithms, make  # noqa: E402
 from . import distributed  # noqa: E402,F401  (cwkit.distributed.fit; imports Dask only when used)
 
@@ -69,7 +69,7 @@ __all__ = [
     "NormalHerd", "PassiveAggressive", "Perceptron", "RegularizedPA", "SecondOrderPerceptron",
     "SoftConfidenceWeighted", "NotFittedError", "ModelError",
     "ModelFileError", "ModelSizeError", "VarianceCollapseWarning", "algorithms", "make",
-    "save", "load",
+    "save", "load", "describe",
     "SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight", "iter_svmlight",
     "load_svmlight", "scan_svmlight", "VWError", "iter_vw", "load_vw", "scan_vw",
     "FeatureHasher", "Vocabulary",

@@ -1,4 +1,4 @@
-"""The command line: ``python -m cwkit eval | train | predict | algos`` (see docs/cli.md).
+"""The command line: ``python -m cwkit eval | train | predict | show | algos`` (docs/cli.md).
 
 This module parses arguments, turns files and options into sources
 (:mod:`cwkit.sources`) and calls :mod:`cwkit.evaluate`; :mod:`cwkit.report` formats
@@ -32,11 +32,11 @@ from .evaluate import (
     mean_ranks,
     train,
 )
-from .persist import MAX_HASH_BITS, ModelFileError, load, save
+from .persist import MAX_HASH_BITS, ModelFileError, describe, load, save
 from .kernel_approx import APPROX_PARAMS
 from .kernels import KERNEL_PARAMS, KernelMixin
 from .models.mixing import kernel_refused
-from .registry import algorithms, kernel_params, make
+from .registry import algorithms, kernel_params, make, name_of
 from .svmlight import SvmlightError, default_jobs, label_line, scan_svmlight
 from .vw import is_vw_path, iter_vw
 
@@ -524,8 +524,8 @@ def _train(args, spool):
     except Interrupted as exc:
         progress.end_run()
         lr = exc.result
-        print(f"cwkit: interrupted after {lr.examples} examples ({lr.mistakes} online "
-              f"mistakes, {lr.updates} updates); no model saved", file=sys.stderr)
+        print(f"cwkit: interrupted after {lr.examples:,} examples ({lr.mistakes:,} online "
+              f"mistakes, {lr.updates:,} updates); no model saved", file=sys.stderr)
         return 130
     for note in learner.note_lines():  # warnings of the model, as eval shows them
         print(f"cwkit: warning: {spec.name}: {note}", file=sys.stderr)
@@ -535,11 +535,12 @@ def _train(args, spool):
     learner.model.mistakes_ = before[0] + learner.mistakes
     learner.model.n_updates_ = before[1] + learner.updates
     learner.model.hash_bits_ = args.hash_bits     # kept in the file (predict checks it)
-    save(learner.model, args.output)   # all or nothing
+    save(learner.model, args.output,            # all or nothing
+         provenance=_train_provenance(args, src.zero_based))
     if not args.quiet:
-        print(f"cwkit: trained {spec.name} on {learner.examples} examples "
-              f"({args.passes} pass{'es' * (args.passes > 1)}, {learner.mistakes} online "
-              f"mistakes, {learner.updates} updates); saved {args.output}", file=sys.stderr)
+        print(f"cwkit: trained {spec.name} on {learner.examples:,} examples "
+              f"({args.passes} pass{'es' * (args.passes > 1)}, {learner.mistakes:,} online "
+              f"mistakes, {learner.updates:,} updates); saved {args.output}", file=sys.stderr)
     return 0
 
 
@@ -559,6 +560,14 @@ def _hash_bits_of_model(args, model, width, path):
     return bits if args.hash_bits is None else args.hash_bits
 
 
+def _train_provenance(args, zero_based=None):
+    """What ``cwkit train`` records of how it made a model (:func:`cwkit.save`)."""
+    return {"data": ["stdin" if args.data == "-" else args.data],
+            "hash_bits": args.hash_bits,
+            "zero_based": None if zero_based in (None, "auto") else bool(zero_based),
+            "passes": args.passes, "shuffle": args.shuffle, "seed": args.seed}
+
+
 def _train_params(args):
     """``train --param KEY=VALUE`` as ``--param ALGO.KEY=VALUE`` of ``eval``."""
     return [p if "." in p.split("=", 1)[0] else f"{args.algo}.{p}" for p in args.param or []]
@@ -576,22 +585,12 @@ def _load_model(path):
         raise DataError(f"{path}: {exc.strerror or exc}") from exc
 
 
-def _model_name(model):
-    """The registry name of a model (that of its rule for a kernel_approx form)."""
-    params = model.get_params()
-    for cls in type(model).__mro__:
-        for name, reg in vars(cls).get("_names", {}).items():
-            if all(params.get(k) == v for k, v in reg.fixed.items()):
-                return name
-    return type(model).__name__
-
-
 def _continued(args, registry):
     """``train -i MODEL``: the model, its spec and ``{}``; parameters given that differ
     from the model's (``--algo``, ``--param``, ``--multiclass``, ``--k``) are a usage error,
     since the model's own go on."""
     model = _load_model(args.initial)
-    name = _model_name(model)
+    name = name_of(model)
     where = f"-i {args.initial}"
     if args.algo is not None and args.algo.partition(":")[0] != name:
         raise UsageError(f"{where}: the model is {name}, not {args.algo}")
@@ -750,6 +749,16 @@ class _Tally:
         if self.log_loss is not None:
             line += f", log loss {self.log_loss / self.rows:.4f}"
         return line
+
+
+def _show(args, spool):
+    model = _load_model(args.model)
+    described = describe(model, top=args.top)
+    if args.format == "json":
+        sys.stdout.write(report.json_text(described))
+    else:
+        sys.stdout.write(report.model_text(args.model, described))
+    return 0
 
 
 def _algos(args, spool):
@@ -1218,6 +1227,20 @@ def _build_parser():
                    "an error, as it was likely not the model's kind of data)")
     _common(p)
     p.set_defaults(run=_predict)
+
+    p = sub.add_parser("show", help="what a saved model is: rule, parameters, provenance, "
+                       "largest weights", description="A model file read: its rule and "
+                       "parameters as resolved, classes, width, hash bits, counters, "
+                       "provenance (cwkit version, data files, dates) and its largest "
+                       "weights with their variances; cwkit.describe(model) in Python.",
+                       formatter_class=fmt, epilog="examples:\n  cwkit show model.cwk\n"
+                       "  cwkit show model.cwk --top 20 --format json\n")
+    p.add_argument("model", help="model file written by `cwkit train` or cwkit.save")
+    p.add_argument("--top", type=_nonnegative_int, default=10, metavar="N",
+                   help="the N weights of largest magnitude (default 10)")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    _common(p)
+    p.set_defaults(run=_show)
 
     p = sub.add_parser("algos", help="list the algorithms and their hyper-parameters",
                        description="The registry: names, descriptions, hyper-parameters "

@@ -195,6 +195,7 @@ class Learner:
     def __init__(self, spec, params, classes, multiclass_params, tested=False, start=None,
                  seed=None):
         self.spec = spec
+        self.shown = spec.label     # its name in the progress lines
         self.params = dict(params)
         if start is None:
             seeded = {} if seed is None else {"random_state": seed}
@@ -591,8 +592,8 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
             learners.append(Learner(spec, {**spec.params, **combo}, source.classes,
                                     multiclass_params, tested=True, seed=cfg.seed))
             learners[-1].combo = combo
-    _run(source, tcfg, learners, passes, progress=progress,
-         label=f"{source.name} (tuning: {', '.join(_combo_text(lr) for lr in learners)})")
+            learners[-1].shown = _combo_text(learners[-1])
+    _run(source, tcfg, learners, passes, progress=progress, label=f"{source.name} (tuning)")
     errors = _test(learners, source, keep_test)
     for spec in todo:
         mine = [(e[0], i) for i, (lr, e) in enumerate(zip(learners, errors))

@@ -7,6 +7,7 @@ cwkit's own registry of classes, never imported from the file.
 import io
 import json
 import os
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from . import _core, registry
 from ._atomic import atomic_write
 from ._params import INT_MAX
+from ._version import __version__
 from .features import FeatureHasher, Vocabulary
 from .models.size import ModelSizeError, state_size
 
@@ -144,13 +146,19 @@ def _jsonable(v):
     return v
 
 
-def save(model, path):
+def save(model, path, provenance=None):
     """Save a fitted estimator to `path` (written atomically: all or nothing).
 
     Parameters
     ----------
     model : a fitted cwkit estimator
     path : str or os.PathLike
+    provenance : dict, optional
+        How the model was made, recorded in the file (what :func:`describe` shows):
+        ``data``, the files it learnt from (added to those of a loaded model's, whose
+        training goes on), and any other JSON values (``hash_bits``, ``zero_based``,
+        ``passes``, ...). The cwkit version and the dates are added: ``created`` (kept
+        from a loaded model) and ``saved``. The model's ``provenance_`` becomes it.
 
     Notes
     -----
@@ -159,14 +167,29 @@ def save(model, path):
     folded otherwise.  Files without it (written before it was kept, or by models
     fitted from Python) load as before.
     """
+    prov = _provenance(model, provenance or {})
     with model._state_lock():      # no thread updates the model while it is read
         model._check_fitted()
         meta, arrays = _contents(model)
+        meta["provenance"] = prov
     buf = io.BytesIO()
     np.savez_compressed(buf, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8),
                         **arrays)
     content = buf.getvalue()
     atomic_write(path, lambda tmp: Path(tmp).write_bytes(content))
+    model.provenance_ = prov
+
+
+def _provenance(model, given):
+    """The provenance recorded by :func:`save`: the model's own (of its file) with
+    `given` added, its ``data`` appended."""
+    prov = dict(getattr(model, "provenance_", None) or {})
+    data = list(prov.get("data", [])) + [str(d) for d in given.get("data", [])]
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    prov.update({k: v for k, v in given.items() if k != "data"})
+    prov.update(cwkit=__version__, data=data, saved=now)
+    prov.setdefault("created", now)
+    return json.loads(json.dumps(prov, default=str))   # plain JSON values only
 
 
 def _contents(model):
@@ -263,6 +286,8 @@ def _read_meta(files, path):
         problems.append("params is not a mapping")
     if not isinstance(meta.get("choices", {}), dict):
         problems.append("choices is not a mapping")
+    if not isinstance(meta.get("provenance", {}), dict):
+        problems.append("provenance is not a mapping")
     if meta.get("classes_kind") not in ("b", "i", "u", "f", "U", "S", "O"):
         problems.append("classes_kind is not a numpy dtype kind of labels")
     elif meta["classes_kind"] == "O" and not isinstance(meta.get("classes"), list):
@@ -472,4 +497,86 @@ def load(path):
         setattr(est, key, meta[key])
     if "hash_bits" in meta:
         est.hash_bits_ = meta["hash_bits"]
+    est.provenance_ = meta.get("provenance", {})   # (a file of an earlier release: none)
     return est
+
+
+def describe(model, top=10):
+    """What a fitted model is, as ``cwkit show`` prints it.
+
+    Parameters
+    ----------
+    model : a fitted cwkit estimator (e.g. from :func:`load`)
+    top : int
+        How many weights to list, the largest in magnitude first.
+
+    Returns
+    -------
+    dict
+        ``rule`` (the registry name), ``class``, ``params`` (as resolved:
+        :meth:`~cwkit.base.OnlineClassifier.resolved_params`), ``classes``,
+        ``n_features``, ``hash_bits`` (None: none recorded), ``counters`` (``t_``, the
+        rounds learnt; ``mistakes_`` and ``n_updates_``, of its last training run),
+        ``provenance`` (the cwkit version, the data files, the dates, as :func:`save`
+        recorded them; empty for a model never saved or a file of an earlier release),
+        ``intercept`` (one per weight vector) and ``top_weights``: the `top` weights of
+        largest magnitude, each ``{"class", "column", "index", "weight", "variance"}``
+        (``class`` None for a binary model, ``column`` the 0-based column, ``index`` the
+        feature's index in the training file where its base is recorded, ``variance``
+        its variance for the Gaussian-weight rules, else None); None for a kernel model,
+        which has no primal weights.
+
+    Examples
+    --------
+    >>> import numpy as np, cwkit
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
+    >>> d = cwkit.describe(cwkit.make("arow").fit(X, [1, -1, 1, -1]), top=1)
+    >>> d["rule"], d["params"]["covariance"], d["top_weights"][0]["column"]
+    ('arow', 'full', 0)
+    """
+    model._check_fitted()
+    prov = dict(getattr(model, "provenance_", None) or {})
+    params = model.resolved_params()
+    if isinstance(params.get("random_state"), np.random.Generator):
+        params["random_state"] = None
+    classes = model.classes_.tolist()
+    out = {"rule": registry.name_of(model), "class": type(model).__name__,
+           "params": {k: _jsonable(v) for k, v in params.items()}, "classes": classes,
+           "n_features": int(model.n_features_in_),
+           "hash_bits": getattr(model, "hash_bits_", None) or prov.get("hash_bits"),
+           "counters": {k: int(getattr(model, k, 0)) for k in COUNTERS},
+           "provenance": prov, "intercept": None, "top_weights": None}
+    try:
+        W = np.atleast_2d(model.coef_)
+    except AttributeError:      # a kernel model: its weights are dual
+        return out
+    out["intercept"] = np.ravel(model.intercept_).tolist()
+    V = _variances(model, W.shape)
+    order = np.argsort(-np.abs(W), axis=None, kind="stable")[:max(int(top), 0)]
+    base = prov.get("zero_based")
+    for flat in order:
+        c, j = np.unravel_index(flat, W.shape)
+        out["top_weights"] = (out["top_weights"] or []) + [{
+            "class": None if len(classes) == 2 and W.shape[0] == 1 else classes[c],
+            "column": int(j), "index": None if base is None else int(j) + (not base),
+            "weight": float(W[c, j]), "variance": None if V is None else float(V[c, j])}]
+    out["top_weights"] = out["top_weights"] or []
+    return out
+
+
+def _variances(model, shape):
+    """The variance of each weight of a Gaussian-weight model, shaped as ``coef_``, or
+    None (a rule without, or a full covariance whose blocks are not one per row)."""
+    try:
+        V = np.atleast_2d(model.coef_var_)
+    except AttributeError:
+        try:
+            S = model.covariance_
+        except AttributeError:
+            return None
+        S = np.asarray(S)     # (its intercept's row and column last, if any)
+        if S.shape[-1] not in (shape[1], shape[1] + 1) or S.shape[-2] != S.shape[-1]:
+            return None       # (top-1: one matrix over the stacked class blocks)
+        diagonal = np.diagonal(S, axis1=-2, axis2=-1)[..., :shape[1]]
+        return np.atleast_2d(diagonal) if np.atleast_2d(diagonal).shape == shape else None
+    return V if V.shape == shape else None

@@ -151,8 +151,14 @@ def algorithms():
 
 
 def name_of(est):
-    """The registered name of an estimator (its class name if none matches)."""
-    return est._name()
+    """The registered name of an estimator: that of its rule for a ``kernel_approx`` form
+    (its class name if none matches)."""
+    params = est.get_params()
+    for cls in type(est).__mro__:
+        for name, reg in vars(cls).get("_names", {}).items():
+            if all(params.get(k) == v for k, v in reg.fixed.items()):
+                return name
+    return type(est).__name__
 
 
 #: linear family -> its form on approximate kernel features (``kernel_approx=``).

@@ -52,7 +52,7 @@ class PlotUnavailable(ImportError):
 class Progress:
     """Progress of runs: one line rewritten in place on a terminal, else lines at 1k, 2k,
     4k, ... examples; each shows the examples seen, their rate and every learner's online
-    error.
+    error (by its ``shown`` name: a tuning run's learners by the values they try).
 
     Parameters
     ----------
@@ -94,9 +94,10 @@ class Progress:
             self.next_line *= 2
         self.last_draw = now
         rate = examples / max(now - self.start, 1e-9)
-        errs = " ".join(f"{lr.spec.label} {100.0 * lr.mistakes / max(lr.examples, 1):.2f}%"
-                        for lr in learners)
-        text = f"cwkit: {self.label}: {examples} examples, {rate:,.0f}/s, online error {errs}"
+        errs = ", ".join(f"{lr.shown} {100.0 * lr.mistakes / max(lr.examples, 1):.2f}%"
+                         for lr in learners)
+        text = (f"cwkit: {self.label}: {examples:,} examples, {rate:,.0f}/s, online error "
+                f"{errs}")
         if self.tty:
             self.stream.write("\r\x1b[K" + text)
             self.dirty = True
@@ -183,8 +184,8 @@ def table(report, specs, notes=None):
     shown = {s.label: s for s in specs}
     for task in report["tasks"]:
         ranks = task_ranks(task)
-        out.write(f"data: {task['data']}  ({task['n_examples']} examples, "
-                  f"{task['n_features']} features, {task['n_classes']} classes)\n")
+        out.write(f"data: {task['data']}  ({task['n_examples']:,} examples, "
+                  f"{task['n_features']:,} features, {task['n_classes']} classes)\n")
         if task.get("interrupted"):
             out.write("  INTERRUPTED: partial results, the counters as far as each "
                       "learner got\n")
@@ -490,6 +491,43 @@ def format_label(v):
     if isinstance(v, (float, np.floating)):
         return str(int(v)) if float(v).is_integer() else repr(float(v))
     return str(v)
+
+
+def model_text(path, d):
+    """:func:`cwkit.describe`'s dict as the text of ``cwkit show``."""
+    prov = d["provenance"]
+    lines = [f"{path}: {d['rule']} ({d['class']}), {len(d['classes'])} classes "
+             f"({', '.join(format_label(c) for c in d['classes'])}), {d['n_features']:,} "
+             f"features",
+             "parameters: " + " ".join(f"{k}={format_value(v)}"
+                                       for k, v in d["params"].items()),
+             f"hash bits: {'-' if d['hash_bits'] is None else d['hash_bits']}",
+             f"counters: {d['counters']['t_']:,} rounds learnt (t_), "
+             f"{d['counters']['mistakes_']:,} online mistakes (mistakes_), "
+             f"{d['counters']['n_updates_']:,} updates (n_updates_)"]
+    if prov:
+        first = [k for k in ("cwkit", "created", "saved", "data") if k in prov]
+        shown = [(k, prov[k]) for k in first + [k for k in prov if k not in first]
+                 if prov[k] is not None and prov[k] != []]
+        lines.append("provenance: " + ", ".join(
+            f"{k} {', '.join(map(str, v)) if isinstance(v, list) else format_value(v)}"
+            for k, v in shown))
+    else:
+        lines.append("provenance: - (saved by an earlier cwkit, or never saved)")
+    if d["top_weights"] is None:
+        lines.append("weights: dual (a kernel model): none to list")
+    else:
+        lines.append(f"intercept: {' '.join(f'{v:.6g}' for v in d['intercept'])}")
+        lines.append(f"top {len(d['top_weights'])} weights by magnitude:")
+        header = ["class", "column", "index", "weight", "variance"]
+        rows = [[("-" if w["class"] is None else format_label(w["class"])), str(w["column"]),
+                 "-" if w["index"] is None else str(w["index"]), f"{w['weight']:.6g}",
+                 "-" if w["variance"] is None else f"{w['variance']:.6g}"]
+                for w in d["top_weights"]]
+        widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+        lines.extend("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths))
+                     for r in [header] + rows)
+    return "\n".join(lines) + "\n"
 
 
 def without_curves(report):

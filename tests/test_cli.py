@@ -366,10 +366,16 @@ def test_eval_progress(capsys):
             "--test-size", "0", "--batch-size", "500")
     rc, _, err = run(capsys, *argv)
     lines = [ln for ln in err.splitlines() if "examples" in ln]
-    assert rc == 0 and [int(ln.split(": ")[2].split()[0]) for ln in lines] == [1000, 2000, 4000]
+    assert rc == 0 and [ln.split(": ")[2].split()[0] for ln in lines] == [
+        "1,000", "2,000", "4,000"]
     assert "online error pa" in lines[0] and "/s" in lines[0]
     rc, _, err = run(capsys, *argv, "--quiet")
     assert err == ""
+    # a tuning run names every value it tries
+    rc, _, err = run(capsys, "eval", "--algos", "pa1", "--grid", "pa1.C=0.1,1", "--synthetic",
+                     "crammer", "--n-samples", "2000", "--test-size", "0")
+    tuning = next(ln for ln in err.splitlines() if "(tuning)" in ln)
+    assert "online error pa1 C=0.1 " in tuning and ", pa1 C=1 " in tuning
 
 
 def test_progress_rewrites_in_place_on_a_terminal():
@@ -1024,7 +1030,7 @@ def test_ctrl_c_prints_what_is_finished(capsys, tmp_path, monkeypatch):
     model = tmp_path / "m.cwk"
     rc, _, err = run(capsys, "train", "--algo", "pa", a, "-o", model, "--batch-size", "500")
     assert rc == 130 and not model.exists()
-    assert "cwkit: interrupted after 2000 examples (" in err and "no model saved" in err
+    assert "cwkit: interrupted after 2,000 examples (" in err and "no model saved" in err
 
 
 def test_sigint_in_the_middle_of_a_run(tmp_path):
@@ -1040,8 +1046,8 @@ def test_sigint_in_the_middle_of_a_run(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=tempfile.gettempdir(),
                             env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
-    for line in proc.stderr:  # progress lines: 1000, 2000, 4000, ... examples
-        if "8000 examples" in line:
+    for line in proc.stderr:  # progress lines: 1,000, 2,000, 4,000, ... examples
+        if "8,000 examples" in line:
             break
     proc.send_signal(signal.SIGINT)
     try:

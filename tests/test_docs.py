@@ -168,7 +168,8 @@ def test_every_block_runs_or_says_why_not():
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch):
     """A folder holding the files the docs' commands name (train.svm and train.svm.xz,
-    test.svm, a.svm, b.svm, c.svm: parts of the shipped data set), made the current folder."""
+    test.svm, more.svm, a.svm, b.svm, c.svm: parts of the shipped data set), made the
+    current folder."""
     import lzma
 
     from cwkit import datasets
@@ -177,6 +178,7 @@ def data_dir(tmp_path, monkeypatch):
     (tmp_path / "train.svm").write_bytes(b"".join(rows[:500]))
     (tmp_path / "train.svm.xz").write_bytes(lzma.compress(b"".join(rows[:500])))
     (tmp_path / "test.svm").write_bytes(b"".join(rows[500:]))
+    (tmp_path / "more.svm").write_bytes(b"".join(rows[500:600]))
     for i, name in enumerate("abc"):
         (tmp_path / f"{name}.svm").write_bytes(b"".join(rows[i * 220:(i + 1) * 220]))
     monkeypatch.chdir(tmp_path)

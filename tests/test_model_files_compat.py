@@ -100,3 +100,14 @@ def test_old_averaged_sums_are_checked(files, tmp_path):
         np.savez(f, **arrays)
     with pytest.raises(cwkit.ModelFileError, match="damaged .*avg_u and avg_t"):
         cwkit.load(tmp_path / "m.cwk")
+
+
+@pytest.mark.parametrize("name", LOADED)
+def test_old_file_is_described_without_provenance(files, name):
+    """A file of the earlier release records no provenance: describe says so (empty) and
+    reads the rest as today's."""
+    est = cwkit.load(files / f"{name}.cwk")
+    described = cwkit.describe(est, top=3)
+    assert described["provenance"] == {} and described["hash_bits"] is None
+    assert described["counters"]["t_"] == est.t_
+    assert described["classes"] == est.classes_.tolist()
