@@ -108,13 +108,14 @@ def _make_kernel(entry, params):
         forms = sorted(n for n, e in _REGISTRY.items() if e.cls in KERNEL_FAMILIES)
         raise ValueError(f"{name} has no kernel form; the rules with one are "
                          f"{', '.join(forms)}")
-    allowed = (set(kcls._param_names()) - set(entry.fixed)) & (
+    # a common parameter given explicitly overrides the name's (perceptron's average)
+    allowed = (set(kcls._param_names()) - (set(entry.fixed) - set(COMMON))) & (
         set(entry.params) | set(COMMON) | set(kernels.KERNEL_PARAMS))
     for key in params:
         if key not in allowed:
             raise ValueError(f"{name}: parameter {key!r} is not one of its kernel form's: "
                              f"{', '.join(sorted(allowed))}")
-    est = kcls(**entry.fixed, **params)
+    est = kcls(**{**entry.fixed, **params})
     est._validate_params()
     return est
 

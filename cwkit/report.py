@@ -551,10 +551,10 @@ def algorithms_text(registry):
                      for pname, p in info["params"].items())
         if info.get("kernel"):
             lines.append(f"{'':<16}  kernel form: {', '.join(info['kernel'])}")
-    lines.append("kernel forms: kernel='rbf'|'poly'|'linear', gamma>0 (None: 1/n_features), "
-                 "degree>=1 (3), coef0 (0.0), budget>=1 (None), budget_policy='oldest' "
-                 "(the Forgetron)|'smallest'|'shrink' (reg-pa, l2-pa, soft-reg-pa; their "
-                 "default); see docs/algorithms.md \"Kernel forms\"")
+    lines.append("kernel forms: kernel='rbf'|'poly'|'linear', gamma>0 (None: "
+                 "1/(n_features X.var())), degree>=1 (3), coef0 (0.0), budget>=1 (None), "
+                 "budget_policy='oldest' (the Forgetron)|'smallest'|'shrink' (reg-pa, l2-pa, "
+                 "soft-reg-pa; their default); see docs/algorithms.md \"Kernel forms\"")
     lines.append("approximate features, every rule: kernel_approx='rff'|'nystroem', gamma>0 "
                  "(None: 1/n_features), n_components>=1 (100)")
     return "".join(line + "\n" for line in lines)

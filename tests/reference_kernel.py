@@ -12,6 +12,9 @@ shrinkage of their own; the one of the smallest ||coef_j||^2 k~(x_j, x_j)
 ("smallest"); or of the smallest max_c |coef_j,c| ("shrink", the regularized PA
 rules); ties to the oldest.
 
+Intercept: ``bias=None`` is the kernel forms' default, bias^2 = 0.1 for RBF (a tenth of
+its range) and 1 for the other kernels.
+
 Averaging: the coefficients after every round summed (a removed vector's sum
 removed with it), divided by the rounds.
 """
@@ -36,6 +39,13 @@ def gram(A, B, kernel, gamma=1.0, degree=3, coef0=0.0, bias=1.0):
 
 
 OWN_SHRINK = ("reg-pa", "l2-pa", "soft-reg-pa")
+
+
+def default_bias(kernel, bias=None):
+    """`bias`, or the kernel forms' default when None: sqrt(0.1) for RBF, else 1."""
+    if bias is not None:
+        return bias
+    return np.sqrt(0.1) if kernel == "rbf" else 1.0
 
 
 def forgetron_phi(W, Kss, Q, M):
@@ -110,13 +120,14 @@ def first_order_tau(rule, m, n, wn2, wx, p):
     raise ValueError(rule)
 
 
-def first_order_run(rule, X, y, K=2, *, kernel="rbf", kp=None, bias=1.0, budget=None,
+def first_order_run(rule, X, y, K=2, *, kernel="rbf", kp=None, bias=None, budget=None,
                     policy="oldest", average=False, **p):
     """Yield (support row ids, dual coefficients (n, 1 or K), mistake) after every round.
 
     Binary: y in {-1, +1}; multi-class (K > 2) top-1: y class codes.
     """
     kp = kp or {}
+    bias = default_bias(kernel, bias)
     X = np.asarray(X, float)
     width = 1 if K == 2 else K
     ids, coef, acc, t = [], np.zeros((0, width)), np.zeros((0, width)), 0
@@ -165,8 +176,12 @@ def first_order_run(rule, X, y, K=2, *, kernel="rbf", kp=None, bias=1.0, budget=
 
 
 def _second_order_step(rule, m, v, a, r, phi):
-    """(alpha, beta) of the full-covariance step, 0 for no update."""
+    """(alpha, beta) of the full-covariance step, 0 for no update.  None when
+    v = x^T Sigma x <= 0: under a budget, removing support vectors from
+    Sigma = a I + Phi^T Z Phi can leave it indefinite."""
     alpha = beta = 0.0
+    if v <= 0:
+        return alpha, beta
     if rule in ("arow", "arow-h") and 1 - m > 0:
         beta = 1.0 / (v + r)
         alpha = (1 - m) * beta if rule == "arow" else min(0.5 / r, (1 - m) / v)
@@ -180,7 +195,7 @@ def _second_order_step(rule, m, v, a, r, phi):
     return alpha, beta
 
 
-def second_order_top1_run(rule, X, y, K, *, kernel="rbf", kp=None, bias=1.0, a=1.0, r=1.0,
+def second_order_top1_run(rule, X, y, K, *, kernel="rbf", kp=None, bias=None, a=1.0, r=1.0,
                           eta=0.9):
     """Yield (support row ids, dual coefficients (n, K), mistake) after every round of the
     dual top-1 rule over the stacked blocks: items (x_j, e_j = e_{y_j} - e_{c_j}),
@@ -188,6 +203,7 @@ def second_order_top1_run(rule, X, y, K, *, kernel="rbf", kp=None, bias=1.0, a=1
     highest-scoring c != y."""
     from scipy.special import ndtri
     kp = kp or {}
+    bias = default_bias(kernel, bias)
     X = np.asarray(X, float)
     phi = float(ndtri(eta))
     ids, E, mu, Z = [], np.zeros((0, K)), np.zeros(0), np.zeros((0, 0))
@@ -211,13 +227,14 @@ def second_order_top1_run(rule, X, y, K, *, kernel="rbf", kp=None, bias=1.0, a=1
         yield list(ids), mu[:, None] * E, mistake
 
 
-def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=1.0, a=1.0, r=1.0,
+def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=None, a=1.0, r=1.0,
                      eta=0.9, budget=None, policy="oldest"):
     """Yield (support row ids, coef (n, 1), Z, mistake) after every round of the dual
     CW-Var / CW-Stdev / AROW / AROW-H: mu = sum coef_j phi(x_j),
     Sigma = a I + Phi^T Z Phi ([AROW13] Sect. 4)."""
     from scipy.special import ndtri
     kp = kp or {}
+    bias = default_bias(kernel, bias)
     X = np.asarray(X, float)
     phi = float(ndtri(eta))
     ids, mu, Z = [], np.zeros(0), np.zeros((0, 0))
@@ -245,7 +262,7 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=1.0, a=1.0, r=1.
         yield list(ids), mu[:, None].copy(), Z.copy(), mistake
 
 
-def bpa_run(variant, X, y, B, C, kernel, kp, bias=1.0, budget=None, policy="oldest",
+def bpa_run(variant, X, y, B, C, kernel, kp, bias=None, budget=None, policy="oldest",
             K=None):
     """Kernel mini-batch PA (block groups) in numpy: after every row, the reported
     (support row ids, coef) -- the pending group applied provisionally -- and the
@@ -258,6 +275,7 @@ def bpa_run(variant, X, y, B, C, kernel, kp, bias=1.0, budget=None, policy="olde
     smaller), A_jk = (e_j.e_k) k~(x_j, x_k), l_k = 1 - (f_{y_k} - f_{c_k})(x_k); coef (n, K)
     with rows tau_k e_k."""
     from reference_steps import bpa_tau
+    bias = default_bias(kernel, bias)
     ids, coef, Q, M = [], np.zeros((0, K or 1)), 0.0, 0.0
 
     def scores(ids, coef, rows):

@@ -394,7 +394,8 @@ def test_kernel_last_iterate_is_the_kernel_model_without_averaging(multiclass, n
     p = {"kernel": "rbf", "gamma": 0.5, "budget": budget}
     if multiclass != "binary":
         p["multiclass"] = multiclass
-    plain = cwkit.make("perceptron" if name == "avg-perceptron" else name, **p).fit(X, y)
+    plain = cwkit.make("perceptron" if name == "avg-perceptron" else name, **p,
+                       average=False).fit(X, y)
     avg = cwkit.make(name, **p, **({} if name == "avg-perceptron" else {"average": True}))
     avg.fit(X, y)
     rows = avg._rows(X)

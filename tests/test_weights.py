@@ -15,8 +15,8 @@ RTOL = 1e-12
 
 def make(name, **params):
     """`cwkit.make` with the last iterate (``average=False``), the model the reference
-    keeps, unless the name or a kernel form fixes it."""
-    fixed = name == "avg-perceptron" or "kernel" in params
+    keeps, unless the name fixes it."""
+    fixed = name == "avg-perceptron"
     return cwkit.make(name, **params if fixed else {"average": False, **params})
 LABELS = np.array(["ant", "bee", "cat", "dog"])
 
