@@ -42,26 +42,26 @@ class Optional:
         return (isinstance(value, str) and value == self.special) or self.inner.check(value)
 
 
-class Int:
-    """An integer >= `lo`, and <= `hi` when given: the largest value the compiled core
-    holds (a C ``int``, ``INT_MAX``; a ``Py_ssize_t``, ``SSIZE_MAX``)."""
+#: The largest value of a C ``int`` (kernel degrees) and of a ``Py_ssize_t`` (counts,
+#: sizes and round numbers in the compiled core).
+INT_MAX = 2 ** 31 - 1
+SSIZE_MAX = 2 ** 63 - 1
 
-    def __init__(self, lo=0, hi=None):
+
+class Int:
+    """An integer in [`lo`, `hi`]: `hi` is the largest value the compiled core holds (a
+    ``Py_ssize_t``, ``SSIZE_MAX``, unless a C ``int``, ``INT_MAX``, is given), so that
+    a count too large for it is refused here with that value, never overflows later."""
+
+    def __init__(self, lo=0, hi=SSIZE_MAX):
         self.lo, self.hi = lo, hi
 
     def describe(self):
-        if self.hi is None:
-            return f"an integer >= {self.lo}"
         return f"an integer in [{self.lo}, {self.hi}]"
 
     def check(self, value):
         return (isinstance(value, numbers.Integral) and not isinstance(value, bool)
-                and value >= self.lo and (self.hi is None or value <= self.hi))
-
-
-#: The largest value of a C ``int`` (kernel degrees) and of a ``Py_ssize_t`` (budgets).
-INT_MAX = 2 ** 31 - 1
-SSIZE_MAX = 2 ** 63 - 1
+                and self.lo <= value <= self.hi)
 
 
 class Choice:

@@ -49,6 +49,15 @@ AUTO_DENSITY = 0.1
 AUTO_ROWS = 1000
 
 
+def _check_rounds(owner, n_passes, n_rows):
+    """ValueError unless `n_passes` passes over `n_rows` rows make at most ``SSIZE_MAX``
+    rounds, the largest round number the compiled core holds."""
+    if n_passes * n_rows > _params.SSIZE_MAX:
+        raise ValueError(f"{owner}: n_passes={n_passes} passes over {n_rows} rows make more "
+                         f"rounds than the compiled core counts ({_params.SSIZE_MAX}); at "
+                         f"most {_params.SSIZE_MAX // n_rows} passes over {n_rows} rows")
+
+
 def dense_rows(rows):
     """Whether the first ``AUTO_ROWS`` of `rows` have at least ``AUTO_DENSITY`` nonzero
     entries (counted in their values: a dense array and its CSR copy agree)."""
@@ -335,6 +344,7 @@ class OnlineClassifier(NamedFeatures):
         if rows.n_features == 0:
             raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum "
                              "of 1 is required.")
+        _check_rounds(type(self).__name__, self.n_passes, rows.n_rows)
         classes, codes = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
@@ -655,7 +665,7 @@ class OnlineClassifier(NamedFeatures):
         :meth:`predict_proba` and ``predict_confidence``).
         """
         rows = self._rows(X)
-        return self._model.scores(rows, self._bias)
+        return self._finite(self._model.scores(rows, self._bias))
 
     @serialised
     def predict(self, X):
@@ -673,7 +683,50 @@ class OnlineClassifier(NamedFeatures):
         """The labels the last iterate predicts: with ``average=True``, those the same
         estimator with ``average=False`` gives after the same rows (no second pass;
         ``Model.last_scores``); otherwise :meth:`predict`."""
-        return self._labels(self._model.last_scores(self._rows(X), self._bias))
+        return self._labels(self._finite(self._model.last_scores(self._rows(X), self._bias)))
+
+    def _finite(self, scores):
+        """`scores`, or a ValueError naming the first row whose score is not finite (its
+        features times the weights overflow float64): never a silent inf or NaN, which
+        would predict one class whatever the row."""
+        bad = ~np.isfinite(scores)
+        if bad.ndim == 2:
+            bad = bad.any(axis=1)
+        if bad.any():
+            raise ValueError(f"{self._name()}: row {int(np.argmax(bad))}: the score is not "
+                             "finite in float64 (the feature values times the model's "
+                             "weights overflow); scale the features")
+        return scores
+
+    def _weights_problem(self):
+        """Why the weights this model scores with are not finite, or None.
+
+        A state read from a file is finite (``Model.state_problem``), but the weights
+        are computed from it with the parameters and choices: one edited to an extreme
+        finite value (AdaGrad's ``eta``, the intercept's feature value ``b``) overflows
+        them, and every score would be inf or NaN.  Checked: the reported weights, the
+        last iterate's, and the intercept weight times ``b``.  A kernel model has no
+        primal weights: its scores are checked row by row.
+        """
+        for what, weights in (("weights", self._model.weights),
+                              ("last iterate's weights", self._model.last_weights)):
+            try:
+                w = np.atleast_2d(weights())
+            except AttributeError:
+                return None
+            with np.errstate(over="ignore", invalid="ignore"):
+                intercept = w[..., -1] * self._bias
+            if not (np.isfinite(w).all() and np.isfinite(intercept).all()):
+                return (f"the {what} that its state gives with its parameters "
+                        f"({self._param_text()}) are not finite in float64")
+        return None
+
+    def _param_text(self):
+        """The float parameters and the intercept's ``b``, as ``name=value`` text."""
+        floats = {k: v for k, v in self.get_params().items()
+                  if isinstance(v, float) and not isinstance(v, bool)}
+        floats["intercept_scaling_"] = self._bias
+        return ", ".join(f"{k}={v:.6g}" for k, v in floats.items())
 
     @serialised
     def predict_proba(self, X):

@@ -22,6 +22,7 @@ import numpy as np
 from ._lazy import sparse as sp
 
 from . import _interrupt, datasets, report, sources
+from ._params import SSIZE_MAX
 from ._version import __version__
 from .evaluate import (
     DEFAULT_SHUFFLE_WINDOW,
@@ -1084,8 +1085,9 @@ def _int_at_least(lo, what, hi=None):
     return parse
 
 
-_positive_int = _int_at_least(1, "a positive integer")
-_nonnegative_int = _int_at_least(0, "an integer >= 0")
+# (counts beyond a Py_ssize_t, the compiled core's, are refused here with the largest)
+_positive_int = _int_at_least(1, f"an integer from 1 to {SSIZE_MAX}", hi=SSIZE_MAX)
+_nonnegative_int = _int_at_least(0, f"an integer from 0 to {SSIZE_MAX}", hi=SSIZE_MAX)
 _hash_bits = _int_at_least(1, f"an integer from 1 to {MAX_HASH_BITS} (2^B columns; a model "
                            "takes fewer than 2^31)", hi=MAX_HASH_BITS)
 

@@ -22,7 +22,7 @@ _CONSTRAINTS = {
     "gamma": _params.Optional(_params.POSITIVE, "1 / (n_features X.var())"),
     "degree": _params.Int(1, _params.INT_MAX),
     "coef0": _params.Real(-np.inf, np.inf, open_lo=True, open_hi=True),
-    "budget": _params.Optional(_params.Int(1, _params.SSIZE_MAX), "no budget"),
+    "budget": _params.Optional(_params.Int(1), "no budget"),
     "budget_policy": _params.Choice("oldest", "smallest", "shrink"),
 }
 

@@ -479,7 +479,8 @@ def load(path):
         parameters that fail validation, labels that are not distinct and
         sorted, state arrays of the wrong shape or dtype, NaN or inf, negative
         variances or other broken invariants of the model's state
-        (:meth:`cwkit.models.interface.Model.state_problem`).  Never another
+        (:meth:`cwkit.models.interface.Model.state_problem`), weights that the
+        state gives with the file's parameters and are not finite.  Never another
         exception for the file's content.
     """
     path = os.fspath(path)
@@ -490,6 +491,9 @@ def load(path):
     est = _build(meta, classes, files, path)
     _fill_state(est, files, path)
     _fill_calibration(est, files, path)
+    problem = est._weights_problem()
+    if problem is not None:
+        raise ModelFileError(f"{path}: cannot load this model: {problem}")
     fmap = _read_feature_map(meta, files, path, meta["n_features_in_"])
     if fmap is not None:
         est.feature_map_ = fmap

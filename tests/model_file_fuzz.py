@@ -102,8 +102,7 @@ def structured_damage(raw):
         for value in _ODD_VALUES:
             yield f"meta {key}={value!r}", archive(arrays, {**meta, key: value})
     for key in list(meta["params"]) + ["bogus"]:
-        for value in ("bogus", -1, None, 2.0) + _near(meta["params"].get(key),
-                                                      key in ("gamma", "coef0")):
+        for value in ("bogus", -1, None, 2.0) + _near(meta["params"].get(key)):
             yield (f"param {key}={value!r}",
                    archive(arrays, {**meta, "params": {**meta["params"], key: value}}))
     for key, old in meta.get("choices", {}).items():
@@ -174,16 +173,43 @@ def structured_damage(raw):
     yield "header declaring 8 TB", buf.getvalue()
 
 
-def _near(value, extreme=False):
-    """Edits of a saved number: off by one, halved, doubled, and the first integers
-    beyond what the compiled core holds (a C int, a Py_ssize_t); `extreme`: floats at
-    the ends of float64's range too."""
-    floats = (1e-308, 1e308) if extreme else ()
+#: Floats at the ends of float64's finite range (the largest, the smallest normal and
+#: subnormal): a parameter there must be refused, or give finite weights and scores.
+EXTREME_FLOATS = (1e308, np.finfo(float).max, 1e-308, 5e-324)
+
+
+def _near(value):
+    """Edits of a saved number: off by one, halved, doubled, the first integers beyond
+    what the compiled core holds (a C int, a Py_ssize_t), and the extreme floats."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return (2**31, 2**63, *floats)
+        return (2**31, 2**63, *EXTREME_FLOATS)
     if isinstance(value, int):
         return (value - 1, value + 1, value // 2, 2 * value, 2**31, 2**63)
-    return (value / 2, 2 * value, *floats)
+    return (value / 2, 2 * value, *EXTREME_FLOATS)
+
+
+def extreme_damage(raw):
+    """(label, bytes) of archives whose float parameters and choices are edited, one at
+    a time, to the ends of float64's finite range."""
+    arrays, meta = unpack(raw)
+    for where in ("params", "choices"):
+        for key, old in meta.get(where, {}).items():
+            if isinstance(old, float):
+                for value in EXTREME_FLOATS:
+                    yield (f"{where} {key}={value!r}",
+                           archive(arrays, {**meta, where: {**meta[where], key: value}}))
+
+
+def fuzz_extremes(originals=ORIGINALS):
+    """Every extreme float edit of every original: the failures (a list)."""
+    failures = []
+    with tempfile.TemporaryDirectory() as directory:
+        for original, raw, X, y in original_models(originals):
+            for label, content in extreme_damage(raw):
+                problem = check(content, original, X, y, False, directory)
+                if problem is not None:
+                    failures.append(f"{type(original).__name__} {label}: {problem}")
+    return failures
 
 
 def byte_damage(raw, rng, n):
@@ -235,6 +261,8 @@ def check(content, original, X, y, exact, directory, refused=None):
         if not np.isfinite(est.decision_function(X)).all():
             return "loaded a model with non-finite scores"
         est.partial_fit(X, y)
+        if not np.isfinite(est.decision_function(X)).all():
+            return "a loaded model learnt non-finite scores"
     except ValueError:
         pass           # a ModelError on the next update is a clear error too
     except Exception as exc:   # noqa: BLE001

@@ -685,7 +685,7 @@ def test_module_and_console_script():
     (["eval", "--algos", "arow", "--param", "r=1"], "expected ALGO.PARAM=VALUE"),
     (["eval", "--algos", "pa1", "--grid", "pa1.C="], "expected KEY=VALUE"),
     (["eval", "--noise", "1.5"], "expected a probability in [0, 1]"),
-    (["eval", "--passes", "0"], "expected a positive integer"),
+    (["eval", "--passes", "0"], "expected an integer from 1 to 9223372036854775807"),
     (["eval", "--cv", "1"], "--cv: must be >= 2"),
     (["eval", "--bogus"], "unrecognized arguments: --bogus"),
     (["eval", "--repeats", "3", "--cv", "3"], "--repeats and --cv exclude each other"),
