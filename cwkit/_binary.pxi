@@ -49,7 +49,7 @@ cdef struct Hyper:
     double eta
     double lam
     double delta
-    bint direct             # arow diag: project the update of Sigma, not of Sigma^-1
+    int direct              # the diagonal covariance step, a DiagUpdate (AROW, NHERD)
     double s                # the importance weight of the round (1 unweighted)
 
 
@@ -72,7 +72,7 @@ cdef inline Hyper hyper_first_order(int rule, double C, double alpha,
 
 
 cdef inline Hyper hyper_second_order(int rule, double phi, double r,
-                                     bint direct) noexcept nogil:
+                                     int direct) noexcept nogil:
     """The hyperparameters of a second-order rule (`so_step`); the others 0."""
     cdef Hyper h = hyper_first_order(rule, 0.0, 0.0, 0.0)
     h.phi = phi
@@ -308,13 +308,15 @@ cdef inline double sherman_morrison_beta(double c, double v) noexcept nogil:
     return c / (1.0 + c * v)
 
 
-cdef inline bint may_collapse(int rule, bint direct) noexcept nogil:
+cdef inline bint may_collapse(int rule, int direct) noexcept nogil:
     """Whether the variances of a diagonal rule can reach 0 in floating point, so
     that its driver notes the row where one collapses (`count_collapse`): CW-Var
     and CW-Stdev ([ECCW08]), SCW-I and SCW-II (CW-Stdev's covariance step), and AROW
-    and NHERD with the subtractive ("direct") update.  Their inverse updates
-    1/sigma_i += c x_i^2, c bounded (1/r; 2C + C^2 v), cannot with finite features."""
-    return rule == CW_VAR or rule == CW_STDEV or rule == SCW1 or rule == SCW2 or direct
+    and NHERD with the subtractive DIAG_DIRECT update.  Their inverse updates
+    1/sigma_i += c x_i^2, c bounded (1/r; 2C + C^2 v), and NHERD's DIAG_EXACT (1/sigma_i
+    grows by at most 2 C x_i^2 + C^2 x_i^4 sigma_i) cannot with finite features."""
+    return (rule == CW_VAR or rule == CW_STDEV or rule == SCW1 or rule == SCW2
+            or direct == DIAG_DIRECT)
 
 
 cdef inline double cw_stdev_alpha(double m, double v, double phi) noexcept nogil:
@@ -352,7 +354,8 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     """Second-order step: returns alpha (mu += alpha y Sigma x) and sets c, the
     coefficient of the diagonal update 1/sigma_i += c x_i^2.
 
-    For arow with `direct`, c is beta of sigma_i -= beta sigma_i^2 x_i^2.
+    For AROW and NHERD with DIAG_DIRECT, c is beta of sigma_i -= beta sigma_i^2 x_i^2;
+    for NHERD with DIAG_EXACT, c = C of sigma_i <- sigma_i / (1 + C x_i^2 sigma_i)^2.
     Returns 0 when the rule makes no update.  With an importance weight s = h.s
     (1: the rules as published, bit for bit): AROW's loss terms 1/(2r) become
     s/(2r), i.e. r becomes r/s; CW, whose constraint is hard, takes
@@ -368,7 +371,7 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
         if loss <= 0.0:
             return 0.0
         r = h.r / h.s                          # +inf for s = 0: no update
-        if h.direct:
+        if h.direct == DIAG_DIRECT:
             c[0] = 1.0 / (v + r)               # beta; v + r > 0
         else:
             c[0] = 1.0 / r                     # Sigma^-1 += x x^T / r ([AROW13] eq 14)
@@ -412,12 +415,18 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     if h.rule == NHERD:
         # [NHERD10], full update: alpha = l / (v + 1/C), Sigma^-1 += (2C + C^2 v) x x^T
         # (Sherman-Morrison of Sigma - (C^2 v + 2C) / (1 + C v)^2 Sigma x x^T Sigma);
-        # diagonal "direct" ([NHERD10]'s "drop"): beta = (C^2 v + 2C) / (1 + C v)^2
+        # diagonal DIAG_DIRECT ([NHERD10]'s "drop"): beta = (C^2 v + 2C) / (1 + C v)^2;
+        # DIAG_EXACT ([NHERD10]'s "exact"): c = C (`sigma_step`)
         loss = 1.0 - m
         if loss <= 0.0:
             return 0.0
         q = Cs * (2.0 + Cs * v)
-        c[0] = q / ((1.0 + Cs * v) * (1.0 + Cs * v)) if h.direct else q
+        if h.direct == DIAG_DIRECT:
+            c[0] = q / ((1.0 + Cs * v) * (1.0 + Cs * v))
+        elif h.direct == DIAG_EXACT:
+            c[0] = Cs
+        else:
+            c[0] = q
         return loss / (v + 1.0 / Cs)
     return 0.0
 
@@ -435,7 +444,7 @@ cdef inline bint diag_row_finite(const double* w, const int* idx, Py_ssize_t nnz
 
 
 cdef inline void diag_step(const double* om, const double* osg, const double* x,
-                           Py_ssize_t nnz, double ay, double c, bint direct,
+                           Py_ssize_t nnz, double ay, double c, int direct,
                            double* nm, double* nsg) noexcept nogil:
     """The diagonal update of a row's coordinates from their old (mu, sigma), in
     contiguous arrays (om, osg), to the new ones (nm, nsg): mu += ay sigma x, then
@@ -445,13 +454,20 @@ cdef inline void diag_step(const double* om, const double* osg, const double* x,
     denominator), so a pair that is not `normal_pair` is recomputed with
     `sigma_step` (`diag_put`)."""
     cdef Py_ssize_t j
-    cdef double xj, sj
-    if direct:
+    cdef double xj, sj, q
+    if direct == DIAG_DIRECT:
         for j in range(nnz):
             xj = x[j]
             sj = osg[j]
             nm[j] = om[j] + ay * sj * xj
             nsg[j] = sj - c * sj * sj * xj * xj
+    elif direct == DIAG_EXACT:
+        for j in range(nnz):
+            xj = x[j]
+            sj = osg[j]
+            nm[j] = om[j] + ay * sj * xj
+            q = 1.0 + c * (xj * xj) * sj
+            nsg[j] = sj / (q * q)
     else:
         for j in range(nnz):
             xj = x[j]
@@ -461,7 +477,7 @@ cdef inline void diag_step(const double* om, const double* osg, const double* x,
 
 
 cdef inline bint diag_put(double* w, const int* idx, const double* x, Py_ssize_t nnz,
-                          const double* osg, double c, bint direct, const double* nm,
+                          const double* osg, double c, int direct, const double* nm,
                           double* nsg) noexcept nogil:
     """Write the new (mu, sigma) of `diag_step` into the interleaved state w at the
     row's coordinates, a pair that is not `normal_pair` with its variance from
@@ -486,7 +502,7 @@ cdef inline bint diag_put(double* w, const int* idx, const double* x, Py_ssize_t
 def diag_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[:, ::1] ms,
-              int rule, double phi, double r, bint direct, double[::1] u, double C=0.0):
+              int rule, double phi, double r, int direct, double[::1] u, double C=0.0):
     """One pass of a diagonal second-order rule: CW-Var, CW-Stdev, AROW, AROW-H,
     SCW-I, SCW-II, NHERD (C: the last three's).
 

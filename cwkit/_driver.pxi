@@ -13,7 +13,7 @@
 #     whose update collapsed a variance;
 #   Workspace: the one allocator of driver scratch (freed in one place);
 #   S_MIN, S_MAX, scaled_rescale: the scaled weight vector w = s v;
-#   sigma_step: the diagonal covariance step of CW and AROW;
+#   DiagUpdate, sigma_step: the diagonal covariance steps of CW, AROW, SCW, NHERD;
 #   restore_coords: undo an update of the coordinates of one row.
 # Uses: Status (_status.pxi); RowView (_rows.pxi).
 
@@ -237,12 +237,27 @@ cdef inline double inv_diag_update(double s, double c, double x2) noexcept nogil
     return s / (1.0 + c * x2 * s)
 
 
-cdef inline double sigma_step(double s, double c, bint direct, double x) noexcept nogil:
+# The diagonal covariance steps (`sigma_step`), also `cwkit._core.DiagUpdate`.
+cpdef enum DiagUpdate:
+    DIAG_INVERSE = 0        # 1/sigma += c x^2: the update of Sigma^-1 projected
+    DIAG_DIRECT = 1         # sigma -= c sigma^2 x^2: the update of Sigma projected
+    DIAG_EXACT = 2          # sigma <- sigma / (1 + c x^2 sigma)^2: NHERD's "exact"
+
+
+cdef inline double sigma_step(double s, double c, int mode, double x) noexcept nogil:
     """The diagonal covariance step on one coordinate with feature value x:
-    1/sigma += c x^2 ([CW08], [AROW09]), or with `direct` the projected
-    sigma -= c sigma^2 x^2 ([AROW13] eq. 14 with beta = c)."""
-    if direct:
+    1/sigma += c x^2 ([CW08], [AROW09]), or with DIAG_DIRECT the projected
+    sigma -= c sigma^2 x^2 ([AROW13] eq. 14 with beta = c), or with DIAG_EXACT
+    sigma / (1 + c x^2 sigma)^2 ([NHERD10]'s "exact" diagonal, c = C; a zero
+    variance or feature leaves sigma as it is, as `inv_diag_update`)."""
+    cdef double q
+    if mode == DIAG_DIRECT:
         return s - c * s * s * x * x
+    if mode == DIAG_EXACT:
+        if s == 0.0 or x == 0.0:
+            return s
+        q = 1.0 + c * (x * x) * s
+        return s / (q * q)
     return inv_diag_update(s, c, x * x)
 
 

@@ -11,7 +11,7 @@
 # (_mc_rows.pxi).
 
 
-cdef inline bint diag_coord(double* mu, double* sg, double ay, double c, bint direct,
+cdef inline bint diag_coord(double* mu, double* sg, double ay, double c, int direct,
                             double x, double* save) noexcept nogil:
     """One coordinate of a diagonal second-order update with feature value x:
     mu += ay sigma x, then `sigma_step`; the old (mu, sigma) go to save[0], save[1].
@@ -24,7 +24,7 @@ cdef inline bint diag_coord(double* mu, double* sg, double ay, double c, bint di
     return isfinite(mu[0]) & isfinite(sg[0])
 
 
-cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, bint direct,
+cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, int direct,
                                  const double* x, const int* idx, Py_ssize_t nnz,
                                  double bias, Py_ssize_t D, double* save,
                                  Py_ssize_t ks, bint* tiny) noexcept nogil:
@@ -48,7 +48,7 @@ cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, b
 
 
 cdef inline double pair_diag_step(double* MU, double* SG, Py_ssize_t K, Py_ssize_t a,
-                                  Py_ssize_t b, double alpha, double cc, bint direct,
+                                  Py_ssize_t b, double alpha, double cc, int direct,
                                   const double* x, const int* idx, Py_ssize_t nnz,
                                   double bias, Py_ssize_t D, double* save,
                                   bint* tiny) noexcept nogil:
@@ -85,7 +85,7 @@ cdef inline void blk_diag_restore(double* mu, double* sg, const double* save,
         sg[p] = save[2 * j + 1]
 
 
-cdef inline void blk_sigma_only(double* sg, double cc, bint direct, const double* x,
+cdef inline void blk_sigma_only(double* sg, double cc, int direct, const double* x,
                                 const int* idx, Py_ssize_t nnz, double bias,
                                 Py_ssize_t D, Py_ssize_t ks, bint* tiny) noexcept nogil:
     """The diagonal covariance update alone on one block (see blk_diag_step; tiny
@@ -213,9 +213,9 @@ cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize
 def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
                  double[:, ::1] MU, double[:, ::1] SG, int rule, double phi, double r,
-                 bint direct, bint sum_update, double[:, ::1] U, double C=0.0):
+                 int direct, bint sum_update, double[:, ::1] U, double C=0.0):
     """One multi-class pass of a diagonal rule: CW-Var, CW-Stdev, AROW, AROW-H, SCW-I,
-    SCW-II, NHERD (C: the last three's).
+    SCW-II, NHERD (C: the last three's; `direct`: the DiagUpdate of `sigma_step`).
 
     top1: the binary step on Delta (label +1), m = mu_y.x - mu_c.x,
     v = v_y + v_c; the covariance update acts on blocks y and c with x^2.

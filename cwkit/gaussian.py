@@ -6,7 +6,7 @@ run in the same compiled drivers (``cwkit/_binary.pxi``, ``so_step``).  The
 update formulas are in each class's Notes, with their sources
 (docs/references.md).
 """
-from . import _params
+from . import _core, _params
 from .base import GaussianMixin, OnlineClassifier, Registration
 from .linear import _COVARIANCE_SHAPES, CovarianceChoice, _phi
 from .models.rules import RULE_OF
@@ -98,10 +98,11 @@ class NormalHerd(CovarianceChoice, GaussianMixin, OnlineClassifier):
         Initial variance: Sigma_1 = a I.
     covariance : {"auto", "diag", "full"}, default="auto"
         As in :class:`cwkit.ConfidenceWeighted`.
-    diag_update : {"inverse", "direct"}, default="inverse"
+    diag_update : {"inverse", "direct", "exact"}, default="inverse"
         The diagonal form: the full update of Sigma^-1 projected on the diagonal
-        ([NHERD10]'s "project") or that of Sigma with its off-diagonal entries
-        dropped ("drop"); as AROW's ``diag_update``.
+        ([NHERD10]'s "project"), that of Sigma with its off-diagonal entries
+        dropped ("drop"; "inverse" and "direct" as AROW's ``diag_update``), or the
+        herding map restricted to diagonal matrices ("exact").
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
     average, class_weight
         As in :class:`cwkit.Perceptron`; ``multiclass`` is "top1" or "ovr"; "auto" (the
@@ -115,16 +116,17 @@ class NormalHerd(CovarianceChoice, GaussianMixin, OnlineClassifier):
     mu <- mu + l / (v + 1/C) y Sigma x and
     Sigma <- Sigma - (C^2 v + 2C) / (1 + C v)^2 Sigma x x^T Sigma, i.e.
     Sigma^-1 += (2C + C^2 v) x x^T.  Diagonal ([NHERD10]'s approximations): 1/sigma_i +=
-    (2C + C^2 v) x_i^2 ("inverse") or sigma_i -= (C^2 v + 2C) / (1 + C v)^2 sigma_i^2
-    x_i^2 ("direct").  The mean step is AROW's with r = 1/C.  An importance weight s
-    scales the loss term: C becomes s C.  Multi-class top-1: the binary step on
-    Delta = f(x, y) - f(x, c), as for AROW.
+    (2C + C^2 v) x_i^2 ("inverse"), sigma_i -= (C^2 v + 2C) / (1 + C v)^2 sigma_i^2
+    x_i^2 ("direct") or sigma_i <- sigma_i / (1 + C x_i^2 sigma_i)^2 ("exact").  The
+    mean step is AROW's with r = 1/C.  An importance weight s scales the loss term:
+    C becomes s C.  Multi-class top-1: the binary step on Delta = f(x, y) - f(x, c),
+    as for AROW.
     """
 
     _average_auto = False   # averaging made it worse, as AROW (docs/choosing.md)
     _constraints = {"C": _params.POSITIVE, "a": _params.POSITIVE,
                     "covariance": _params.Choice("auto", "diag", "full"),
-                    "diag_update": _params.Choice("inverse", "direct")}
+                    "diag_update": _params.Choice("inverse", "direct", "exact")}
     _names = {"nherd": Registration({}, "Normal herding, NHERD ([NHERD10])",
                                     ("C", "a", "covariance", "diag_update"))}
 
@@ -148,4 +150,10 @@ class NormalHerd(CovarianceChoice, GaussianMixin, OnlineClassifier):
     def _model_options(self):
         return {"shape": _COVARIANCE_SHAPES[self.covariance_type_], "rule": RULE_OF["nherd"],
                 "C": float(self.C), "a": float(self.a),
-                "direct": self.diag_update == "direct"}
+                "direct": _DIAG_UPDATES[self.diag_update]}
+
+
+#: NHERD's ``diag_update`` -> the compiled diagonal covariance step.
+_DIAG_UPDATES = {"inverse": _core.DiagUpdate.DIAG_INVERSE,
+                 "direct": _core.DiagUpdate.DIAG_DIRECT,
+                 "exact": _core.DiagUpdate.DIAG_EXACT}

@@ -40,6 +40,7 @@ OTHER_SHAPES = [
     ("scw2", {"C": 0.3, "eta": 0.8, "a": 0.7, "covariance": "diag"}),
     ("nherd", {"C": 0.3, "a": 0.7, "covariance": "full"}),
     ("nherd", {"C": 0.3, "a": 0.7, "covariance": "diag", "diag_update": "direct"}),
+    ("nherd", {"C": 0.3, "a": 0.7, "covariance": "diag", "diag_update": "exact"}),
 ]
 
 

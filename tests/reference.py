@@ -97,6 +97,9 @@ _OPTIONAL = {"cw": {"a": 1.0}, "cw-stdev": {"a": 1.0}, "arow": {"a": 1.0, "diag_
              "arow-h": {"a": 1.0, "diag_update": "inverse"}, "sop": {"a": 1.0},
              "scw1": {"a": 1.0}, "scw2": {"a": 1.0},
              "nherd": {"a": 1.0, "diag_update": "inverse"}}
+#: the diagonal forms of each rule with ``diag_update``
+_DIAG_UPDATES = {"arow": ("inverse", "direct"), "arow-h": ("inverse", "direct"),
+                 "nherd": ("inverse", "direct", "exact")}
 
 
 def _params(rule, params):
@@ -115,8 +118,9 @@ def _params(rule, params):
         if not 0.5 < p["eta"] < 1.0:
             raise ValueError(f"eta must be in (0.5, 1), got {p['eta']}")
         p["phi"] = float(ndtri(p["eta"]))  # Phi^{-1}(eta)
-    if p.get("diag_update", "inverse") not in ("inverse", "direct"):
-        raise ValueError(f"diag_update must be 'inverse' or 'direct', got {p['diag_update']!r}")
+    if p.get("diag_update", "inverse") not in _DIAG_UPDATES.get(rule, ("inverse",)):
+        raise ValueError(f"diag_update of {rule} must be one of {_DIAG_UPDATES.get(rule)}, "
+                         f"got {p['diag_update']!r}")
     return p
 
 
@@ -385,8 +389,10 @@ def _soft_step(rule, st, x, y, sx, m, v, full, C, p):
             st["sigma"] = _shrink_full(sigma, sx, beta)
         elif p["diag_update"] == "inverse":                      # "project": Sigma^-1's diagonal
             st["sigma"] = _inv_diag_update(sigma, 2.0 * C + C * C * v, x)
-        else:                                                    # "drop": Sigma's diagonal
+        elif p["diag_update"] == "direct":                       # "drop": Sigma's diagonal
             st["sigma"] = sigma - beta * sigma * sigma * x * x
+        else:                       # "exact": the herding map A restricted to diagonals
+            st["sigma"] = sigma / (1.0 + C * x * x * sigma) ** 2
         return st, True
     phi = p["phi"]
     if phi * np.sqrt(v) - m <= 0.0:                              # no loss: passive

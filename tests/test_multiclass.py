@@ -11,13 +11,15 @@ from cwkit.models.scoring import argmax_proba
 RTOL = 1e-12
 LABELS = np.array(["ant", "bee", "cat", "dog"])
 
-# top1 also runs AROW with the covariance updated by f = sum_y f(x, y)
+# top1 also runs AROW with the covariance updated by f = sum_y f(x, y), and NHERD's
+# "exact" diagonal
 TOP1_CASES = BINARY_CASES + [
     ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "sum", "covariance": "diag"}),
     ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "sum", "diag_update": "direct",
               "covariance": "diag"}),
     ("arow", {"r": 0.3, "a": 1.5, "sigma_update": "sum", "covariance": "full"}),
     ("arow-h", {"r": 0.3, "a": 1.5, "sigma_update": "sum", "covariance": "diag"}),
+    ("nherd", {"C": 0.3, "a": 0.7, "covariance": "diag", "diag_update": "exact"}),
 ]
 
 

@@ -518,6 +518,27 @@ def test_nherd_full_step_herds_the_gaussian(seed):
     np.testing.assert_array_equal(S_pass, S0)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_nherd_diagonal_forms_on_one_feature_are_the_full_update(seed):
+    """From a diagonal Sigma, a row with one nonzero feature moves one variance: the
+    three diagonal forms of [NHERD10] ("project", "drop", "exact") are then the full
+    update exactly, and on any row they keep the full update's mean step."""
+    rng = np.random.default_rng(seed)
+    s0 = rng.uniform(0.3, 2.0, size=4)
+    mu0, x, y = violating_instance(rng, 4)
+    one = np.zeros(4)
+    one[seed % 4] = x[seed % 4]
+    for row, exact in ((one, True), (x, False)):
+        mu_f, S_f = reference.binary_step("nherd", mu0, row, y, sigma=np.diag(s0),
+                                          covariance="full", C=0.7)
+        for form in ("inverse", "direct", "exact"):
+            mu_d, s_d = reference.binary_step("nherd", mu0, row, y, sigma=s0, covariance="diag",
+                                              C=0.7, diag_update=form)
+            np.testing.assert_allclose(mu_d, mu_f, rtol=1e-12, atol=1e-15)
+            if exact:
+                np.testing.assert_allclose(s_d, np.diag(S_f), rtol=1e-12)
+
+
 # --------------------------------------------------------------------------- scale / rotation
 @pytest.mark.parametrize("covariance", ["diag", "full"])
 @pytest.mark.parametrize("fit_intercept", [True, False])

@@ -48,7 +48,8 @@ class ModelSpec:
     slack : {"per-constraint", "shared"}
         Squared slacks of the multi-class PA-II / PA-LS / BPA-II / BPA-LS duals.
     C, alpha, beta, phi, r, a, direct, eta, lam, delta : float or bool
-        Hyper-parameters of the rules (see the estimators).
+        Hyper-parameters of the rules (see the estimators); ``direct``: the diagonal
+        covariance step, False / True or a ``cwkit._core.DiagUpdate``.
     bpa_variant, rho, batch_size, sliding
         Mini-batch PA: "bpa1", "bpa2" or "bpa-ls", the ridge, the group size B
         and the sliding window.
