@@ -23,6 +23,7 @@ from ._lazy import sparse as sp
 
 from . import _interrupt, datasets, report, sources
 from ._params import SSIZE_MAX
+from ._weights import check_class_weight
 from ._version import __version__
 from .evaluate import (
     DEFAULT_SHUFFLE_WINDOW,
@@ -274,6 +275,7 @@ def _eval(args, spool):
         for src in tasks:
             if not callable(src):
                 _check_two_classes(src)
+                _check_class_weight(args, src)
     options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed,
                "noise": args.noise, "cv": args.cv or 0, "repeats": args.repeats,
                "tune_on": args.tune_on, "multiclass_params": multiclass,
@@ -465,8 +467,8 @@ def _labels_text(labels):
 def _multiclass_params(args, specs):
     """``--multiclass`` and ``--k`` as estimator parameters (only those given), checked on
     every spec before any data is read: a rule without that reduction is a usage error."""
-    params = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k))
-              if v is not None}
+    params = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k),
+                                ("class_weight", args.class_weight)) if v is not None}
     if "multiclass" in params:
         probe_X, probe_y = np.eye(3), np.arange(3)  # the reduction is checked on first fit
         for spec in specs:
@@ -476,6 +478,15 @@ def _multiclass_params(args, specs):
             except ValueError as exc:
                 raise UsageError(f"--multiclass {args.multiclass}: {exc}") from None
     return params
+
+
+def _check_class_weight(args, src):
+    """A label of ``--class-weight`` that the data do not hold is an error before any
+    learning."""
+    try:
+        check_class_weight(args.class_weight, np.asarray(src.classes))
+    except ValueError as exc:
+        raise DataError(f"--class-weight: {src.name}: {exc}") from None
 
 
 def _check_two_classes(src):
@@ -517,6 +528,7 @@ def _train(args, spool):
         _check_two_classes(src)
         if start is not None:
             _check_continued(args, src, start)
+        _check_class_weight(args, src)
     progress = report.Progress(enabled=not args.quiet)
     try:
         learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
@@ -588,7 +600,8 @@ def _load_model(path):
 
 def _continued(args, registry):
     """``train -i MODEL``: the model, its spec and ``{}``; parameters given that differ
-    from the model's (``--algo``, ``--param``, ``--multiclass``, ``--k``) are a usage error,
+    from the model's (``--algo``, ``--param``, ``--multiclass``, ``--k``,
+    ``--class-weight``) are a usage error,
     since the model's own go on."""
     model = _load_model(args.initial)
     name = name_of(model)
@@ -600,8 +613,8 @@ def _continued(args, registry):
     for text in args.param or []:
         key, value = _split_assignment(text, "--param")
         given[key.rpartition(".")[2]] = _parse_value(value)
-    given.update((k, v) for k, v in (("multiclass", args.multiclass), ("k", args.k))
-                 if v is not None)
+    given.update((k, v) for k, v in (("multiclass", args.multiclass), ("k", args.k),
+                                     ("class_weight", args.class_weight)) if v is not None)
     for key, value in given.items():
         if key not in have:
             raise UsageError(f"{where}: {name} has no parameter {key!r}")
@@ -790,6 +803,7 @@ def _check_dask_options(args, specs):
     if args.hash_bits is not None:
         raise UsageError("--hash-bits is not supported with --dask")
     for option, given in (("--cv", getattr(args, "cv", None)),
+                          ("--class-weight", args.class_weight),
                           ("--grid", getattr(args, "grid", None)),
                           ("--noise", getattr(args, "noise", 0.0)),
                           ("--synthetic", getattr(args, "synthetic", None)),
@@ -1057,6 +1071,11 @@ def _learning_options(p):
     g.add_argument("--multiclass", choices=("top1", "topk", "ovr"),
                    help="multi-class reduction (default: the estimator's)")
     g.add_argument("--k", type=_positive_int, help="constraints per round for --multiclass topk")
+    g.add_argument("--class-weight", type=_class_weight, metavar="balanced|CLASS:W,...",
+                   help="an importance weight per class, multiplying the rows' own (a "
+                   "Vowpal Wabbit file's): balanced (n / (K n_c), n_c the rows of class c "
+                   "seen so far) or a weight per label, 1 for a label not named (a first "
+                   "label with a minus: --class-weight=-1:0.5,1:2)")
     d = p.add_argument_group("distributed training (needs: pip install dask distributed)")
     d.add_argument("--dask", metavar="local:N|ADDRESS",
                    help="train over partitions of the file on Dask: local:N starts N "
@@ -1090,6 +1109,26 @@ _positive_int = _int_at_least(1, f"an integer from 1 to {SSIZE_MAX}", hi=SSIZE_M
 _nonnegative_int = _int_at_least(0, f"an integer from 0 to {SSIZE_MAX}", hi=SSIZE_MAX)
 _hash_bits = _int_at_least(1, f"an integer from 1 to {MAX_HASH_BITS} (2^B columns; a model "
                            "takes fewer than 2^31)", hi=MAX_HASH_BITS)
+
+
+def _class_weight(text):
+    """``--class-weight``: "balanced", or ``CLASS:W,...`` as a dict label -> weight
+    (finite, >= 0; the label parsed as ``--classes`` labels are)."""
+    if text.strip() == "balanced":
+        return "balanced"
+    weights = {}
+    for item in text.split(","):
+        label, sep, value = item.rpartition(":")
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = -1.0
+        if not sep or not label.strip() or not (0.0 <= weight < float("inf")):
+            raise argparse.ArgumentTypeError(
+                f"expected balanced or CLASS:W,... with each W a finite number >= 0, "
+                f"got {item!r}")
+        weights[_parse_value(label)] = weight
+    return weights
 
 
 def _probability(text):

@@ -13,6 +13,7 @@ window when shuffling). :func:`train` fits one
 learner on a source the same way, for ``cwkit train``.
 """
 import contextlib
+import inspect
 import itertools
 import threading
 import time
@@ -94,16 +95,30 @@ class _StreamConfig:
     keep: object = None  # callable index -> bool mask, or None
 
 
+def _weighted_chunks(source):
+    """``(X, y, index, sample_weight)`` of `source`: the importance weights its rows
+    carry (a Vowpal Wabbit file's), None where it has none or a chunk's are all 1
+    (weights of 1 learn as no weights, bit for bit, on the faster path)."""
+    if not getattr(source, "weighted", False):
+        for X, y, index in source.chunks():
+            yield X, y, index, None
+        return
+    for X, y, index, w in source.chunks(weights=True):
+        yield X, y, index, (None if (w == 1.0).all() else w)
+
+
 def _stream(source, cfg, pass_no):
-    """Chunks ``(X, y_clean, y_train, flipped, index)`` of one pass."""
+    """Chunks ``(X, y_clean, y_train, flipped, index, sample_weight)`` of one pass
+    (``sample_weight`` None: every row of weight 1)."""
     classes = source.classes
 
     def prepared():
-        for X, y, index in source.chunks():
+        for X, y, index, w in _weighted_chunks(source):
             if cfg.keep is not None:
                 mask = cfg.keep(index)
                 if not mask.all():
                     X, y, index = X[mask], y[mask], index[mask]
+                    w = None if w is None else w[mask]
             if y.size == 0:
                 continue
             if cfg.noise > 0:
@@ -111,7 +126,7 @@ def _stream(source, cfg, pass_no):
                                                         seed=cfg.seed, index=index)
             else:
                 y_train, flipped = y, np.zeros(y.size, dtype=bool)
-            yield X, y, y_train, flipped, index
+            yield X, y, y_train, flipped, index, w
 
     if not cfg.shuffle:
         yield from prepared()
@@ -132,12 +147,16 @@ def _emit_shuffled(buffer, rng, batch_size):
     X = sp.vstack([b[0] for b in buffer], format="csr") if issparse(buffer[0][0]) \
         else np.vstack([b[0] for b in buffer])
     cols = [np.concatenate([b[k] for b in buffer]) for k in (1, 2, 3, 4)]
+    weighted = any(b[5] is not None for b in buffer)
+    if weighted:
+        cols.append(np.concatenate([np.ones(b[1].size) if b[5] is None else b[5]
+                                    for b in buffer]))
     perm = rng.permutation(cols[0].size)
     X = X[perm]
     cols = [c[perm] for c in cols]
     for start in range(0, perm.size, batch_size):
         s = slice(start, start + batch_size)
-        yield (X[s], *(c[s] for c in cols))
+        yield (X[s], *(c[s] for c in cols), *(() if weighted else (None,)))
 
 
 class Learner:
@@ -233,15 +252,21 @@ class Learner:
                    intercept_scaling=values["intercept_scaling"])
         return out
 
-    def _partial_fit(self, X, y, y_clean):
-        """Learn the rows of the current piece, their rounds counted against ``y_clean``
-        (None: ``y``); returns the mistakes. On a model error, ``failed_offset`` is the row
-        of the piece that failed."""
+    def _partial_fit(self, X, y, y_clean, weights=None):
+        """Learn the rows of the current piece (of importance weights ``weights``, None:
+        1), their rounds counted against ``y_clean`` (None: ``y``); returns the mistakes.
+        On a model error, ``failed_offset`` is the row of the piece that failed."""
+        weighted = {} if weights is None else {"sample_weight": weights}
         try:
+            if weights is not None and "sample_weight" not in inspect.signature(
+                    self.model.partial_fit).parameters:      # the kernel forms
+                raise ValueError(f"{self.spec.label}: this model does not take importance "
+                                 "weights (sample_weight, class_weight)")
             if self.fitted:
-                self.model.partial_fit(X, y, y_clean=y_clean)
+                self.model.partial_fit(X, y, y_clean=y_clean, **weighted)
             else:
-                self.model.partial_fit(X, y, classes=self.classes, y_clean=y_clean)
+                self.model.partial_fit(X, y, classes=self.classes, y_clean=y_clean,
+                                       **weighted)
                 self.fitted = True
         except _MODEL_FAILURES as exc:
             row = getattr(exc, "row", None) or 0    # ModelError: the row of this call
@@ -250,8 +275,9 @@ class Learner:
         self.updates += int(self.model.last_n_updates_)
         return int(self.model.last_mistakes_)
 
-    def learn(self, X, y_clean, y_train, flipped):
-        """One online round per row: ``y_train`` is learnt, ``y_clean`` scores mistakes.
+    def learn(self, X, y_clean, y_train, flipped, weights=None):
+        """One online round per row: ``y_train`` is learnt, ``y_clean`` scores mistakes,
+        ``weights`` are the rows' importance weights (None: 1).
 
         Each round is counted as the model predicts it (the compiled pass scores a row
         before its update, against its clean label when it was flipped; see
@@ -265,7 +291,8 @@ class Learner:
         _caught.notes = caught = []
         try:
             with _capturing() if _capturing.depth == 0 else contextlib.nullcontext():
-                mistakes += self._partial_fit(X, y_train, y_clean if flipped.any() else None)
+                mistakes += self._partial_fit(X, y_train, y_clean if flipped.any() else None,
+                                              weights)
         except _MODEL_FAILURES:
             self.updates = updates
             raise
@@ -361,12 +388,13 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
             else contextlib.nullcontext())
     with pool as pool:
         for pass_no in range(passes):
-            for X, y_clean, y_train, flipped, index in _stream(source, cfg, pass_no):
+            for X, y_clean, y_train, flipped, index, w in _stream(source, cfg, pass_no):
                 for piece in _pieces(y_clean.size, seen, curve_every):
                     # (a whole chunk as is: slicing a CSR matrix copies it)
                     Xp = X if piece.stop - piece.start == y_clean.size else X[piece]
                     _learn_piece(pool, learners, Xp, y_clean[piece], y_train[piece],
-                                 flipped[piece], index[piece], parsed)
+                                 flipped[piece], index[piece], parsed,
+                                 None if w is None else w[piece])
                     seen += piece.stop - piece.start
                     if curve_every and seen % curve_every == 0:
                         for lr in learners:
@@ -382,12 +410,14 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
         progress.end_run()
 
 
-def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=False):
+def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=False,
+                 weights=None):
     """Every learner not failed learns the piece: at once on the threads of ``pool`` (the
     compiled passes release the GIL; each learner has its own state and counters, so the
     results are those of one after another), or one after another without a pool.
     ``parsed``: the rows are valid as the svmlight parser checked them (the source's
-    ``parsed``), so they are not checked again."""
+    ``parsed``), so they are not checked again; ``weights``: the rows' importance
+    weights (None: 1)."""
     active = [lr for lr in learners if lr.failed is None]
     if len(active) > 1 and y_clean.size > 1:   # (one row: a model's own one-row path)
         try:    # once for all: each model's partial_fit takes the validated rows
@@ -395,7 +425,7 @@ def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=Fal
         except _MODEL_FAILURES:
             pass    # each learner fails as it would on its own, with its own message
     if pool is None or len(active) < 2:
-        outcomes = [_outcome(lr, X, y_clean, y_train, flipped) for lr in active]
+        outcomes = [_outcome(lr, X, y_clean, y_train, flipped, weights) for lr in active]
     else:
         with _capturing():
             futures = []
@@ -403,7 +433,7 @@ def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=Fal
                 with signals_blocked():     # (the pool's threads start with the mask)
                     for lr in active:       # (each future kept as soon as it exists)
                         futures.append(pool.submit(_outcome, lr, X, y_clean, y_train,
-                                                   flipped))
+                                                   flipped, weights))
                 outcomes = [f.result() for f in futures]
             finally:    # (Ctrl-C: every learner's counters settled, its warnings caught)
                 futures_wait(futures)
@@ -413,10 +443,10 @@ def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=Fal
             lr.failed_at = int(index[lr.failed_offset])
 
 
-def _outcome(learner, X, y_clean, y_train, flipped):
+def _outcome(learner, X, y_clean, y_train, flipped, weights=None):
     """``learner.learn`` of a piece; the model error that stopped it, or None."""
     try:
-        learner.learn(X, y_clean, y_train, flipped)
+        learner.learn(X, y_clean, y_train, flipped, weights)
     except _MODEL_FAILURES as exc:
         return exc
     return None

@@ -177,6 +177,7 @@ class VWSource(SvmlightSource):
 
     zero_based = True
     parsed = False
+    weighted = True     # its lines carry importance weights (chunks(weights=True))
 
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, classes=None,
                  hash_bits=None):
@@ -256,14 +257,21 @@ class FilteredSource:
             kept += n
         raise IndexError(f"{self.name} has no row {index}")
 
-    def chunks(self):
-        """The base's chunks, restricted to the task's rows and relabelled +-1."""
+    @property
+    def weighted(self):
+        """Whether the base's rows carry importance weights."""
+        return getattr(self.base, "weighted", False)
+
+    def chunks(self, weights=False):
+        """The base's chunks, restricted to the task's rows and relabelled +-1 (with
+        `weights`, the rows' importance weights too)."""
         start = 0
-        for X, y, _ in self.base.chunks():
-            mask, yb = datasets.task_rows(y, self.positive, self.negative)
+        for chunk in self.base.chunks(weights=True) if weights else self.base.chunks():
+            mask, yb = datasets.task_rows(chunk[1], self.positive, self.negative)
             stop = start + yb.size
             if yb.size:
-                yield X[mask], yb, np.arange(start, stop)
+                rows = (chunk[0][mask], yb, np.arange(start, stop))
+                yield (*rows, chunk[3][mask]) if weights else rows
             start = stop
         self.n_examples = start
 
