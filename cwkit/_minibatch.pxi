@@ -7,6 +7,9 @@
 #   BPA-LS tau = (A + rho I)^-1 l            (rho > 0: A + rho I is positive definite)
 # all solved by `hildreth_solve` (_qp.pxi), then w += sum_k tau_k y_k x_k.
 # A row with A_kk = 0 (zero row, no intercept) cannot move w: tau_k is fixed at 0.
+# Importance weights s_k scale each row's loss term in the primal (C s_k xi_k, or
+# C s_k xi_k^2): the box becomes 0 <= tau_k <= s_k C, the ridge rho / s_k; a row of
+# weight 0 has no loss term, and tau_k is fixed at 0.
 # Dot products walk the sorted indices of both rows, so dense and CSR rows give
 # bit-identical results.
 #
@@ -68,16 +71,17 @@ cdef inline double _bpa_score(const Rows* R, Py_ssize_t i, const double* w,
 
 
 cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
-                     const double* y, double bias, double* w, Py_ssize_t D,
-                     int variant, double C, double rho, BPAWork* W,
+                     const double* y, const double* wt, double bias, double* w,
+                     Py_ssize_t D, int variant, double C, double rho, BPAWork* W,
                      bint* moved, Py_ssize_t* bad) noexcept nogil:
-    """One joint update of w on the rows rows[0..m-1]; returns a Status."""
+    """One joint update of w on the rows rows[0..m-1] (importance weights wt[row],
+    NULL: 1); returns a Status."""
     cdef const double* xj
     cdef const double* xk
     cdef const int* ij
     cdef const int* ik
     cdef Py_ssize_t j, k, p, nj, nk, n_saved = 0, it
-    cdef double f, a, c, old, new, chk = 0.0, kkt
+    cdef double f, a, c, old, new, chk = 0.0, kkt, s
     cdef bint any_loss = False
     cdef int st
     moved[0] = False
@@ -96,7 +100,8 @@ cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
             return NONFINITE_INPUT
     for k in range(m):
         W.tau[k] = 0.0
-        if W.Q[k * m + k] == 0.0:
+        s = wt[rows[k]] if wt != NULL else 1.0
+        if W.Q[k * m + k] == 0.0 or s == 0.0:
             W.lo[k] = 0.0
             W.hi[k] = 0.0
             continue
@@ -104,9 +109,9 @@ cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
             any_loss = True
         if variant == BPA_1:
             W.lo[k] = 0.0
-            W.hi[k] = C
+            W.hi[k] = s * C
         else:
-            W.Q[k * m + k] += rho
+            W.Q[k * m + k] += rho / s
             W.lo[k] = -INFINITY if variant == BPA_LS else 0.0
             W.hi[k] = INFINITY
     if not any_loss and variant != BPA_LS:
@@ -293,15 +298,16 @@ def bpa_pass(RowView rows not None,
                     # the incomplete block g.start..t, applied provisionally to r
                     m = t + 1 - g.start
                     avg_sync(&r[0], &w[0], &u[0], T + 1.0, &rows.R, &order[g.start], m, D, 1)
-                    cnt.status = _bpa_update(&rows.R, &order[g.start], m, &y[0], bias, &r[0],
-                                             D, variant, C, rho, &W, &moved, &cnt.pos)
+                    cnt.status = _bpa_update(&rows.R, &order[g.start], m, &y[0], cnt.wt,
+                                             bias, &r[0], D, variant, C, rho, &W, &moved,
+                                             &cnt.pos)
                     if cnt.status != OK:
                         break
                     T += 1.0
                     avg_gain(&r[0], &w[0], &u[0], T, &rows.R, &order[g.start], m, D, 1, seen)
                 continue
-            cnt.status = _bpa_update(&rows.R, &order[lo], m, &y[0], bias, &w[0], D,
-                                     variant, C, rho, &W, &moved, &cnt.pos)
+            cnt.status = _bpa_update(&rows.R, &order[lo], m, &y[0], cnt.wt, bias, &w[0],
+                                     D, variant, C, rho, &W, &moved, &cnt.pos)
             if cnt.status != OK:
                 break
             if moved:

@@ -123,12 +123,22 @@ def _upgrade_kernel(files, prefix):
 OLD_KAUX_SIZE = 5
 
 
+def _upgrade_pending_weights(files):
+    """A mini-batch PA model (top-k PA-LS is one) written before it took importance
+    weights: the rows it carries over (``pend_y``, one-vs-rest ``<class>/pend_y``) were
+    of weight 1."""
+    for key in [k for k in files if k.endswith("pend_y")]:
+        files.setdefault(key[:-len("pend_y")] + "pend_w", np.ones(files[key].shape))
+
+
 def _upgrade(meta, files, path):
     """Bring the state arrays of a file written by the previous release (the same
     format version) to today's layout, in place."""
     try:
         if "state/avg_u" in files:
             _upgrade_averaged(files, path, meta["params"])
+        if not any(k.endswith("sv_indptr") for k in files):    # (not a kernel model)
+            _upgrade_pending_weights(files)
         for key in [k for k in files if k.endswith("sv_indptr")]:
             prefix = key[len("state/"):-len("sv_indptr")]
             aux = files.get(f"state/{prefix}aux")

@@ -16,7 +16,7 @@ from cwkit.qp import hildreth
 __all__ = ["bpa_step", "bpa_tau", "l1pa_step"]
 
 
-def bpa_tau(A, ell, *, variant, C, rho="half"):
+def bpa_tau(A, ell, *, variant, C, rho="half", s=None):
     """Step sizes τ of one mini-batch PA update from its dual data.
 
     Parameters
@@ -30,28 +30,32 @@ def bpa_tau(A, ell, *, variant, C, rho="half"):
         Aggressiveness, ``C > 0``.
     rho : {"half", "inverse"}, default "half"
         Ridge of BPA-II / BPA-LS, see :func:`bpa_step`.
+    s : array_like of shape (B,), optional
+        Importance weights (None: 1), see :func:`bpa_step`.
 
     Returns
     -------
     tau : ndarray of shape (B,)
-        ``tau_k = 0`` where ``A_kk = 0`` (an example that cannot move the model).
+        ``tau_k = 0`` where ``A_kk = 0`` (an example that cannot move the model)
+        or ``s_k = 0`` (an example without a loss term).
     """
     if variant not in BPA_VARIANTS:
         raise ValueError(f"variant must be one of {BPA_VARIANTS}, got {variant!r}")
     r = bpa_rho(C, rho)
+    s = np.ones(len(ell)) if s is None else np.asarray(s, dtype=np.float64)
     tau = np.zeros(len(ell))
     # A_kk = 0 means a zero row of A (A is PSD): the example cannot move the
     # model, and tau_k = 0 as in PA's convention for x = 0.
-    keep = np.flatnonzero(np.diag(A) > 0)
-    A, ell = A[np.ix_(keep, keep)], ell[keep]
+    keep = np.flatnonzero((np.diag(A) > 0) & (s > 0))
+    A, ell, s = A[np.ix_(keep, keep)], ell[keep], s[keep]
     if variant == "bpa-ls":
         from scipy.linalg import pinvh   # here, not at import: scipy.linalg is slow to load
-        tau[keep] = pinvh(A + r * np.eye(len(keep))) @ ell
+        tau[keep] = pinvh(A + np.diag(r / s)) @ ell
     elif (ell > 0).any():  # otherwise tau = 0 meets the KKT conditions (A 0 - ell >= 0)
         if variant == "bpa1":
-            res = hildreth(A, ell, 0.0, C)
+            res = hildreth(A, ell, 0.0, C * s)
         else:
-            res = hildreth(A + r * np.eye(len(keep)), ell, 0.0, np.inf)
+            res = hildreth(A + np.diag(r / s), ell, 0.0, np.inf)
         if not res.converged:
             raise RuntimeError(f"{variant}: Hildreth's method did not converge "
                                f"(KKT residual {res.kkt:.3g} after {res.n_iter} sweeps)")
@@ -59,7 +63,7 @@ def bpa_tau(A, ell, *, variant, C, rho="half"):
     return tau
 
 
-def bpa_step(X, y, w, intercept=0.0, *, variant="bpa1", C=1.0, rho="half"):
+def bpa_step(X, y, w, intercept=0.0, *, variant="bpa1", C=1.0, rho="half", s=None):
     """One mini-batch Passive-Aggressive update on a group of B examples.
 
     Parameters
@@ -81,6 +85,10 @@ def bpa_step(X, y, w, intercept=0.0, *, variant="bpa1", C=1.0, rho="half"):
     rho : {"half", "inverse"}, default "half"
         Ridge of BPA-II / BPA-LS: ``1/(2C)`` (primal penalty ``C Σ ξ_k²``) or
         ``1/C`` as printed in [GPA13] eqs. (17), (19) (penalty ``(C/2) Σ ξ_k²``).
+    s : array_like of shape (B,), optional
+        Importance weights ``s_k >= 0`` (None: 1): example k's loss term is
+        ``s_k C ξ_k`` (BPA-I) or ``s_k C ξ_k²`` (BPA-II, BPA-LS), so its box is
+        ``0 ≤ τ_k ≤ s_k C`` and its ridge ``ρ / s_k``; ``s_k = 0`` drops it.
 
     Returns
     -------
@@ -144,7 +152,7 @@ def bpa_step(X, y, w, intercept=0.0, *, variant="bpa1", C=1.0, rho="half"):
         K = K + 1.0
         f = f + float(intercept)
     A = np.outer(y, y) * K
-    tau = bpa_tau(A, 1.0 - y * f, variant=variant, C=C, rho=rho)
+    tau = bpa_tau(A, 1.0 - y * f, variant=variant, C=C, rho=rho, s=s)
     ty = tau * y
     w_new = w + X.T @ ty
     if intercept is not None:

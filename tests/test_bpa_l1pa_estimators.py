@@ -11,14 +11,16 @@ import cwkit
 PA_OF = {"bpa1": "pa1", "bpa2": "pa2", "bpa-ls": "pa-ls"}
 
 
-def bpa_reference(X, y, variant, C, B, rho, window, bias):
+def bpa_reference(X, y, variant, C, B, rho, window, bias, s=None):
     """[GPA13] Sect. 3.2 mini-batch PA with `bpa_step`: per row, (mistake, reported w, c).
 
     Block: rows of a group are predicted with the model from before the group;
     the reported model after a row includes the incomplete group provisionally.
     Sliding: predict row t, then update with rows t-B+1..t.  Also the row's score.
+    `s`: the rows' importance weights (None: 1).
     """
     d = X.shape[1]
+    s = np.ones(len(y)) if s is None else s
     w, c = np.zeros(d), (0.0 if bias else None)
     out = []
     group = []
@@ -27,25 +29,30 @@ def bpa_reference(X, y, variant, C, B, rho, window, bias):
         mistake = y[t] * f <= 0
         if window == "sliding":
             lo = max(0, t - B + 1)
-            w, c, _ = bpa_step(X[lo:t + 1], y[lo:t + 1], w, c, variant=variant, C=C, rho=rho)
+            w, c, _ = bpa_step(X[lo:t + 1], y[lo:t + 1], w, c, variant=variant, C=C, rho=rho,
+                               s=s[lo:t + 1])
             out.append((mistake, w, c, f))
             continue
         group.append(t)
         if len(group) == B:
-            w, c, _ = bpa_step(X[group], y[group], w, c, variant=variant, C=C, rho=rho)
+            w, c, _ = bpa_step(X[group], y[group], w, c, variant=variant, C=C, rho=rho,
+                               s=s[group])
             group = []
             out.append((mistake, w, c, f))
         else:
-            wp, cp, _ = bpa_step(X[group], y[group], w, c, variant=variant, C=C, rho=rho)
+            wp, cp, _ = bpa_step(X[group], y[group], w, c, variant=variant, C=C, rho=rho,
+                                 s=s[group])
             out.append((mistake, wp, cp, f))
     return out
 
 
-def row_by_row(est, X, y):
-    """partial_fit one row at a time: per row (mistake, coef, intercept)."""
+def row_by_row(est, X, y, s=None):
+    """partial_fit one row at a time (of importance weight s[t]): per row (mistake, coef,
+    intercept)."""
     out = []
     for t in range(X.shape[0]):
-        est.partial_fit(X[t:t + 1], y[t:t + 1], classes=[-1, 1])
+        weight = None if s is None else s[t:t + 1]
+        est.partial_fit(X[t:t + 1], y[t:t + 1], classes=[-1, 1], sample_weight=weight)
         out.append((est.last_mistakes_ == 1, est.coef_.ravel().copy(), float(est.intercept_[0])))
     return out
 
@@ -87,6 +94,61 @@ def test_matches_protocol_reference(data, variant, rho, window, B):
             assert m1 == m2, t
             np.testing.assert_allclose(w1, w2, rtol=1e-9, atol=1e-12, err_msg=str(t))
             assert c1 == pytest.approx(c2 if fit_intercept else 0.0, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("variant, rho", [("bpa1", "half"), ("bpa2", "half"),
+                                          ("bpa2", "inverse"), ("bpa-ls", "half")])
+@pytest.mark.parametrize("window", ["block", "sliding"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_weighted_rows_match_the_weighted_reference_every_round(data, variant, rho, window,
+                                                                sparse):
+    """One row per call: the rows carried from one call to the next keep their weights."""
+    X, y = data
+    s = np.random.default_rng(9).choice([0.0, 0.4, 1.0, 2.5], size=len(y))
+    est = last_iterate(variant, C=0.7, batch_size=3, window=window,
+                       **({} if variant == "bpa1" else {"rho": rho}))
+    got = row_by_row(est, sp.csr_matrix(X) if sparse else X, y, s)
+    ref = bpa_reference(X, y, variant, 0.7, 3, rho, window, True, s)
+    unweighted = bpa_reference(X, y, variant, 0.7, 3, rho, window, True)
+    assert not np.allclose(ref[-1][1], unweighted[-1][1])     # the weights matter
+    for t, ((m1, w1, c1), (m2, w2, c2, _)) in enumerate(zip(got, ref)):
+        assert m1 == m2, t
+        np.testing.assert_allclose(w1, w2, rtol=1e-9, atol=1e-12, err_msg=str(t))
+        assert c1 == pytest.approx(c2, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["bpa1", "bpa2", "bpa-ls"])
+@pytest.mark.parametrize("params", [{}, {"window": "sliding"}, {"multiclass": "ovr"}])
+def test_unit_weights_and_pieces_are_bit_identical(tmp_path, data, name, params):
+    X, y = data
+    yy = y if "multiclass" not in params else np.arange(len(y)) % 3
+    base = cwkit.make(name, n_passes=2, **params).fit(X, yy)
+    ones = cwkit.make(name, n_passes=2, **params).fit(X, yy, sample_weight=np.ones(len(yy)))
+    by_class = cwkit.make(name, n_passes=2, class_weight={c: 1 for c in set(yy)},
+                          **params).fit(X, yy)
+    for est in (ones, by_class):
+        assert np.array_equal(est.coef_, base.coef_)
+        assert np.array_equal(est.intercept_, base.intercept_)
+        assert est.mistakes_ == base.mistakes_
+    s = np.random.default_rng(2).uniform(0, 3, len(yy))
+    whole = cwkit.make(name, **params).partial_fit(X, yy, classes=np.unique(yy),
+                                                   sample_weight=s)
+    pieces = cwkit.make(name, **params)
+    for lo, hi in [(0, 5), (5, 6), (6, 31), (31, len(yy))]:
+        pieces.partial_fit(X[lo:hi], yy[lo:hi], classes=np.unique(yy), sample_weight=s[lo:hi])
+        if hi == 31:     # saved and loaded with weighted rows pending
+            cwkit.save(pieces, tmp_path / "m.cwk")
+            pieces = cwkit.load(tmp_path / "m.cwk")
+    assert np.array_equal(pieces.coef_, whole.coef_)
+    assert np.array_equal(pieces.intercept_, whole.intercept_)
+
+
+def test_multiclass_mini_batch_refuses_weights_in_one_line(data):
+    X, _ = data
+    y = np.arange(len(X)) % 3
+    for multiclass in ("top1", "topk"):
+        with pytest.raises(ValueError, match="does not take importance weights"):
+            cwkit.make("bpa2", multiclass=multiclass).fit(X, y, sample_weight=np.ones(len(y)))
 
 
 def test_mistakes_counted_before_the_group_update():

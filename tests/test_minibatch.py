@@ -17,21 +17,23 @@ def penalty_weight(C, rho):
     return C if rho == "half" else C / 2
 
 
-def primal_reference(X, y, w0, c0, variant, C, rho):
+def primal_reference(X, y, w0, c0, variant, C, rho, s=None):
     """Minimise the primal of [GPA13] (10)-(11) and its squared-slack variants with SLSQP.
 
     Variables u = (w, c) (c only with an intercept), plus slacks ξ for bpa1/bpa2.
     bpa-ls eliminates ξ_k = 1 - y_k f_k and is solved as a stacked least-squares problem.
+    `s`: importance weights (None: 1), example k's slack term multiplied by s_k.
     """
     B, d = X.shape
+    s = np.ones(B) if s is None else np.asarray(s, dtype=np.float64)
     bias = c0 is not None
     Xt = np.hstack([X, np.ones((B, 1))]) if bias else X
     u0 = np.append(w0, c0) if bias else w0.copy()
     p = len(u0)
     if variant == "bpa-ls":
-        s = np.sqrt(2 * penalty_weight(C, rho))
-        M = np.vstack([np.eye(p), s * y[:, None] * Xt])
-        rhs = np.concatenate([u0, s * np.ones(B)])
+        r = np.sqrt(2 * penalty_weight(C, rho) * s)
+        M = np.vstack([np.eye(p), (r * y)[:, None] * Xt])
+        rhs = np.concatenate([u0, r])
         u = np.linalg.lstsq(M, rhs, rcond=None)[0]
     else:
         Cp = penalty_weight(C, rho)
@@ -39,10 +41,10 @@ def primal_reference(X, y, w0, c0, variant, C, rho):
         def fun(z):
             u, xi = z[:p], z[p:]
             if variant == "bpa1":
-                return 0.5 * (u - u0) @ (u - u0) + C * xi.sum(), np.concatenate(
-                    [u - u0, np.full(B, C)])
-            return 0.5 * (u - u0) @ (u - u0) + Cp * xi @ xi, np.concatenate(
-                [u - u0, 2 * Cp * xi])
+                return 0.5 * (u - u0) @ (u - u0) + C * (s @ xi), np.concatenate(
+                    [u - u0, C * s])
+            return 0.5 * (u - u0) @ (u - u0) + Cp * (s * xi) @ xi, np.concatenate(
+                [u - u0, 2 * Cp * s * xi])
 
         G = np.hstack([y[:, None] * Xt, np.eye(B)])
         cons = [{"type": "ineq", "fun": lambda z: G @ z - 1, "jac": lambda z: G}]
@@ -64,23 +66,28 @@ def primal_reference(X, y, w0, c0, variant, C, rho):
     return (u[:d], u[d]) if bias else (u, None)
 
 
-def primal_value(X, y, w0, c0, w, c, variant, C, rho):
-    """Objective of [GPA13] (10) (bpa1) or its squared-slack forms at (w, c), optimal slacks."""
+def primal_value(X, y, w0, c0, w, c, variant, C, rho, s=None):
+    """Objective of [GPA13] (10) (bpa1) or its squared-slack forms at (w, c), optimal slacks
+    (example k's slack term multiplied by its weight s_k, None: 1)."""
+    s = np.ones(len(y)) if s is None else s
     f = X @ w + (c if c is not None else 0.0)
     obj = 0.5 * (w - w0) @ (w - w0) + (0.5 * (c - c0) ** 2 if c is not None else 0.0)
     margin = 1.0 - y * f
     if variant == "bpa1":
-        return obj + C * np.maximum(margin, 0.0).sum()
+        return obj + C * (s * np.maximum(margin, 0.0)).sum()
     xi = margin if variant == "bpa-ls" else np.maximum(margin, 0.0)
-    return obj + penalty_weight(C, rho) * xi @ xi
+    return obj + penalty_weight(C, rho) * (s * xi) @ xi
 
 
-def dual_value(X, y, w0, c0, tau, variant, C, rho):
-    """[GPA13] (14)/(17): l'tau - tau'(A + rho I)tau/2 with the pre-update scores."""
+def dual_value(X, y, w0, c0, tau, variant, C, rho, s=None):
+    """[GPA13] (14)/(17): l'tau - tau'(A + rho I)tau/2 with the pre-update scores (the
+    ridge rho / s_k with weights; tau_k = 0 where s_k = 0)."""
+    s = np.ones(len(y)) if s is None else s
     K = X @ X.T + (1.0 if c0 is not None else 0.0)
     A = np.outer(y, y) * K
     if variant != "bpa1":
-        A = A + np.eye(len(y)) / (2 * penalty_weight(C, rho))
+        A = A + np.diag(np.where(s > 0, 1.0 / (2 * penalty_weight(C, rho) * np.where(
+            s > 0, s, 1.0)), 0.0))
     ell = 1.0 - y * (X @ w0 + (c0 if c0 is not None else 0.0))
     return ell @ tau - 0.5 * tau @ A @ tau
 
@@ -132,6 +139,32 @@ def test_step_is_primal_optimum(variant, rho, bias):
                 assert np.all((tau >= 0) & (tau <= C))
             elif variant == "bpa2":
                 assert np.all(tau >= 0)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("rho", ["half", "inverse"])
+def test_weighted_step_is_the_weighted_primal_optimum(variant, rho):
+    """Importance weights s_k scale each example's slack term (C s_k xi_k, C s_k xi_k^2):
+    the step is the optimum of that weighted problem (SLSQP), with weights 0 among them."""
+    rng = np.random.default_rng([7, VARIANTS.index(variant), rho == "half"])
+    for B, d in [(3, 4), (5, 3), (4, 6)]:
+        for C in (0.05, 1.0, 20.0):
+            X, y, w, c = random_group(rng, B, d)
+            s = rng.choice([0.0, 0.3, 1.0, 2.5], size=B)
+            w_new, c_new, tau = bpa_step(X, y, w, c, variant=variant, C=C, rho=rho, s=s)
+            w_ref, c_ref = primal_reference(X, y, w, c, variant, C, rho, s)
+            np.testing.assert_allclose(w_new, w_ref, rtol=1e-4, atol=1e-4)
+            assert c_new == pytest.approx(c_ref, rel=1e-4, abs=1e-4)
+            p_new = primal_value(X, y, w, c, w_new, c_new, variant, C, rho, s)
+            assert p_new <= primal_value(X, y, w, c, w_ref, c_ref, variant, C, rho, s) + 1e-10
+            d_new = dual_value(X, y, w, c, tau, variant, C, rho, s)
+            assert abs(p_new - d_new) <= 1e-10 * max(1.0, p_new)
+            assert np.all(tau[s == 0] == 0)
+            if variant == "bpa1":
+                assert np.all((tau >= 0) & (tau <= C * s))
+    unit = bpa_step(X, y, w, c, variant=variant, C=1.0, rho=rho, s=np.ones(B))
+    plain = bpa_step(X, y, w, c, variant=variant, C=1.0, rho=rho)
+    assert np.array_equal(unit[0], plain[0]) and unit[1] == plain[1]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

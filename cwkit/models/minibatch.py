@@ -12,7 +12,7 @@ from .. import _core
 from .._rowdata import as_rows
 from .average import mean_of_rounds, round_count
 from .binary import NO_SUM, BinaryModel
-from .interface import FEATURES, ROWS, ROWS_T, TOP1, PassResult, counts
+from .interface import FEATURES, ROWS, ROWS_T, TOP1, PassResult, counts, nonnegative
 from .scoring import mc_row_scores
 
 #: The rules, in the order of the drivers' `variant` argument.
@@ -36,12 +36,11 @@ class BinaryBPA(BinaryModel):
     updated provisionally with the pending rows of an incomplete group (block
     mode; equal to ``w0`` in sliding mode).  ``pend``/``pend_y`` hold the rows
     carried over (block: the incomplete group; sliding: the last B - 1 rows),
-    ``n_pend[0]`` their number.  Averaging: ``u``, the lazy sum of the reported
+    ``pend_w`` their importance weights, ``n_pend[0]`` their number.  Averaging: ``u``,
+    the lazy sum of the reported
     ``w`` after every round (the driver keeps ``w`` up to date row by row), then
     the round count T.
     """
-
-    takes_weights = False
 
     def feature_layout(self):
         return {"w": ROWS, "w0": ROWS, "pend": FEATURES, "u": ROWS_T}
@@ -49,7 +48,7 @@ class BinaryBPA(BinaryModel):
     def initial_state(self, D):
         B = self.spec.batch_size
         st = {"w": np.zeros(D), "w0": np.zeros(D), "pend": np.zeros((B, D - 1)),
-              "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
+              "pend_y": np.zeros(B), "pend_w": np.ones(B), "n_pend": np.zeros(1)}
         if self.spec.average:
             st["u"] = np.zeros(D + 1)
         return st
@@ -67,13 +66,17 @@ class BinaryBPA(BinaryModel):
     def run(self, rows, y, order, bias):
         st = self.state
         n_pend = int(st["n_pend"][0])
+        weights = rows.view.weights
         if n_pend:  # the stream goes on: prepend the rows carried over
             X = sp.vstack([sp.csr_matrix(st["pend"][:n_pend]), sp.csr_matrix(rows.X)],
                           format="csr")
             clean = rows.view.clean     # (the rows carried over are not counted again)
+            if weights is not None or (st["pend_w"][:n_pend] != 1.0).any():
+                weights = np.concatenate([st["pend_w"][:n_pend], np.ones(rows.n_rows)
+                                          if weights is None else weights])
             rows = as_rows(X).counting(
                 None if clean is None else np.concatenate([np.zeros(n_pend), clean]),
-                rows.view.scores)
+                rows.view.scores).weighted(weights)
             y = np.concatenate([st["pend_y"][:n_pend], y])
             order = np.concatenate([np.arange(n_pend), np.asarray(order) + n_pend])
         result, n_left = self._pass(rows, y, order, n_pend, bias, st["w0"], False)
@@ -83,15 +86,18 @@ class BinaryBPA(BinaryModel):
             Xt = rows.X[tail]
             st["pend"][:n_left] = Xt.toarray() if issparse(Xt) else Xt
             st["pend_y"][:n_left] = y[tail]
+            st["pend_w"][:n_left] = 1.0 if weights is None else weights[tail]
             st["n_pend"][0] = n_left
         if status == _core.Status.OK and not self.spec.average:
             # (averaging: the driver has kept w, the reported model, row by row)
             st["w"][:] = st["w0"]
             if n_left and not self.spec.sliding:
                 # the incomplete group, applied provisionally as the stream's last group
-                provisional, _ = self._pass(as_rows(st["pend"][:n_left]),
-                                            st["pend_y"][:n_left], np.arange(n_left), n_left,
-                                            bias, st["w"], True)
+                pend_w = st["pend_w"][:n_left]
+                provisional, _ = self._pass(
+                    as_rows(st["pend"][:n_left]).weighted(
+                        None if (pend_w == 1.0).all() else np.ascontiguousarray(pend_w)),
+                    st["pend_y"][:n_left], np.arange(n_left), n_left, bias, st["w"], True)
                 status = provisional.status
                 if status != _core.Status.OK:
                     pos = tail[provisional.pos]
@@ -114,6 +120,7 @@ class BinaryBPA(BinaryModel):
         st, B = self.state, self.spec.batch_size
         yield counts("n_pend, the number of rows carried over,", st["n_pend"], 0, B - 1)
         yield self.pending_labels(st["pend_y"][:int(st["n_pend"][0])])
+        yield nonnegative("pend_w, the weights of the rows carried over,", st["pend_w"])
         yield from round_count(st)
 
     def pending_labels(self, pend_y):
@@ -138,6 +145,8 @@ class MulticlassBPA(BinaryBPA):
     (K, D) and ``scores`` (n, K).
     """
 
+    takes_weights = False   # (the multi-class driver has no weighted dual yet)
+
     def __init__(self, spec):
         self.K = spec.n_classes
         self.kk = 1 if spec.strategy == TOP1 else spec.kk
@@ -150,7 +159,7 @@ class MulticlassBPA(BinaryBPA):
     def initial_state(self, D):
         B, K = self.spec.batch_size, self.K
         st = {"w": np.zeros((D, K)), "w0": np.zeros((D, K)), "pend": np.zeros((B, D - 1)),
-              "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
+              "pend_y": np.zeros(B), "pend_w": np.ones(B), "n_pend": np.zeros(1)}
         if self.spec.average:
             st["u"] = np.zeros(D * K + 1)
         return st

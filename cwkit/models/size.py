@@ -32,9 +32,9 @@ class ModelSizeError(ValueError, MemoryError):
 
 
 def _minibatch(D, K, B, average):
-    """w and w0 (D, K), the B pending rows (B, D - 1), their labels and their count;
+    """w and w0 (D, K), the B pending rows (B, D - 1), their labels, weights and count;
     averaging: the lazy sum of w and T."""
-    return 2 * D * K + B * (D - 1) + B + 1 + (D * K + 1 if average else 0)
+    return 2 * D * K + B * (D - 1) + 2 * B + 1 + (D * K + 1 if average else 0)
 
 
 def state_size(spec):
