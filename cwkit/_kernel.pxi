@@ -967,7 +967,7 @@ cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t n
         if not isfinite(W.gx[r * nb + r]):
             bad[0] = rows[r]
             return NONFINITE_INPUT
-    if not _mcbpa_dual(rows, nb, y, 1, variant, C, rho, False, W) and variant != BPA_LS:
+    if not _mcbpa_dual(rows, nb, y, NULL, 1, variant, C, rho, False, W) and variant != BPA_LS:
         return OK
     if hildreth_solve(W.Q, W.ell, W.lo, W.hi, W.tau, nb, TOPK_QP_TOL, TOPK_QP_MAX_ITER,
                       W.qwork, W.qiwork, &kkt, &it, bad) != OK:

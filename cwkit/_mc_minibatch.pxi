@@ -13,7 +13,9 @@
 #   BPA-LS the stationary point of the same objective, tau unbounded (equalities),
 # Q = G + rho I (one squared slack per constraint) or G + rho E with E_(ij)(i'j') =
 # [i = i'] (`shared`: one squared slack per row, the squared multi-class hinge),
-# all solved by `hildreth_solve` (_qp.pxi), the multipliers of classes the dual cannot
+# Importance weights s_i scale row i's loss terms (C s_i xi, C s_i xi^2): its box
+# becomes 0 <= tau_ij <= s_i C, its ridge rho / s_i; s_i = 0 fixes its tau at 0.
+# All solved by `hildreth_solve` (_qp.pxi), the multipliers of classes the dual cannot
 # tell apart replaced by their mean (`_mcbpa_tie_mean`); then W += sum tau_ij Delta_ij: block y_i
 # gets (sum_j tau_ij) x~_i, block c_ij gets -tau_ij x~_i.  Rows with x~ = 0 (G
 # diagonal 0) cannot move W: their tau are fixed at 0.  Grouping (block / sliding
@@ -83,12 +85,13 @@ cdef inline int _mcbpa_rows(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb
 
 
 cdef inline bint _mcbpa_dual(const Py_ssize_t* rows, Py_ssize_t nb, const Py_ssize_t* y,
-                             Py_ssize_t kk, int variant, double C, double rho, bint shared,
-                             MCBPAWork* S) noexcept nogil:
-    """The group's dual: Q (both triangles) and the box of tau (from tau = 0);
-    returns whether a constraint that can move W has a positive loss."""
+                             const double* wt, Py_ssize_t kk, int variant, double C,
+                             double rho, bint shared, MCBPAWork* S) noexcept nogil:
+    """The group's dual: Q (both triangles) and the box of tau (from tau = 0), with
+    the rows' importance weights wt[row] (NULL: 1); returns whether a constraint that
+    can move W has a positive loss."""
     cdef Py_ssize_t m = nb * kk, r, r2, q, q2, yr, y2, cq, base
-    cdef double val
+    cdef double val, s
     cdef bint any_loss = False
     cdef int f
     for q in range(m):                         # the lower triangle and its mirror
@@ -105,24 +108,25 @@ cdef inline bint _mcbpa_dual(const Py_ssize_t* rows, Py_ssize_t nb, const Py_ssi
             S.Q[q2 * m + q] = val
     for q in range(m):
         S.tau[q] = 0.0
-        if S.gx[(q // kk) * nb + q // kk] == 0.0:      # kk >= 1
-            S.lo[q] = 0.0                      # x~ = 0: cannot move W
+        s = wt[rows[q // kk]] if wt != NULL else 1.0     # kk >= 1
+        if S.gx[(q // kk) * nb + q // kk] == 0.0 or s == 0.0:
+            S.lo[q] = 0.0                      # x~ = 0 or no loss term: cannot move W
             S.hi[q] = 0.0
             continue
         if S.ell[q] > 0.0:
             any_loss = True
         if variant == BPA_1:
             S.lo[q] = 0.0
-            S.hi[q] = C
+            S.hi[q] = s * C
             continue
         S.lo[q] = -INFINITY if variant == BPA_LS else 0.0
         S.hi[q] = INFINITY
         if shared:
             base = (q // kk) * kk              # kk >= 1
             for q2 in range(base, base + kk):
-                S.Q[q * m + q2] += rho
+                S.Q[q * m + q2] += rho / s
         else:
-            S.Q[q * m + q] += rho
+            S.Q[q * m + q] += rho / s
     return any_loss
 
 
@@ -241,11 +245,13 @@ cdef inline int _mcbpa_apply(const Rows* R, const Py_ssize_t* rows, Py_ssize_t n
 
 
 cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
-                       const Py_ssize_t* y, double bias, double* W, Py_ssize_t D,
+                       const Py_ssize_t* y, const double* wt, double bias, double* W,
+                       Py_ssize_t D,
                        Py_ssize_t K, Py_ssize_t kk, int variant, double C, double rho,
                        bint shared, Py_ssize_t first_cached, MCBPAWork* S, bint* moved,
                        Py_ssize_t* bad) noexcept nogil:
-    """One joint update of W on the rows rows[0..nb-1]; returns a Status.
+    """One joint update of W on the rows rows[0..nb-1] (importance weights wt[row],
+    NULL: 1); returns a Status.
 
     The scores of rows first_cached..nb-1 with the current W are in S.sc already
     (block mode: computed when the rows were predicted, W unchanged since)."""
@@ -256,7 +262,8 @@ cdef int _mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
     st = _mcbpa_rows(R, rows, nb, y, bias, W, D, K, kk, first_cached, S, bad)
     if st != OK:
         return st
-    if not _mcbpa_dual(rows, nb, y, kk, variant, C, rho, shared, S) and variant != BPA_LS:
+    if not _mcbpa_dual(rows, nb, y, wt, kk, variant, C, rho, shared, S) \
+            and variant != BPA_LS:
         return OK  # tau = 0 meets the KKT conditions when every l_ij <= 0
     if hildreth_solve(S.Q, S.ell, S.lo, S.hi, S.tau, nb * kk, TOPK_QP_TOL, TOPK_QP_MAX_ITER,
                       S.qwork, S.qiwork, &kkt, &it, bad) != OK:
@@ -341,8 +348,8 @@ def mc_bpa_pass(RowView rows not None,
                     # scores of its rows from n_seen on are those of W = R there)
                     nb = t + 1 - g.start
                     avg_sync(rp, w, &U[0], T + 1.0, &rows.R, &order[g.start], nb, D, K)
-                    cnt.status = _mcbpa_update(&rows.R, &order[g.start], nb, &y[0], bias, rp,
-                                               D, K, kk, variant, C, rho, shared,
+                    cnt.status = _mcbpa_update(&rows.R, &order[g.start], nb, &y[0], cnt.wt,
+                                               bias, rp, D, K, kk, variant, C, rho, shared,
                                                min(max(n_seen - g.start, 0), nb), &S, &moved,
                                                &cnt.pos)
                     if cnt.status != OK:
@@ -352,8 +359,8 @@ def mc_bpa_pass(RowView rows not None,
                 continue
             # the rows from `first_cached` on have their scores in S.sc: none of a
             # sliding window (W has moved since), the new rows of a block
-            cnt.status = _mcbpa_update(&rows.R, &order[lo], nb, &y[0], bias, &W[0, 0], D, K,
-                                       kk, variant, C, rho, shared,
+            cnt.status = _mcbpa_update(&rows.R, &order[lo], nb, &y[0], cnt.wt, bias,
+                                       &W[0, 0], D, K, kk, variant, C, rho, shared,
                                        nb if sliding else min(max(n_seen - lo, 0), nb),
                                        &S, &moved, &cnt.pos)
             if cnt.status != OK:

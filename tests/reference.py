@@ -798,12 +798,16 @@ def mc_bpa_ambiguous(W, xa, order, cut, K):
     return bool(abs(sa - sb) <= 1e-9 * max(1.0, abs(sa)) and (Wk[a][on].any() or Wk[b][on].any()))
 
 
-def mc_bpa_step(W, Xa, labels, K, k, *, variant, C, rho="half", slack="per-constraint"):
+def mc_bpa_step(W, Xa, labels, K, k, *, variant, C, rho="half", slack="per-constraint",
+                weights=None):
     """One group update of the stacked ``W`` (length K*D) on augmented rows ``Xa`` (B, D).
 
     Returns ``(W_new, deltas, tau, ambiguous)``: the constraint vectors Delta_ij (rows), the step
     sizes, and whether a competitor choice was decided by rounding (:func:`mc_bpa_ambiguous`).
+    ``weights``: the rows' importance weights s (None: 1), row i's loss terms multiplied by s_i: its
+    box ``s_i C``, its ridge ``r / s_i``, and no step where ``s_i = 0``.
     """
+    sw = np.ones(len(labels)) if weights is None else np.asarray(weights, dtype=np.float64)
     W = np.asarray(W, dtype=np.float64)
     r = (0.5 if rho == "half" else 1.0) / C
     deltas, ell, owner = [], [], []
@@ -817,19 +821,22 @@ def mc_bpa_step(W, Xa, labels, K, k, *, variant, C, rho="half", slack="per-const
             owner.append(i)
     deltas, ell, owner = np.array(deltas), np.array(ell), np.array(owner)
     tau = np.zeros(len(ell))
-    keep = np.flatnonzero(np.einsum("ij,ij->i", deltas, deltas) > 0)
+    keep = np.flatnonzero((np.einsum("ij,ij->i", deltas, deltas) > 0) & (sw[owner] > 0))
     D_, l_, o_ = deltas[keep], ell[keep], owner[keep]
     G = D_ @ D_.T
-    ridge = (o_[:, None] == o_[None, :]) * r if slack == "shared" else r * np.eye(len(keep))
+    rs = r / sw[o_]
+    ridge = ((o_[:, None] == o_[None, :]) * rs[:, None] if slack == "shared"
+             else np.diag(rs))
     if variant == "bpa-ls":
         tau[keep] = pinvh(G + ridge) @ l_
     elif len(keep) and l_.max() > 0:
-        tau[keep] = solve_dual(G, l_, C) if variant == "bpa1" else solve_dual(G + ridge, l_)
+        tau[keep] = (solve_dual(G, l_, C * sw[o_]) if variant == "bpa1"
+                     else solve_dual(G + ridge, l_))
     return W + tau @ deltas, deltas, tau, ambiguous
 
 
 def mc_bpa_run(X, y, K, *, variant="bpa1", C=1.0, B=4, k=1, window="block", fit_intercept=True,
-               rho="half", slack="per-constraint"):
+               rho="half", slack="per-constraint", weights=None):
     """Online multi-class mini-batch PA; per row ``(mistake, W, scores, ambiguous)``.
 
     Block: rows of a group are predicted with the model from before the group; the reported
@@ -838,9 +845,11 @@ def mc_bpa_run(X, y, K, *, variant="bpa1", C=1.0, B=4, k=1, window="block", fit_
     scores the row was predicted with; mistake = argmax (ties -> smallest label) != y.
     ``ambiguous``: the prediction or a competitor choice of this round's update (the
     provisional one included) was decided by rounding (:func:`mc_bpa_ambiguous`).
+    ``weights``: the rows' importance weights (None: 1), see :func:`mc_bpa_step`.
     """
     Xa = _augment(X, fit_intercept)
     y = np.asarray(y)
+    wt = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
     W = np.zeros(K * Xa.shape[1])
     kw = dict(variant=variant, C=C, rho=rho, slack=slack)
     out, group = [], []
@@ -850,11 +859,13 @@ def mc_bpa_run(X, y, K, *, variant="bpa1", C=1.0, B=4, k=1, window="block", fit_
         ambiguous = mc_bpa_ambiguous(W, Xa[t], sorted(range(K), key=lambda c: (-s[c], c)), 1, K)
         if window == "sliding":
             lo = max(0, t - B + 1)
-            W, _, _, amb = mc_bpa_step(W, Xa[lo:t + 1], y[lo:t + 1], K, k, **kw)
+            W, _, _, amb = mc_bpa_step(W, Xa[lo:t + 1], y[lo:t + 1], K, k,
+                                       weights=wt[lo:t + 1],
+                                       **kw)
             out.append((mistake, W, s, ambiguous or amb))
             continue
         group.append(t)
-        Wg, _, _, amb = mc_bpa_step(W, Xa[group], y[group], K, k, **kw)
+        Wg, _, _, amb = mc_bpa_step(W, Xa[group], y[group], K, k, weights=wt[group], **kw)
         if len(group) == B:
             W, group = Wg, []
         out.append((mistake, Wg, s, ambiguous or amb))

@@ -118,7 +118,8 @@ def test_weighted_rows_match_the_weighted_reference_every_round(data, variant, r
 
 
 @pytest.mark.parametrize("name", ["bpa1", "bpa2", "bpa-ls"])
-@pytest.mark.parametrize("params", [{}, {"window": "sliding"}, {"multiclass": "ovr"}])
+@pytest.mark.parametrize("params", [{}, {"window": "sliding"}, {"multiclass": "ovr"},
+                                    {"multiclass": "top1"}, {"multiclass": "topk", "k": 2}])
 def test_unit_weights_and_pieces_are_bit_identical(tmp_path, data, name, params):
     X, y = data
     yy = y if "multiclass" not in params else np.arange(len(y)) % 3
@@ -143,12 +144,10 @@ def test_unit_weights_and_pieces_are_bit_identical(tmp_path, data, name, params)
     assert np.array_equal(pieces.intercept_, whole.intercept_)
 
 
-def test_multiclass_mini_batch_refuses_weights_in_one_line(data):
-    X, _ = data
-    y = np.arange(len(X)) % 3
-    for multiclass in ("top1", "topk"):
-        with pytest.raises(ValueError, match="does not take importance weights"):
-            cwkit.make("bpa2", multiclass=multiclass).fit(X, y, sample_weight=np.ones(len(y)))
+def test_the_kernel_form_refuses_weights_in_one_line(data):
+    X, y = data
+    with pytest.raises(ValueError, match="does not take importance weights"):
+        cwkit.make("bpa2", kernel="rbf").fit(X, y, sample_weight=np.ones(len(y)))
 
 
 def test_mistakes_counted_before_the_group_update():

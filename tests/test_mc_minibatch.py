@@ -48,14 +48,16 @@ SETTING_IDS = ["top1-block", "k2-block", "k3-block", "all-block", "top1-sliding"
 
 
 def run_against_reference(variant, strategy, k, window, sparse, fit_intercept, slack, C=0.4,
-                          B=3, est_name=None):
+                          B=3, est_name=None, weighted=False):
     K = 5        # k = 2, 3 select among the competitors, k = 4 takes all
     X, y = make_data(np.random.default_rng([VARIANTS.index(variant), k, B]), zero_rows=(9,),
                      K=K, B=B)
     labels = np.append(LABELS, "eel")
     kk = 1 if strategy == "top1" else k
+    weights = (np.random.default_rng(k).choice([0.0, 0.5, 1.0, 2.5], size=len(y))
+               if weighted else None)
     ref = mc_bpa_run(X, y, K, variant=variant, C=C, B=B, k=kk, window=window,
-                     fit_intercept=fit_intercept, slack=slack)
+                     fit_intercept=fit_intercept, slack=slack, weights=weights)
     params = {"C": C, "fit_intercept": fit_intercept, "multiclass": strategy, "k": k}
     if slack == "shared":
         params["slack"] = slack
@@ -68,7 +70,8 @@ def run_against_reference(variant, strategy, k, window, sparse, fit_intercept, s
     for t, (mistake, W, _, ambiguous) in enumerate(ref):
         if ambiguous:
             break
-        est.partial_fit(Xin[t:t + 1], labels[y[t:t + 1]], classes=labels)
+        est.partial_fit(Xin[t:t + 1], labels[y[t:t + 1]], classes=labels,
+                        sample_weight=None if weights is None else weights[t:t + 1])
         assert est.last_mistakes_ == int(mistake), f"mistake differs in round {t}"
         updates += est.last_n_updates_
         coef, icpt = split_w(W, K, fit_intercept)
@@ -92,6 +95,18 @@ def test_matches_reference_every_round(variant, strategy, k, window, sparse, fit
     assert updates > 5
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("strategy,k,window,slack", [
+    ("top1", 1, "block", "per-constraint"), ("topk", 4, "sliding", "per-constraint"),
+    ("topk", 2, "block", "shared")])
+def test_weighted_rows_match_the_weighted_reference_every_round(variant, strategy, k, window,
+                                                                slack):
+    if slack == "shared" and variant == "bpa1":
+        pytest.skip("shared slacks are squared slacks (bpa2, bpa-ls)")
+    assert run_against_reference(variant, strategy, k, window, True, True, slack,
+                                 weighted=True) > 5
+
+
 @pytest.mark.parametrize("variant", ["bpa2", "bpa-ls"])
 @pytest.mark.parametrize("strategy,k,window", SETTINGS[1:4] + SETTINGS[5:],
                          ids=SETTING_IDS[1:4] + SETTING_IDS[5:])
@@ -111,7 +126,7 @@ def test_pa_ls_topk_matches_reference_every_round(k, slack):
 
 
 # --------------------------------------------------------------------------- one group vs scipy
-def primal_optimum(W0, deltas, owner, variant, C, rho, shared):
+def primal_optimum(W0, deltas, owner, variant, C, rho, shared, s=None):
     """min |W - W0|^2 / 2 + penalty s.t. Delta_ij.W >= 1 - xi by SLSQP (bpa-ls: = 1 - xi,
     by least squares on the KKT system).
 
@@ -122,21 +137,23 @@ def primal_optimum(W0, deltas, owner, variant, C, rho, shared):
     Cp = C if rho == "half" else C / 2
     S = (owner[:, None] == np.unique(owner)[None, :]).astype(float) if shared else np.eye(m)
     n_xi = S.shape[1]
+    # each slack's importance weight: its row's (s None: 1)
+    sw = np.ones(n_xi) if s is None else (s[np.unique(owner)] if shared else s[owner])
 
     def obj(z):
         u, xi = z[:n], z[n:]
-        pen = C * xi.sum() if variant == "bpa1" else Cp * xi @ xi
+        pen = C * (sw @ xi) if variant == "bpa1" else Cp * (sw * xi) @ xi
         return 0.5 * (u - W0) @ (u - W0) + pen
 
     def grad(z):
         u, xi = z[:n], z[n:]
-        return np.concatenate([u - W0, np.full(n_xi, C) if variant == "bpa1" else 2 * Cp * xi])
+        return np.concatenate([u - W0, C * sw if variant == "bpa1" else 2 * Cp * sw * xi])
 
     A = np.hstack([deltas, S])
     if variant == "bpa-ls":
         # equality constraints A z = 1: the KKT system of the quadratic, by least squares
         # (a minimum-norm solution when the constraints are dependent)
-        H = np.diag(np.concatenate([np.ones(n), np.full(n_xi, 2 * Cp)]))
+        H = np.diag(np.concatenate([np.ones(n), 2 * Cp * sw]))
         KKT = np.block([[H, A.T], [A, np.zeros((m, m))]])
         rhs = np.concatenate([W0, np.zeros(n_xi), np.ones(m)])
         return np.linalg.lstsq(KKT, rhs, rcond=None)[0][:n]
@@ -153,29 +170,33 @@ def primal_optimum(W0, deltas, owner, variant, C, rho, shared):
     return res.x[:n]
 
 
-def primal_value(W, W0, deltas, owner, variant, C, rho, shared, feasible_tol=np.inf):
+def primal_value(W, W0, deltas, owner, variant, C, rho, shared, s=None,
+                 feasible_tol=np.inf):
     """The primal objective at W with its optimal slacks (bpa-ls shared: the losses of a
-    row must be equal, to `feasible_tol`; their mean is the slack)."""
+    row must be equal, to `feasible_tol`; their mean is the slack); a row's slack terms
+    multiplied by its weight s_i (None: 1)."""
     Cp = C if rho == "half" else C / 2
+    s = np.ones(owner.max() + 1) if s is None else s
     ell = 1.0 - deltas @ W
     obj = 0.5 * (W - W0) @ (W - W0)
     if variant == "bpa1":
-        return obj + C * np.maximum(ell, 0).sum()
+        return obj + C * (s[owner] * np.maximum(ell, 0)).sum()
     if not shared:
         xi = ell if variant == "bpa-ls" else np.maximum(ell, 0)
-        return obj + Cp * xi @ xi
-    rows = [ell[owner == i] for i in np.unique(owner)]
+        return obj + Cp * (s[owner] * xi) @ xi
+    rows = [(s[i], ell[owner == i]) for i in np.unique(owner)]
     if variant == "bpa-ls":
-        assert all(np.ptp(r) <= feasible_tol for r in rows)
-        return obj + Cp * sum(r.mean() ** 2 for r in rows)
-    return obj + Cp * sum(max(r.max(), 0) ** 2 for r in rows)
+        assert all(np.ptp(r) <= feasible_tol or si == 0 for si, r in rows)
+        return obj + Cp * sum(si * r.mean() ** 2 for si, r in rows)
+    return obj + Cp * sum(si * max(r.max(), 0) ** 2 for si, r in rows)
 
 
-def group_update(X, codes, W0, variant, C, rho, kk, shared, fit_intercept):
-    """One block update of the compiled driver on all rows of X (no prediction round)."""
+def group_update(X, codes, W0, variant, C, rho, kk, shared, fit_intercept, s=None):
+    """One block update of the compiled driver on all rows of X (no prediction round),
+    of importance weights `s` (None: 1)."""
     from cwkit.minibatch import bpa_rho
     W = np.ascontiguousarray(W0)
-    rows = as_rows(X)
+    rows = as_rows(X).weighted(s)
     B = X.shape[0]
     *out, _ = _core.mc_bpa_pass(rows.view, codes.astype(np.intp), np.arange(B), B,
                                 1.0 if fit_intercept else 0.0, W, VARIANTS.index(variant), False,
@@ -191,8 +212,10 @@ def group_update(X, codes, W0, variant, C, rho, kk, shared, fit_intercept):
     ("bpa2", "half", True), ("bpa-ls", "half", False), ("bpa-ls", "inverse", True)])
 @pytest.mark.parametrize("kk", [pytest.param(1, marks=pytest.mark.slow), 2,
                                 pytest.param(3, marks=pytest.mark.slow)])   # (1, 3: -m slow)
-def test_group_update_is_the_primal_optimum(variant, rho, shared, kk):
-    rng = np.random.default_rng([VARIANTS.index(variant), kk, shared, rho == "half"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["", "weighted"])
+def test_group_update_is_the_primal_optimum(variant, rho, shared, kk, weighted):
+    """The weighted problem: row i's slack terms multiplied by its weight s_i."""
+    rng = np.random.default_rng([VARIANTS.index(variant), kk, shared, rho == "half", weighted])
     K = 4
     checked = 0
     for B, d, fit_intercept in [(3, 3, True), (2, 4, False), (5, 2, True), (4, 1, False)]:
@@ -214,16 +237,17 @@ def test_group_update_is_the_primal_optimum(variant, rho, shared, kk):
                     deltas.append(f)
                     owner.append(i)
             deltas, owner = np.array(deltas), np.array(owner)
+            weights = rng.choice([0.3, 1.0, 2.5], size=B) if weighted else None
             W = group_update(X, codes, W0.copy(), variant, C, rho, kk, shared,
-                             fit_intercept).T.ravel()
+                             fit_intercept, weights).T.ravel()
             if variant != "bpa-ls" and (1 - deltas @ W0s).max() <= 0:
                 np.testing.assert_array_equal(W, W0s)
                 continue
-            W_ref = primal_optimum(W0s, deltas, owner, variant, C, rho, shared)
+            W_ref = primal_optimum(W0s, deltas, owner, variant, C, rho, shared, weights)
             # SLSQP's W is accurate to ~sqrt of its objective accuracy (the primal is
             # 1-strongly convex): compare loosely, then certify that ours is no worse
             np.testing.assert_allclose(W, W_ref, rtol=1e-4, atol=1e-4)
-            args = (W0s, deltas, owner, variant, C, rho, shared)
+            args = (W0s, deltas, owner, variant, C, rho, shared, weights)
             assert (primal_value(W, *args, feasible_tol=1e-9)
                     <= primal_value(W_ref, *args) + 1e-10)
             checked += 1

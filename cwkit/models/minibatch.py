@@ -145,8 +145,6 @@ class MulticlassBPA(BinaryBPA):
     (K, D) and ``scores`` (n, K).
     """
 
-    takes_weights = False   # (the multi-class driver has no weighted dual yet)
-
     def __init__(self, spec):
         self.K = spec.n_classes
         self.kk = 1 if spec.strategy == TOP1 else spec.kk
