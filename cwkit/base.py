@@ -285,6 +285,11 @@ class OnlineClassifier(NamedFeatures):
     def _resolve(self, params):
         """Put into `params` (of :meth:`resolved_params`) the values this family settles."""
 
+    @classmethod
+    def _file_params(cls, params):
+        """A model file's recorded parameters (a dict) as this release takes them."""
+        return params
+
     def set_params(self, **params):
         valid = self._param_names()
         for name, value in params.items():

@@ -20,8 +20,9 @@ KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "budget", "budget_policy"
 _CONSTRAINTS = {
     "kernel": _params.Choice("rbf", "poly", "linear"),
     "gamma": _params.Optional(_params.POSITIVE, "1 / (n_features X.var())"),
-    "degree": _params.Int(1, _params.INT_MAX),
-    "coef0": _params.Real(-np.inf, np.inf, open_lo=True, open_hi=True),
+    "degree": _params.Optional(_params.Int(1, _params.INT_MAX), "3 for kernel='poly'"),
+    "coef0": _params.Optional(_params.Real(-np.inf, np.inf, open_lo=True, open_hi=True),
+                              "0 for kernel='poly'"),
     "budget": _params.Optional(_params.Int(1), "no budget"),
     "budget_policy": _params.Choice("oldest", "smallest", "shrink"),
 }
@@ -36,12 +37,13 @@ def scale_gamma(X):
     every entry of X (dense, or CSR with its zeros counted); 1.0 when that is not a
     positive finite number (constant rows)."""
     n, d = X.shape
-    if issparse(X):
-        mean = X.sum() / (n * d)
-        var = X.multiply(X).sum() / (n * d) - mean * mean
-    else:
-        var = np.var(X)
-    with np.errstate(over="ignore", divide="ignore"):
+    # (a row beyond float64 gives no gamma here; the pass names it)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        if issparse(X):
+            mean = X.sum() / (n * d)
+            var = X.multiply(X).sum() / (n * d) - mean * mean
+        else:
+            var = np.var(X)
         gamma = 1.0 / (d * var) if var > 0 else np.inf
     return float(gamma) if 0.0 < gamma < np.inf else 1.0
 
@@ -64,8 +66,9 @@ class KernelMixin:
     gamma : float > 0 or None, default=None
         None: scikit-learn's ``"scale"``, 1 / (n_features X.var()) over the rows of the
         first ``fit`` / ``partial_fit`` (every entry's variance), kept as ``gamma_``.
-    degree : int >= 1, default=3
-    coef0 : float, default=0.0
+    degree : int >= 1 or None, default=None
+    coef0 : float or None, default=None
+        Of ``kernel="poly"`` only (None: 3 and 0); another kernel refuses them.
     budget : int >= 1 or None, default=None
         Keep at most this many support vectors: after an update that adds the
         budget + 1-st, one is removed by ``budget_policy``.
@@ -150,6 +153,14 @@ class KernelMixin:
         _params.validate(type(self).__name__, _CONSTRAINTS,
                          {k: getattr(self, k) for k in KERNEL_PARAMS})
         super()._validate_params()
+        given = [k for k in ("degree", "coef0") if getattr(self, k) is not None]
+        if self.kernel != "poly" and given:
+            raise ValueError(f"{type(self).__name__}: {' and '.join(given)} "
+                             f"{'is a parameter' if len(given) == 1 else 'are parameters'} of "
+                             f"kernel='poly' only; kernel={self.kernel!r} does not use "
+                             f"{'it' if len(given) == 1 else 'them'}: leave "
+                             f"{'it' if len(given) == 1 else 'them'} None, or give "
+                             "kernel='poly'")
         if self.multiclass == "topk":
             raise ValueError(f"{type(self).__name__}: the kernel forms have no "
                              "multiclass='topk'; use 'top1' or 'ovr'")
@@ -165,8 +176,22 @@ class KernelMixin:
                              "'soft-reg-pa'); this rule has none: use 'oldest' (the "
                              "Forgetron's shrinking) or 'smallest'")
 
+    @classmethod
+    def _file_params(cls, params):
+        """A model file's parameters as today's: a file written when degree and coef0
+        defaulted to 3 and 0 for every kernel records those for "rbf" too."""
+        params = super()._file_params(params)
+        if params.get("kernel", "rbf") != "poly":
+            for key, old in (("degree", 3), ("coef0", 0.0)):
+                if params.get(key) == old:
+                    params[key] = None
+        return params
+
     def _resolve(self, params):
         super()._resolve(params)
+        if self.kernel == "poly":
+            params["degree"] = 3 if self.degree is None else self.degree
+            params["coef0"] = 0.0 if self.coef0 is None else self.coef0
         if hasattr(self, "gamma_"):
             params["gamma"] = self.gamma_
 
@@ -195,7 +220,8 @@ class KernelMixin:
         return type(spec)(**{**spec.__dict__, "average": False,
                              "dual_average": self._averaging(), "kernel": self.kernel,
                              "gamma": 1.0 / n_features if gamma is None else float(gamma),
-                             "degree": int(self.degree), "coef0": float(self.coef0),
+                             "degree": int(3 if self.degree is None else self.degree),
+                             "coef0": float(0.0 if self.coef0 is None else self.coef0),
                              "budget": int(self.budget or 0),
                              "budget_policy": self.budget_policy})
 
@@ -317,7 +343,7 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
     _average_auto = True
     _names = Perceptron._names
 
-    def __init__(self, average=False, kernel="rbf", gamma=None, degree=3, coef0=0.0,
+    def __init__(self, average=False, kernel="rbf", gamma=None, degree=None, coef0=None,
                  budget=None, budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
                  multiclass="top1", k=1, class_weight=None):
@@ -370,7 +396,7 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
     _names = PassiveAggressive._names
     _rules = PassiveAggressive._rules
 
-    def __init__(self, variant="pa1", C=1.0, kernel="rbf", gamma=None, degree=3, coef0=0.0,
+    def __init__(self, variant="pa1", C=1.0, kernel="rbf", gamma=None, degree=None, coef0=None,
                  budget=None, budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
                  multiclass="top1", k=1, average="auto", class_weight=None):
@@ -435,7 +461,7 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
     _rules = RegularizedPA._rules
 
     def __init__(self, variant="reg", alpha=0.001, beta=100.0, C=1.0, kernel="rbf",
-                 gamma=None, degree=3, coef0=0.0, budget=None, budget_policy="shrink", *,
+                 gamma=None, degree=None, coef0=None, budget=None, budget_policy="shrink", *,
                  fit_intercept=True, intercept_scaling="auto", n_passes=1, shuffle=False,
                  random_state=None, multiclass="top1", k=1, average="auto", class_weight=None):
         self.variant = variant
@@ -491,8 +517,8 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
     _names = ConfidenceWeighted._names
     _default_eta = ConfidenceWeighted._default_eta
 
-    def __init__(self, variant="var", eta=None, a=1.0, kernel="rbf", gamma=None, degree=3,
-                 coef0=0.0, budget=None, budget_policy="oldest", *, fit_intercept=True,
+    def __init__(self, variant="var", eta=None, a=1.0, kernel="rbf", gamma=None, degree=None,
+                 coef0=None, budget=None, budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
                  multiclass="top1", k=1, average=False, class_weight=None):
         self.variant = variant
@@ -559,7 +585,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     _names = AROW._names
 
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", kernel="rbf", gamma=None,
-                 degree=3, coef0=0.0, budget=None, budget_policy="oldest", *,
+                 degree=None, coef0=None, budget=None, budget_policy="oldest", *,
                  fit_intercept=True, intercept_scaling="auto", n_passes=1, shuffle=False,
                  random_state=None, multiclass="top1", k=1, average=False, class_weight=None):
         self.r = r
@@ -622,7 +648,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
     _names = MiniBatchPA._names
 
     def __init__(self, variant="bpa1", C=1.0, batch_size=4, rho="half", window="block",
-                 kernel="rbf", gamma=None, degree=3, coef0=0.0, budget=None,
+                 kernel="rbf", gamma=None, degree=None, coef0=None, budget=None,
                  budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False,
                  random_state=None, multiclass="ovr", k=1, average=False, class_weight=None):

@@ -347,7 +347,7 @@ def _build(meta, classes, files, path):
     if unknown:
         raise ModelFileError(f"{path}: damaged cwkit model file ({cls.__name__} has no "
                              f"parameter {unknown[0]!r:.40})")
-    params = dict(meta["params"])
+    params = cls._file_params(dict(meta["params"]))
     if isinstance(params.get("class_weight"), list):   # the pairs `_contents` wrote
         if not all(isinstance(p, list) and len(p) == 2 for p in params["class_weight"]):
             raise ModelFileError(f"{path}: damaged cwkit model file (class_weight is not a "

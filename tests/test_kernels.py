@@ -286,6 +286,15 @@ def test_refusals():
         last_iterate("pa1", kernel="rbf", gamma=-1.0)
     with pytest.raises(ValueError, match="budget"):
         last_iterate("pa1", kernel="rbf", budget=0)
+    # degree and coef0 are the polynomial kernel's: refused at once by make, and by fit
+    for kw in ({"degree": 2}, {"coef0": 1.0}, {"degree": 3, "coef0": 0.0}):
+        with pytest.raises(ValueError, match="of kernel='poly' only; kernel='rbf'"):
+            cwkit.make("pa1", kernel="rbf", **kw)
+        est = cwkit.kernels.KernelAROW(**kw)
+        with pytest.raises(ValueError, match="of kernel='poly' only"):
+            est.fit(np.eye(3), [0, 1, 0])
+        assert not hasattr(est, "classes_")
+    assert cwkit.make("pa1", kernel="poly", degree=2).resolved_params()["coef0"] == 0.0
     with pytest.raises(ValueError, match="own shrinkage"):
         last_iterate("pa1", kernel="rbf", budget=5, budget_policy="shrink")
     for name in ("arow", "cw", "bpa1"):
