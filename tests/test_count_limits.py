@@ -38,8 +38,9 @@ def _integer_parameters():
             every = {**COMMON, **kernels._CONSTRAINTS, **kernel_approx._APPROX_CONSTRAINTS,
                      **type(est)._constraints}
             for key, c in _ints(every).items():
-                if key in est.get_params():
-                    cases.append((name, extra, key, c.hi))
+                if key in est.get_params():     # (degree is the polynomial kernel's)
+                    form = {**extra, "kernel": "poly"} if key == "degree" else extra
+                    cases.append((name, form, key, c.hi))
     return cases
 
 
