@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rerun the experiments of docs/reproductions.md; outputs go to $OUT (default ./repro).
-# Usage: bash benchmarks/reproduce.sh [r1 r2 r3 r4 r5]   (default: all)
-# The real-data runs (r5) read ../shared/data (DATA=... to override).
+# Usage: bash benchmarks/reproduce.sh [r1 r2 r3 r4 r5 r6 r7]   (default: all)
+# The real-data runs (r3's second half, r5, r6) read ../shared/data (DATA=... to override).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-repro}"
@@ -9,7 +9,7 @@ DATA="${DATA:-$HERE/../../shared/data}"
 CWKIT="${CWKIT:-python -m cwkit}"
 mkdir -p "$OUT"
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(r1 r2 r3 r4 r5)
+[ ${#steps[@]} -eq 0 ] && steps=(r1 r2 r3 r4 r5 r6 r7)
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -60,6 +60,20 @@ EOF
         "$T/20ng-pc-mac.train.xz" "$T/20ng-elec-med.train.xz" "$T/20ng-guns-mideast.train.xz" \
         "$T/amazon-books.svm.xz" "$T/amazon-dvd.svm.xz" | tee "$OUT/r5-noise-$noise.txt"
     done ;;
+  r6)  # [SCW12]: cw, arow, scw1, scw2 (full) on Adult (a9a), 10 reshuffles, clean and 10% noise
+    for noise in 0 0.1; do
+      $CWKIT eval -q --algos cw:covariance=full,arow:covariance=full,scw1:covariance=full,scw2:covariance=full \
+        --repeats 10 --shuffle --noise "$noise" --n-features 123 \
+        --grid cw.eta=0.7,0.9 --grid arow.r=0.1,1,10 \
+        --grid scw1.C=0.1,1 --grid scw1.eta=0.75,0.9 --grid scw2.C=0.1,1 --grid scw2.eta=0.75,0.9 \
+        --test "$DATA/adult/a9a.t.gz" "$DATA/adult/a9a.gz" | tee "$OUT/r6-noise-$noise.txt"
+    done ;;
+  r7)  # [NHERD10]: NHERD (full and its three diagonal forms) on r2's task
+    $CWKIT eval -q --synthetic crammer --n-samples 5000 --test-size 10000 --noise 0.1 \
+      --repeats 100 \
+      --algos perceptron,pa,cw:covariance=diag,cw:covariance=full,arow:covariance=diag,arow:covariance=full,nherd:covariance=diag,nherd:covariance=diag:diag_update=direct,nherd:covariance=diag:diag_update=exact,nherd:covariance=full \
+      --grid arow.r=0.01,0.1,1,10,100 --grid cw.eta=0.55,0.6,0.7,0.8,0.9,0.95 \
+      --grid nherd.C=0.0001,0.001,0.01,0.1,1,10,100,1000 | tee "$OUT/r7.txt" ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done
