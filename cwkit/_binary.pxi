@@ -258,6 +258,8 @@ def first_order_pass(RowView rows not None, const double[::1] y,
             n = bias * bias
             for j in range(nnz):
                 CWKIT_PREFETCH(vp + pf[j])
+                if avg:     # (its update writes u on the same coordinates)
+                    CWKIT_PREFETCH(up + pf[j])
                 dot += v[idx[j]] * x[j]
                 n += x[j] * x[j]
             m = y[i] * s * dot
@@ -539,6 +541,7 @@ def diag_pass(RowView rows not None, const double[::1] y,
     cdef bint avg = u.shape[0] > 0
     cdef double t = u[D] if avg else 0.0
     cdef double* w = &ms[0, 0]
+    cdef double* up = &u[0] if avg else NULL
     cdef Ahead ah
     cdef const int* pf
     cdef Workspace ws = Workspace()
@@ -560,6 +563,8 @@ def diag_pass(RowView rows not None, const double[::1] y,
             v = w[2 * (D - 1) + 1] * bias * bias
             for j in range(nnz):
                 CWKIT_PREFETCH(w + 2 * <Py_ssize_t>pf[j])   # (mu, sigma) share a line
+                if avg:     # (its update writes u on the same coordinates)
+                    CWKIT_PREFETCH(up + pf[j])
                 p = idx[j]
                 mj = w[2 * p]
                 sj = w[2 * p + 1]
