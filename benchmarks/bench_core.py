@@ -29,6 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _synth  # noqa: E402
 import bench_multiclass  # noqa: E402
+from bench_growth import processor_name  # noqa: E402
 
 import cwkit  # noqa: E402
 
@@ -107,7 +108,7 @@ def binary_suite(args):
 
     X, y = _synth.text_like(n_rows=args.rows, n_features=args.features, nnz_per_row=args.nnz)
     nnz = X.nnz
-    print(f"# machine: {platform.machine()} {platform.processor() or ''} "
+    print(f"# machine: {processor_name()} ({platform.machine()}) "
           f"python {platform.python_version()} numpy {np.__version__}")
     print(f"# data: {X.shape[0]} rows, {X.shape[1]} features, {nnz} nonzeros "
           f"({nnz / X.shape[0]:.1f}/row)")

@@ -60,7 +60,8 @@ def _time(name, params, parts, y, classes, size):
     return time.process_time() - t0, est
 
 
-def _processor():
+def processor_name():
+    """The processor's model name (/proc/cpuinfo), which every figure is quoted with."""
     try:
         with open("/proc/cpuinfo") as f:
             return next(line.split(":", 1)[1].strip() for line in f
@@ -76,7 +77,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     X, y = _rows(args.rows, args.nnz)
-    print(f"{_processor()}; {args.rows} rows, {args.nnz} "
+    print(f"{processor_name()}; {args.rows} rows, {args.nnz} "
           f"nonzeros each, final width {X.shape[1]}; best of {args.repeat}")
     print(f"{'rule':<22} {'feed':<10} {'fixed s':>8} {'growing s':>10} {'ratio':>6}  (CPU s)")
     feeds = {"row": (1, _singles(X, False), _singles(X, True)),
