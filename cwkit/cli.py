@@ -21,7 +21,8 @@ import warnings
 import numpy as np
 from ._lazy import sparse as sp
 
-from . import _interrupt, datasets, report, sources
+from . import _interrupt, datasets, references, report, sources
+from ._diagnose import did_you_mean, not_svmlight
 from ._params import SSIZE_MAX
 from ._weights import check_class_weight
 from ._version import __version__
@@ -55,7 +56,15 @@ class DataError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
+        unknown = re.match(r"unrecognized arguments: (-[^\s=]+)", message)
+        if unknown:
+            message += did_you_mean(unknown.group(1), self._option_string_actions)
         raise UsageError(message)
+
+    def format_help(self):
+        """The help, then the full citation of each paper it cites by key ([AROW13])."""
+        text = super().format_help()
+        return text + references.cited(text)
 
 
 # ---------------------------------------------------------------------------- registry
@@ -84,21 +93,22 @@ def _parse_value(text):
     return text
 
 
-def _parse_specs(algos_text, param_args, grid_args, registry):
-    """``--algos``, ``--param`` and ``--grid`` into a list of AlgoSpec."""
+def _parse_specs(algos_text, param_args, grid_args, registry, option="--algos"):
+    """``--algos`` (``option``), ``--param`` and ``--grid`` into a list of AlgoSpec."""
     specs = []
     for entry in (e.strip() for e in algos_text.split(",")):
         if not entry:
-            raise UsageError(f"--algos: empty algorithm name in {algos_text!r}")
+            raise UsageError(f"{option}: empty algorithm name in {algos_text!r}")
         name, *inline = entry.split(":")
         if name not in registry:
-            raise UsageError(f"--algos: unknown algorithm {name!r} "
-                             f"(known: {', '.join(sorted(registry))}; see `cwkit algos`)")
+            raise UsageError(f"{option}: unknown algorithm {name!r}"
+                             f"{did_you_mean(name, registry)} (known: "
+                             f"{', '.join(sorted(registry))}; see `cwkit algos`)")
         spec = AlgoSpec(name=name, label=entry)
-        given = dict(_split_assignment(item, "--algos") for item in inline)
+        given = dict(_split_assignment(item, option) for item in inline)
         given = {key: _parse_value(value) for key, value in given.items()}
         for key, value in given.items():   # checked together: gamma needs its kernel
-            spec.params[key] = _checked(registry, name, key, value, "--algos", given)
+            spec.params[key] = _checked(registry, name, key, value, option, given)
         specs.append(spec)
     by_name = {}
     for spec in specs:
@@ -148,8 +158,9 @@ def _checked(registry, name, key, value, where, given=None):
     if key not in params and key not in registry[name].get("kernel", ()) \
             and key not in KERNEL_PARAMS and key not in APPROX_PARAMS \
             and key not in PER_ALGORITHM_COMMON:
-        known = ", ".join(sorted(params) + list(PER_ALGORITHM_COMMON))
-        raise UsageError(f"{where}: unknown parameter {key!r} for {name} (known: {known})")
+        known = sorted(params) + list(PER_ALGORITHM_COMMON)
+        raise UsageError(f"{where}: unknown parameter {key!r} for {name}"
+                         f"{did_you_mean(key, known)} (known: {', '.join(known)})")
     try:
         make(name, **{**(given or {}), key: value})
     except (ValueError, TypeError) as exc:
@@ -226,19 +237,53 @@ def _check_vw_options(args, names):
 def _file_source(path, name, args, opened):
     """A file task (appended to ``opened``); scanned now if the label set, width or index
     base is not given."""
+    classes = _classes(args)
     if _is_vw(args, name):
         src = sources.VWSource(path, name=name, batch_size=args.batch_size,
-                               classes=_classes(args), hash_bits=args.hash_bits)
+                               classes=classes, hash_bits=args.hash_bits)
     else:
         src = sources.SvmlightSource(path, name=name, batch_size=args.batch_size,
                                      n_features=args.n_features,
-                                     zero_based=_zero_based(args), classes=_classes(args),
+                                     zero_based=_zero_based(args), classes=classes,
                                      hash_bits=args.hash_bits, n_jobs=args.parse_jobs)
     opened.append(src)
     if src.needs_scan:
+        src.classes = None      # the file's own, checked against --classes
         src.scan()
         _check_labels(src)
+        if args.hash_bits is None and not _is_vw(args, name):   # (else B bounds it)
+            _check_width(src)
+        if classes is not None:
+            _check_given_classes(src, classes)
     return src
+
+
+def _check_given_classes(src, classes):
+    """The labels of the file are among ``--classes`` (which may name more)."""
+    extra = np.setdiff1d(src.classes, classes)
+    if extra.size:
+        line = label_line(src.path, extra[0])
+        raise DataError(f"{src.name}:{line}: label {report.format_label(extra[0])} is not "
+                        f"among --classes {_labels_text(classes)} (the file's labels: "
+                        f"{_labels_text(src.classes)})")
+    src.classes = classes
+
+
+#: widths up to which no file is too wide for its rows (4,194,304 weights: 32 MB a model)
+WIDE = 2 ** 22
+
+
+def _check_width(src):
+    """Say so, before any model is made, when the file's indices reach far beyond what its
+    rows can fill: every model holds a weight per index (a mistyped index, or hashed ids
+    written without folding), and --hash-bits bounds that."""
+    n, rows = src.n_features, src.n_examples
+    if n > max(WIDE, 100 * rows):
+        print(f"cwkit: warning: {src.name}: indices up to {n:,} for {rows:,} rows: every "
+              f"model holds {n:,} weights per class ({8 * n / 1e6:,.0f} MB as float64, "
+              "several times that for second-order rules and averaging), far more than "
+              "the rows can fill; --hash-bits B folds the indices into 2^B columns (e.g. "
+              "--hash-bits 20)", file=sys.stderr)
 
 
 def _check_labels(src):
@@ -262,7 +307,9 @@ def _eval(args, spool):
     specs = _parse_specs(args.algos, args.param, args.grid, _registry())
     _check_eval_options(args)
     _check_vw_options(args, [*args.data, *(args.test or [])])
-    multiclass = _multiclass_params(args, specs)
+    multiclass, left_out = _multiclass_params(args, specs)
+    for line in left_out:
+        print(f"cwkit: warning: {line}", file=sys.stderr)
     _check_dask_options(args, specs)
     if args.dask:
         return _eval_dask(args, spool, specs, multiclass)
@@ -296,6 +343,8 @@ def _eval(args, spool):
         print(f"cwkit: interrupted: the results of {len(results)} of {len(tasks)} "
               f"task(s){partial}", file=sys.stderr)
     outcome = {"tasks": results, "mean_rank": mean_ranks(results)}
+    for task in results:    # the learners left out, under each table's title
+        notes.setdefault(task["data"], []).extend(left_out)
     public = report.without_curves(outcome)
     if args.format == "json":
         text = report.json_text(public)
@@ -309,7 +358,7 @@ def _eval(args, spool):
         report.write_text(args.curve, report.curves_csv(outcome))
     if args.plot:
         report.plot(outcome, args.plot)
-    status = _eval_status(outcome, args.strict)
+    status = max(_eval_status(outcome, args.strict), int(bool(left_out and args.strict)))
     return 130 if results[-1]["interrupted"] or len(results) < len(tasks) else status
 
 
@@ -465,10 +514,13 @@ def _labels_text(labels):
 
 
 def _multiclass_params(args, specs):
-    """``--multiclass`` and ``--k`` as estimator parameters (only those given), checked on
-    every spec before any data is read: a rule without that reduction is a usage error."""
+    """``--multiclass``, ``--k`` and ``--class-weight`` as estimator parameters (only those
+    given), and the lines saying which specs were left out, checked before any data is
+    read: a rule without that reduction is taken out of ``specs`` (the others run), and is
+    a usage error when no rule has it."""
     params = {k: v for k, v in (("multiclass", args.multiclass), ("k", args.k),
                                 ("class_weight", args.class_weight)) if v is not None}
+    left_out, errors = [], []
     if "multiclass" in params:
         probe_X, probe_y = np.eye(3), np.arange(3)  # the reduction is checked on first fit
         for spec in specs:
@@ -476,8 +528,12 @@ def _multiclass_params(args, specs):
                 make(spec.name, **{**spec.params, "multiclass": params["multiclass"]}
                      ).partial_fit(probe_X, probe_y)
             except ValueError as exc:
-                raise UsageError(f"--multiclass {args.multiclass}: {exc}") from None
-    return params
+                left_out.append(spec)
+                errors.append(f"--multiclass {args.multiclass}: {exc}")
+    if left_out and len(left_out) == len(specs):
+        raise UsageError(errors[0])
+    specs[:] = [s for s in specs if s not in left_out]
+    return params, [f"{s.label}: not run: {e}" for s, e in zip(left_out, errors)]
 
 
 def _check_class_weight(args, src):
@@ -507,15 +563,15 @@ def _train(args, spool):
     else:
         if args.algo is None:
             raise UsageError("--algo is required (or -i MODEL, to go on training a model)")
-        if args.algo not in registry:
-            raise UsageError(f"--algo: unknown algorithm {args.algo!r} "
-                             f"(known: {', '.join(sorted(registry))})")
-        (spec,) = _parse_specs(args.algo, _train_params(args), [], registry)
+        if "," in args.algo:
+            raise UsageError(f"--algo: train fits one algorithm, got {args.algo!r}: train "
+                             "each on its own, or compare them with `cwkit eval --algos`")
+        (spec,) = _parse_specs(args.algo, _train_params(args), [], registry, "--algo")
     _check_output("--output", args.output)
     _check_hash_bits(args)
     _check_vw_options(args, [args.data])
     if start is None:
-        multiclass = _multiclass_params(args, [spec])
+        multiclass, _ = _multiclass_params(args, [spec])    # (one spec: left out is an error)
     _check_dask_options(args, [spec])
     if args.dask:
         if start is not None:
@@ -583,7 +639,8 @@ def _train_provenance(args, zero_based=None):
 
 def _train_params(args):
     """``train --param KEY=VALUE`` as ``--param ALGO.KEY=VALUE`` of ``eval``."""
-    return [p if "." in p.split("=", 1)[0] else f"{args.algo}.{p}" for p in args.param or []]
+    name = args.algo.split(":", 1)[0]   # NAME[:KEY=VALUE...], as in eval's --algos
+    return [p if "." in p.split("=", 1)[0] else f"{name}.{p}" for p in args.param or []]
 
 
 def _load_model(path):
@@ -610,7 +667,8 @@ def _continued(args, registry):
         raise UsageError(f"{where}: the model is {name}, not {args.algo}")
     have = model.get_params()
     given = {}
-    for text in args.param or []:
+    inline = [] if args.algo is None else args.algo.split(":")[1:]
+    for text in [*inline, *(args.param or [])]:
         key, value = _split_assignment(text, "--param")
         given[key.rpartition(".")[2]] = _parse_value(value)
     given.update((k, v) for k, v in (("multiclass", args.multiclass), ("k", args.k),
@@ -776,11 +834,15 @@ def _show(args, spool):
 
 
 def _algos(args, spool):
+    if args.references:     # every paper, by the key the docs and messages cite it with
+        sys.stdout.write(references.text())
+        return 0
     registry = _registry()
     if args.format == "json":
         sys.stdout.write(report.json_text(registry))
     else:
-        sys.stdout.write(report.algorithms_text(registry))
+        listing = report.algorithms_text(registry)
+        sys.stdout.write(listing + references.cited(listing))
     return 0
 
 
@@ -1222,11 +1284,14 @@ def _build_parser():
                        "data.svm.gz -o pa1.cwk\n"
                        "  cwkit train -i model.cwk more.svm -o model2.cwk\n")
     p.add_argument("data", help="svmlight/libsvm file (- for stdin)")
-    p.add_argument("--algo", help="algorithm (see `cwkit algos`); required unless -i")
+    p.add_argument("--algo", "--algos", metavar="NAME[:KEY=VALUE...]",
+                   help="the algorithm (see `cwkit algos`), with inline parameters as in "
+                   "eval's --algos: pa1:kernel=rbf:gamma=0.5; required unless -i")
     p.add_argument("-i", "--initial", metavar="MODEL",
                    help="go on training this model (a file of `cwkit train` or cwkit.save) "
                    "on DATA: the same model as one run on its data and DATA together; "
-                   "--algo, --param, --multiclass and --k, if given, must be the model's")
+                   "--algo, --param, --multiclass, --k and --hash-bits, if given, must be "
+                   "the model's")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="hyper-parameter, repeatable")
     p.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file")
@@ -1286,8 +1351,11 @@ def _build_parser():
     p = sub.add_parser("algos", help="list the algorithms and their hyper-parameters",
                        description="The registry: names, descriptions, hyper-parameters "
                        "with defaults and ranges.", formatter_class=fmt,
-                       epilog="examples:\n  cwkit algos\n  cwkit algos --format json\n")
+                       epilog="examples:\n  cwkit algos\n  cwkit algos --format json\n"
+                       "  cwkit algos --references\n")
     p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--references", action="store_true",
+                   help="print the papers cited by key, such as [AROW13], in full")
     _common(p)
     p.set_defaults(run=_algos)
     return parser, sub.choices
@@ -1361,7 +1429,8 @@ def main(argv=None):
     except (DataError, ValueError, OSError) as exc:
         if debug:
             raise
-        msg = _data_error_message(exc)
+        path = getattr(exc, "path", None)
+        msg = (path is not None and not_svmlight(path)) or _data_error_message(exc)
         print(f"cwkit: error: {msg}", file=sys.stderr)
         return 1
     except MemoryError:

@@ -13,8 +13,10 @@ window when shuffling). :func:`train` fits one
 learner on a source the same way, for ``cwkit train``.
 """
 import contextlib
+import functools
 import inspect
 import itertools
+import re
 import threading
 import time
 import warnings
@@ -275,16 +277,17 @@ class Learner:
         self.updates += int(self.model.last_n_updates_)
         return int(self.model.last_mistakes_)
 
-    def learn(self, X, y_clean, y_train, flipped, weights=None):
+    def learn(self, X, y_clean, y_train, flipped, weights=None, at=None):
         """One online round per row: ``y_train`` is learnt, ``y_clean`` scores mistakes,
         ``weights`` are the rows' importance weights (None: 1).
 
         Each round is counted as the model predicts it (the compiled pass scores a row
         before its update, against its clean label when it was flipped; see
         ``OnlineClassifier.partial_fit``'s ``y_clean``), so a noisy run costs what a clean
-        one does. Warnings of the model are kept in ``notes``. A model error propagates
-        with the counters as they were before this call and ``failed_offset`` the row that
-        failed.
+        one does. Warnings of the model are kept in ``notes``, a row of ``X`` they name
+        (``row 5 of X``) as ``at(5)`` names it (the data's row; None: as it is). A model
+        error propagates with the counters as they were before this call and
+        ``failed_offset`` the row that failed.
         """
         t0 = time.perf_counter()
         mistakes, updates = self.mistakes, self.updates
@@ -300,6 +303,8 @@ class Learner:
             _caught.notes = None
             self.seconds += time.perf_counter() - t0
             for text in caught:
+                if at is not None:
+                    text = _ROW_OF_X.sub(lambda m: at(int(m.group(1))), text)
                 self.notes[text] = self.notes.get(text, 0) + 1
         self.mistakes = mistakes
         self.examples += y_clean.size
@@ -362,6 +367,10 @@ def _capturing():
 _capturing.depth = 0  # captures entered (a learner in a threaded run enters none)
 
 
+#: a row of the ``X`` given to ``partial_fit``, as the models' warnings name it (0-based)
+_ROW_OF_X = re.compile(r"\brow (\d+) of X\b")
+
+
 def _note_lines(notes):
     return [text + (f" ({count} times)" if count > 1 else "") for text, count in notes.items()]
 
@@ -377,6 +386,9 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
     seen = 0
     if progress is not None:
         progress.start_run(label)
+        # the percentage, where the rows of a pass are known: all of the source's
+        n = getattr(source, "n_examples", None) if cfg.keep is None else None
+        total = n * passes if isinstance(n, int) else None
     parsed = getattr(source, "parsed", False)   # (a source of another kind may lack it)
     # learner threads: the cores the source's parsing threads leave, one at least (more
     # only take turns with the parser, whose rows they wait for); several learners learn
@@ -394,14 +406,14 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
                     Xp = X if piece.stop - piece.start == y_clean.size else X[piece]
                     _learn_piece(pool, learners, Xp, y_clean[piece], y_train[piece],
                                  flipped[piece], index[piece], parsed,
-                                 None if w is None else w[piece])
+                                 None if w is None else w[piece], source.origin)
                     seen += piece.stop - piece.start
                     if curve_every and seen % curve_every == 0:
                         for lr in learners:
                             if lr.failed is None:
                                 lr.curve.append((seen, lr.mistakes))
                 if progress is not None:
-                    progress.update(seen, learners)
+                    progress.update(seen, learners, pass_no, passes, total)
     if curve_every:
         for lr in learners:
             if lr.failed is None and (not lr.curve or lr.curve[-1][0] != seen):
@@ -411,13 +423,16 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
 
 
 def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=False,
-                 weights=None):
+                 weights=None, origin=None):
     """Every learner not failed learns the piece: at once on the threads of ``pool`` (the
     compiled passes release the GIL; each learner has its own state and counters, so the
     results are those of one after another), or one after another without a pool.
     ``parsed``: the rows are valid as the svmlight parser checked them (the source's
     ``parsed``), so they are not checked again; ``weights``: the rows' importance
-    weights (None: 1)."""
+    weights (None: 1). ``origin``: the source's, to name the data's row in place of a
+    row of the piece in the models' warnings."""
+    at = None if origin is None else functools.partial(_data_row, origin, index)
+
     active = [lr for lr in learners if lr.failed is None]
     if len(active) > 1 and y_clean.size > 1:   # (one row: a model's own one-row path)
         try:    # once for all: each model's partial_fit takes the validated rows
@@ -425,7 +440,8 @@ def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=Fal
         except _MODEL_FAILURES:
             pass    # each learner fails as it would on its own, with its own message
     if pool is None or len(active) < 2:
-        outcomes = [_outcome(lr, X, y_clean, y_train, flipped, weights) for lr in active]
+        outcomes = [_outcome(lr, X, y_clean, y_train, flipped, weights, at)
+                    for lr in active]
     else:
         with _capturing():
             futures = []
@@ -433,7 +449,7 @@ def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=Fal
                 with signals_blocked():     # (the pool's threads start with the mask)
                     for lr in active:       # (each future kept as soon as it exists)
                         futures.append(pool.submit(_outcome, lr, X, y_clean, y_train,
-                                                   flipped, weights))
+                                                   flipped, weights, at))
                 outcomes = [f.result() for f in futures]
             finally:    # (Ctrl-C: every learner's counters settled, its warnings caught)
                 futures_wait(futures)
@@ -443,10 +459,16 @@ def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=Fal
             lr.failed_at = int(index[lr.failed_offset])
 
 
-def _outcome(learner, X, y_clean, y_train, flipped, weights=None):
+def _data_row(origin, index, row):
+    """``row N of FILE``: the data's row (1-based) that row ``row`` of a piece is."""
+    name, data_row = origin(int(index[row]))
+    return f"row {data_row + 1} of {name}"
+
+
+def _outcome(learner, X, y_clean, y_train, flipped, weights=None, at=None):
     """``learner.learn`` of a piece; the model error that stopped it, or None."""
     try:
-        learner.learn(X, y_clean, y_train, flipped, weights)
+        learner.learn(X, y_clean, y_train, flipped, weights, at)
     except _MODEL_FAILURES as exc:
         return exc
     return None

@@ -80,8 +80,10 @@ class Progress:
         self.start = time.perf_counter()
         self.next_line = self.FIRST_LINE
 
-    def update(self, examples, learners):
-        """Show ``examples`` seen so far and each learner's online error, when due."""
+    def update(self, examples, learners, pass_no=0, passes=1, total=None):
+        """Show ``examples`` seen so far (in pass ``pass_no`` of ``passes``, 0-based; their
+        percentage of ``total``, the examples of every pass, when known) and each learner's
+        online error, when due."""
         if not self.enabled:
             return
         now = time.perf_counter()
@@ -96,8 +98,9 @@ class Progress:
         rate = examples / max(now - self.start, 1e-9)
         errs = ", ".join(f"{lr.shown} {100.0 * lr.mistakes / max(lr.examples, 1):.2f}%"
                          for lr in learners)
-        text = (f"cwkit: {self.label}: {examples:,} examples, {rate:,.0f}/s, online error "
-                f"{errs}")
+        share = f" ({100.0 * examples / total:.0f}%)" if total else ""
+        text = (f"cwkit: {self.label}: pass {pass_no + 1}/{passes}, {examples:,} "
+                f"examples{share}, {rate:,.0f}/s, online error {errs}")
         if self.tty:
             self.stream.write("\r\x1b[K" + text)
             self.dirty = True

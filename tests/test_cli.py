@@ -366,8 +366,9 @@ def test_eval_progress(capsys):
             "--test-size", "0", "--batch-size", "500")
     rc, _, err = run(capsys, *argv)
     lines = [ln for ln in err.splitlines() if "examples" in ln]
-    assert rc == 0 and [ln.split(": ")[2].split()[0] for ln in lines] == [
-        "1,000", "2,000", "4,000"]
+    assert rc == 0 and [ln.split(": ")[2].split(", ")[:2] for ln in lines] == [
+        ["pass 1/1", "1,000 examples (20%)"], ["pass 1/1", "2,000 examples (40%)"],
+        ["pass 1/1", "4,000 examples (80%)"]]
     assert "online error pa" in lines[0] and "/s" in lines[0]
     rc, _, err = run(capsys, *argv, "--quiet")
     assert err == ""
@@ -975,7 +976,7 @@ def test_small_usage_and_data_errors(capsys, data, tmp_path):
     assert rc == 1 and "beyond --n-features 2" in err
     multi = tmp_path / "multi.svm"
     multi.write_text("1 1:1\n2 2:1\n3 1:1 2:1\n")
-    rc, out, err = run(capsys, "eval", "--algos", "pa,perceptron", "--multiclass", "topk",
+    rc, out, err = run(capsys, "eval", "--algos", "sop,perceptron", "--multiclass", "topk",
                        multi, "--quiet")
     assert rc == 2 and out == "" and err.startswith("cwkit: error: --multiclass topk: ")
     assert "Perceptron" in err and len(err.splitlines()) == 1
@@ -1001,7 +1002,7 @@ def test_a_model_out_of_memory_fails_its_row(capsys, data, monkeypatch):
 
 def _interrupt_at(monkeypatch, examples):
     """KeyboardInterrupt from the progress hook once ``examples`` rows are learnt."""
-    def update(self, seen, learners):
+    def update(self, seen, learners, *where):
         if seen >= examples:
             raise KeyboardInterrupt
 

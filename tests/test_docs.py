@@ -296,3 +296,14 @@ def test_install_advice_works_without_an_index_entry():
     tests/test_distributed.py)."""
     texts = [ROOT / name for name in DOCS] + sorted((ROOT / "cwkit").glob("*.py"))
     assert not [p.name for p in texts if "cwkit[" in p.read_text(encoding="utf-8")]
+
+
+def test_references_module_is_docs_references_md():
+    """``cwkit algos --references`` and ``--help`` print the citations of
+    docs/references.md (an installed copy has no docs folder): the same keys and text."""
+    from cwkit.references import REFERENCES
+
+    table = next(rows for header, rows in _tables(
+        (ROOT / "docs" / "references.md").read_text(encoding="utf-8"))
+        if header[:2] == ["key", "reference"])
+    assert REFERENCES == {row[0].strip("[]"): row[1].replace("*", "") for row in table}
