@@ -16,10 +16,10 @@ import os
 import re
 import sys
 import tempfile
+import time
 import warnings
 
 import numpy as np
-from ._lazy import sparse as sp
 
 from . import _interrupt, datasets, references, report, sources
 from ._diagnose import did_you_mean, not_svmlight
@@ -31,6 +31,7 @@ from .evaluate import (
     AlgoSpec,
     Interrupted,
     evaluate,
+    fitted_task,
     make_tested,
     mean_ranks,
     train,
@@ -312,7 +313,7 @@ def _eval(args, spool):
         print(f"cwkit: warning: {line}", file=sys.stderr)
     _check_dask_options(args, specs)
     if args.dask:
-        return _eval_dask(args, spool, specs, multiclass)
+        return _eval_dask(args, spool, specs, multiclass, left_out)
     _learning_parse_jobs(args, len(specs))
     notes = {}
     opened = []
@@ -345,6 +346,19 @@ def _eval(args, spool):
     outcome = {"tasks": results, "mean_rank": mean_ranks(results)}
     for task in results:    # the learners left out, under each table's title
         notes.setdefault(task["data"], []).extend(left_out)
+    _write_outcome(args, outcome, specs, notes)
+    if args.curve:
+        report.write_text(args.curve, report.curves_csv(outcome))
+    if args.plot:
+        report.plot(outcome, args.plot)
+    status = max(_eval_status(outcome, args.strict), int(bool(left_out and args.strict)))
+    return 130 if results[-1]["interrupted"] or len(results) < len(tasks) else status
+
+
+def _write_outcome(args, outcome, specs, notes):
+    """The results of ``eval`` on stdout, as ``--format`` asks: one table, JSON or CSV for
+    every eval (written first: a failure to write ``--curve`` or ``--plot`` then loses no
+    results)."""
     public = report.without_curves(outcome)
     if args.format == "json":
         text = report.json_text(public)
@@ -352,14 +366,8 @@ def _eval(args, spool):
         text = report.results_csv(public)
     else:
         text = report.table(public, specs, notes)
-    sys.stdout.write(text)  # first: a failure to write the files below loses no results
+    sys.stdout.write(text)
     sys.stdout.flush()
-    if args.curve:
-        report.write_text(args.curve, report.curves_csv(outcome))
-    if args.plot:
-        report.plot(outcome, args.plot)
-    status = max(_eval_status(outcome, args.strict), int(bool(left_out and args.strict)))
-    return 130 if results[-1]["interrupted"] or len(results) < len(tasks) else status
 
 
 def _eval_status(outcome, strict):
@@ -780,7 +788,7 @@ def _write_predictions(args, model, rows, labelled):
     except KeyboardInterrupt:
         sys.stdout.flush()
         where = f"; {args.output} not written" if args.output else " written"
-        print(f"cwkit: interrupted after {tally.rows} predictions{where}", file=sys.stderr)
+        print(f"cwkit: interrupted after {tally.rows:,} predictions{where}", file=sys.stderr)
         return 130
     if not args.quiet and tally.labelled and tally.rows:
         print(f"cwkit: {args.data}: {tally.text()}", file=sys.stderr)
@@ -942,7 +950,7 @@ def _dask_fit(args, spool, spec, multiclass, progress_label, tested=False):
     def show(info):
         per_round.append(info)
         if not args.quiet:
-            print(f"cwkit: {progress_label}: round {info['round']}: {info['examples']} "
+            print(f"cwkit: {progress_label}: round {info['round']}: {info['examples']:,} "
                   f"examples on {info['shards']} shards, progressive error "
                   f"{100.0 * info['mistakes'] / max(info['examples'], 1):.2f}%, "
                   f"{info['seconds']:.2f} s", file=sys.stderr)
@@ -964,61 +972,49 @@ def _train_dask(args, spool, spec, multiclass):
     est, per_round, _, _ = _dask_fit(args, spool, spec, multiclass, args.algo)
     save(est, args.output)
     if not args.quiet:
-        print(f"cwkit: trained {args.algo} on {per_round[0]['examples']} examples "
+        print(f"cwkit: trained {args.algo} on {per_round[0]['examples']:,} examples "
               f"({args.rounds} round{'s' * (args.rounds > 1)} on {per_round[0]['shards']} "
-              f"shards, {est.mistakes_} online mistakes, {est.n_updates_} updates); saved "
+              f"shards, {est.mistakes_:,} online mistakes, {est.n_updates_:,} updates); saved "
               f"{args.output}", file=sys.stderr)
     return 0
 
 
-def _eval_dask(args, spool, specs, multiclass):
-    """``eval --dask``: each algorithm trained over the partitions, its progressive error
-    per round (each shard's mistakes on its own rows) and its test error: with ``--test``
-    the averaged model's and the last iterate's, as :func:`cwkit.evaluate.evaluate`."""
+def _eval_dask(args, spool, specs, multiclass, left_out):
+    """``eval --dask``: each algorithm trained over the partitions (a progress line per
+    round on stderr), then the table, JSON or CSV of every eval: its counters over every
+    round (each partition's mistakes on its own rows), the test errors with ``--test``,
+    ranked as :func:`cwkit.evaluate.evaluate` ranks them; the run records the cluster,
+    the rounds and the mixing, each learner's mixing resolved among its parameters."""
+    t_start = time.perf_counter()
     test = None
     if args.test:
         test = sources.SvmlightSource(spool.path(args.test[0]), name=args.test[0],
                                       batch_size=args.batch_size, n_features=args.n_features,
                                       zero_based=_zero_based(args)).scan()
-    out = []
+    fits, rounds = [], []
     for spec in specs:
         est, per_round, averaged, both = _dask_fit(args, spool, spec, multiclass,
                                                    spec.label, tested=test is not None)
-        res = {"algo": spec.label, "rounds": [
-            {"round": r["round"], "examples": r["examples"], "mistakes": r["mistakes"],
-             "progressive_error": r["mistakes"] / max(r["examples"], 1),
-             "seconds": r["seconds"], "bytes": r["bytes"]} for r in per_round]}
-        if test is not None:
-            width = est.n_features_in_
-            model_errors = last_errors = n = 0
-            for X, y, _ in test.chunks():
-                X = X[:, :width] if X.shape[1] > width else sp.csr_matrix(
-                    (X.data, X.indices, X.indptr), shape=(X.shape[0], width))
-                model_errors += int(np.count_nonzero(est.predict(X) != y))
-                last_errors += int(np.count_nonzero(est._predict_last(X) != y))
-                n += y.size
-            model, last = model_errors / max(n, 1), last_errors / max(n, 1)
-            res["test_error"] = model if averaged or not both else last
-            res["last_test_error"] = last if both or not averaged else None
-            res["avg_test_error"] = model if both or averaged else None
-        out.append(res)
-    if args.format == "json":
-        sys.stdout.write(report.json_text({"data": args.data[0], "dask": args.dask,
-                                           "results": out}))
-        return 0
-    lines = [f"{args.data[0]} (--dask {args.dask}, mixing {args.mixing})",
-             f"{'algo':<16} {'round':>5} {'examples':>10} {'prog. error':>11} {'seconds':>8}"]
-    for res in out:
-        for r in res["rounds"]:
-            lines.append(f"{res['algo']:<16} {r['round']:>5} {r['examples']:>10} "
-                         f"{100.0 * r['progressive_error']:>10.2f}% {r['seconds']:>8.2f}")
-        if "test_error" in res:
-            last, avg = res["last_test_error"], res["avg_test_error"]
-            lines.append(f"{res['algo']:<16} test error {100.0 * res['test_error']:.2f}%"
-                         + ("" if last is None else f", last iterate {100.0 * last:.2f}%")
-                         + ("" if avg is None else f", average {100.0 * avg:.2f}%"))
-    sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+        fits.append((est, averaged, both, (
+            per_round[0]["examples"], sum(r["examples"] for r in per_round),
+            sum(r["mistakes"] for r in per_round), sum(r["updates"] for r in per_round),
+            sum(r["seconds"] for r in per_round))))
+        rounds.append([{"round": r["round"], "examples": r["examples"],
+                        "mistakes": r["mistakes"],
+                        "progressive_error": r["mistakes"] / max(r["examples"], 1),
+                        "seconds": r["seconds"], "bytes": r["bytes"]} for r in per_round])
+    run = {"cwkit": __version__, "seed": args.seed, "noise": 0.0, "passes": args.rounds,
+           "shuffle": args.shuffle, "test": args.test[0] if args.test else None, "cv": 0,
+           "repeats": 1, "tune_on": args.tune_on, "tuned": False,
+           "dask": {"cluster": args.dask, "rounds": args.rounds, "mixing": args.mixing}}
+    task = fitted_task(args.data[0], specs, fits, test=test, passes=args.rounds, run=run,
+                       seconds=time.perf_counter() - t_start)
+    for res, (est, *_), per_round in zip(task["results"], fits, rounds):
+        res["params"]["mixing"] = _distributed().resolved_mixing(est, args.mixing)
+        res["rounds"] = per_round
+    outcome = {"tasks": [task], "mean_rank": None}
+    _write_outcome(args, outcome, specs, {task["data"]: list(left_out)})
+    return max(_eval_status(outcome, args.strict), int(bool(left_out and args.strict)))
 
 
 # ---------------------------------------------------------------------------- parser

@@ -31,7 +31,7 @@ from .models.mixing import kernel_refused
 from .models.interface import ModelError
 from .svmlight import SvmlightError, load_svmlight
 
-__all__ = ["MIXING", "WorkerLost", "cut", "fit"]
+__all__ = ["MIXING", "WorkerLost", "cut", "fit", "resolved_mixing"]
 
 #: The values of ``mixing``.
 MIXING = ("auto", "average", "updates", "confidence", "touched")
@@ -406,6 +406,13 @@ def _is_arrays(data):
     return (isinstance(data, tuple) and len(data) == 2
             and all(hasattr(a, "to_delayed") or hasattr(a, "shape") for a in data)
             and hasattr(data[0], "to_delayed"))
+
+
+def resolved_mixing(estimator, mixing_="auto"):
+    """The mixing rule :func:`fit` applies to the fitted `estimator` for the option
+    `mixing_`: ``"auto"`` resolved (``"confidence"`` for a Gaussian-weight model, else
+    ``"average"``), any other as it is."""
+    return _rule(estimator._model, mixing_)[0] if mixing_ == "auto" else mixing_
 
 
 def _rule(model, mixing_):

@@ -43,6 +43,7 @@ __all__ = [
     "average_ranks",
     "evaluate",
     "evaluate_tasks",
+    "fitted_task",
     "make_tested",
     "mean_ranks",
     "task_ranks",
@@ -762,6 +763,57 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
     result = _result(first, specs, trials, passes, t_start, curve_every)
     result["run"] = run
     return result
+
+
+def fitted_task(name, specs, fits, *, test=None, passes=1, run=None, seconds=0.0):
+    """The task object of :func:`evaluate` for models fitted elsewhere (``cwkit eval
+    --dask``: over data partitions), scored and summarised as :func:`evaluate` does.
+
+    Parameters
+    ----------
+    name : str
+        The training data's name.
+    specs : list of AlgoSpec
+    fits : list of tuple
+        Per spec, ``(estimator, averaged, both, counters)``: the fitted estimator and
+        ``averaged`` / ``both`` as :func:`make_tested` gave them, and ``counters`` its
+        ``(rows of the data, examples, mistakes, updates, seconds)`` over every pass.
+    test : source, optional
+        Test rows: the test errors of the model of the parameters, its last iterate and
+        its average, as :func:`evaluate` gives them.
+    passes : int
+        Passes over the data (the mixing rounds).
+    run : dict, optional
+        The task's ``run`` object.
+    seconds : float
+        Wall time of the whole task.
+
+    Returns
+    -------
+    dict
+        The task object of :func:`evaluate` (one trial).
+    """
+    learners = []
+    for spec, (est, averaged, both, (_, examples, mistakes, updates, secs)) in zip(specs, fits):
+        lr = Learner(spec, spec.params, est.classes_, {}, start=est)
+        lr.averaged, lr.both = averaged, both
+        lr.examples, lr.mistakes, lr.updates, lr.seconds = examples, mistakes, updates, secs
+        learners.append(lr)
+    errors = _test(learners, test) if test is not None else [_UNTESTED] * len(learners)
+    first = _Fitted(name, max(f[3][0] for f in fits), max(f[0].n_features_in_ for f in fits),
+                    np.unique(np.concatenate([f[0].classes_ for f in fits])))
+    result = _summarize(first, specs, [(learners, errors, {})], passes)
+    result.update(seconds=seconds, interrupted=False, run=run)
+    return result
+
+
+@dataclass
+class _Fitted:
+    """What :func:`_summarize` reads of the data of :func:`fitted_task`."""
+    name: str
+    n_examples: int
+    n_features: int
+    classes: np.ndarray
 
 
 class Interrupted(KeyboardInterrupt):

@@ -162,7 +162,16 @@ def run_line(run):
         parts.append(f"{run['repeats']} repeats")
     if run.get("tuned"):
         parts.append(f"--grid tuned on {run['tune_on']}")
+    if run.get("dask"):
+        parts.append(_dask_text(run["dask"]))
     return "run: " + ", ".join(parts)
+
+
+def _dask_text(dask):
+    """The ``dask`` object of a run (``eval --dask``) as text."""
+    rounds = dask["rounds"]
+    return (f"on Dask {dask['cluster']}: {rounds} round{'s' * (rounds != 1)} of "
+            f"{dask['mixing']} mixing, one pass per partition each")
 
 
 def table(report, specs, notes=None):
@@ -263,7 +272,7 @@ CSV_FIELDS = ["data", "algo", "params", "tuned", "examples", "mistakes", "online
               "online_error_sd", "updates", "test_error", "test_error_sd", "last_test_error",
               "last_test_error_sd", "avg_test_error", "avg_test_error_sd", "passes",
               "seconds", "trials", "mean_rank", "failed", "notes", "interrupted",
-              "cwkit", "seed", "noise", "shuffle", "test", "cv", "repeats"]
+              "cwkit", "seed", "noise", "shuffle", "test", "cv", "repeats", "dask"]
 
 
 def failure_lines(res):
@@ -288,6 +297,8 @@ def results_csv(report):
         for res in task["results"]:
             failed = res.get("failed")
             run = {k: v for k, v in (task.get("run") or {}).items() if k != "passes"}
+            if run.get("dask"):
+                run["dask"] = _dask_text(run["dask"])
             row = {**run, **res, "data": task["data"], "mean_rank": mean_rank.get(res["algo"]),
                    "params": _params_text(res["params"]),
                    "tuned": (None if res["tuned"] is None else _params_text(res["tuned"])

@@ -459,19 +459,49 @@ def test_cli_train_and_eval_on_a_running_scheduler(client, files, tmp_path, caps
     assert cli.main(["eval", "--algos", "pa,arow,pa:average=false", "--dask", address,
                      "--rounds", "2", "--test", path, path, "--format", "json", "-q"]) == 0
     import json
-    out = json.loads(capsys.readouterr().out)
-    assert [r["algo"] for r in out["results"]] == ["pa", "arow", "pa:average=false"]
-    assert len(out["results"][0]["rounds"]) == 2
-    assert 0 <= out["results"][1]["test_error"] < 0.5
+    (task,) = json.loads(capsys.readouterr().out)["tasks"]
+    assert [r["algo"] for r in task["results"]] == ["pa", "arow", "pa:average=false"]
+    assert len(task["results"][0]["rounds"]) == 2
+    assert 0 <= task["results"][1]["test_error"] < 0.5
+    assert task["run"]["dask"] == {"cluster": address, "rounds": 2, "mixing": "auto"}
+    assert [r["params"]["mixing"] for r in task["results"]] == ["average", "confidence",
+                                                                 "average"]
     # with --test both the average and the last iterate; the last iterate is the model
     # average=False mixes; test_error is the model of the parameters
-    pa, arow, last = out["results"]
+    pa, arow, last = task["results"]
     assert pa["last_test_error"] == last["test_error"] == last["last_test_error"]
     assert pa["test_error"] == pa["avg_test_error"] == last["avg_test_error"]
     assert arow["test_error"] == arow["last_test_error"]
-    assert cli.main(["eval", "--algos", "pa", "--dask", address, "--rounds", "2",
-                     "--test", path, path, "-q"]) == 0
-    assert ", last iterate " in capsys.readouterr().out
+
+
+def test_cli_eval_dask_prints_the_table_of_every_eval(files, tmp_path, capsys):
+    """One worker and --rounds R is --passes R: eval --dask prints the same table (rank,
+    star, columns, footer) with the same counters and errors, the run line saying where."""
+    path = files[2][0]
+    common = ["eval", "--algos", "pa,arow", path, "--test", path, "-q"]
+    assert cli.main([*common, "--passes", "2", "--format", "json"]) == 0
+    import json
+    (local,) = json.loads(capsys.readouterr().out)["tasks"]
+    assert cli.main([*common, "--dask", "local:1", "--rounds", "2", "--format", "json"]) == 0
+    (dask,) = json.loads(capsys.readouterr().out)["tasks"]
+    measured = ("examples", "mistakes", "online_error", "updates", "test_error",
+                "last_test_error", "avg_test_error", "passes", "failed")
+    assert [[r[k] for k in measured] for r in dask["results"]] == \
+        [[r[k] for k in measured] for r in local["results"]]
+    assert {k: v for k, v in dask["run"].items() if k != "dask"} == local["run"]
+    assert cli.main([*common, "--passes", "2"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert cli.main([*common, "--dask", "local:1", "--rounds", "2"]) == 0
+    dask_table = capsys.readouterr().out.splitlines()
+    assert dask_table[:2] == table[:2]      # the title and the header
+    assert [ln.split()[:9] for ln in dask_table[2:4]] == [ln.split()[:9] for ln in table[2:4]]
+    assert dask_table[5] == table[5] + ", on Dask local:1: 2 rounds of auto mixing, one " \
+        "pass per partition each"
+    assert "  arow: " in dask_table[8] and dask_table[8].endswith(" mixing=confidence")
+    assert cli.main([*common, "--dask", "local:1", "--format", "csv"]) == 0
+    header, row = capsys.readouterr().out.splitlines()[:2]
+    assert header.endswith(",dask") and row.endswith(',"on Dask local:1: 1 round of auto '
+                                                     'mixing, one pass per partition each"')
 
 
 @pytest.mark.parametrize(("argv", "message"), [
