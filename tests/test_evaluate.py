@@ -128,7 +128,7 @@ def test_evaluate_interrupted_returns_what_is_done():
     from cwkit.evaluate import Interrupted, evaluate
 
     class StopAt(_Progress):
-        def update(self, seen, learners):
+        def update(self, seen, learners, *where):
             if seen >= 128:
                 raise KeyboardInterrupt
 
@@ -505,7 +505,7 @@ def test_helper_threads_leave_sigint_to_the_main_thread(tmp_path, monkeypatch):
     before = set(threading.enumerate())    # (threads other tests left, e.g. Dask's)
 
     class Look(_Progress):
-        def update(self, n, learners):
+        def update(self, n, learners, *where):
             for t in threading.enumerate():
                 mask = None if t in before else _blocked_signals(t)
                 if mask is not None:

@@ -51,7 +51,7 @@ def graph():
 #: itself (its ``__init__``) sits above them all and nothing imports it back.
 LAYERS = [
     {"cwkit._core", "cwkit._version", "cwkit._atomic", "cwkit._lazy",
-     "cwkit._threads", "cwkit._interrupt"},         # kernels
+     "cwkit._threads", "cwkit._interrupt", "cwkit.references"},   # kernels
     {"cwkit._params", "cwkit._rowdata", "cwkit._weights", "cwkit.qp",
      "cwkit.features"},                                         # validation
     {"cwkit.models"},                                         # the model factory
@@ -62,7 +62,7 @@ LAYERS = [
     {"cwkit.svmlight", "cwkit.vw", "cwkit.datasets", "cwkit.sources"},   # I/O, data sets
     {"cwkit.evaluate"},                                       # the evaluation protocol
     {"cwkit.distributed"},                                    # training over partitions
-    {"cwkit.report", "cwkit.cli", "cwkit.__main__"},          # what the command line shows
+    {"cwkit.report", "cwkit._diagnose", "cwkit.cli", "cwkit.__main__"},   # the command line
 ]
 
 
