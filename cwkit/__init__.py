@@ -32,6 +32,7 @@ from .svmlight import (
 )
 from .vw import VWError, iter_vw, load_vw, scan_vw  # noqa: E402
 from .features import FeatureHasher, Vocabulary  # noqa: E402
+from .text import text_rows  # noqa: E402
 from .base import NotFittedError  # noqa: E402
 from .models.interface import ModelError  # noqa: E402
 from .models.collapse import VarianceCollapseWarning  # noqa: E402
@@ -72,5 +73,5 @@ __all__ = [
     "save", "load", "describe",
     "SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight", "iter_svmlight",
     "load_svmlight", "scan_svmlight", "VWError", "iter_vw", "load_vw", "scan_vw",
-    "FeatureHasher", "Vocabulary",
+    "FeatureHasher", "Vocabulary", "text_rows",
 ]

@@ -42,6 +42,7 @@ from .kernels import KERNEL_PARAMS, KernelMixin
 from .models.mixing import kernel_refused
 from .registry import algorithms, kernel_params, make, name_of
 from .svmlight import SvmlightError, default_jobs, label_line, scan_svmlight
+from .text import ROW_TREATMENTS, treat_rows
 from .vw import is_vw_path, iter_vw
 
 __all__ = ["main"]
@@ -235,18 +236,28 @@ def _check_vw_options(args, names):
                          "hashed into 2^B, --hash-bits B, default 18)")
 
 
+def _rows_of(args, name):
+    """The treatment of the rows of the data file `name`: ``--rows``, else "text" for
+    Vowpal Wabbit text and "raw" for svmlight (:mod:`cwkit.text`)."""
+    if args.rows is not None:
+        return args.rows
+    return "text" if _is_vw(args, name) else "raw"
+
+
 def _file_source(path, name, args, opened):
     """A file task (appended to ``opened``); scanned now if the label set, width or index
     base is not given."""
     classes = _classes(args)
     if _is_vw(args, name):
         src = sources.VWSource(path, name=name, batch_size=args.batch_size,
-                               classes=classes, hash_bits=args.hash_bits)
+                               classes=classes, hash_bits=args.hash_bits,
+                               rows=_rows_of(args, name))
     else:
         src = sources.SvmlightSource(path, name=name, batch_size=args.batch_size,
                                      n_features=args.n_features,
                                      zero_based=_zero_based(args), classes=classes,
-                                     hash_bits=args.hash_bits, n_jobs=args.parse_jobs)
+                                     hash_bits=args.hash_bits, n_jobs=args.parse_jobs,
+                                     rows=_rows_of(args, name))
     opened.append(src)
     if src.needs_scan:
         src.classes = None      # the file's own, checked against --classes
@@ -483,12 +494,13 @@ def _file_tasks(args, spool, notes, opened):
             tname = args.test[i]
             if _is_vw(args, tname):
                 tst = sources.VWSource(spool.path(tname), name=tname,
-                                       batch_size=args.batch_size, hash_bits=args.hash_bits)
+                                       batch_size=args.batch_size, hash_bits=args.hash_bits,
+                                       rows=src.rows)
             else:
                 tst = sources.SvmlightSource(
                     spool.path(tname), name=tname, batch_size=args.batch_size,
                     zero_based=src.zero_based, n_features=args.n_features,
-                    hash_bits=args.hash_bits, n_jobs=args.parse_jobs)
+                    hash_bits=args.hash_bits, n_jobs=args.parse_jobs, rows=src.rows)
             opened.append(tst)
             tst.scan()
             _check_test_labels(tst, src)
@@ -612,6 +624,7 @@ def _train(args, spool):
     learner.model.mistakes_ = before[0] + learner.mistakes
     learner.model.n_updates_ = before[1] + learner.updates
     learner.model.hash_bits_ = args.hash_bits     # kept in the file (predict checks it)
+    learner.model.rows_ = src.rows                 # kept in the file (predict applies it)
     save(learner.model, args.output,            # all or nothing
          provenance=_train_provenance(args, src.zero_based))
     if not args.quiet:
@@ -693,9 +706,15 @@ def _continued(args, registry):
         was = ("without --hash-bits" if bits is None else f"with --hash-bits {bits}")
         raise UsageError(f"{where}: --hash-bits {args.hash_bits} contradicts the model, "
                          f"trained {was} (a model goes on with its own features)")
+    kept = getattr(model, "rows_", None)
+    if kept is not None and args.rows not in (None, kept):
+        raise UsageError(f"{where}: --rows {args.rows} contradicts the model, trained with "
+                         f"--rows {kept}")
     args.algo = name
     if args.hash_bits is None:
         args.hash_bits = bits
+    if args.rows is None:
+        args.rows = kept
     return model, AlgoSpec(name), {}
 
 
@@ -707,6 +726,17 @@ def _check_continued(args, src, model):
         raise DataError(f"{src.name}: labels {_labels_text(unseen)} are not among the "
                         f"classes of the model {args.initial} ({_labels_text(model.classes_)})")
     src.classes = model.classes_
+
+
+def _rows_of_model(args, model):
+    """``--rows`` for `model`: the treatment its file keeps (``cwkit train``), which
+    another ``--rows`` contradicts; for a model that does not say, ``--rows`` or the
+    data format's default."""
+    kept = getattr(model, "rows_", None)
+    if kept is not None and args.rows not in (None, kept):
+        raise DataError(f"{args.model}: the model was trained with --rows {kept}, the data "
+                        f"are given --rows {args.rows}")
+    return kept if kept is not None else _rows_of(args, args.data)
 
 
 def _n_features(model):
@@ -724,6 +754,7 @@ def _predict(args, spool):
     path = spool.path(args.data)
     width = _n_features(model)
     args.hash_bits = _hash_bits_of_model(args, model, width, args.model)
+    rows = _rows_of_model(args, model)
     if _is_vw(args, args.data):
         _check_vw_options(args, [args.data])
         bits = 18 if args.hash_bits is None else args.hash_bits
@@ -731,9 +762,9 @@ def _predict(args, spool):
             raise DataError(f"{args.data}: the model {args.model} has {width} features, "
                             f"Vowpal Wabbit rows hashed into 2^{bits} have {1 << bits} "
                             "(give the --hash-bits it was trained with)")
-        rows = ((X, y) for X, y, _ in iter_vw(path, batch_size=args.batch_size,
-                                              hash_bits=bits, require_label=False))
-        return _write_predictions(args, model, rows, labelled=True)
+        chunks = ((treat_rows(X, rows), y) for X, y, _ in iter_vw(
+            path, batch_size=args.batch_size, hash_bits=bits, require_label=False))
+        return _write_predictions(args, model, chunks, labelled=True)
     info = scan_svmlight(path, zero_based=_zero_based(args), hash_bits=args.hash_bits,
                          n_jobs=args.parse_jobs)
     if info.n_features > width and not args.ignore_extra_features:
@@ -746,10 +777,11 @@ def _predict(args, spool):
         print(f"cwkit: warning: {args.data}: labels {_labels_text(unseen)} are not among "
               f"the model's classes ({_labels_text(model.classes_)}); each row still gets "
               f"one of the model's classes, and no error rate is reported", file=sys.stderr)
-    rows = sources.rows_for_model(path, width, batch_size=args.batch_size,
-                                  zero_based=bool(info.zero_based), hash_bits=args.hash_bits,
-                                  n_jobs=args.parse_jobs, labels=True)
-    return _write_predictions(args, model, rows, labelled=not unseen)
+    chunks = sources.rows_for_model(path, width, batch_size=args.batch_size,
+                                    zero_based=bool(info.zero_based),
+                                    hash_bits=args.hash_bits, n_jobs=args.parse_jobs,
+                                    labels=True, rows=rows)
+    return _write_predictions(args, model, chunks, labelled=not unseen)
 
 
 def _write_predictions(args, model, rows, labelled):
@@ -872,6 +904,8 @@ def _check_dask_options(args, specs):
                          "--rounds instead of --passes")
     if args.hash_bits is not None:
         raise UsageError("--hash-bits is not supported with --dask")
+    if args.rows == "text":
+        raise UsageError("--rows text is not supported with --dask")
     for option, given in (("--cv", getattr(args, "cv", None)),
                           ("--class-weight", args.class_weight),
                           ("--grid", getattr(args, "grid", None)),
@@ -1076,6 +1110,7 @@ def _data_options(p):
                    metavar="N", help="rows read per chunk (default %(default)s)")
     _hash_bits_option(g)
     _data_format_option(g, p.prog.endswith("eval"))
+    _rows_option(g)
     _parse_jobs_option(g)
 
 
@@ -1087,6 +1122,13 @@ def _data_format_option(group, eval_command=False):
                        "(default: vw for .vw, .vw.gz, .vw.bz2, .vw.xz files, else svmlight)"
                        + ("; --format vw and --format svmlight say the same" if eval_command
                           else ""))
+
+
+def _rows_option(group):
+    group.add_argument("--rows", choices=ROW_TREATMENTS,
+                       help="the rows as read (raw), or the text treatment (text: each value "
+                       "v as sign(v) log(1 + |v|), each row then of unit L2 norm) (default: "
+                       "text for Vowpal Wabbit files, raw for svmlight; a model keeps it)")
 
 
 def _parse_jobs_option(group):
@@ -1323,6 +1365,7 @@ def _build_parser():
                    metavar="N")
     _hash_bits_option(d)
     _data_format_option(d)
+    _rows_option(d)
     _parse_jobs_option(d)
     d.add_argument("--ignore-extra-features", action="store_true",
                    help="drop features beyond the model's width (default: such a file is "

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .text import ROW_TREATMENTS
 from . import _core, registry
 from ._atomic import atomic_write
 from ._params import INT_MAX
@@ -175,7 +176,9 @@ def save(model, path, provenance=None):
     A model trained on columns folded into ``2**B`` (``cwkit train --hash-bits B``)
     carries ``hash_bits_ = B``; the file keeps it, and ``cwkit predict`` refuses data
     folded otherwise.  Files without it (written before it was kept, or by models
-    fitted from Python) load as before.
+    fitted from Python) load as before.  Likewise ``rows_``, the treatment of the rows
+    ``cwkit train --rows`` applied ("raw" or "text", :func:`cwkit.text_rows`), which
+    ``cwkit predict`` applies.
     """
     prov = _provenance(model, provenance or {})
     with model._state_lock():      # no thread updates the model while it is read
@@ -234,6 +237,8 @@ def _contents(model):
         arrays.update(names)
     if model.__dict__.get("hash_bits_") is not None:
         meta["hash_bits"] = int(model.hash_bits_)
+    if model.__dict__.get("rows_") is not None:
+        meta["rows"] = model.rows_
     return meta, arrays
 
 
@@ -305,6 +310,8 @@ def _read_meta(files, path):
     if "hash_bits" in meta and not (_is_count(meta["hash_bits"], 1)
                                     and meta["hash_bits"] <= MAX_HASH_BITS):
         problems.append(f"hash_bits is not an integer from 1 to {MAX_HASH_BITS}")
+    if "rows" in meta and meta["rows"] not in ROW_TREATMENTS:
+        problems.append(f"rows is not one of {', '.join(ROW_TREATMENTS)}")
     if problems:
         raise ModelFileError(f"{path}: damaged cwkit model file (metadata: "
                              f"{'; '.join(problems)})")
@@ -512,6 +519,8 @@ def load(path):
     if "hash_bits" in meta:
         est.hash_bits_ = meta["hash_bits"]
     est.provenance_ = meta.get("provenance", {})   # (a file of an earlier release: none)
+    if "rows" in meta:
+        est.rows_ = meta["rows"]
     return est
 
 

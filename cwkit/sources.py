@@ -15,6 +15,7 @@ from ._lazy import issparse
 from ._lazy import sparse as sp
 from . import datasets
 from .svmlight import SvmlightError, default_jobs, iter_svmlight, scan_svmlight
+from .text import treat_rows
 from .vw import DEFAULT_HASH_BITS, iter_vw, scan_vw
 
 __all__ = [
@@ -85,14 +86,17 @@ class SvmlightSource:
     ``hash_bits`` folds the columns into ``2**hash_bits`` (:func:`cwkit.load_svmlight`),
     which is then the number of features; ``n_jobs`` is the number of parsing threads
     (:func:`cwkit.load_svmlight`), ``parse_threads`` that number once the default is
-    resolved. ``parsed``: the chunks' rows are valid as the parser checked them
+    resolved. ``rows``: the treatment of the chunks' rows, ``"raw"`` (as read) or
+    ``"text"`` (:func:`cwkit.text_rows`). ``parsed``: the chunks' rows are valid as the
+    parser checked them
     (:func:`cwkit._rowdata.parsed_rows`), except with ``hash_bits``, whose sums of folded
     values may overflow.
     """
 
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, n_features=None,
-                 zero_based="auto", classes=None, hash_bits=None, n_jobs=None):
+                 zero_based="auto", classes=None, hash_bits=None, n_jobs=None, rows="raw"):
         self.path = path
+        self.rows = rows
         self.n_jobs = n_jobs
         self.parse_threads = default_jobs() if n_jobs is None else int(n_jobs)
         self.name = str(path) if name is None else name
@@ -155,7 +159,7 @@ class SvmlightSource:
                                       n_features=width, zero_based=self.zero_based,
                                       hash_bits=self.hash_bits, n_jobs=self.n_jobs):
                 stop = start + X.shape[0]
-                yield X, np.asarray(y), np.arange(start, stop)
+                yield treat_rows(X, self.rows), np.asarray(y), np.arange(start, stop)
                 start = stop
         except SvmlightError:
             # read with the width and base of a summary: the error a full check of the
@@ -170,6 +174,7 @@ class VWSource(SvmlightSource):
 
     Its rows are ``2**hash_bits`` wide (default 18, Vowpal Wabbit's); :meth:`scan` reads
     the file once, checking every line, for the label set and the number of rows.
+    ``rows`` is the treatment of the rows, as :class:`SvmlightSource`'s.
     :meth:`chunks` yields ``(X, y, index)``, and with ``weights=True`` also the rows'
     importance weights. ``parsed`` is False: the rows are checked again by the
     estimators. :meth:`count` and :meth:`origin` are :class:`SvmlightSource`'s.
@@ -180,8 +185,9 @@ class VWSource(SvmlightSource):
     weighted = True     # its lines carry importance weights (chunks(weights=True))
 
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, classes=None,
-                 hash_bits=None):
+                 hash_bits=None, rows="raw"):
         self.path = path
+        self.rows = rows
         self.name = str(path) if name is None else name
         self.batch_size = int(batch_size)
         self.hash_bits = DEFAULT_HASH_BITS if hash_bits is None else int(hash_bits)
@@ -215,6 +221,7 @@ class VWSource(SvmlightSource):
                                hash_bits=self.hash_bits):
             stop = start + X.shape[0]
             index = np.arange(start, stop)
+            X = treat_rows(X, self.rows)
             yield (X, y, index, w) if weights else (X, y, index)
             start = stop
         self.n_examples = start
@@ -334,7 +341,7 @@ def synthetic(kind, *, seed=0, n_samples=None, test_size=10000, s_long=10.0, s_s
 
 
 def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="auto",
-                   hash_bits=None, n_jobs=None, labels=False):
+                   hash_bits=None, n_jobs=None, labels=False, rows="raw"):
     """The rows of an svmlight file as CSR chunks of exactly ``width`` columns.
 
     Features beyond ``width`` (never seen by a model of that width, so of weight 0) are
@@ -354,6 +361,8 @@ def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="au
         Parsing threads (:func:`cwkit.load_svmlight`).
     labels : bool
         Yield ``(X, y)``, the rows and their labels, instead of ``X``.
+    rows : {"raw", "text"}
+        The treatment of the rows (:func:`cwkit.text_rows` for "text").
 
     Yields
     ------
@@ -368,4 +377,5 @@ def rows_for_model(path, width, *, batch_size=DEFAULT_BATCH_SIZE, zero_based="au
             X = X[:, :width]
         elif X.shape[1] < width:
             X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+        X = treat_rows(X, rows)
         yield (X, y) if labels else X

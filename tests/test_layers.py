@@ -53,7 +53,7 @@ LAYERS = [
     {"cwkit._core", "cwkit._version", "cwkit._atomic", "cwkit._lazy",
      "cwkit._threads", "cwkit._interrupt", "cwkit.references"},   # kernels
     {"cwkit._params", "cwkit._rowdata", "cwkit._weights", "cwkit.qp",
-     "cwkit.features"},                                         # validation
+     "cwkit.features", "cwkit.text"},                           # validation
     {"cwkit.models"},                                         # the model factory
     {"cwkit.base", "cwkit.named"},                            # the estimator protocol
     {"cwkit.linear", "cwkit.gaussian", "cwkit.minibatch", "cwkit.l1pa", "cwkit.kernels",

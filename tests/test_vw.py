@@ -185,6 +185,7 @@ def test_the_command_line_reads_vw_files(tmp_path, capsys):
     task = out["tasks"][0]
     assert task["n_examples"] == 400 and task["n_features"] == 2**18
     X, y, w = load_vw(path)
+    X = cwkit.text_rows(X)        # the command line's default for Vowpal Wabbit text
     want = cwkit.make("arow").partial_fit(X, y, classes=[-1, 1], sample_weight=w)
     arow = next(r for r in task["results"] if r["algo"] == "arow")
     assert arow["mistakes"] == want.mistakes_
