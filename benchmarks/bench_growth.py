@@ -82,7 +82,7 @@ def main(argv=None):
     print(f"{'rule':<22} {'feed':<10} {'fixed s':>8} {'growing s':>10} {'ratio':>6}  (CPU s)")
     feeds = {"row": (1, _singles(X, False), _singles(X, True)),
              "chunk": (1000, _chunks(X, 1000, False), _chunks(X, 1000, True))}
-    for name, params in (("pa1", {}), ("arow", {"covariance": "diag"}),
+    for name, params in (("pa1", {}), ("arow", {"covariance": "diag", "r": 1.0}),
                          ("cw", {"covariance": "diag"}), ("adagrad", {}),
                          ("l1-pa", {})):
         for feed, (size, fixed, grown) in feeds.items():

@@ -19,13 +19,17 @@ the tail to their new places and writes the prior into the new features' places.
 
 Growth is amortised: an array whose one feature axis is its first, in one block,
 is a prefix view of a buffer twice as long as needed; widening it writes only the
-new features, the intercept and the tail.  The other arrays (a full Sigma, the
-averaging sums of AdaGrad, mini-batch PA's pending rows, the mean of a
-multi-class full covariance) are reallocated, in the time of one update of a full
-covariance, or O(D) values.
+new features, the intercept and the tail, for all the arrays of a model in one
+compiled call (``_core.widen_in_room``), and changes the width of the model's own
+copy of its spec in place: a stream that grows by a feature per row costs about 2
+microseconds more per row than one of fixed width (benchmarks/README.md).  The
+other arrays (a full Sigma, the averaging sums of AdaGrad, mini-batch PA's pending
+rows, the mean of a multi-class full covariance) are reallocated, in the time of
+one update of a full covariance, or O(D) values.
 """
 import numpy as np
 
+from .. import _core
 from .size import check_size
 
 
@@ -49,6 +53,8 @@ def widen(model, n_features):
     """Widen `model` (its ``state``, ``spec`` and ``n_features``) to `n_features`
     features, each new one at its prior (see the module): the model built at that
     width after the same rows, padded with zeros."""
+    if _widen_in_room(model, n_features):     # first: the common case, one row at a time
+        return
     parts = getattr(model, "models", None)
     if parts is not None:     # one-vs-rest: K binary models
         for part in parts:
@@ -56,8 +62,6 @@ def widen(model, n_features):
         # their arrays, replaced as they widened (a kernel form reads them anew)
         model.state.update((f"{c}/{key}", arr) for c, part in enumerate(parts)
                            for key, arr in part.state.items())
-        return
-    if _widen_in_room(model, n_features):
         return
     d_old = model.n_features
     spec = _with_width(model.spec, n_features)
@@ -92,30 +96,35 @@ def widen(model, n_features):
             index[axis] = feature_map(arr.shape[axis], d_old, n_features, inner, tail)
         out[np.ix_(*index)] = arr
         state[key] = out
-    model.spec = spec
+    model.spec = model._own_spec = spec      # a copy: later widenings change it in place
     model.n_features = n_features
     # the widening of a model whose arrays are all prefix views: what it needs, once
-    model._in_room = [(key, axes[0][1], axes[0][2], model._prior[key][:axes[0][1]])
+    model._in_room = [_room_plan(key, rooms[key], axes[0][1], axes[0][2], model._prior[key])
                       for key, axes in layout.items()] if prefix == set(layout) else None
+
+
+def _room_plan(key, buf, inner, tail, prior):
+    """The entry of `key` in the plan of ``_core.widen_in_room`` (see there): `prior`,
+    the state of one feature, gives a new feature's values."""
+    width = int(np.prod(buf.shape[1:], dtype=np.intp))
+    values = np.ascontiguousarray(prior[:inner], dtype=np.float64).reshape(-1)
+    return (key, buf, buf.ctypes.data, buf.shape[0], inner, tail, width, values.ctypes.data,
+            values)
 
 
 def _widen_in_room(model, n_features):
     """Widen a model whose arrays are all prefix views of buffers with room for
-    `n_features` (the common case, in O(new features + tail)); False, having done
-    nothing, otherwise."""
+    `n_features` (the common case, in O(new features + tail), one compiled call:
+    ``_core.widen_in_room``); False, having done nothing, otherwise."""
     plan = model.__dict__.get("_in_room")
-    if plan is None:
+    if plan is None or not _core.widen_in_room(model.state, plan, model.n_features,
+                                               n_features):
         return False
-    state, rooms = model.state, model._rooms
-    for key, inner, tail, _ in plan:
-        buf = rooms[key]
-        if state[key].base is not buf or buf.shape[0] < (n_features + 1) * inner + tail:
-            return False
-    d_old = model.n_features
-    for key, inner, tail, prior in plan:
-        state[key] = _widen_prefix(rooms, key, state[key], prior, d_old, n_features,
-                                   inner, tail)
-    model.spec = _with_width(model.spec, n_features)
+    spec = model.spec
+    if spec is model.__dict__.get("_own_spec"):      # made by `widen`: no one else holds it
+        object.__setattr__(spec, "n_features", n_features)
+    else:
+        model.spec = _with_width(spec, n_features)
     model.n_features = n_features
     return True
 
