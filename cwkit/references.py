@@ -78,6 +78,9 @@ REFERENCES = {
     "WS01": (
         'C. K. I. Williams, M. Seeger. Using the Nyström method to speed up kernel machines. '
         'Advances in Neural Information Processing Systems 13 (NIPS 2000), 2001.'),
+    "MRS08": (
+        'C. D. Manning, P. Raghavan, H. Schütze. Introduction to Information Retrieval. '
+        'Cambridge University Press, 2008.'),
     "CZ97": (
         'Y. Censor, S. A. Zenios. Parallel Optimization: Theory, Algorithms, and '
         'Applications. Oxford University Press, 1997.'),
