@@ -23,6 +23,7 @@ def test_train_learns_the_files_weights_and_class_weight(tmp_path, algo, class_w
                                                          option):
     path = _vw_file(tmp_path)          # importance weights 1 and 2
     X, y, w = load_vw(path)
+    X = cwkit.text_rows(X)             # the command line's rows of a Vowpal Wabbit file
     assert set(w) == {1.0, 2.0}
     model = tmp_path / "m.cwk"
     assert main(["train", "--algo", algo, "-q", str(path), "-o", str(model), *option]) == 0
@@ -40,6 +41,7 @@ def test_weights_of_one_learn_as_none_and_eval_counts_them(tmp_path, capsys):
     ones.write_text("".join(f"{line.split()[0]} 1 {line.split(' ', 2)[2]}\n"
                             for line in path.read_text().splitlines()))
     X, y, w = load_vw(ones)
+    X = cwkit.text_rows(X)
     assert (w == 1).all()
     model = tmp_path / "m.cwk"
     assert main(["train", "--algo", "arow", "-q", str(ones), "-o", str(model)]) == 0
@@ -47,6 +49,7 @@ def test_weights_of_one_learn_as_none_and_eval_counts_them(tmp_path, capsys):
     assert main(["eval", "--algos", "pa1", "--format", "csv", "-q", str(path),
                  "--class-weight", "balanced"]) == 0
     X, y, w = load_vw(path)
+    X = cwkit.text_rows(X)
     want = cwkit.make("pa1", class_weight="balanced").partial_fit(X, y, classes=[-1, 1],
                                                                   sample_weight=w)
     row = capsys.readouterr().out.splitlines()[1].split(",")
