@@ -474,6 +474,7 @@ def test_cli_train_and_eval_on_a_running_scheduler(client, files, tmp_path, caps
     assert arow["test_error"] == arow["last_test_error"]
 
 
+@pytest.mark.slow   # about 12 s: a cluster and two evals
 def test_cli_eval_dask_prints_the_table_of_every_eval(files, tmp_path, capsys):
     """One worker and --rounds R is --passes R: eval --dask prints the same table (rank,
     star, columns, footer) with the same counters and errors, the run line saying where."""

@@ -15,6 +15,7 @@ from model_file_fuzz import original_models
 import cwkit
 
 
+@pytest.mark.slow   # about 30 s of CPU: the routine run keeps the extreme-value fuzz below
 @pytest.mark.parametrize("originals", ["ORIGINALS", "KERNEL_ORIGINALS"])
 def test_damaged_model_files_load_exactly_or_raise_model_file_error(originals):
     result = run_child(f"""
