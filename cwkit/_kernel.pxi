@@ -13,25 +13,20 @@
 # read in place) and each support vector's dot is a walk over its nonzeros;
 # RBF is exp(-gamma (||x||^2 + ||x_j||^2 - 2 x.x_j)) from the cached norms.
 #
-# Provides: Kernel, BudgetPolicy, KAUX_* slots, kernel_fo_pass (perceptron,
+# Provides: BudgetPolicy, KAUX_* slots, kernel_fo_pass (perceptron,
 # averaged perceptron, PA family, [LMC09] family; binary and top-1),
-# kernel_so_pass (CW-Var, CW-Stdev, AROW, AROW-H in the dual form
-# Sigma = a I + Phi^T Z Phi; binary), kernel_scores (test-time scores and
-# x^T Sigma x).
-# Uses: RowView, get_row (_rows.pxi); Counts, counts_start, count_margin,
+# kernel_so_pass and kernel_so_top1_pass (CW-Var, CW-Stdev, AROW, AROW-H in the
+# dual form Sigma = a I + Phi^T Z Phi; their update `so_dual_update` and removal
+# `so_dual_remove` written once), kernel_bpa_pass and kernel_bpa_top1_pass
+# (mini-batch PA), kernel_scores (test-time scores and x^T Sigma x).
+# Uses: RowView, get_row (_rows.pxi); KernelFn, kernel_fn, kernel_value, gram_row
+# (_gram.pxi); bpa_gram_row (_minibatch.pxi); Counts, counts_start, count_margin,
 # count_argmax, count_round, count_hinge, fail_row, fail_round, Workspace,
 # scaled_rescale (_driver.pxi); Hyper, fo_step, hyper_first_order,
 # hyper_second_order, AUX_* (_binary.pxi); full_step (_full.pxi); competitor,
 # all_finite (_mc_rows.pxi).
 
-from libc.math cimport exp
 from libc.string cimport memcpy, memmove
-
-
-cpdef enum Kernel:
-    KERNEL_LINEAR = 0
-    KERNEL_POLY = 1
-    KERNEL_RBF = 2
 
 
 cpdef enum BudgetPolicy:
@@ -50,14 +45,6 @@ cpdef enum:
     KAUX_SIZE = 8
 
 
-cdef struct KernelFn:
-    int kind
-    int degree
-    double gamma
-    double coef0
-    double bias2
-
-
 cdef struct Support:
     double* data            # pool values
     int* indices            # pool feature indices
@@ -66,16 +53,6 @@ cdef struct Support:
     double* sqn             # per slot: squared norm
     Py_ssize_t n            # slots in use
     long long used          # pool entries in use
-
-
-cdef KernelFn kernel_fn(int kind, double gamma, int degree, double coef0, double bias):
-    cdef KernelFn kf
-    kf.kind = kind
-    kf.gamma = gamma
-    kf.degree = degree
-    kf.coef0 = coef0
-    kf.bias2 = bias * bias
-    return kf
 
 
 cdef Support support_of(double[::1] data, int[::1] indices, long long[::1] start,
@@ -90,27 +67,6 @@ cdef Support support_of(double[::1] data, int[::1] indices, long long[::1] start
     S.n = n
     S.used = used
     return S
-
-
-cdef inline double kernel_value(const KernelFn* kf, double dot, double sa,
-                                double sb) noexcept nogil:
-    """k~(a, b) from a.b and the squared norms of a and b."""
-    cdef double base, p, d
-    cdef int e
-    if kf.kind == KERNEL_LINEAR:
-        return dot + kf.bias2
-    if kf.kind == KERNEL_POLY:
-        base = kf.gamma * dot + kf.coef0
-        p = base
-        for e in range(1, kf.degree):
-            p *= base
-        return p + kf.bias2
-    d = sa + sb - 2.0 * dot
-    if d < 0.0:
-        d = 0.0                     # rounding of a near-duplicate pair
-    d *= -kf.gamma
-    # exp rounds to 0 below -745.14 (a narrow width: most values): the call is skipped
-    return (0.0 if d < -746.0 else exp(d)) + kf.bias2
 
 
 cdef inline double sv_dot(const Support* S, Py_ssize_t j, const double* xd) noexcept nogil:
@@ -499,6 +455,65 @@ cdef inline double so_quad(const double* Zm, Py_ssize_t n, Py_ssize_t ld, const 
     return q
 
 
+cdef inline bint so_dual_update(double ay, double beta, double a0, double* mu, double* Zm,
+                                Py_ssize_t n, Py_ssize_t ld, double* cvec) noexcept nogil:
+    """The full-covariance step mu += ay Sigma x, Sigma -= beta Sigma x x^T Sigma
+    (`full_step`) in the dual form mu = sum_j mu_j Phi_j, Sigma = a0 I + Phi^T Z Phi
+    over the n support items and the new one: with cvec[0..n) = Z k on entry,
+    Sigma x = Phi'^T c for c = (Z k, a0), so mu' = (mu + ay c[:n], ay a0) and
+    Z' = [[Z, 0], [0, 0]] - beta c c^T, O(n^2).  False, with nothing changed, when a
+    value would not be finite."""
+    cdef Py_ssize_t j, a, b
+    cdef double chk = 0.0, cmax = 0.0
+    cvec[n] = a0
+    for j in range(n + 1):
+        chk += (mu[j] if j < n else 0.0) + ay * cvec[j]
+        cmax = max(cmax, fabs(cvec[j]))
+    if not (isfinite(chk) and isfinite(beta * cmax * cmax)):
+        return False
+    for j in range(n):
+        mu[j] += ay * cvec[j]
+    mu[n] = ay * a0
+    for a in range(n + 1):
+        for b in range(n + 1):
+            Zm[a * ld + b] = (Zm[a * ld + b] if a < n and b < n else 0.0) \
+                - beta * cvec[a] * cvec[b]
+    return True
+
+
+cdef inline double item_overlap(const double* pairs, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """e_a.e_b of two support items, e_j = e_{y_j} - e_{c_j} (pairs[j] = (y_j, c_j));
+    binary (pairs NULL): 1."""
+    if pairs == NULL:
+        return 1.0
+    return ((pairs[2 * a] == pairs[2 * b]) - (pairs[2 * a] == pairs[2 * b + 1])
+            - (pairs[2 * a + 1] == pairs[2 * b]) + (pairs[2 * a + 1] == pairs[2 * b + 1]))
+
+
+cdef inline void so_dual_remove(Support* S, const KernelFn* kf, double* mu, double* Zm,
+                                Py_ssize_t ld, double* pairs, int policy, double* xd,
+                                double* krow, double* Q, double M) noexcept nogil:
+    """Remove one support item (`budget_victim`; "oldest": mu <- phi_t mu first, the
+    Forgetron's shrinking [DSS08] with the item's weight |mu_0| and
+    mu_0 e_0.f(x_0)): its coefficient, row and column j of Z, its pair (top-1:
+    pairs not NULL).  xd (zero) is used and left zero."""
+    cdef Py_ssize_t j = budget_victim(S, kf, mu, 1, policy), a
+    cdef double wf, phi_t
+    if policy == BUDGET_OLDEST:
+        sv_kernel_row(S, kf, 0, xd, krow)
+        wf = 0.0
+        for a in range(S.n):
+            wf += mu[a] * krow[a] * item_overlap(pairs, a, 0)
+        phi_t = forgetron_phi(fabs(mu[0]), mu[0] * wf, Q, M)
+        for a in range(S.n):
+            mu[a] *= phi_t
+    remove_sym(Zm, j, S.n, ld)
+    shift_rows(mu, j, S.n, 1)
+    if pairs != NULL:
+        shift_rows(pairs, j, S.n, 2)
+    sv_remove(S, j)
+
+
 def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] order,
                    double bias, int kind, double gamma, int degree, double coef0,
                    int rule, double phi, double r, double a0,
@@ -519,19 +534,20 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
     cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
-    cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n, a, b
+    cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n
     cdef Py_ssize_t n_cols = rows.R.n_cols
     cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
-    cdef double sqn, kxx, dot, v, m, ay, beta, chk, cmax, wf, phi_t
+    cdef double sqn, kxx, dot, v, m, ay, beta
     cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(mu.shape[0] + 1)
     cdef double* cvec = ws.doubles(mu.shape[0] + 1)
     cdef double* Zp = &Zm[0, 0] if Zm.shape[0] > 0 else NULL
+    cdef double* mp = &mu[0] if mu.shape[0] > 0 else NULL
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
@@ -554,36 +570,14 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
             h.s = row_weight(&cnt, i)
             if not full_step(&h, m, v, y[i], dot, &ay, &beta):
                 continue
-            cvec[n] = a0
-            chk = 0.0
-            cmax = 0.0
-            for j in range(n + 1):
-                chk += (mu[j] if j < n else 0.0) + ay * cvec[j]
-                cmax = max(cmax, fabs(cvec[j]))
-            if not (isfinite(chk) and isfinite(beta * cmax * cmax)):
+            if not so_dual_update(ay, beta, a0, mp, Zp, n, ld, cvec):
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
-            for j in range(n):
-                mu[j] += ay * cvec[j]
-            mu[n] = ay * a0
-            for a in range(n + 1):
-                for b in range(n + 1):
-                    Zp[a * ld + b] = (Zp[a * ld + b] if a < n and b < n else 0.0) \
-                        - beta * cvec[a] * cvec[b]
             sv_append(&S, x, idx, nnz, sqn)
             M += 1.0
             cnt.updates += 1
             if budget > 0 and S.n > budget:
-                j = budget_victim(&S, &kf, &mu[0], 1, policy)
-                if policy == BUDGET_OLDEST:        # [DSS08]: mu <- phi mu, then remove x_0
-                    sv_kernel_row(&S, &kf, 0, xd, krow)
-                    sv_scores(&mu[0], S.n, 1, krow, 1.0, &wf)
-                    phi_t = forgetron_phi(fabs(mu[0]), mu[0] * wf, &Q, M)
-                    for a in range(S.n):
-                        mu[a] *= phi_t
-                remove_sym(Zp, j, S.n, ld)
-                shift_rows(&mu[0], j, S.n, 1)
-                sv_remove(&S, j)
+                so_dual_remove(&S, &kf, mp, Zp, ld, NULL, policy, xd, krow, &Q, M)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
     aux[KAUX_Q] = Q
@@ -635,17 +629,6 @@ def kernel_scores(RowView rows not None, double bias, int kind, double gamma, in
                     so_quad(&Zm[0, 0] if nsv > 0 else NULL, nsv, nsv, krow, z)
 
 
-cdef inline double row_kernel(const KernelFn* kf, const Rows* R, Py_ssize_t a,
-                              Py_ssize_t b, const double* sqn) noexcept nogil:
-    """k~(x_a, x_b) of two rows (sqn: their squared norms, by position a, b)."""
-    cdef const double* xa
-    cdef const double* xb
-    cdef const int* ia
-    cdef const int* ib
-    cdef Py_ssize_t na = get_row(R, a, &xa, &ia), nb = get_row(R, b, &xb, &ib)
-    return kernel_value(kf, sparse_dot(xa, ia, na, xb, ib, nb, 0.0), sqn[0], sqn[1])
-
-
 cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
                            const double* y, Support* S, const KernelFn* kf, double* coef,
                            int variant, double C, double rho, BPAWork* W, double* xd,
@@ -660,8 +643,7 @@ cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
     cdef const int* idx
     cdef const double* xr
     cdef Py_ssize_t j, k, nk, it, n0 = S.n
-    cdef double f, a, kkt
-    cdef double pair[2]
+    cdef double f, kkt
     cdef bint any_loss = False
     cdef int st
     moved[0] = False
@@ -675,12 +657,7 @@ cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
         else:
             f = fk[k]
         W.ell[k] = 1.0 - y[rows[k]] * f
-        for j in range(k + 1):
-            pair[0] = sqr[j]
-            pair[1] = sqr[k]
-            a = row_kernel(kf, R, rows[j], rows[k], pair) * y[rows[j]] * y[rows[k]]
-            W.Q[j * m + k] = a
-            W.Q[k * m + j] = a
+        bpa_gram_row(R, rows, k, m, y, kf, sqr, W.Q)
         if not (isfinite(W.ell[k]) and isfinite(W.Q[k * m + k]) and isfinite(sqr[k])):
             bad[0] = rows[k]
             return NONFINITE_INPUT
@@ -832,13 +809,13 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
     cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
-    cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n, a, b, yi, c, p0, p1
+    cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n, yi, c, p0, p1
     cdef Py_ssize_t n_cols = rows.R.n_cols
     cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
-    cdef double sqn, kxx, v, m, ay, beta, chk, cmax, tj, wf, phi_t
+    cdef double sqn, kxx, v, m, ay, beta, tj
     cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
@@ -847,6 +824,7 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* cvec = ws.doubles(mu.shape[0] + 1)
     cdef double* sc = ws.doubles(K)
     cdef double* Zp = &Zm[0, 0] if Zm.shape[0] > 0 else NULL
+    cdef double* mp = &mu[0] if mu.shape[0] > 0 else NULL
     cdef double* pp = &pairs[0, 0] if pairs.shape[0] > 0 else NULL
     with nogil:
         for k in range(order.shape[0]):
@@ -882,43 +860,16 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
             h.s = row_weight(&cnt, i)
             if not full_step(&h, m, v, 1.0, m, &ay, &beta):
                 continue
-            cvec[n] = a0
-            chk = 0.0
-            cmax = 0.0
-            for j in range(n + 1):
-                chk += (mu[j] if j < n else 0.0) + ay * cvec[j]
-                cmax = max(cmax, fabs(cvec[j]))
-            if not (isfinite(chk) and isfinite(beta * cmax * cmax)):
+            if not so_dual_update(ay, beta, a0, mp, Zp, n, ld, cvec):
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
-            for j in range(n):
-                mu[j] += ay * cvec[j]
-            mu[n] = ay * a0
-            for a in range(n + 1):
-                for b in range(n + 1):
-                    Zp[a * ld + b] = (Zp[a * ld + b] if a < n and b < n else 0.0) \
-                        - beta * cvec[a] * cvec[b]
             pp[2 * n] = yi
             pp[2 * n + 1] = c
             sv_append(&S, x, idx, nnz, sqn)
             M += 1.0
             cnt.updates += 1
             if budget > 0 and S.n > budget:
-                j = budget_victim(&S, &kf, &mu[0], 1, policy)
-                if policy == BUDGET_OLDEST:        # [DSS08] over the stacked blocks
-                    sv_kernel_row(&S, &kf, 0, xd, krow)
-                    wf = 0.0
-                    for a in range(S.n):
-                        wf += mu[a] * krow[a] * (
-                            (pp[2 * a] == pp[0]) - (pp[2 * a] == pp[1])
-                            - (pp[2 * a + 1] == pp[0]) + (pp[2 * a + 1] == pp[1]))
-                    phi_t = forgetron_phi(fabs(mu[0]), mu[0] * wf, &Q, M)
-                    for a in range(S.n):
-                        mu[a] *= phi_t
-                remove_sym(Zp, j, S.n, ld)
-                shift_rows(&mu[0], j, S.n, 1)
-                shift_rows(pp, j, S.n, 2)
-                sv_remove(&S, j)
+                so_dual_remove(&S, &kf, mp, Zp, ld, pp, policy, xd, krow, &Q, M)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
     aux[KAUX_Q] = Q
@@ -943,7 +894,6 @@ cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t n
     cdef const double* xr
     cdef Py_ssize_t r, r2, c, nk, it, yr
     cdef double kkt
-    cdef double pair[2]
     cdef double* sc
     moved[0] = False
     for r in range(nb):
@@ -960,10 +910,7 @@ cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t n
         yr = y[rows[r]]
         top_competitors(sc, K, yr, 1, &W.comp[r], W.taken)
         W.ell[r] = 1.0 - (sc[yr] - sc[W.comp[r]])
-        for r2 in range(r + 1):
-            pair[0] = sqr[r2]
-            pair[1] = sqr[r]
-            W.gx[r * nb + r2] = row_kernel(kf, R, rows[r2], rows[r], pair)
+        gram_row(R, rows, r, kf, 0.0, sqr, W.gx + r * nb)
         if not isfinite(W.gx[r * nb + r]):
             bad[0] = rows[r]
             return NONFINITE_INPUT

@@ -24,7 +24,7 @@
 # Provides: the driver `mc_bpa_pass`.
 # Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
 # Workspace, restore_coords (_driver.pxi); hildreth_solve, qp_work_size,
-# qp_iwork_size (_qp.pxi); Groups, BPA_*, sparse_dot, avg_sync, avg_gain
+# qp_iwork_size (_qp.pxi); gram_row (_gram.pxi); Groups, BPA_*, avg_sync, avg_gain
 # (_minibatch.pxi); all_dots,
 # all_finite, competitor, top_competitors, blk_add (_mc_rows.pxi); TOPK_QP_TOL,
 # TOPK_QP_MAX_ITER (_mc_topk.pxi).
@@ -57,10 +57,8 @@ cdef inline int _mcbpa_rows(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb
     """The group's scores (rows before first_cached scored now), competitors,
     losses S.ell and Gram matrix S.gx (lower triangle); returns a Status."""
     cdef const double* xa
-    cdef const double* xb
     cdef const int* ia
-    cdef const int* ib
-    cdef Py_ssize_t r, r2, j, na, nbb, yr
+    cdef Py_ssize_t r, j, na, yr
     cdef double* sc
     for r in range(nb):
         na = get_row(R, rows[r], &xa, &ia)
@@ -74,10 +72,7 @@ cdef inline int _mcbpa_rows(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb
         top_competitors(sc, K, yr, kk, &S.comp[r * kk], S.taken)
         for j in range(kk):
             S.ell[r * kk + j] = 1.0 - (sc[yr] - sc[S.comp[r * kk + j]])
-        for r2 in range(r + 1):
-            nbb = get_row(R, rows[r2], &xb, &ib)
-            # bias^2 + x_a.x_b: for a = b the order of ||x~||^2 in the top-k driver
-            S.gx[r * nb + r2] = sparse_dot(xa, ia, na, xb, ib, nbb, bias * bias)
+        gram_row(R, rows, r, NULL, bias * bias, NULL, S.gx + r * nb)
         if not isfinite(S.gx[r * nb + r]):
             bad[0] = rows[r]
             return NONFINITE_INPUT

@@ -10,14 +10,15 @@
 # Importance weights s_k scale each row's loss term in the primal (C s_k xi_k, or
 # C s_k xi_k^2): the box becomes 0 <= tau_k <= s_k C, the ridge rho / s_k; a row of
 # weight 0 has no loss term, and tau_k is fixed at 0.
-# Dot products walk the sorted indices of both rows, so dense and CSR rows give
-# bit-identical results.
+# The Gram matrix is `gram_row`'s (_gram.pxi), as for the kernel form.
 #
-# Provides: BPA_1 / BPA_2 / BPA_LS, sparse_dot, the grouping of a mini-batch pass (`Groups`,
-# also used by _mc_minibatch.pxi), averaging of the reported model (`avg_sync`,
-# `avg_gain`, also used there) and the driver `bpa_pass`.
+# Provides: BPA_1 / BPA_2 / BPA_LS, `bpa_gram_row` (also the kernel form's), the
+# grouping of a mini-batch pass (`Groups`, also used by _mc_minibatch.pxi), averaging
+# of the reported model (`avg_sync`, `avg_gain`, also used there) and the driver
+# `bpa_pass`.
 # Uses: RowView, Rows, get_row, max_row_nnz (_rows.pxi); Counts, count_margin,
-# Workspace (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size (_qp.pxi).
+# Workspace (_driver.pxi); hildreth_solve, qp_work_size, qp_iwork_size (_qp.pxi);
+# KernelFn, kernel_fn, KERNEL_LINEAR, gram_row (_gram.pxi).
 
 from libc.math cimport INFINITY, isfinite
 
@@ -41,22 +42,18 @@ cdef struct BPAWork:
     double* save         # B * (max_nnz + 1): old values, to undo an overflowing update
 
 
-cdef inline double sparse_dot(const double* xa, const int* ia, Py_ssize_t na,
-                              const double* xb, const int* ib, Py_ssize_t nb,
-                              double s) noexcept nogil:
-    """s + x_a . x_b by merging sorted indices (terms added in increasing index
-    order), so that dense and CSR rows give the same sums."""
-    cdef Py_ssize_t p = 0, q = 0
-    while p < na and q < nb:
-        if ia[p] == ib[q]:
-            s += xa[p] * xb[q]
-            p += 1
-            q += 1
-        elif ia[p] < ib[q]:
-            p += 1
-        else:
-            q += 1
-    return s
+cdef inline void bpa_gram_row(const Rows* R, const Py_ssize_t* rows, Py_ssize_t k,
+                              Py_ssize_t m, const double* y, const KernelFn* kf,
+                              const double* sqr, double* Q) noexcept nogil:
+    """Row and column k of the group's A_jk = y_j y_k k~(x_j, x_k), j <= k, in the
+    m x m matrix Q."""
+    cdef Py_ssize_t j
+    cdef double a
+    gram_row(R, rows, k, kf, 0.0, sqr, Q + k * m)
+    for j in range(k + 1):
+        a = Q[k * m + j] * y[rows[j]] * y[rows[k]]
+        Q[j * m + k] = a
+        Q[k * m + j] = a
 
 
 cdef inline double _bpa_score(const Rows* R, Py_ssize_t i, const double* w,
@@ -76,25 +73,18 @@ cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
                      bint* moved, Py_ssize_t* bad) noexcept nogil:
     """One joint update of w on the rows rows[0..m-1] (importance weights wt[row],
     NULL: 1); returns a Status."""
-    cdef const double* xj
     cdef const double* xk
-    cdef const int* ij
     cdef const int* ik
-    cdef Py_ssize_t j, k, p, nj, nk, n_saved = 0, it
-    cdef double f, a, c, old, new, chk = 0.0, kkt, s
+    cdef Py_ssize_t k, p, nk, n_saved = 0, it
+    cdef double f, c, old, new, chk = 0.0, kkt, s
     cdef bint any_loss = False
     cdef int st
+    cdef KernelFn kf = kernel_fn(KERNEL_LINEAR, 1.0, 1, 0.0, bias)
     moved[0] = False
     for k in range(m):
         f = _bpa_score(R, rows[k], w, D, bias)
         W.ell[k] = 1.0 - y[rows[k]] * f
-        nk = get_row(R, rows[k], &xk, &ik)
-        for j in range(k + 1):
-            nj = get_row(R, rows[j], &xj, &ij)
-            a = sparse_dot(xj, ij, nj, xk, ik, nk, 0.0) + bias * bias
-            a *= y[rows[j]] * y[rows[k]]
-            W.Q[j * m + k] = a
-            W.Q[k * m + j] = a
+        bpa_gram_row(R, rows, k, m, y, &kf, NULL, W.Q)
         if not (isfinite(W.ell[k]) and isfinite(W.Q[k * m + k])):
             bad[0] = rows[k]
             return NONFINITE_INPUT

@@ -9,7 +9,7 @@ kernel.  See docs/algorithms.md, "Kernel forms".
 import numpy as np
 from ._lazy import issparse, sparse as sp
 
-from . import _core, _params
+from . import _params
 from .base import GaussianMixin, OnlineClassifier, serialised
 from .linear import AROW, ConfidenceWeighted, PassiveAggressive, Perceptron, RegularizedPA, _phi
 from .minibatch import MiniBatchPA, bpa_rho
@@ -143,11 +143,18 @@ class KernelMixin:
                    "first rows (1 / (n_features_in_ X.var()))."),
     }
 
+    #: The primal family whose rule (``_rule``) and parameters the kernel form takes.
+    _primal = None
+
     #: Whether the rule's dual form keeps the average of its coefficients over the
     #: rounds (``average=True``); the second-order and mini-batch dual forms do not.
     _averages = False
     #: What ``average="auto"`` resolves to (the first-order forms: averaged).
     _average_auto = False
+
+    def _rule(self):
+        """The primal family's rule for these parameters (one map, in ``cwkit.linear``)."""
+        return self._primal._rule(self)
 
     def _validate_params(self):
         _params.validate(type(self).__name__, _CONSTRAINTS,
@@ -338,6 +345,7 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
     Top-1: on an argmax mistake yhat, x joins with +1 for y and -1 for yhat.
     """
 
+    _primal = Perceptron
     _constraints = Perceptron._constraints
     _averages = True
     _average_auto = True
@@ -364,8 +372,7 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
         self.k = k
 
     def _model_options(self):
-        rule = _core.Rule.AVG_PERCEPTRON if self._averaging() else _core.Rule.PERCEPTRON
-        return {"shape": "kernel_first_order", "rule": rule}
+        return {"shape": "kernel_first_order", "rule": self._rule()}
 
 
 class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
@@ -390,11 +397,11 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
     -tau (class c).
     """
 
+    _primal = PassiveAggressive
     _constraints = {k: v for k, v in PassiveAggressive._constraints.items() if k != "slack"}
     _averages = True
     _average_auto = True
     _names = PassiveAggressive._names
-    _rules = PassiveAggressive._rules
 
     def __init__(self, variant="pa1", C=1.0, kernel="rbf", gamma=None, degree=None, coef0=None,
                  budget=None, budget_policy="oldest", *, fit_intercept=True,
@@ -419,8 +426,7 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
         self.class_weight = class_weight
 
     def _model_options(self):
-        return {"shape": "kernel_first_order", "rule": self._rules[self.variant],
-                "C": float(self.C)}
+        return {"shape": "kernel_first_order", "rule": self._rule(), "C": float(self.C)}
 
     def _poor_score(self):
         return self.variant == "pa-ls"
@@ -455,10 +461,10 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
 
     _constraints = {k: v for k, v in RegularizedPA._constraints.items()
                     if not k.startswith("prune")}
+    _primal = RegularizedPA
     _averages = True
     _average_auto = True
     _names = RegularizedPA._names
-    _rules = RegularizedPA._rules
 
     def __init__(self, variant="reg", alpha=0.001, beta=100.0, C=1.0, kernel="rbf",
                  gamma=None, degree=None, coef0=None, budget=None, budget_policy="shrink", *,
@@ -485,7 +491,7 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
         self.class_weight = class_weight
 
     def _model_options(self):
-        return {"shape": "kernel_first_order", "rule": self._rules[self.variant],
+        return {"shape": "kernel_first_order", "rule": self._rule(),
                 "alpha": float(self.alpha), "beta": float(self.beta), "C": float(self.C)}
 
 
@@ -514,8 +520,10 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
 
     _constraints = {k: v for k, v in ConfidenceWeighted._constraints.items()
                     if k != "covariance"}
+    _primal = ConfidenceWeighted
     _names = ConfidenceWeighted._names
     _default_eta = ConfidenceWeighted._default_eta
+    _eta = ConfidenceWeighted._eta
 
     def __init__(self, variant="var", eta=None, a=1.0, kernel="rbf", gamma=None, degree=None,
                  coef0=None, budget=None, budget_policy="oldest", *, fit_intercept=True,
@@ -541,10 +549,8 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
         self.class_weight = class_weight
 
     def _model_options(self):
-        rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
-        eta = self.eta if self.eta is not None else self._default_eta[self.variant]
-        return {"shape": "kernel_second_order", "rule": rule, "phi": _phi(eta),
-                "a": float(self.a)}
+        return {"shape": "kernel_second_order", "rule": self._rule(),
+                "phi": _phi(self._eta()), "a": float(self.a)}
 
 
 class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
@@ -582,6 +588,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
 
     _constraints = {k: v for k, v in AROW._constraints.items()
                     if k in ("r", "a", "loss")}
+    _primal = AROW
     _names = AROW._names
 
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", kernel="rbf", gamma=None,
@@ -608,8 +615,7 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
         self.class_weight = class_weight
 
     def _model_options(self):
-        rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
-        return {"shape": "kernel_second_order", "rule": rule, "r": float(self.r),
+        return {"shape": "kernel_second_order", "rule": self._rule(), "r": float(self.r),
                 "a": float(self.a)}
 
 
@@ -644,6 +650,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
     :class:`cwkit.MiniBatchPA`.
     """
 
+    _primal = MiniBatchPA
     _constraints = {k: v for k, v in MiniBatchPA._constraints.items() if k != "slack"}
     _names = MiniBatchPA._names
 
@@ -680,6 +687,6 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
 
 
 #: primal family -> its kernel form (``cwkit.registry.make`` chooses by ``kernel``).
-KERNEL_FORMS = {Perceptron: KernelPerceptron, PassiveAggressive: KernelPassiveAggressive,
-                RegularizedPA: KernelRegularizedPA, ConfidenceWeighted: KernelConfidenceWeighted,
-                AROW: KernelAROW, MiniBatchPA: KernelMiniBatchPA}
+KERNEL_FORMS = {form._primal: form for form in (
+    KernelPerceptron, KernelPassiveAggressive, KernelRegularizedPA, KernelConfidenceWeighted,
+    KernelAROW, KernelMiniBatchPA)}

@@ -115,9 +115,12 @@ class Perceptron(OnlineClassifier):
         self.multiclass = multiclass
         self.k = k
 
+    def _rule(self):
+        """The compiled rule of these parameters (also the kernel form's)."""
+        return _core.Rule.AVG_PERCEPTRON if self._averaging() else _core.Rule.PERCEPTRON
+
     def _model_options(self):
-        rule = _core.Rule.AVG_PERCEPTRON if self._averaging() else _core.Rule.PERCEPTRON
-        return {"shape": "first_order", "rule": rule}
+        return {"shape": "first_order", "rule": self._rule()}
 
 
 class PassiveAggressive(OnlineClassifier):
@@ -190,8 +193,12 @@ class PassiveAggressive(OnlineClassifier):
         self.average = average
         self.class_weight = class_weight
 
+    def _rule(self):
+        """The compiled rule of these parameters (also the kernel form's)."""
+        return PassiveAggressive._rules[self.variant]
+
     def _model_options(self):
-        return {"shape": "first_order", "rule": self._rules[self.variant], "C": float(self.C),
+        return {"shape": "first_order", "rule": self._rule(), "C": float(self.C),
                 "slack": self.slack}
 
     def _poor_score(self):
@@ -269,8 +276,12 @@ class RegularizedPA(OnlineClassifier):
         self.average = average
         self.class_weight = class_weight
 
+    def _rule(self):
+        """The compiled rule of these parameters (also the kernel form's)."""
+        return RegularizedPA._rules[self.variant]
+
     def _model_options(self):
-        return {"shape": "first_order", "rule": self._rules[self.variant],
+        return {"shape": "first_order", "rule": self._rule(),
                 "alpha": float(self.alpha), "beta": float(self.beta), "C": float(self.C)}
 
     @serialised
@@ -472,10 +483,13 @@ class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
         super()._resolve(params)
         params["eta"] = self._eta()
 
+    def _rule(self):
+        """The compiled rule of these parameters (also the kernel form's)."""
+        return _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
+
     def _model_options(self):
-        rule = _core.Rule.CW_VAR if self.variant == "var" else _core.Rule.CW_STDEV
         eta = self._eta()
-        return {"shape": _COVARIANCE_SHAPES[self.covariance_type_], "rule": rule,
+        return {"shape": _COVARIANCE_SHAPES[self.covariance_type_], "rule": self._rule(),
                 "phi": _phi(eta), "a": float(self.a)}
 
 
@@ -604,9 +618,12 @@ class AROW(CovarianceChoice, GaussianMixin, OnlineClassifier):
             raise ValueError(f"r_ must be a positive number, got {value!r:.40}")
         self.r_ = float(value)
 
+    def _rule(self):
+        """The compiled rule of these parameters (also the kernel form's)."""
+        return _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
+
     def _model_options(self):
-        rule = _core.Rule.AROW if self.loss == "squared_hinge" else _core.Rule.AROW_H
-        return {"shape": _COVARIANCE_SHAPES[self.covariance_type_], "rule": rule,
+        return {"shape": _COVARIANCE_SHAPES[self.covariance_type_], "rule": self._rule(),
                 "r": self.r_, "a": float(self.a), "direct": self.diag_update == "direct",
                 "sigma_update": self.sigma_update}
 
