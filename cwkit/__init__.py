@@ -1,4 +1,4 @@
-"""cwkit: online learning of linear classifiers.
+"""cwkit: online learning of linear classifiers and regressors.
 
 Perceptron and Passive-Aggressive families, Confidence-Weighted learning
 (CW-Var, CW-Stdev), AROW, soft confidence-weighted learning (SCW-I, SCW-II),
@@ -49,6 +49,7 @@ from .linear import (  # noqa: E402
 )
 from .minibatch import MiniBatchPA  # noqa: E402
 from .gaussian import NormalHerd, SoftConfidenceWeighted  # noqa: E402
+from .regression import AROWRegressor, PARegressor, make_regressor, regressors  # noqa: E402
 from .persist import ModelFileError, describe, load, save  # noqa: E402
 from .registry import algorithms, make  # noqa: E402
 from . import distributed  # noqa: E402,F401  (cwkit.distributed.fit; imports Dask only when used)
@@ -70,7 +71,7 @@ __all__ = [
     "NormalHerd", "PassiveAggressive", "Perceptron", "RegularizedPA", "SecondOrderPerceptron",
     "SoftConfidenceWeighted", "NotFittedError", "ModelError",
     "ModelFileError", "ModelSizeError", "VarianceCollapseWarning", "algorithms", "make",
-    "save", "load", "describe",
+    "save", "load", "describe", "AROWRegressor", "PARegressor", "make_regressor", "regressors",
     "SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight", "iter_svmlight",
     "load_svmlight", "scan_svmlight", "VWError", "iter_vw", "load_vw", "scan_vw",
     "FeatureHasher", "Vocabulary", "text_rows",

@@ -51,6 +51,7 @@ cdef struct Hyper:
     double delta
     int direct              # the diagonal covariance step, a DiagUpdate (AROW, NHERD)
     double s                # the importance weight of the round (1 unweighted)
+    int task                # a Task: what a zero loss means for AROW (`so_step_loss`)
 
 
 cdef inline Hyper hyper_first_order(int rule, double C, double alpha,
@@ -68,6 +69,7 @@ cdef inline Hyper hyper_first_order(int rule, double C, double alpha,
     h.delta = 0.0
     h.direct = False
     h.s = 1.0
+    h.task = CLASSIFICATION
     return h
 
 
@@ -99,9 +101,18 @@ cdef inline double hard_fraction(const Hyper* h) noexcept nogil:
 
 cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, double wx,
                            double* Z, int* status) noexcept nogil:
+    """`fo_step_loss` of a classification round: the loss 1 - m of margin m."""
+    return fo_step_loss(h, m, 1.0 - m, n, wn2, wx, Z, status)
+
+
+cdef inline double fo_step_loss(const Hyper* h, double m, double loss, double n, double wn2,
+                                double wx, double* Z, int* status) noexcept nogil:
     """First-order step size tau (w <- (w + tau y x) / Z); 0 means no update.
 
-    m = y w.x, n = ||x||^2 (with the bias term), wn2 = ||w||^2 and wx = w.x
+    m = y w.x, loss = 1 - m (the hinge's argument; a regression round's
+    epsilon-insensitive loss |y - w.x| - epsilon, with y the direction
+    sign(y - w.x) and m unused: PA, PA-I and PA-II of [PA06] Sect. 4 are the steps
+    below on that loss), n = ||x||^2 (with the bias term), wn2 = ||w||^2 and wx = w.x
     (used by l2-pa only).  [PA06] Sect. 3 and [LMC09].  With an importance
     weight s = h.s (1: the rules as published, bit for bit): the loss term of
     the rule's objective scaled by s (C becomes s C); the perceptron's step
@@ -109,7 +120,6 @@ cdef inline double fo_step(const Hyper* h, double m, double n, double wn2, doubl
     f = min(s, 1) of their update (`hard_fraction`): tau becomes f tau and a
     shrink Z becomes 1 + f (Z - 1).
     """
-    cdef double loss = 1.0 - m
     cdef double zz, den, tau
     Z[0] = 1.0
     if n <= 0.0:
@@ -216,8 +226,12 @@ cdef inline double avg_unfold(double* v, double* u, Py_ssize_t n, Py_ssize_t str
 def first_order_pass(RowView rows not None, const double[::1] y,
                      const Py_ssize_t[::1] order, double bias,
                      double[::1] v, double[::1] aux, double[::1] u,
-                     int rule, double C, double alpha, double beta):
+                     int rule, double C, double alpha, double beta,
+                     int task=CLASSIFICATION, double eps=0.0):
     """One pass of a first-order rule: perceptron, PA family, [LMC09] family.
+
+    task=REGRESSION: y holds real targets and the PA family learns them with the
+    epsilon-insensitive loss of tube half-width `eps` (`regression_round`).
 
     State: w = aux[AUX_S] * v (length D, intercept last).  Averaging (u not
     empty): with S_t = s_1 + ... + s_t (aux[AUX_SSUM] when aux has that slot,
@@ -234,7 +248,7 @@ def first_order_pass(RowView rows not None, const double[::1] y,
     cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
-    cdef double dot, n, m, tau, Z, c, cu, n2
+    cdef double dot, n, m, tau, Z, c, cu, n2, yi, loss
     cdef double s = aux[AUX_S], vn2 = aux[AUX_VN2], t = aux[AUX_T]
     cdef bint avg = u.shape[0] > 0, track_norm = rule == L2_PA
     cdef bint keep_sum = aux.shape[0] > AUX_SSUM
@@ -262,18 +276,25 @@ def first_order_pass(RowView rows not None, const double[::1] y,
                     CWKIT_PREFETCH(up + pf[j])
                 dot += v[idx[j]] * x[j]
                 n += x[j] * x[j]
-            m = y[i] * s * dot
-            if not count_margin(&cnt, m, n, i):
-                break
+            if task == REGRESSION:
+                m = 0.0
+                if not regression_round(&cnt, y[i], s * dot, n, eps, i, &yi, &loss):
+                    break
+            else:
+                yi = y[i]
+                m = yi * s * dot
+                if not count_margin(&cnt, m, n, i):
+                    break
+                loss = 1.0 - m
             t += 1.0
             h.s = row_weight(&cnt, i)
-            tau = fo_step(&h, m, n, s * s * vn2, s * dot, &Z, &cnt.status)
+            tau = fo_step_loss(&h, m, loss, n, s * s * vn2, s * dot, &Z, &cnt.status)
             if cnt.status != OK:
                 fail_round(&cnt, cnt.status, i)
                 break
             if tau != 0.0:
                 # v <- v + (tau y / s) x  (so that w <- w + tau y x), then s <- s / Z
-                c = tau * y[i] / s                 # s > 0 always (kept in [S_MIN, S_MAX])
+                c = tau * yi / s                   # s > 0 always (kept in [S_MIN, S_MAX])
                 if not fo_add(vp, c, x, idx, nnz, bias, D, save, track_norm, &vn2):
                     fail_round(&cnt, NONFINITE_STATE, i)
                     break
@@ -281,7 +302,7 @@ def first_order_pass(RowView rows not None, const double[::1] y,
                     # the update again in w's units (v + c x is finite, so is s v + tau y x)
                     restore_coords(vp, save, idx, nnz, D, 1, 1)
                     avg_fold(vp, up, D, 1, s, S)
-                    fo_add(vp, tau * y[i], x, idx, nnz, bias, D, save, False, &vn2)
+                    fo_add(vp, tau * yi, x, idx, nnz, bias, D, save, False, &vn2)
                     n2 = avg_unfold(vp, up, D, 1, Z)
                     vn2 = n2 if track_norm else vn2
                     s, S, Z = 1.0, 0.0, 1.0
@@ -353,8 +374,21 @@ cdef inline double stdev_coefficient(double alpha, double v, double phi) noexcep
 
 
 cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexcept nogil:
+    """`so_step_loss` of a classification round: the loss 1 - m of margin m."""
+    return so_step_loss(h, m, 1.0 - m, v, c)
+
+
+cdef inline double so_step_loss(const Hyper* h, double m, double loss, double v,
+                                double* c) noexcept nogil:
     """Second-order step: returns alpha (mu += alpha y Sigma x) and sets c, the
     coefficient of the diagonal update 1/sigma_i += c x_i^2.
+
+    m = y mu.x and loss = 1 - m, the loss of AROW and NHERD; a regression round
+    passes its absolute residual |y - mu.x| as the loss and the direction
+    sign(y - mu.x) as y, and then AROW is recursive least squares ([AROW13]
+    Sect. 3; [VC11]): alpha = loss / (v + r), i.e. mu += (y - mu.x) Sigma x / (v + r),
+    and Sigma^-1 += x x^T / r on every round, a zero residual included (alpha = 0,
+    c = 1/r: the caller updates Sigma when c != 0).
 
     For AROW and NHERD with DIAG_DIRECT, c is beta of sigma_i -= beta sigma_i^2 x_i^2;
     for NHERD with DIAG_EXACT, c = C of sigma_i <- sigma_i / (1 + C x_i^2 sigma_i)^2.
@@ -364,13 +398,12 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
     `hard_fraction` alpha for its alpha (in the mean and the covariance step);
     SCW-I, SCW-II and NHERD scale their loss terms: C becomes s C.
     """
-    cdef double phi = h.phi, q, disc, alpha, loss, r, Cs
+    cdef double phi = h.phi, q, disc, alpha, r, Cs
     c[0] = 0.0
     if v <= 0.0:
         return 0.0                             # Sigma x = 0: nothing can change
     if h.rule == AROW or h.rule == AROW_H:
-        loss = 1.0 - m
-        if loss <= 0.0:
+        if loss <= 0.0 and h.task == CLASSIFICATION:
             return 0.0
         r = h.r / h.s                          # +inf for s = 0: no update
         if h.direct == DIAG_DIRECT:
@@ -419,7 +452,6 @@ cdef inline double so_step(const Hyper* h, double m, double v, double* c) noexce
         # (Sherman-Morrison of Sigma - (C^2 v + 2C) / (1 + C v)^2 Sigma x x^T Sigma);
         # diagonal DIAG_DIRECT ([NHERD10]'s "drop"): beta = (C^2 v + 2C) / (1 + C v)^2;
         # DIAG_EXACT ([NHERD10]'s "exact"): c = C (`sigma_step`)
-        loss = 1.0 - m
         if loss <= 0.0:
             return 0.0
         q = Cs * (2.0 + Cs * v)
@@ -504,9 +536,11 @@ cdef inline bint diag_put(double* w, const int* idx, const double* x, Py_ssize_t
 def diag_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[:, ::1] ms,
-              int rule, double phi, double r, int direct, double[::1] u, double C=0.0):
+              int rule, double phi, double r, int direct, double[::1] u, double C=0.0,
+              int task=CLASSIFICATION):
     """One pass of a diagonal second-order rule: CW-Var, CW-Stdev, AROW, AROW-H,
-    SCW-I, SCW-II, NHERD (C: the last three's).
+    SCW-I, SCW-II, NHERD (C: the last three's); task=REGRESSION: AROW on real
+    targets y, diagonal recursive least squares (`so_step_loss`).
 
     State: ms[i] = (mu_i, sigma_i), interleaved so that a feature's mean and
     variance share a cache line (one miss per nonzero instead of two), and that
@@ -535,7 +569,7 @@ def diag_pass(RowView rows not None, const double[::1] y,
     cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
     cdef const int* idx
-    cdef double dot, v, m, yi, alpha, c, ay, mj, sj
+    cdef double dot, v, m, yi, alpha, c, ay, mj, sj, loss
     cdef bint normal
     cdef double mb, sb, nmb, nsb
     cdef bint avg = u.shape[0] > 0
@@ -553,6 +587,7 @@ def diag_pass(RowView rows not None, const double[::1] y,
     cdef double* nsg = nm + width
     cdef int* ahead_buf = <int*>ws.flags(width * sizeof(int))
     h.C = C
+    h.task = task
     with nogil:
         ahead_start(&ah, &R, order, ahead_buf, w, 2, NULL)
         for k in range(order.shape[0]):
@@ -572,14 +607,20 @@ def diag_pass(RowView rows not None, const double[::1] y,
                 osg[j] = sj
                 dot += mj * x[j]
                 v += sj * x[j] * x[j]
-            yi = y[i]
-            m = yi * dot
-            if not count_margin(&cnt, m, v, i):
-                break
+            if task == REGRESSION:
+                m = 0.0
+                if not regression_round(&cnt, y[i], dot, v, 0.0, i, &yi, &loss):
+                    break
+            else:
+                yi = y[i]
+                m = yi * dot
+                if not count_margin(&cnt, m, v, i):
+                    break
+                loss = 1.0 - m
             t += 1.0
             h.s = row_weight(&cnt, i)
-            alpha = so_step(&h, m, v, &c)
-            if alpha == 0.0:
+            alpha = so_step_loss(&h, m, loss, v, &c)
+            if alpha == 0.0 and (task == CLASSIFICATION or c == 0.0):
                 continue
             ay = alpha * yi
             diag_step(om, osg, x, nnz, ay, c, direct, nm, nsg)

@@ -9,6 +9,8 @@
 #     returns, and the one way a pass stops at a row (status + position, its
 #     round undone if counted); the per-pass options a RowView carries (rounds
 #     counted against other labels, the scores of the rounds);
+#   Task, regression_round: the learning task of a pass and the round of a
+#     regression (its residual's direction and epsilon-insensitive loss, counted);
 #   normal_pair, newly_tiny, any_newly_tiny, count_collapse: the first row
 #     whose update collapsed a variance;
 #   Workspace: the one allocator of driver scratch (freed in one place);
@@ -101,6 +103,42 @@ cdef inline bint count_margin(Counts* n, double m, double q, Py_ssize_t i) noexc
         n.out[n.rounds] = m * n.y[i]
     count_round(n, (m * n.clean[i] * n.y[i] if n.clean != NULL else m) <= 0.0)
     count_hinge(n, m)
+    return True
+
+
+# The learning task of a pass (also `cwkit._core.Task`): what a round learns from its
+# score.  A classification round has a label y = +-1 and margin m = y score, and the
+# steps act on the hinge's argument 1 - m; a regression round (`regression_round`)
+# has a real target y, the direction sign(y - score) in place of the label and the
+# epsilon-insensitive loss |y - score| - epsilon in place of 1 - m ([PA06] Sect. 4).
+cpdef enum Task:
+    CLASSIFICATION = 0
+    REGRESSION = 1
+
+
+cdef inline bint regression_round(Counts* n, double target, double score, double q,
+                                  double eps, Py_ssize_t i, double* sgn,
+                                  double* loss) noexcept nogil:
+    """A regression round of row i with target `target`, prediction `score` and q
+    (||x||^2 or x^T Sigma x): count it, or stop (False) when score or q is not finite.
+
+    The round adds its squared error (target - score)^2 to the loss sum and is a
+    mistake when |target - score| > eps, or with clean targets (`RowView.counting`)
+    |clean_i - score| > eps; with the scores output, the prediction goes to its
+    position.  Sets sgn = sign(target - score) (+1 for 0), the direction of the
+    update, and loss = |target - score| - eps, the epsilon-insensitive loss before
+    its clip at 0 (eps = 0: the absolute residual)."""
+    cdef double res = target - score, counted
+    if not (isfinite(score) and isfinite(q)):
+        fail_row(n, NONFINITE_INPUT, i)
+        return False
+    if n.out != NULL:
+        n.out[n.rounds] = score
+    counted = n.clean[i] - score if n.clean != NULL else res
+    count_round(n, fabs(counted) > eps)
+    n.loss_sum += res * res
+    sgn[0] = 1.0 if res >= 0.0 else -1.0
+    loss[0] = fabs(res) - eps
     return True
 
 

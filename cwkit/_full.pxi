@@ -79,7 +79,15 @@ cdef inline double full_quad(const double* x, const int* idx, Py_ssize_t nnz, do
 
 cdef inline bint full_step(const Hyper* h, double m, double v, double yc, double dot,
                            double* ay, double* beta) noexcept nogil:
-    """The step of a full-covariance rule on label yc, score dot, margin m = yc dot
+    """`full_step_loss` of a classification round: the loss 1 - m of margin m."""
+    return full_step_loss(h, m, 1.0 - m, v, yc, dot, ay, beta)
+
+
+cdef inline bint full_step_loss(const Hyper* h, double m, double loss, double v, double yc,
+                                double dot, double* ay, double* beta) noexcept nogil:
+    """The step of a full-covariance rule on label yc, score dot, margin m = yc dot,
+    loss 1 - m (a regression round: its absolute residual, yc its direction,
+    `so_step_loss`)
     and v = x^T Sigma x: mu += ay Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma.
     CW-Var, CW-Stdev, AROW: their Sigma^-1 += c x x^T gives beta = c / (1 + c v)
     by Sherman-Morrison.  SOP keeps mu = A^-1 v and Sigma = A^-1 ([SOP05] Fig. 3.1):
@@ -94,8 +102,8 @@ cdef inline bint full_step(const Hyper* h, double m, double v, double yc, double
         ay[0] = h.s * (yc - dot) / (1.0 + h.s * v)         # v >= 0
         beta[0] = h.s / (1.0 + h.s * v)
         return True
-    alpha = so_step(h, m, v, &c)
-    if alpha == 0.0:
+    alpha = so_step_loss(h, m, loss, v, &c)
+    if alpha == 0.0 and (h.task == CLASSIFICATION or c == 0.0):
         return False
     ay[0] = alpha * yc
     beta[0] = sherman_morrison_beta(c, v)
@@ -136,9 +144,11 @@ cdef inline void full_apply(double* mu, double* S, int n, int lda, const double*
 def full_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
               double[::1] mu, double[:, ::1] Sigma, double[::1] work,
-              int rule, double phi, double r, double[::1] u, double C=0.0):
+              int rule, double phi, double r, double[::1] u, double C=0.0,
+              int task=CLASSIFICATION):
     """One pass of a full-covariance rule: CW-Var, CW-Stdev, AROW, AROW-H, SOP, SCW-I,
-    SCW-II, NHERD (C: the last three's).
+    SCW-II, NHERD (C: the last three's); task=REGRESSION: AROW on real targets y,
+    recursive least squares (`so_step_loss`).
 
     Every rule is mu += alpha y Sigma x and Sigma <- Sigma - beta Sigma x x^T Sigma
     (`full_step`).  Averaging (u not empty: D + 1 entries, u[D] = T the rounds so
@@ -154,20 +164,28 @@ def full_pass(RowView rows not None, const double[::1] y,
     cdef const int* idx
     cdef double* xd = &work[0]
     cdef double* z = &work[D]
-    cdef double dot, v, m, ay, beta
+    cdef double dot, v, m, ay, beta, yi, loss
     cdef double* up = &u[0] if u.shape[0] > 0 else NULL
     cdef double t = u[D] if up != NULL else 0.0
     h.C = C
+    h.task = task
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&rows.R, i, &x, &idx)
             dot = full_quad(x, idx, nnz, bias, &mu[0], &Sigma[0, 0], D, xd, z, &v)
-            m = y[i] * dot
-            if not count_margin(&cnt, m, v, i):
-                break
+            if task == REGRESSION:
+                m = 0.0
+                if not regression_round(&cnt, y[i], dot, v, 0.0, i, &yi, &loss):
+                    break
+            else:
+                yi = y[i]
+                m = yi * dot
+                if not count_margin(&cnt, m, v, i):
+                    break
+                loss = 1.0 - m
             h.s = row_weight(&cnt, i)
-            if not full_step(&h, m, v, y[i], dot, &ay, &beta):
+            if not full_step_loss(&h, m, loss, v, yi, dot, &ay, &beta):
                 t += 1.0
                 continue
             if not full_check(&mu[0], z, ay, z, beta, D):

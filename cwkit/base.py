@@ -58,6 +58,18 @@ def _check_rounds(owner, n_passes, n_rows):
                          f"most {_params.SSIZE_MAX // n_rows} passes over {n_rows} rows")
 
 
+def check_nonempty(rows):
+    """ValueError (scikit-learn's words) unless `rows` has at least one row and one
+    feature."""
+    shape = (rows.n_rows, rows.n_features)
+    if rows.n_rows == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum "
+                         "of 1 is required.")
+    if rows.n_features == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum "
+                         "of 1 is required.")
+
+
 def dense_rows(rows):
     """Whether the first ``AUTO_ROWS`` of `rows` have at least ``AUTO_DENSITY`` nonzero
     entries (counted in their values: a dense array and its CSR copy agree)."""
@@ -190,7 +202,9 @@ def check_labels(y, n_rows):
             raise ValueError("y contains NaN or inf")
         if (y != np.round(y)).any():
             raise ValueError("Unknown label type: continuous values in y; a classifier "
-                             "needs discrete class labels")
+                             "needs discrete class labels (for real-valued targets, use a "
+                             "regressor: cwkit.make_regressor(name), name one of pa, pa1, "
+                             "pa2, arow)")
     if y.dtype.kind == "c":
         raise ValueError("Unknown label type: complex values in y")
     return y
@@ -342,13 +356,7 @@ class OnlineClassifier(NamedFeatures):
         rows = as_rows(X)
         y = check_labels(y, rows.n_rows)
         sample_weight = check_sample_weight(sample_weight, rows.n_rows)
-        shape = (rows.n_rows, rows.n_features)
-        if rows.n_rows == 0:
-            raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum "
-                             "of 1 is required.")
-        if rows.n_features == 0:
-            raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum "
-                             "of 1 is required.")
+        check_nonempty(rows)
         _check_rounds(type(self).__name__, self.n_passes, rows.n_rows)
         classes, codes = np.unique(y, return_inverse=True)
         if len(classes) < 2:
@@ -655,10 +663,14 @@ class OnlineClassifier(NamedFeatures):
         rows = as_rows(X, owner=type(self).__name__)
         d = self.n_features_in_
         if rows.n_features < d:
-            return _padded(rows, d)
+            return self._pad(rows, d)
         if rows.n_features > d:
             return as_rows(rows.X[:, :d])
         return rows
+
+    def _pad(self, rows, d):
+        """Rows narrower than the model's `d` features, padded with zero features."""
+        return _padded(rows, d)
 
     @serialised
     def decision_function(self, X):

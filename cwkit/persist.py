@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .text import ROW_TREATMENTS
-from . import _core, registry
+from . import _core, registry, regression
 from ._atomic import atomic_write
 from ._params import INT_MAX
 from ._version import __version__
@@ -34,6 +34,7 @@ class ModelFileError(ValueError):
 
 def _classes():
     return {**{e.cls.__name__: e.cls for e in registry._REGISTRY.values()},
+            **{cls.__name__: cls for cls in regression.FAMILIES},
             **{cls.__name__: cls for cls in registry.KERNEL_FAMILIES.values()},
             **{cls.__name__: cls for cls in registry.APPROX_FAMILIES.values()}}
 
@@ -213,24 +214,46 @@ def _contents(model):
     if isinstance(params.get("class_weight"), dict):   # (JSON keys are strings only)
         params["class_weight"] = [[_jsonable(k), _jsonable(v)]
                                   for k, v in params["class_weight"].items()]
+    if _regressor(model):
+        meta, arrays = _common_contents(model, params)
+        meta.update(task=REGRESSION,
+                    errors={k: float(getattr(model, k)) for k in ERRORS})
+        return meta, arrays
+    meta, arrays = _common_contents(model, params)
     classes = model.classes_
+    meta["classes_kind"] = classes.dtype.kind
+    if classes.dtype.kind == "O":
+        meta["classes"] = [_jsonable(c) for c in classes]
+    scores, labels = model._calibration.rounds()
+    arrays["calibration/scores"] = np.array(scores)
+    arrays["calibration/labels"] = np.array(labels, dtype=np.int64)
+    if classes.dtype.kind != "O":
+        arrays["classes_"] = classes
+    return meta, arrays
+
+
+#: The ``task`` a regressor's file records (a classifier's records none).
+REGRESSION = "regression"
+#: The progressive errors a regressor's file keeps (``meta["errors"]``).
+ERRORS = ("squared_error_", "absolute_error_")
+
+
+def _regressor(model_or_class):
+    return getattr(model_or_class, "_estimator_type", None) == "regressor"
+
+
+def _common_contents(model, params):
+    """The metadata and arrays of every estimator: its class, parameters, counters,
+    choices, state and named-feature map."""
     meta = {
         "format": FORMAT, "version": VERSION, "class": type(model).__name__,
         "params": {k: _jsonable(v) for k, v in params.items()},
         "n_features_in_": int(model.n_features_in_), "t_": int(model.t_),
         "mistakes_": int(getattr(model, "mistakes_", 0)),
         "n_updates_": int(getattr(model, "n_updates_", 0)),
-        "classes_kind": classes.dtype.kind,
         "choices": model._choices(),
     }
-    if classes.dtype.kind == "O":
-        meta["classes"] = [_jsonable(c) for c in classes]
     arrays = {"state/" + k: np.array(v) for k, v in model._model.state.items()}
-    scores, labels = model._calibration.rounds()
-    arrays["calibration/scores"] = np.array(scores)
-    arrays["calibration/labels"] = np.array(labels, dtype=np.int64)
-    if classes.dtype.kind != "O":
-        arrays["classes_"] = classes
     fmap = model.__dict__.get("feature_map_")
     if fmap is not None:
         meta["features"], names = feature_map_record(fmap)
@@ -303,7 +326,15 @@ def _read_meta(files, path):
         problems.append("choices is not a mapping")
     if not isinstance(meta.get("provenance", {}), dict):
         problems.append("provenance is not a mapping")
-    if meta.get("classes_kind") not in ("b", "i", "u", "f", "U", "S", "O"):
+    if _regressor(_classes()[meta["class"]]) != (meta.get("task") == REGRESSION):
+        problems.append(f"task {meta.get('task', 'classification')!r:.40} is not that of "
+                        f"{meta['class']}")
+    elif meta.get("task") == REGRESSION:
+        if not (isinstance(meta.get("errors"), dict) and all(
+                type(meta["errors"].get(k)) in (int, float) and meta["errors"][k] >= 0
+                for k in ERRORS)):
+            problems.append(f"errors does not hold {' and '.join(ERRORS)}, numbers >= 0")
+    elif meta.get("classes_kind") not in ("b", "i", "u", "f", "U", "S", "O"):
         problems.append("classes_kind is not a numpy dtype kind of labels")
     elif meta["classes_kind"] == "O" and not isinstance(meta.get("classes"), list):
         problems.append("classes is not a list")
@@ -365,19 +396,20 @@ def _build(meta, classes, files, path):
         params.setdefault("intercept_scaling", 1.0)
     est = cls(**params)
     n_features = meta["n_features_in_"]
+    n_classes = 2 if classes is None else len(classes)
     try:
         est._validate_params()
         est._restore_choices(meta.get("choices", {}))
-        need = state_size(est._spec(len(classes), n_features))
+        need = state_size(est._spec(n_classes, n_features))
         held = sum(a.size for key, a in files.items() if key.startswith("state/"))
         if need is not None and need != held:
             raise ModelFileError(
                 f"{path}: damaged cwkit model file (its state arrays hold {held} values, "
-                f"where {cls.__name__} with {n_features} features and {len(classes)} "
+                f"where {cls.__name__} with {n_features} features and {n_classes} "
                 f"classes has {need})")
         est._reset(classes, n_features)
         counts = est.__dict__.get("class_counts_")
-        if counts is not None and len(counts) != len(classes):
+        if counts is not None and len(counts) != n_classes:
             raise ModelFileError(f"{path}: damaged cwkit model file ({len(counts)} class "
                                  f"counts for {len(classes)} classes)")
         if need is None:      # a kernel model: the file's support set gives the shapes
@@ -503,11 +535,16 @@ def load(path):
     path = os.fspath(path)
     files = _read_archive(path)
     meta = _read_meta(files, path)
-    classes = _read_classes(meta, files, path)
+    regressor = meta.get("task") == REGRESSION
+    classes = None if regressor else _read_classes(meta, files, path)
     _upgrade(meta, files, path)
     est = _build(meta, classes, files, path)
     _fill_state(est, files, path)
-    _fill_calibration(est, files, path)
+    if regressor:
+        for key in ERRORS:
+            setattr(est, key, float(meta["errors"][key]))
+    else:
+        _fill_calibration(est, files, path)
     problem = est._weights_problem()
     if problem is not None:
         raise ModelFileError(f"{path}: cannot load this model: {problem}")
@@ -537,7 +574,8 @@ def describe(model, top=10):
     -------
     dict
         ``rule`` (the registry name), ``class``, ``params`` (as resolved:
-        :meth:`~cwkit.base.OnlineClassifier.resolved_params`), ``classes``,
+        :meth:`~cwkit.base.OnlineClassifier.resolved_params`), ``classes`` (None for a
+        regressor),
         ``n_features``, ``hash_bits`` (None: none recorded), ``counters`` (``t_``, the
         rounds learnt; ``mistakes_`` and ``n_updates_``, of its last training run),
         ``provenance`` (the cwkit version, the data files, the dates, as :func:`save`
@@ -562,7 +600,7 @@ def describe(model, top=10):
     params = model.resolved_params()
     if isinstance(params.get("random_state"), np.random.Generator):
         params["random_state"] = None
-    classes = model.classes_.tolist()
+    classes = model.classes_.tolist() if hasattr(model, "classes_") else None
     out = {"rule": registry.name_of(model), "class": type(model).__name__,
            "params": {k: _jsonable(v) for k, v in params.items()}, "classes": classes,
            "n_features": int(model.n_features_in_),
@@ -580,7 +618,8 @@ def describe(model, top=10):
     for flat in order:
         c, j = np.unravel_index(flat, W.shape)
         out["top_weights"] = (out["top_weights"] or []) + [{
-            "class": None if len(classes) == 2 and W.shape[0] == 1 else classes[c],
+            "class": None if classes is None or len(classes) == 2 and W.shape[0] == 1
+            else classes[c],
             "column": int(j), "index": None if base is None else int(j) + (not base),
             "weight": float(W[c, j]), "variance": None if V is None else float(V[c, j])}]
     out["top_weights"] = out["top_weights"] or []

@@ -57,7 +57,7 @@ LAYERS = [
     {"cwkit.models"},                                         # the model factory
     {"cwkit.base", "cwkit.named"},                            # the estimator protocol
     {"cwkit.linear", "cwkit.gaussian", "cwkit.minibatch", "cwkit.l1pa", "cwkit.kernels",
-     "cwkit.kernel_approx"},  # estimator families
+     "cwkit.kernel_approx", "cwkit.regression"},  # estimator families (regression: a task)
     {"cwkit.registry", "cwkit.persist"},                      # names and model files
     {"cwkit.svmlight", "cwkit.vw", "cwkit.datasets", "cwkit.sources"},   # I/O, data sets
     {"cwkit.evaluate"},                                       # the evaluation protocol

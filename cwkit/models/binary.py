@@ -109,7 +109,7 @@ class FirstOrder(BinaryModel):
         st, spec = self.state, self.spec
         return PassResult(*_core.first_order_pass(
             rows.view, y, order, bias, st["v"], st["aux"], st["u"], self.rule, spec.C,
-            spec.alpha, spec.beta))
+            spec.alpha, spec.beta, spec.task_code, spec.epsilon))
 
     def weights(self):
         st = self.state
@@ -165,7 +165,7 @@ class Diagonal(BinaryModel):
         spec = self.spec
         return PassResult(*_core.diag_pass(
             rows.view, y, order, bias, self.state["mu_sigma"], self.rule, spec.phi, spec.r,
-            spec.direct, self.state.get("u", NO_SUM), spec.C))
+            spec.direct, self.state.get("u", NO_SUM), spec.C, spec.task_code))
 
     def weights(self):
         return mean_of_rounds(self.state, self.last_weights())
@@ -218,7 +218,7 @@ class Full(BinaryModel):
         work = np.empty(2 * len(st["mu"]))
         return PassResult(*_core.full_pass(
             rows.view, y, order, bias, st["mu"], st["Sigma"], work, self.rule, spec.phi, spec.r,
-            st.get("u", NO_SUM), spec.C))
+            st.get("u", NO_SUM), spec.C, spec.task_code))
 
     def weights(self):
         return mean_of_rounds(self.state, self.last_weights())

@@ -8,8 +8,8 @@ training is a module of ``cwkit.models`` whose classes implement
 from functools import partial
 
 from . import binary, kernel, l1, minibatch, multiclass, topk
-from .rules import TOPK_RULES
-from .interface import BINARY, OVR, TOP1, TOPK
+from .rules import REGRESSION_RULES, TOPK_RULES, names_of
+from .interface import BINARY, OVR, REGRESSION, TOP1, TOPK
 from .ovr import OneVsRest
 from .size import check_size
 
@@ -53,6 +53,9 @@ TABLE = {
                                           binary=kernel.SecondOrderDual),
 }
 
+#: The shapes of state whose binary drivers also run the regression task.
+REGRESSION_SHAPES = frozenset({"first_order", "diagonal", "full"})
+
 
 def build_model(spec):
     """The model of `spec` (a :class:`cwkit.models.interface.ModelSpec`).
@@ -61,13 +64,18 @@ def build_model(spec):
     ------
     ValueError
         If the rule has no form for the requested strategy (top-k of a rule
-        outside the PA family and AROW) or the spec combines options that do
-        not go together.
+        outside the PA family and AROW) or task (regression of a rule outside
+        ``REGRESSION_RULES``, or of another shape than ``REGRESSION_SHAPES``), or
+        the spec combines options that do not go together.
     cwkit.models.size.ModelSizeError
         If the state would exceed the memory available (checked before
         anything is allocated).
     """
     build = TABLE.get((spec.shape, spec.kind))
+    if spec.task == REGRESSION and (spec.shape not in REGRESSION_SHAPES
+                                    or spec.rule not in REGRESSION_RULES):
+        raise ValueError(f"{spec.owner}: {spec.name or spec.shape} has no regression form; "
+                         f"the rules with one are {', '.join(names_of(REGRESSION_RULES))}")
     if spec.kind == TOPK and (build is None or (spec.rule is not None
                                                  and spec.rule not in TOPK_RULES)):
         raise ValueError(

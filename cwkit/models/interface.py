@@ -24,6 +24,11 @@ ROWS, ROWS_T, FEATURES = ((0, 1, 0),), ((0, 1, 1),), ((1, 1, -1),)
 #: Multi-class strategies (the estimators' ``multiclass``) and the two-class case.
 BINARY, TOP1, TOPK, OVR = "binary", "top1", "topk", "ovr"
 
+#: The learning tasks (``ModelSpec.task``) and the compiled core's codes of them.
+CLASSIFICATION, REGRESSION = "classification", "regression"
+TASK_CODES = {CLASSIFICATION: int(_core.Task.CLASSIFICATION),
+              REGRESSION: int(_core.Task.REGRESSION)}
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -61,6 +66,13 @@ class ModelSpec:
     average : bool
         Report and score the mean of the weights after every round
         (``cwkit.models.average``).
+    task : {"classification", "regression"}
+        What the rows' targets are: labels (+-1 or class codes) or real numbers
+        (a one-output model of shape "first_order", "diagonal" or "full",
+        ``cwkit.regression``).
+    epsilon : float
+        Regression: the half-width of the epsilon-insensitive loss's tube (the PA
+        family).
     name, owner : str
         The registered name and the estimator class, for error messages.
     """
@@ -95,13 +107,21 @@ class ModelSpec:
     budget_policy: str = "oldest"
     dual_average: bool = False
     average: bool = False
+    task: str = CLASSIFICATION
+    epsilon: float = 0.0
     name: str = ""
     owner: str = ""
 
     @property
     def kind(self):
-        """The case to build: BINARY for two classes, else the multi-class strategy."""
-        return BINARY if self.n_classes == 2 else self.strategy
+        """The case to build: BINARY for two classes or one regression output, else the
+        multi-class strategy."""
+        return BINARY if self.n_classes == 2 or self.task == REGRESSION else self.strategy
+
+    @property
+    def task_code(self):
+        """The compiled core's code of ``task`` (``cwkit._core.Task``)."""
+        return TASK_CODES[self.task]
 
     @property
     def kk(self):

@@ -43,6 +43,10 @@ class RuleInfo:
     sigma_sum : bool
         Its multi-class covariance update may take the direction
         f = sum_y f(x, y) (``sigma_update="sum"``).
+    regression : bool
+        It has a regression form (``cwkit.make_regressor``): its step on the
+        epsilon-insensitive or squared loss of a real target, with the drivers of
+        its shapes "first_order", "diagonal" and "full".
     """
 
     rule: object
@@ -54,6 +58,7 @@ class RuleInfo:
     squared_slack: bool = False
     may_collapse: str = "never"
     sigma_sum: bool = False
+    regression: bool = False
 
 
 _FO = ("first_order", "kernel_first_order")
@@ -63,9 +68,9 @@ _SO = ("diagonal", "full", "kernel_second_order")
 TABLE = {info.rule: info for info in (
     RuleInfo(_R.PERCEPTRON, "perceptron", _FO),
     RuleInfo(_R.AVG_PERCEPTRON, "avg-perceptron", _FO),
-    RuleInfo(_R.PA, "pa", _FO, topk=True),
-    RuleInfo(_R.PA1, "pa1", _FO, topk=True),
-    RuleInfo(_R.PA2, "pa2", _FO, topk=True, squared_slack=True),
+    RuleInfo(_R.PA, "pa", _FO, topk=True, regression=True),
+    RuleInfo(_R.PA1, "pa1", _FO, topk=True, regression=True),
+    RuleInfo(_R.PA2, "pa2", _FO, topk=True, squared_slack=True, regression=True),
     RuleInfo(_R.PA_LS, "pa-ls", _FO, topk=True, squared_slack=True),
     RuleInfo(_R.REG_PA, "reg-pa", _FO, scaled=True),
     RuleInfo(_R.L2_PA, "l2-pa", _FO, scaled=True),
@@ -73,7 +78,7 @@ TABLE = {info.rule: info for info in (
     RuleInfo(_R.CW_VAR, "cw", _SO, gaussian=True, may_collapse="always"),
     RuleInfo(_R.CW_STDEV, "cw-stdev", _SO, gaussian=True, may_collapse="always"),
     RuleInfo(_R.AROW, "arow", _SO, gaussian=True, topk=True, may_collapse="direct",
-             sigma_sum=True),
+             sigma_sum=True, regression=True),
     RuleInfo(_R.AROW_H, "arow-h", _SO, gaussian=True, may_collapse="direct", sigma_sum=True),
     RuleInfo(_R.SOP, "sop", ("full", "sop_diagonal")),
     RuleInfo(_R.ADAGRAD, "adagrad", ("adagrad",)),
@@ -100,6 +105,8 @@ TOPK_RULES = _rules("topk")
 SQUARED_SLACK_RULES = _rules("squared_slack")
 #: The rules whose multi-class covariance update may use f = sum_y f(x, y).
 SIGMA_SUM_RULES = _rules("sigma_sum")
+#: The rules with a regression form (PA, PA-I, PA-II, AROW).
+REGRESSION_RULES = _rules("regression")
 
 
 def names_of(rules):
