@@ -9,7 +9,7 @@
 # Provides: Kernel, KernelFn, kernel_fn, kernel_value, sparse_dot, gram_row.
 # Uses: Rows, get_row (_rows.pxi).
 
-from libc.math cimport exp
+from libc.math cimport exp, pow
 
 
 cpdef enum Kernel:
@@ -46,6 +46,8 @@ cdef inline double kernel_value(const KernelFn* kf, double dot, double sa,
         return dot + kf.bias2
     if kf.kind == KERNEL_POLY:
         base = kf.gamma * dot + kf.coef0
+        if kf.degree > 3:           # (a loop of degree products would take seconds at 2^31)
+            return pow(base, kf.degree) + kf.bias2
         p = base
         for e in range(1, kf.degree):
             p *= base

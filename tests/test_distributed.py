@@ -21,6 +21,16 @@ da = pytest.importorskip("dask.array")
 import cwkit.distributed as cwd  # noqa: E402
 
 CASES = BINARY_CASES + OTHER_CASES
+#: One rule of each state shape runs through a cluster in the routine run (first-order,
+#: averaged, diagonal and full Gaussian, AdaGrad, SCW, NHERD, a mini-batch window, L1);
+#: every other rule with the slow checks (-m slow): each costs a round trip of a cluster.
+ROUTINE = {"perceptron", "avg-perceptron", "pa1", "cw-full", "arow", "sop", "adagrad",
+           "scw2-full", "nherd", "l1-pa"}
+
+
+def _routine_or_slow(cases):
+    return [c if case_id(c) in ROUTINE or c[1].get("window") else
+            pytest.param(c, marks=pytest.mark.slow) for c in cases]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +80,7 @@ def _same(a, b):
     np.testing.assert_array_equal(a.classes_, b.classes_)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+@pytest.mark.parametrize("case", _routine_or_slow(CASES), ids=[case_id(c) for c in CASES])
 def test_one_partition_is_sequential_passes_bit_for_bit(client, files, case):
     path, X, y = files[2]
     est = cwd.fit(cwkit.make(case[0], **case[1]), path, client=client, rounds=3,
@@ -90,14 +100,21 @@ def test_kernel_approximations_train_over_partitions(client, files, approx):
     assert two.t_ == 2 * X.shape[0] and np.isfinite(two.decision_function(X)).all()
 
 
-@pytest.mark.parametrize("strategy", ["top1", "ovr", "topk"])
-@pytest.mark.parametrize("name", ["pa1", "arow", "sop", "bpa2", "l1-pa", "avg-perceptron",
-                                  "adagrad"])
+#: Every multi-class form of seven rules (sop, avg-perceptron and adagrad have no top-k);
+#: one form of each rule in the routine run, the others with the slow checks.
+MC_ROUTINE = {("pa1", "top1"), ("arow", "ovr"), ("sop", "top1"), ("bpa2", "topk"),
+              ("l1-pa", "topk"), ("avg-perceptron", "ovr"), ("adagrad", "top1")}
+MC_CASES = [pytest.param(name, strategy, id=f"{name}-{strategy}",
+                         marks=() if (name, strategy) in MC_ROUTINE else pytest.mark.slow)
+            for name in ("pa1", "arow", "sop", "bpa2", "l1-pa", "avg-perceptron", "adagrad")
+            for strategy in ("top1", "ovr", "topk")
+            if strategy != "topk" or name not in ("sop", "avg-perceptron", "adagrad")]
+
+
+@pytest.mark.parametrize(("name", "strategy"), MC_CASES)
 def test_one_partition_multiclass_from_a_dask_array(client, files, name, strategy):
     _, X, y = files[3]
     params = {"multiclass": strategy, "k": 2}
-    if strategy == "topk" and name in ("sop", "avg-perceptron", "adagrad"):
-        params["multiclass"] = "top1"     # no top-k form
     Xd = da.from_array(X.toarray(), chunks=(X.shape[0], 3))   # one row block
     est = cwd.fit(cwkit.make(name, **params), (Xd, da.from_array(y)), client=client,
                   rounds=2)

@@ -37,6 +37,7 @@ def _start(*argv):
     return proc
 
 
+@pytest.mark.slow   # about 8 s: 13 processes, each signalled at a random moment
 def test_ctrl_c_during_start_work_or_exit_exits_130(tmp_path):
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(3000, 5)), rng.choice([-1, 1], 3000)

@@ -161,7 +161,7 @@ def test_wellformed_csr_with_spare_capacity_and_int64_indices_is_accepted():
     assert as_rows(empty).n_rows == 2
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_random_inputs_work_or_raise_a_clear_valueerror(seed):
     """A small campaign of ``input_fuzz`` (``python tests/fuzz_inputs.py`` runs a
     larger one): random CSR structure, dtypes, formats, index bounds, non-canonical

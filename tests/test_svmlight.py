@@ -896,7 +896,7 @@ def test_bounds_count_newlines_and_colons():
                                                       text.count(b":", a, b))
 
 
-@pytest.mark.parametrize("n_jobs", [2, 3])
+@pytest.mark.parametrize("n_jobs", [pytest.param(2, marks=pytest.mark.slow), 3])
 def test_pieces_in_place_at_every_block_boundary(monkeypatch, n_jobs):
     """Blocks (and so pieces) cut at every position: blank and comment lines (gaps left by
     the bounds), qids, CRLF, a line longer than a block; the same matrix as one thread."""
