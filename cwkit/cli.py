@@ -28,6 +28,7 @@ from ._weights import check_class_weight
 from ._version import __version__
 from .evaluate import (
     DEFAULT_SHUFFLE_WINDOW,
+    TASKS,
     AlgoSpec,
     Interrupted,
     evaluate,
@@ -41,6 +42,7 @@ from .kernel_approx import APPROX_PARAMS
 from .kernels import KERNEL_PARAMS, KernelMixin
 from .models.mixing import kernel_refused
 from .registry import algorithms, kernel_params, make, name_of
+from .regression import make_regressor, regressors
 from .svmlight import SvmlightError, default_jobs, label_line, scan_svmlight
 from .text import ROW_TREATMENTS, treat_rows
 from .vw import is_vw_path, iter_vw
@@ -71,11 +73,26 @@ class _Parser(argparse.ArgumentParser):
 
 # ---------------------------------------------------------------------------- registry
 
-def _registry():
-    """``{name: {"description": str, "params": {param: {"default", "valid"}}}}``."""
-    return {e["name"]: {"description": e["description"], "params": e["params"],
-                        "kernel": kernel_params(e["name"])}
-            for e in algorithms()}
+class _Registry(dict):
+    """The names of a task's estimators, ``{name: {"description": str, "params": {param:
+    {"default", "valid"}}, "kernel": (kernel parameters)}}``; ``make`` builds one."""
+
+    def __init__(self, entries, build, kernel=kernel_params):
+        super().__init__((e["name"], {"description": e["description"], "params": e["params"],
+                                      "kernel": kernel(e["name"])}) for e in entries)
+        self.make = build
+
+
+def _registry(task="classification"):
+    """The classifiers (:func:`cwkit.algorithms`), or the regressors of ``--task
+    regression`` (``cwkit.regressors``)."""
+    if task == "regression":
+        return _Registry(regressors(), make_regressor, kernel=lambda name: ())
+    return _Registry(algorithms(), make)
+
+
+#: ``--algos`` by default, by task
+DEFAULT_ALGOS = {"classification": "pa,cw,arow", "regression": "pa1,arow"}
 
 
 def _parse_value(text):
@@ -102,6 +119,12 @@ def _parse_specs(algos_text, param_args, grid_args, registry, option="--algos"):
         if not entry:
             raise UsageError(f"{option}: empty algorithm name in {algos_text!r}")
         name, *inline = entry.split(":")
+        if name not in registry and any(e["name"] == name for e in algorithms()):
+            # a classifier's name given to the regressors: make_regressor says why not
+            try:
+                registry.make(name)
+            except ValueError as exc:
+                raise UsageError(f"{option}: {exc}") from None
         if name not in registry:
             raise UsageError(f"{option}: unknown algorithm {name!r}"
                              f"{did_you_mean(name, registry)} (known: "
@@ -164,7 +187,7 @@ def _checked(registry, name, key, value, where, given=None):
         raise UsageError(f"{where}: unknown parameter {key!r} for {name}"
                          f"{did_you_mean(key, known)} (known: {', '.join(known)})")
     try:
-        make(name, **{**(given or {}), key: value})
+        registry.make(name, **{**(given or {}), key: value})
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{where}: {name}.{key}={value!r}: {exc}") from None
     return value
@@ -262,7 +285,8 @@ def _file_source(path, name, args, opened):
     if src.needs_scan:
         src.classes = None      # the file's own, checked against --classes
         src.scan()
-        _check_labels(src)
+        if args.task == "classification":
+            _check_labels(src.classes, src.path, src.name)
         if args.hash_bits is None and not _is_vw(args, name):   # (else B bounds it)
             _check_width(src)
         if classes is not None:
@@ -298,14 +322,16 @@ def _check_width(src):
               "--hash-bits 20)", file=sys.stderr)
 
 
-def _check_labels(src):
-    """Class labels in svmlight files are integers: 0.5 is a typo or a regression file."""
-    odd = [c for c in src.classes.tolist() if not float(c).is_integer()]
+def _check_labels(classes, path, name):
+    """Class labels in svmlight files are integers: 0.5 is a typo or a regression file
+    (`classes`: the labels found in the file `path`, called `name`)."""
+    odd = [c for c in np.asarray(classes).tolist() if not float(c).is_integer()]
     if odd:
-        line = label_line(src.path, odd[0])
-        raise DataError(f"{src.name}:{line}: label {report.format_label(odd[0])} is not an "
-                        f"integer: cwkit classifies, so labels name classes (a regression "
-                        f"target, or a typo?)")
+        line = label_line(path, odd[0])
+        raise DataError(f"{name}:{line}: label "
+                        f"{report.format_label(odd[0])} is not an integer: a classifier's "
+                        "labels name classes (real-valued targets are learnt with --task "
+                        "regression; or a typo?)")
 
 
 # ---------------------------------------------------------------------------- commands
@@ -316,7 +342,9 @@ def _eval(args, spool):
             raise UsageError(f"--format {args.format} and --data-format {args.data_format} "
                              "disagree")
         args.data_format, args.format = args.format, "table"
-    specs = _parse_specs(args.algos, args.param, args.grid, _registry())
+    _check_task_options(args)
+    specs = _parse_specs(args.algos or DEFAULT_ALGOS[args.task], args.param, args.grid,
+                         _registry(args.task))
     _check_eval_options(args)
     _check_vw_options(args, [*args.data, *(args.test or [])])
     multiclass, left_out = _multiclass_params(args, specs)
@@ -333,9 +361,10 @@ def _eval(args, spool):
                         else _file_tasks(args, spool, notes, opened))
         for src in tasks:
             if not callable(src):
-                _check_two_classes(src)
+                _check_two_classes(src, args.task)
                 _check_class_weight(args, src)
-    options = {"passes": args.passes, "shuffle": args.shuffle, "seed": args.seed,
+    options = {"task": args.task, "passes": args.passes, "shuffle": args.shuffle,
+               "seed": args.seed,
                "noise": args.noise, "cv": args.cv or 0, "repeats": args.repeats,
                "tune_on": args.tune_on, "multiclass_params": multiclass,
                "curve_every": args.curve_every if (args.curve or args.plot) else 0,
@@ -398,8 +427,10 @@ def _eval_status(outcome, strict):
 
 def _check_eval_options(args):
     """Usage errors of ``eval`` that the parser cannot see, before any data is read."""
-    if args.noise < 0 or args.noise > 1:
-        raise UsageError(f"--noise: must be in [0, 1], got {args.noise}")
+    if args.task == "classification" and args.noise > 1:
+        raise UsageError(f"--noise: expected a probability in [0, 1], got {args.noise:g} "
+                         "(with --task regression: the standard deviation of the targets' "
+                         "noise)")
     if args.cv is not None and args.cv < 2:
         raise UsageError(f"--cv: must be >= 2, got {args.cv} (leave --cv out for no "
                          f"cross-validation)")
@@ -503,7 +534,8 @@ def _file_tasks(args, spool, notes, opened):
                     hash_bits=args.hash_bits, n_jobs=args.parse_jobs, rows=src.rows)
             opened.append(tst)
             tst.scan()
-            _check_test_labels(tst, src)
+            if args.task == "classification":
+                _check_test_labels(tst, src)
             if args.n_features is None:
                 # train and test share one index space: the wider of the two
                 src.n_features = tst.n_features = max(src.n_features, tst.n_features)
@@ -556,6 +588,29 @@ def _multiclass_params(args, specs):
     return params, [f"{s.label}: not run: {e}" for s, e in zip(left_out, errors)]
 
 
+#: The options of classification only, refused with ``--task regression``: those of
+#: labels that name classes, then those not written for regression.
+_FOR_CLASSES = (("--multiclass", "multiclass"), ("--k", "k"),
+                ("--class-weight", "class_weight"), ("--classes", "classes"),
+                ("--tasks", "tasks"))
+_NOT_FOR_REGRESSION = (("--synthetic", "synthetic"), ("--curve", "curve"),
+                       ("--plot", "plot"), ("--dask", "dask"))
+
+
+def _check_task_options(args):
+    """With ``--task regression``, an option of classification only is a usage error,
+    before any data is read (``args.task`` settled: classification by default)."""
+    args.task = args.task or "classification"
+    if args.task == "classification":
+        return
+    for option, attr in _FOR_CLASSES + _NOT_FOR_REGRESSION:
+        if getattr(args, attr, None) is not None:
+            why = ("a regressor has one real-valued output, not classes"
+                   if (option, attr) in _FOR_CLASSES else "not supported for regression")
+            raise UsageError(f"{option} is for classification, not --task regression "
+                             f"({why})")
+
+
 def _check_class_weight(args, src):
     """A label of ``--class-weight`` that the data do not hold is an error before any
     learning."""
@@ -565,22 +620,24 @@ def _check_class_weight(args, src):
         raise DataError(f"--class-weight: {src.name}: {exc}") from None
 
 
-def _check_two_classes(src):
+def _check_two_classes(src, task="classification"):
+    """A task has rows, and a classification task two classes at least."""
     if src.n_examples == 0:
         raise DataError(f"{src.name}: no examples (an empty file, or only blank and comment "
                         f"lines)")
-    if src.classes.size < 2:
+    if task == "classification" and src.classes.size < 2:
         raise DataError(f"{src.name}: needs at least two classes, found "
                         f"{src.classes.tolist()}")
 
 
 def _train(args, spool):
-    registry = _registry()
     start = None
     if args.initial is not None:
-        start, spec, multiclass = _continued(args, registry)
+        start, spec, multiclass = _continued(args)
         counts = (start.mistakes_, start.n_updates_)   # the file's, before this run
-    else:
+    _check_task_options(args)
+    registry = _registry(args.task)
+    if start is None:
         if args.algo is None:
             raise UsageError("--algo is required (or -i MODEL, to go on training a model)")
         if "," in args.algo:
@@ -601,7 +658,7 @@ def _train(args, spool):
     opened = []
     with _bad_lines_first(opened):
         src = _file_source(spool.path(args.data), args.data, args, opened)
-        _check_two_classes(src)
+        _check_two_classes(src, args.task)
         if start is not None:
             _check_continued(args, src, start)
         _check_class_weight(args, src)
@@ -609,29 +666,38 @@ def _train(args, spool):
     try:
         learner = train(src, spec, passes=args.passes, shuffle=args.shuffle, seed=args.seed,
                         shuffle_window=args.shuffle_window, multiclass_params=multiclass,
-                        progress=progress, start=start)
+                        progress=progress, start=start, task=args.task)
     except Interrupted as exc:
         progress.end_run()
         lr = exc.result
-        print(f"cwkit: interrupted after {lr.examples:,} examples ({lr.mistakes:,} online "
-              f"mistakes, {lr.updates:,} updates); no model saved", file=sys.stderr)
+        print(f"cwkit: interrupted after {lr.examples:,} examples ({_online(lr)}, "
+              f"{lr.updates:,} updates); no model saved", file=sys.stderr)
         return 130
     for note in learner.note_lines():  # warnings of the model, as eval shows them
         print(f"cwkit: warning: {spec.name}: {note}", file=sys.stderr)
-    # the run's counters, as fit(n_passes=...) keeps them (not the last chunk's); a
-    # continued model's go on from the file's
-    before = (0, 0) if start is None else counts
-    learner.model.mistakes_ = before[0] + learner.mistakes
-    learner.model.n_updates_ = before[1] + learner.updates
+    if args.task == "classification":
+        # the run's counters, as fit(n_passes=...) keeps them (not the last chunk's); a
+        # continued model's go on from the file's
+        before = (0, 0) if start is None else counts
+        learner.model.mistakes_ = before[0] + learner.mistakes
+        learner.model.n_updates_ = before[1] + learner.updates
     learner.model.hash_bits_ = args.hash_bits     # kept in the file (predict checks it)
     learner.model.rows_ = src.rows                 # kept in the file (predict applies it)
     save(learner.model, args.output,            # all or nothing
          provenance=_train_provenance(args, src.zero_based))
     if not args.quiet:
         print(f"cwkit: trained {spec.name} on {learner.examples:,} examples "
-              f"({args.passes} pass{'es' * (args.passes > 1)}, {learner.mistakes:,} online "
-              f"mistakes, {learner.updates:,} updates); saved {args.output}", file=sys.stderr)
+              f"({args.passes} pass{'es' * (args.passes > 1)}, {_online(learner)}, "
+              f"{learner.updates:,} updates); saved {args.output}", file=sys.stderr)
     return 0
+
+
+def _online(learner):
+    """A learner's online errors as ``train`` reports them."""
+    if learner.task == "regression":
+        return (f"online mse {learner.online_error():.4g}, mae "
+                f"{learner.absolute / max(learner.examples, 1):.4g}")
+    return f"{learner.mistakes:,} online mistakes"
 
 
 def _hash_bits_of_model(args, model, width, path):
@@ -676,14 +742,19 @@ def _load_model(path):
         raise DataError(f"{path}: {exc.strerror or exc}") from exc
 
 
-def _continued(args, registry):
+def _continued(args):
     """``train -i MODEL``: the model, its spec and ``{}``; parameters given that differ
     from the model's (``--algo``, ``--param``, ``--multiclass``, ``--k``,
-    ``--class-weight``) are a usage error,
+    ``--class-weight``, ``--task``) are a usage error,
     since the model's own go on."""
     model = _load_model(args.initial)
     name = name_of(model)
     where = f"-i {args.initial}"
+    task = "regression" if _is_regressor(model) else "classification"
+    if args.task not in (None, task):
+        kind = "regressor" if task == "regression" else "classifier"
+        raise UsageError(f"{where}: the model is a {kind}, not --task {args.task}")
+    args.task = task
     if args.algo is not None and args.algo.partition(":")[0] != name:
         raise UsageError(f"{where}: the model is {name}, not {args.algo}")
     have = model.get_params()
@@ -721,6 +792,8 @@ def _continued(args, registry):
 def _check_continued(args, src, model):
     """The data of ``train -i``: labels among the model's classes (a wider file widens the
     model, as one run on the files together would)."""
+    if _is_regressor(model):
+        return
     unseen = np.setdiff1d(src.classes, model.classes_)
     if unseen.size:
         raise DataError(f"{src.name}: labels {_labels_text(unseen)} are not among the "
@@ -751,6 +824,10 @@ def _predict(args, spool):
         raise UsageError("--scores and --proba exclude each other")
     _check_output("--output", args.output)
     model = _load_model(args.model)
+    regression = _is_regressor(model)
+    if regression and (args.scores or args.proba):
+        raise UsageError(f"--{'scores' if args.scores else 'proba'} is for classifiers: "
+                         f"{args.model} is a regressor, whose predictions are its scores")
     path = spool.path(args.data)
     width = _n_features(model)
     args.hash_bits = _hash_bits_of_model(args, model, width, args.model)
@@ -771,8 +848,8 @@ def _predict(args, spool):
         raise DataError(f"{args.data}: the model {args.model} has {width} features, the "
                         f"file has {info.n_features} (was it trained on other data, or "
                         f"with --hash-bits?); --ignore-extra-features drops the extra ones")
-    known = set(np.asarray(model.classes_).tolist())
-    unseen = [c for c in info.classes.tolist() if c not in known]
+    known = set() if regression else set(np.asarray(model.classes_).tolist())
+    unseen = [] if regression else [c for c in info.classes.tolist() if c not in known]
     if unseen:
         print(f"cwkit: warning: {args.data}: labels {_labels_text(unseen)} are not among "
               f"the model's classes ({_labels_text(model.classes_)}); each row still gets "
@@ -784,26 +861,35 @@ def _predict(args, spool):
     return _write_predictions(args, model, chunks, labelled=not unseen)
 
 
+def _is_regressor(model):
+    """Whether a loaded model is a regressor (``cwkit.make_regressor``): its file's class
+    says so."""
+    return getattr(model, "_estimator_type", None) == "regressor"
+
+
 def _write_predictions(args, model, rows, labelled):
     """Write one line per row of the chunks `rows` of ``(X, y)`` (labels, scores or
-    probabilities), and the error rate on stderr when `labelled` and every ``y`` is one
-    of the model's classes."""
-    tally = _Tally(model.classes_, labelled=labelled)
+    probabilities; a regressor's predictions), and the error rate on stderr when
+    `labelled` and every ``y`` is one of the model's classes (a regressor's mean squared
+    and absolute errors, when every ``y`` is a number)."""
+    regression = _is_regressor(model)
+    tally = (_RegressionTally(labelled) if regression
+             else _Tally(model.classes_, labelled=labelled))
 
     def write(f):
         if (args.scores or args.proba) and not args.no_header:
             f.write(" ".join(_columns(model, args.scores)) + "\n")
         for X, y in rows:
-            scores = np.asarray(model.decision_function(X))
-            labels = model._labels(scores)
-            if args.scores:
-                values = scores
-            elif args.proba:
-                values = np.asarray(model._calibration.proba(scores))
+            if regression:
+                values = labels = np.asarray(model.predict(X))
             else:
-                values = labels
+                scores = np.asarray(model.decision_function(X))
+                labels = model._labels(scores)
+                values = (scores if args.scores
+                          else np.asarray(model._calibration.proba(scores)) if args.proba
+                          else labels)
             tally.add(labels, y, values if args.proba else None)
-            if args.scores or args.proba:
+            if args.scores or args.proba or regression:
                 f.writelines(" ".join(f"{v:.{args.precision}g}" for v in np.atleast_1d(row))
                              + "\n" for row in values)
             else:
@@ -861,6 +947,30 @@ class _Tally:
         if self.log_loss is not None:
             line += f", log loss {self.log_loss / self.rows:.4f}"
         return line
+
+
+class _RegressionTally:
+    """What ``cwkit predict`` says of a file of targets given to a regressor: the mean
+    squared and absolute errors of its predictions."""
+
+    def __init__(self, labelled):
+        self.labelled = labelled
+        self.rows = 0
+        self.squared = self.absolute = 0.0
+
+    def add(self, predicted, y, proba=None):
+        self.rows += y.size
+        if self.labelled and not np.isfinite(y).all():
+            self.labelled = False    # a Vowpal Wabbit row without a label (NaN)
+        if not self.labelled:
+            return
+        residual = y - predicted
+        self.squared += float(residual @ residual)
+        self.absolute += float(np.abs(residual).sum())
+
+    def text(self):
+        return (f"mse {self.squared / self.rows:.4g}, mae {self.absolute / self.rows:.4g} "
+                f"({self.rows:,} rows)")
 
 
 def _show(args, spool):
@@ -994,11 +1104,7 @@ def _dask_fit(args, spool, spec, multiclass, progress_label, tested=False):
                            mixing=args.mixing, shuffle=args.shuffle,
                            zero_based=_zero_based(args), n_features=args.n_features,
                            callback=show)
-    odd = [c for c in est.classes_.tolist() if not float(c).is_integer()]
-    if odd:
-        raise DataError(f"{path}:{label_line(path, odd[0])}: label "
-                        f"{report.format_label(odd[0])} is not an integer: cwkit classifies, "
-                        "so labels name classes (a regression target, or a typo?)")
+    _check_labels(est.classes_, path, path)
     return est, per_round, averaged, both
 
 
@@ -1160,6 +1266,11 @@ def _hash_bits_option(group):
 
 def _learning_options(p):
     g = p.add_argument_group("learning")
+    g.add_argument("--task", choices=TASKS,
+                   help="classification (labels name classes), or regression (real-valued "
+                   "labels learnt by the regressors: pa, pa1, pa2, arow; progressive and "
+                   "test errors are mean squared and absolute errors) (default "
+                   "classification)")
     g.add_argument("--passes", type=_positive_int, default=1, metavar="N",
                    help="passes over the training data (default 1)")
     g.add_argument("--shuffle", action=argparse.BooleanOptionalAction, default=False,
@@ -1231,13 +1342,20 @@ def _class_weight(text):
     return weights
 
 
-def _probability(text):
+#: what ``--noise`` takes, by task
+_NOISE_VALUES = ("a probability in [0, 1] (or, with --task regression, a standard "
+                 "deviation >= 0)")
+
+
+def _noise(text):
+    """``--noise``: a finite number >= 0 (a probability for classification, checked with
+    the task: ``_check_task_options``)."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a probability, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a probability in [0, 1], got {text!r}")
+        value = -1.0
+    if not 0.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected {_NOISE_VALUES}, got {text!r}")
     return value
 
 
@@ -1254,13 +1372,14 @@ def _build_parser():
                        epilog=EVAL_EXAMPLES + "\n" + EXIT_STATUS, formatter_class=fmt)
     p.add_argument("data", nargs="*", help="svmlight/libsvm files (.gz/.bz2/.xz; - for "
                    "stdin); none: the small data set shipped with cwkit")
-    p.add_argument("--algos", default="pa,cw,arow", metavar="A,B,...",
+    p.add_argument("--algos", metavar="A,B,...",
                    help="algorithms (see `cwkit algos`); NAME:KEY=VALUE adds an inline "
                    "parameter, e.g. sop,sop:covariance=full; the kernel parameters (kernel, "
                    "gamma, degree, coef0, budget, budget_policy, average) select a kernel "
                    "form: pa1:kernel=rbf:gamma=0.5:budget=100; kernel_approx=rff|nystroem "
                    "(gamma, n_components) feeds any linear rule approximate RBF features: "
-                   "arow:kernel_approx=rff:gamma=0.5 (default pa,cw,arow)")
+                   "arow:kernel_approx=rff:gamma=0.5 (default pa,cw,arow; with --task "
+                   "regression pa1,arow)")
     p.add_argument("--test", action="append", metavar="FILE",
                    help="test file scored after training (one per data file): the model "
                    "of the parameters ('test err', as `cwkit train` saves it), its last "
@@ -1285,8 +1404,10 @@ def _build_parser():
                    help="K-fold cross-validation (mean ± sd)")
     p.add_argument("--repeats", type=_positive_int, default=1, metavar="R",
                    help="independent trials: fresh synthetic data or reshuffles (mean ± sd)")
-    p.add_argument("--noise", type=_probability, default=0.0, metavar="P",
-                   help="replace training labels with probability P (scored on clean labels)")
+    p.add_argument("--noise", type=_noise, default=0.0, metavar="P",
+                   help="replace training labels with probability P (scored on clean "
+                   "labels); with --task regression, add Gaussian noise of standard "
+                   "deviation P to the training targets (scored on the clean targets)")
     p.add_argument("--tasks", choices=("all-pairs", "one-vs-all"),
                    help="binary tasks built from multi-class data")
     s = p.add_argument_group("synthetic data (instead of files)")
@@ -1356,7 +1477,8 @@ def _build_parser():
                    help="no header line (the class of each column) before --scores or "
                    "--proba")
     p.add_argument("--precision", type=_positive_int, default=6, metavar="N",
-                   help="significant digits of --scores and --proba (default 6, %%.6g)")
+                   help="significant digits of --scores and --proba, and of a regressor's "
+                   "predictions (default 6, %%.6g)")
     d = p.add_argument_group("data")
     z = d.add_mutually_exclusive_group()
     z.add_argument("--zero-based", action="store_true", help="indices start at 0")

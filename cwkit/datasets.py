@@ -5,6 +5,7 @@
 * :func:`make_drift` -- the four-phase non-stationary stream of [LMC09] Sect. 4.1;
 * :func:`flip_labels` -- label noise that is a pure function of (seed, row index), so a
   streamed file gets the same noisy labels whatever its chunking and on every pass;
+* :func:`noisy_targets` -- Gaussian noise on regression targets, the same way;
 * :func:`binary_tasks` / :func:`task_rows` -- all-pairs and one-vs-all binary tasks
   built from multi-class labels ([AROW13] Sect. 5.3, the 45 MNIST pairs);
 * :func:`load_breast_cancer` -- the small real data set shipped inside the package.
@@ -27,6 +28,7 @@ __all__ = [
     "make_crammer",
     "make_drift",
     "make_twonorm",
+    "noisy_targets",
     "row_uniform",
     "shipped_data_path",
     "task_rows",
@@ -307,6 +309,49 @@ def flip_labels(y, rate, *, classes=None, seed=0, index=None):
     y_noisy = y.copy()
     y_noisy[flipped] = classes[(pos[flipped] + shift[flipped]) % classes.size]
     return y_noisy, flipped
+
+
+#: The row_uniform streams of the Gaussian target noise (1, 2: label noise; 3, 4: the
+#: evaluation's folds and tuning run).
+_TARGET_NOISE_STREAMS = (5, 6)
+
+
+def noisy_targets(y, sd, *, seed=0, index=None):
+    """Regression targets with Gaussian noise of standard deviation ``sd`` added.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Clean targets.
+    sd : float
+        The standard deviation of the noise, finite and >= 0 (0: ``y`` unchanged).
+    seed : int
+    index : array-like of int, optional
+        Row numbers of ``y`` in its stream (default ``0..n-1``); the noise of a row depends
+        only on ``(seed, index)``, so a streamed file gets the same noisy targets whatever
+        its chunking and on every pass.
+
+    Returns
+    -------
+    ndarray of float64
+
+    Notes
+    -----
+    The noise of row ``i`` is ``sd * sqrt(-2 ln(1 - u)) cos(2 pi v)`` with ``u`` and ``v``
+    the :func:`row_uniform` draws of row ``i`` on streams 5 and 6: the Box-Muller
+    transform of two independent uniforms is a standard normal (G. E. P. Box and M. E.
+    Muller, *A note on the generation of random normal deviates*, Ann. Math. Statist. 29,
+    1958); ``1 - u`` lies in (0, 1], so the logarithm is finite.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    sd = float(sd)
+    if not 0.0 <= sd < np.inf:
+        raise ValueError(f"noise standard deviation must be a finite number >= 0, got {sd!r}")
+    if sd == 0.0:
+        return y.copy()
+    index = np.arange(y.size) if index is None else np.asarray(index)
+    u, v = (row_uniform(seed, index, stream=s) for s in _TARGET_NOISE_STREAMS)
+    return y + sd * np.sqrt(-2.0 * np.log1p(-u)) * np.cos(2.0 * np.pi * v)
 
 
 def binary_tasks(classes, mode):

@@ -34,9 +34,11 @@ from . import datasets
 from ._version import __version__
 from .models.interface import ModelError
 from .registry import algorithms, kernel_params, make
+from .regression import make_regressor, regressors
 
 __all__ = [
     "DEFAULT_SHUFFLE_WINDOW",
+    "TASKS",
     "AlgoSpec",
     "Interrupted",
     "Learner",
@@ -52,6 +54,9 @@ __all__ = [
 
 DEFAULT_SHUFFLE_WINDOW = 65536
 """Rows shuffled together when shuffling a stream (a full shuffle of smaller data)."""
+
+TASKS = ("classification", "regression")
+"""The learning tasks of :func:`evaluate` and :func:`train`."""
 
 _MODEL_FAILURES = (ValueError, MemoryError)  # what stops one learner, not the run
 _FOLD_STREAM = 3  # the row_uniform stream of the cross-validation folds (1, 2: label noise)
@@ -89,13 +94,16 @@ class AlgoSpec:
 
 @dataclass
 class _StreamConfig:
-    """How a run reads its source: noise, row filter, shuffling."""
+    """How a run reads its source: noise, row filter, shuffling; ``regression``: the
+    noise is Gaussian noise of standard deviation ``noise`` on the targets, else the
+    probability of replacing a label."""
 
     noise: float = 0.0
     seed: int = 0
     shuffle: bool = False
     shuffle_window: int = DEFAULT_SHUFFLE_WINDOW
     keep: object = None  # callable index -> bool mask, or None
+    regression: bool = False
 
 
 def _weighted_chunks(source):
@@ -124,7 +132,10 @@ def _stream(source, cfg, pass_no):
                     w = None if w is None else w[mask]
             if y.size == 0:
                 continue
-            if cfg.noise > 0:
+            if cfg.noise > 0 and cfg.regression:
+                y_train = datasets.noisy_targets(y, cfg.noise, seed=cfg.seed, index=index)
+                flipped = np.ones(y.size, dtype=bool)
+            elif cfg.noise > 0:
                 y_train, flipped = datasets.flip_labels(y, cfg.noise, classes=classes,
                                                         seed=cfg.seed, index=index)
             else:
@@ -214,6 +225,11 @@ class Learner:
         (captured, not printed).
     """
 
+    task = "classification"
+    #: what :meth:`test_errors` gives of a learner not tested: (the model's, the last
+    #: iterate's, the average's) error
+    untested = _UNTESTED
+
     def __init__(self, spec, params, classes, multiclass_params, tested=False, start=None,
                  seed=None):
         self.spec = spec
@@ -222,11 +238,11 @@ class Learner:
         if start is None:
             seeded = {} if seed is None else {"random_state": seed}
             self.model, self.averaged, self.both = make_tested(
-                spec.name, {**multiclass_params, **seeded, **self.params}, tested)
+                spec.name, {**multiclass_params, **seeded, **self.params}, tested, self.task)
         else:
             self.model, self.averaged, self.both = start, start._averaging(), False
         self.classes = classes
-        self.binary = classes.size == 2
+        self.binary = classes is None or classes.size == 2
         self.fitted = start is not None
         self.examples = self.mistakes = self.updates = 0
         self.seconds = 0.0
@@ -244,7 +260,7 @@ class Learner:
         """The algorithm's own hyper-parameters as the model resolved them (``covariance``
         the shape chosen, ``eta`` its value, not "auto" or None), with ``average`` (that
         of the model reported) and, with more than two classes, ``multiclass`` and ``k``."""
-        names = next(e["params"] for e in algorithms() if e["name"] == self.spec.name)
+        names = next(e["params"] for e in self._entries() if e["name"] == self.spec.name)
         values = (self.model.resolved_params() if self.fitted
                   else self.model.get_params())
         # a kernel form has no primal-only parameter (covariance) and adds the kernel's
@@ -255,27 +271,35 @@ class Learner:
                    intercept_scaling=values["intercept_scaling"])
         return out
 
+    @staticmethod
+    def _entries():
+        """The registry of the task's estimators (:func:`cwkit.algorithms`)."""
+        return algorithms()
+
     def _partial_fit(self, X, y, y_clean, weights=None):
         """Learn the rows of the current piece (of importance weights ``weights``, None:
-        1), their rounds counted against ``y_clean`` (None: ``y``); returns the mistakes.
-        On a model error, ``failed_offset`` is the row of the piece that failed."""
+        1), their rounds counted against ``y_clean`` (None: ``y``); returns what
+        :meth:`_counted` gives of the call.  On a model error, ``failed_offset`` is the
+        row of the piece that failed."""
         weighted = {} if weights is None else {"sample_weight": weights}
         try:
             if weights is not None and "sample_weight" not in inspect.signature(
                     self.model.partial_fit).parameters:      # the kernel forms
                 raise ValueError(f"{self.spec.label}: this model does not take importance "
                                  "weights (sample_weight, class_weight)")
-            if self.fitted:
-                self.model.partial_fit(X, y, y_clean=y_clean, **weighted)
-            else:
-                self.model.partial_fit(X, y, classes=self.classes, y_clean=y_clean,
-                                       **weighted)
-                self.fitted = True
+            # (the first call of a classifier names every class)
+            first = {} if self.fitted or self.classes is None else {"classes": self.classes}
+            self.model.partial_fit(X, y, y_clean=y_clean, **first, **weighted)
+            self.fitted = True
         except _MODEL_FAILURES as exc:
             row = getattr(exc, "row", None) or 0    # ModelError: the row of this call
             self.failed_offset = min(row, max(y.size - 1, 0))
             raise
         self.updates += int(self.model.last_n_updates_)
+        return self._counted()
+
+    def _counted(self):
+        """The mistakes of the model's last call."""
         return int(self.model.last_mistakes_)
 
     def learn(self, X, y_clean, y_train, flipped, weights=None, at=None):
@@ -290,13 +314,23 @@ class Learner:
         error propagates with the counters as they were before this call and
         ``failed_offset`` the row that failed.
         """
+        self._add(self._noted(at, self._partial_fit, X, y_train,
+                              y_clean if flipped.any() else None, weights))
+        self.examples += y_clean.size
+
+    def _add(self, counted):
+        """Add a piece's :meth:`_counted` to the counters."""
+        self.mistakes += counted
+
+    def _noted(self, at, learn, *args):
+        """``learn(*args)``, timed, the model's warnings kept in ``notes`` (a row of the
+        piece they name as ``at`` names it) and ``updates`` as it was if it fails."""
         t0 = time.perf_counter()
-        mistakes, updates = self.mistakes, self.updates
+        updates = self.updates
         _caught.notes = caught = []
         try:
             with _capturing() if _capturing.depth == 0 else contextlib.nullcontext():
-                mistakes += self._partial_fit(X, y_train, y_clean if flipped.any() else None,
-                                              weights)
+                return learn(*args)
         except _MODEL_FAILURES:
             self.updates = updates
             raise
@@ -307,13 +341,21 @@ class Learner:
                 if at is not None:
                     text = _ROW_OF_X.sub(lambda m: at(int(m.group(1))), text)
                 self.notes[text] = self.notes.get(text, 0) + 1
-        self.mistakes = mistakes
-        self.examples += y_clean.size
+
+    def online_error(self):
+        """The progressive error so far: the fraction of rounds mistaken."""
+        return self.mistakes / max(self.examples, 1)
+
+    def online_text(self):
+        """The progressive error so far as the progress lines show it."""
+        return f"{100.0 * self.online_error():.2f}%"
 
     def test_errors(self, X, y):
         """Rows of ``X`` mislabelled by the model of ``params``, by its last iterate and
         by its average: ``(model's, last iterate's, average's)``, the last two None where
-        the trained model does not give them (``both``)."""
+        the trained model does not give them (``both``); every row before any round."""
+        if not self.fitted:
+            return (y.size,) * 3
         if not self.both:
             errors = int(np.count_nonzero(self.model.predict(X) != y))
             return errors, *((None, errors) if self.averaged else (errors, None))
@@ -322,19 +364,95 @@ class Learner:
         return (average if self.averaged else last), last, average
 
 
-def make_tested(name, params, tested=True):
+class RegressionLearner(Learner):
+    """One regressor in a run and its counters, errors measured against the clean targets.
+
+    As :class:`Learner` (``classes`` and ``multiclass_params`` unused), the model made by
+    ``cwkit.make_regressor``; ``mistakes`` is None, and ``squared`` and ``absolute`` are
+    the sums of the squared and absolute errors of the rounds' predictions, each made
+    with the state before its round, against the clean targets (those before
+    ``--noise``).
+    """
+
+    task = "regression"
+    untested = _UNTESTED + (None,)
+
+    def __init__(self, spec, params, classes=None, multiclass_params=None, tested=False,
+                 start=None, seed=None):
+        super().__init__(spec, params, None, {}, tested, start, seed)
+        self.mistakes = None
+        self.squared = self.absolute = 0.0
+
+    @staticmethod
+    def _entries():
+        """The registry of the regressors (``cwkit.regressors``)."""
+        return regressors()
+
+    def _counted(self):
+        """The sums of the squared and absolute errors of the model's last call."""
+        return self.model.last_squared_error_, self.model.last_absolute_error_
+
+    def _add(self, counted):
+        self.squared += counted[0]
+        self.absolute += counted[1]
+
+    def online_error(self):
+        """The progressive mean squared error so far."""
+        return self.squared / max(self.examples, 1)
+
+    def online_text(self):
+        return f"mse {self.online_error():.4g}"
+
+    def test_errors(self, X, y):
+        """Sums over the rows of ``X`` of the squared errors of the model of ``params``,
+        of its last iterate and of its average (None where the trained model does not
+        give them: ``both``), and of the absolute errors of the model of ``params``;
+        predictions of 0 before any round."""
+        def sums(predicted):
+            residual = y - predicted
+            return float(residual @ residual), float(np.abs(residual).sum())
+
+        zero = np.zeros(y.size)
+        model_sq, model_abs = sums(self.model.predict(X) if self.fitted else zero)
+        if not self.both:
+            return model_sq, *((None, model_sq) if self.averaged else (model_sq, None)), \
+                model_abs
+        last_sq, last_abs = sums(self.model._predict_last(X) if self.fitted else zero)
+        if self.averaged:
+            return model_sq, last_sq, model_sq, model_abs
+        return last_sq, last_sq, model_sq, last_abs
+
+
+#: the learner of each task
+_LEARNERS = {"classification": Learner, "regression": RegressionLearner}
+
+
+def _check_task(task):
+    if task not in _LEARNERS:
+        raise ValueError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
+    return _LEARNERS[task]
+
+
+def _make(task):
+    """The estimator factory of `task`: :func:`cwkit.make`, or ``cwkit.make_regressor``."""
+    return make_regressor if task == "regression" else make
+
+
+def make_tested(name, params, tested=True, task="classification"):
     """``(estimator, averaged, both)``: ``averaged``, whether ``cwkit.make(name,
-    **params)`` averages (``average`` resolved); the estimator is that model, or, when
+    **params)`` (``cwkit.make_regressor`` for ``task="regression"``) averages
+    (``average`` resolved); the estimator is that model, or, when
     ``tested`` and its form has an average, the same with ``average=True``, whose last
     iterate (``_predict_last``, ``Model.last_scores``) is the model ``average=False``
     gives, bit for bit, so that one run scores both (``both``)."""
-    est = make(name, **params)
+    build = _make(task)
+    est = build(name, **params)
     averaged = est._averaging()
     if not tested:
         return est, averaged, False
     if not averaged:
         try:
-            est = make(name, **{**params, "average": True})
+            est = build(name, **{**params, "average": True})
         except ValueError:      # a form without an average: the model as given
             return est, False, False
     return est, averaged, True
@@ -477,7 +595,7 @@ def _outcome(learner, X, y_clean, y_train, flipped, weights=None, at=None):
 
 def train(source, spec, *, passes=1, shuffle=False, seed=0,
           shuffle_window=DEFAULT_SHUFFLE_WINDOW, multiclass_params=None, progress=None,
-          label=None, start=None):
+          label=None, start=None, task="classification"):
     """Fit one learner on a source, online, as :func:`evaluate` trains (``cwkit train``).
 
     Parameters
@@ -504,6 +622,9 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
         the one a single run over its earlier rows and these gives, bit for bit, where
         the passes and the shuffling agree (the choices the first rows settle, such as
         ``covariance="auto"``, stay those of its first data).
+    task : {"classification", "regression"}
+        ``"regression"``: ``spec`` names a regressor (``cwkit.make_regressor``), learnt
+        on the real-valued labels of the rows.
 
     Returns
     -------
@@ -533,9 +654,10 @@ def train(source, spec, *, passes=1, shuffle=False, seed=0,
     >>> learner.examples, learner.model.classes_.tolist()
     (683, [-1.0, 1.0])
     """
+    kind = _check_task(task)
     _learn_classes(source)
-    learner = Learner(spec, spec.params, source.classes, dict(multiclass_params or {}),
-                      start=start, seed=seed)
+    learner = kind(spec, spec.params, source.classes, dict(multiclass_params or {}),
+                   start=start, seed=seed)
     stream = _StreamConfig(seed=seed, shuffle=shuffle, shuffle_window=shuffle_window)
     try:
         _run(source, stream, [learner], passes, progress=progress,
@@ -569,9 +691,10 @@ def _pieces(n, seen, every):
 
 
 def _test(learners, test_source, keep=None):
-    """(test error, last iterate's, average's) of each learner (:meth:`Learner.test_errors`;
-    ``_UNTESTED`` when it failed or there is no test row)."""
-    errors = [[0, 0, 0] for _ in learners]
+    """(test error, last iterate's, average's) of each learner (:meth:`Learner.test_errors`,
+    divided by the rows; a regressor's also its mean absolute error; its ``untested`` when
+    it failed or there is no test row)."""
+    errors = [[0] * len(lr.untested) for lr in learners]
     n = 0
     for X, y, index in test_source.chunks():
         if keep is not None:
@@ -583,21 +706,20 @@ def _test(learners, test_source, keep=None):
         for e, lr in zip(errors, learners):
             if lr.failed is not None:
                 continue
-            counted = lr.test_errors(X, y) if lr.fitted else (y.size,) * 3
-            for i, c in enumerate(counted):
+            for i, c in enumerate(lr.test_errors(X, y)):
                 e[i] += c or 0
     out = []
     for e, lr in zip(errors, learners):
         if not n or lr.failed is not None:
-            out.append(_UNTESTED)
+            out.append(lr.untested)
             continue
         last = e[1] / n if lr.both or not lr.averaged else None
         average = e[2] / n if lr.both or lr.averaged else None
-        out.append((e[0] / n, last, average))
+        out.append((e[0] / n, last, average, *(v / n for v in e[3:])))
     return out
 
 
-def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
+def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress, kind=Learner):
     """Choose each spec's grid values by the held-out error of the model reported.
 
     Each value trains the model the table reports (:class:`Learner` with ``tested``:
@@ -638,12 +760,13 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
         mask = held_out(index)
         return mask if outer is None else mask & outer(index)
 
-    tcfg = _StreamConfig(cfg.noise, tseed, shuffle, cfg.shuffle_window, keep_train)
+    tcfg = _StreamConfig(cfg.noise, tseed, shuffle, cfg.shuffle_window, keep_train,
+                         cfg.regression)
     learners = []
     for spec in todo:
         for combo in spec.combinations():
-            learners.append(Learner(spec, {**spec.params, **combo}, source.classes,
-                                    multiclass_params, tested=True, seed=cfg.seed))
+            learners.append(kind(spec, {**spec.params, **combo}, source.classes,
+                                 multiclass_params, tested=True, seed=cfg.seed))
             learners[-1].combo = combo
             learners[-1].shown = _combo_text(learners[-1])
     _run(source, tcfg, learners, passes, progress=progress, label=f"{source.name} (tuning)")
@@ -654,9 +777,9 @@ def _tune(source, cfg, specs, passes, multiclass_params, tune_on, progress):
         if not mine:
             failed[spec.label] = next(lr for lr in learners if lr.spec is spec)
             continue
-        # no held-out row (a tiny task): the online mistakes decide
-        best = min(mine, key=lambda m: (learners[m[1]].mistakes if m[0] is None else m[0],
-                                        m[1]))
+        # no held-out row (a tiny task): the online error decides
+        best = min(mine, key=lambda m: (learners[m[1]].online_error() if m[0] is None
+                                        else m[0], m[1]))
         chosen[spec.label] = learners[best[1]].combo
     return chosen, failed
 
@@ -668,7 +791,7 @@ def _combo_text(learner):
 
 def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise=0.0,
              cv=0, repeats=1, tune_on="shuffled", multiclass_params=None, curve_every=0,
-             shuffle_window=DEFAULT_SHUFFLE_WINDOW, progress=None):
+             shuffle_window=DEFAULT_SHUFFLE_WINDOW, progress=None, task="classification"):
     """Compare online learners on one task, the papers' way.
 
     Parameters
@@ -694,6 +817,9 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
     noise : float
         Training labels are replaced with probability ``noise`` (another class);
         mistakes and test error are counted against the clean labels ([AROW13] Sect. 5).
+        For regression, the standard deviation of Gaussian noise added to the training
+        targets (:func:`datasets.noisy_targets`); the errors are measured against the
+        clean targets.
     cv : int
         If >= 2, K-fold cross-validation: row ``i`` is in fold ``floor(K u_i)`` with
         ``u_i`` = :func:`datasets.row_uniform` ``(seed, i)``; each fold is the test set of
@@ -713,6 +839,13 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
     shuffle_window : int
     progress : cwkit.report.Progress, optional
         Told of every run (tuning runs included) and of each chunk learnt.
+    task : {"classification", "regression"}
+        ``"regression"``: ``specs`` name regressors (``cwkit.make_regressor``), learnt on
+        the sources' real-valued labels; the online error is the progressive mean
+        squared error (``online_absolute_error`` the mean absolute error), the test
+        errors are mean squared errors (``test_absolute_error``: the model's mean
+        absolute error), ``mistakes`` and ``n_classes`` are None and ``task`` is
+        ``"regression"``. ``curve_every`` is not for regression.
 
     Returns
     -------
@@ -732,6 +865,9 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
     """
     if cv and cv < 2:
         raise ValueError(f"cv must be >= 2, got {cv}")
+    kind = _check_task(task)
+    if kind is RegressionLearner and curve_every:
+        raise ValueError("curve_every is for classification: a curve counts mistakes")
     multiclass_params = dict(multiclass_params or {})
     run = {"cwkit": __version__, "seed": seed, "noise": noise, "passes": passes,
            "shuffle": shuffle, "test": (None if cv else test.name if test is not None
@@ -747,12 +883,12 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
             first = _trial(source, test, specs, trial, trials, running, first, passes=passes,
                            shuffle=shuffle, seed=seed, noise=noise, cv=cv, tune_on=tune_on,
                            multiclass_params=multiclass_params, curve_every=curve_every,
-                           shuffle_window=shuffle_window, progress=progress)
+                           shuffle_window=shuffle_window, progress=progress, kind=kind)
     except KeyboardInterrupt as exc:
         if running:  # the trial under way, with its counters so far
             learners, src, trial = running
             _locate_failures(learners, src, trial)
-            trials.append((learners, [_UNTESTED] * len(learners), {}))
+            trials.append((learners, [lr.untested for lr in learners], {}))
             first = first or src
         if not trials:
             raise
@@ -839,7 +975,8 @@ def _result(first, specs, trials, passes, t_start, curve_every):
 
 
 def _trial(source, test, specs, trial, trials, running, first, *, passes, shuffle, seed,
-           noise, cv, tune_on, multiclass_params, curve_every, shuffle_window, progress):
+           noise, cv, tune_on, multiclass_params, curve_every, shuffle_window, progress,
+           kind=Learner):
     """Trial ``trial`` of :func:`evaluate`, appended to ``trials``; ``running`` holds
     ``[learners, source, trial]`` while its learners run. Returns the first source."""
     if callable(source):
@@ -856,12 +993,13 @@ def _trial(source, test, specs, trial, trials, running, first, *, passes, shuffl
 
         def keep_test(index, k=trial):
             return _fold(seed, index, cv) == k
-    cfg = _StreamConfig(noise, tseed, shuffle, shuffle_window, keep_train)
+    cfg = _StreamConfig(noise, tseed, shuffle, shuffle_window, keep_train,
+                        kind is RegressionLearner)
     chosen, tune_failed = _tune(src, cfg, specs, passes, multiclass_params, tune_on,
-                                progress)
+                                progress, kind)
     tested = bool(cv) or tst is not None
-    learners = [Learner(s, {**s.params, **chosen.get(s.label, {})}, src.classes,
-                         multiclass_params, tested, seed=tseed) for s in specs]
+    learners = [kind(s, {**s.params, **chosen.get(s.label, {})}, src.classes,
+                     multiclass_params, tested, seed=tseed) for s in specs]
     for lr in learners:
         if lr.spec.label in tune_failed:  # not run: no value of its grid could learn
             tried = tune_failed[lr.spec.label]
@@ -878,7 +1016,7 @@ def _trial(source, test, specs, trial, trials, running, first, *, passes, shuffl
     elif tst is not None:
         test_errors = _test(learners, tst)
     else:
-        test_errors = [_UNTESTED] * len(learners)
+        test_errors = [lr.untested for lr in learners]
     running.clear()
     trials.append((learners, test_errors, chosen))
     return first
@@ -924,7 +1062,7 @@ def _summarize(source, specs, trials, passes):
     n_trials = len(trials)
     for j, spec in enumerate(specs):
         lrs = [t[0][j] for t in trials]
-        online, online_sd = _mean_sd([lr.mistakes / max(lr.examples, 1) for lr in lrs])
+        online, online_sd = _mean_sd([lr.online_error() for lr in lrs])
         test, test_sd = _mean_sd([t[1][j][0] for t in trials])
         last, last_sd = _mean_sd([t[1][j][1] for t in trials])
         average, average_sd = _mean_sd([t[1][j][2] for t in trials])
@@ -940,11 +1078,11 @@ def _summarize(source, specs, trials, passes):
         for lr in lrs:
             for text, count in lr.notes.items():
                 notes[text] = notes.get(text, 0) + count
-        results.append({
+        result = {
             "algo": spec.label,
             "params": params,
             "examples": avg([lr.examples for lr in lrs]),
-            "mistakes": avg([lr.mistakes for lr in lrs]),
+            "mistakes": None if lrs[0].mistakes is None else avg([lr.mistakes for lr in lrs]),
             "online_error": online,
             "updates": avg([lr.updates for lr in lrs]),
             "test_error": test,
@@ -960,15 +1098,38 @@ def _summarize(source, specs, trials, passes):
             "tuned": chosen if spec.grid and n_trials > 1 else (chosen[0] if spec.grid else None),
             "failed": failures[0] if failures else None,
             "notes": _note_lines(notes),
-        })
+        }
+        if lrs[0].task == "regression":
+            result = _with_absolute_errors(result, lrs, [t[1][j] for t in trials])
+        results.append(result)
+    regression = any(t[0] and t[0][0].task == "regression" for t in trials)
     return {
         "data": source.name,
+        **({"task": "regression"} if regression else {}),
         "n_examples": int(source.n_examples if source.n_examples is not None  # interrupted
                           else max(lr.examples // passes for t in trials for lr in t[0])),
         "n_features": int(source.n_features),
-        "n_classes": int(source.classes.size),
+        "n_classes": None if regression else int(source.classes.size),
         "results": results,
     }
+
+
+def _with_absolute_errors(result, learners, tested):
+    """A regressor's result with its mean absolute errors (progressive, and of the model
+    of its parameters on the test rows) and their standard deviations over the trials,
+    each after the squared error it goes with."""
+    online, online_sd = _mean_sd([lr.absolute / max(lr.examples, 1) for lr in learners])
+    test, test_sd = _mean_sd([t[3] for t in tested])
+    added = {"online_error": ("online_absolute_error", online),
+             "test_error": ("test_absolute_error", test),
+             "online_error_sd": ("online_absolute_error_sd", online_sd),
+             "test_error_sd": ("test_absolute_error_sd", test_sd)}
+    out = {}
+    for key, value in result.items():
+        out[key] = value
+        if key in added:
+            out[added[key][0]] = added[key][1]
+    return out
 
 
 def mean_ranks(tasks):

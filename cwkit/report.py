@@ -24,6 +24,7 @@ from ._atomic import atomic_write
 __all__ = [
     "CSV_FIELDS",
     "PLOT_TASK_PANELS",
+    "REGRESSION_CSV_FIELDS",
     "PlotUnavailable",
     "Progress",
     "algorithms_text",
@@ -96,8 +97,7 @@ class Progress:
             self.next_line *= 2
         self.last_draw = now
         rate = examples / max(now - self.start, 1e-9)
-        errs = ", ".join(f"{lr.shown} {100.0 * lr.mistakes / max(lr.examples, 1):.2f}%"
-                         for lr in learners)
+        errs = ", ".join(f"{lr.shown} {lr.online_text()}" for lr in learners)
         share = f" ({100.0 * examples / total:.0f}%)" if total else ""
         text = (f"cwkit: {self.label}: pass {pass_no + 1}/{passes}, {examples:,} "
                 f"examples{share}, {rate:,.0f}/s, online error {errs}")
@@ -142,20 +142,60 @@ def _format_error(mean, sd):
     return text + (f" ± {100.0 * sd:.2f}" if sd is not None else "")
 
 
+def _format_mean_error(mean, sd):
+    """A mean squared or absolute error with four significant digits, with ``± sd``
+    (two) when there is one (``-`` for None)."""
+    if mean is None:
+        return "-"
+    return f"{mean:.4g}" + (f" ± {sd:.2g}" if sd is not None else "")
+
+
 #: The error columns of the table: (header, result key), the last two shown where a
 #: learner of the task has them.
 ERROR_COLUMNS = (("test err", "test_error"), ("last err", "last_test_error"),
                  ("avg err", "avg_test_error"))
 
+#: A regression task's: the mean squared errors of ``ERROR_COLUMNS`` and the mean
+#: absolute error of the model of the parameters, each shown where a learner has it.
+REGRESSION_ERROR_COLUMNS = (("test mse", "test_error"), ("test mae", "test_absolute_error"),
+                            ("last mse", "last_test_error"), ("avg mse", "avg_test_error"))
 
-def run_line(run):
-    """The run's settings (the ``run`` object of the JSON) as one line of text."""
+
+class _Columns:
+    """What a task's table shows of its results: the online columns after ``examples``
+    (header, result key), the error columns, how errors are written and the words of
+    the footer."""
+
+    def __init__(self, regression):
+        if regression:
+            self.online = (("online mse", "online_error"),
+                           ("online mae", "online_absolute_error"))
+            self.errors, self.format = REGRESSION_ERROR_COLUMNS, _format_mean_error
+            self.test, self.last, self.avg = "test mse", "last mse", "avg mse"
+            self.online_by = "online mse"
+        else:
+            self.online = (("mistakes", "mistakes"), ("online err", "online_error"))
+            self.errors, self.format = ERROR_COLUMNS, _format_error
+            self.test, self.last, self.avg = "test err", "last err", "avg err"
+            self.online_by = "online error"
+
+    def cell(self, res, key):
+        """The text of the result's value of ``key``."""
+        if key == "mistakes":
+            return _format_number(res[key])
+        return self.format(res.get(key), res.get(key + "_sd"))
+
+
+def run_line(run, regression=False):
+    """The run's settings (the ``run`` object of the JSON) as one line of text
+    (``regression``: ``noise`` is the standard deviation of the targets' noise)."""
     if not run:
         return ""
     where = (f"{run['cv']}-fold cross-validation" if run.get("cv")
              else f"test file {run['test']}" if run.get("test") else "no test rows")
     passes = run["passes"]
-    parts = [f"cwkit {run['cwkit']}", f"seed {run['seed']}", f"noise {run['noise']:g}",
+    noise = f"noise sd {run['noise']:g}" if regression else f"noise {run['noise']:g}"
+    parts = [f"cwkit {run['cwkit']}", f"seed {run['seed']}", noise,
              f"{passes} pass{'es' * (passes != 1)}",
              "shuffled" if run["shuffle"] else "stored order", where]
     if run.get("repeats", 1) > 1:
@@ -196,21 +236,25 @@ def table(report, specs, notes=None):
     shown = {s.label: s for s in specs}
     for task in report["tasks"]:
         ranks = task_ranks(task)
+        regression = task.get("task") == "regression"
+        cols = _Columns(regression)
+        labels = ("real-valued targets" if regression
+                  else f"{task['n_classes']} classes")
         out.write(f"data: {task['data']}  ({task['n_examples']:,} examples, "
-                  f"{task['n_features']:,} features, {task['n_classes']} classes)\n")
+                  f"{task['n_features']:,} features, {labels})\n")
         if task.get("interrupted"):
             out.write("  INTERRUPTED: partial results, the counters as far as each "
                       "learner got\n")
         for note in notes.get(task["data"], []):
             out.write(f"  {note}\n")
-        header = ["algo", "rank", "examples", "mistakes", "online err", "updates",
-                  *(h for h, _ in ERROR_COLUMNS), "passes", "seconds", "examples/s", "params"]
+        header = ["algo", "rank", "examples", *(h for h, _ in cols.online), "updates",
+                  *(h for h, _ in cols.errors), "passes", "seconds", "examples/s", "params"]
         # the last iterate's and the average's columns where a learner has them
-        errors = [key for h, key in ERROR_COLUMNS
+        errors = [key for h, key in cols.errors
                   if key == "test_error" or any(res.get(key) is not None
                                                 for res in task["results"])]
-        header = [h for h in header if h not in dict(ERROR_COLUMNS)
-                  or dict(ERROR_COLUMNS)[h] in errors]
+        header = [h for h in header if h not in dict(cols.errors)
+                  or dict(cols.errors)[h] in errors]
         rows, remarks, resolved = [], [], []
         best = min((r for r, res in zip(ranks, task["results"]) if not res.get("failed")),
                    default=None)
@@ -231,10 +275,8 @@ def table(report, specs, notes=None):
             rate = res["examples"] * res["trials"] / res["seconds"] if res["seconds"] else 0
             remarks.extend(f"  {res['algo']}: {line}" for line in failure_lines(res))
             measured = [
-                _format_number(res["examples"]), _format_number(res["mistakes"]),
-                _format_error(res["online_error"], res["online_error_sd"]),
-                _format_number(res["updates"]),
-                *(_format_error(res.get(key), res.get(key + "_sd")) for key in errors),
+                _format_number(res["examples"]), *(cols.cell(res, key) for _, key in cols.online),
+                _format_number(res["updates"]), *(cols.cell(res, key) for key in errors),
                 str(res["passes"]), f"{res['seconds']:.3f}", f"{rate:,.0f}"]
             if res.get("failed"):   # counters of a model that stopped half-way: none
                 measured = ["-"] * len(measured)
@@ -248,17 +290,17 @@ def table(report, specs, notes=None):
             out.write("  ".join(cells).rstrip() + "\n")
         out.writelines(line + "\n" for line in remarks)
         ok = [r for r in task["results"] if not r.get("failed")]
-        by = "test error" if ok and all(r["test_error"] is not None for r in ok) \
-            else "online error"
+        tested = bool(ok) and all(r["test_error"] is not None for r in ok)
+        by = ("test error" if not regression else cols.test) if tested else cols.online_by
         trials = task["results"][0]["trials"] if task["results"] else 1
         extra = f"; means over {trials} trials, ± one standard deviation" if trials > 1 else ""
-        tested = ("; test err: the model of each name's parameters, the one cwkit train "
-                  "saves" if by == "test error" else "")
-        tested += "; last err: its last iterate" if "last_test_error" in errors else ""
-        tested += "; avg err: its average of the weights" if "avg_test_error" in errors \
+        tested = (f"; {cols.test}: the model of each name's parameters, the one cwkit "
+                  "train saves" if tested else "")
+        tested += f"; {cols.last}: its last iterate" if "last_test_error" in errors else ""
+        tested += f"; {cols.avg}: its average of the weights" if "avg_test_error" in errors \
             else ""
         out.write(f"(* best by {by}{tested}{extra}; {task['seconds']:.2f} s in total)\n")
-        line = run_line(task.get("run"))
+        line = run_line(task.get("run"), regression)
         out.write(line + "\n" if line else "")
         out.write("parameters as resolved:\n" + "\n".join(resolved) + "\n\n")
     if report["mean_rank"] is not None:
@@ -274,6 +316,10 @@ CSV_FIELDS = ["data", "algo", "params", "tuned", "examples", "mistakes", "online
               "seconds", "trials", "mean_rank", "failed", "notes", "interrupted",
               "cwkit", "seed", "noise", "shuffle", "test", "cv", "repeats", "dask"]
 
+#: The columns a regression run adds after ``CSV_FIELDS`` (``task`` is "regression").
+REGRESSION_CSV_FIELDS = ["task", "online_absolute_error", "online_absolute_error_sd",
+                         "test_absolute_error", "test_absolute_error_sd"]
+
 
 def failure_lines(res):
     """A result's failure and notes as lines of text (none when it ran cleanly)."""
@@ -288,10 +334,13 @@ def failure_lines(res):
 
 
 def results_csv(report):
-    """The results as CSV, one row per task and algorithm (columns ``CSV_FIELDS``)."""
+    """The results as CSV, one row per task and algorithm (columns ``CSV_FIELDS``, then
+    ``REGRESSION_CSV_FIELDS`` when a task is a regression)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_FIELDS)
+    fields = CSV_FIELDS + (REGRESSION_CSV_FIELDS if any(
+        t.get("task") == "regression" for t in report["tasks"]) else [])
+    writer.writerow(fields)
     mean_rank = report["mean_rank"] or {}
     for task in report["tasks"]:
         for res in task["results"]:
@@ -299,7 +348,8 @@ def results_csv(report):
             run = {k: v for k, v in (task.get("run") or {}).items() if k != "passes"}
             if run.get("dask"):
                 run["dask"] = _dask_text(run["dask"])
-            row = {**run, **res, "data": task["data"], "mean_rank": mean_rank.get(res["algo"]),
+            row = {**run, **res, "data": task["data"], "task": task.get("task", "classification"),
+                   "mean_rank": mean_rank.get(res["algo"]),
                    "params": _params_text(res["params"]),
                    "tuned": (None if res["tuned"] is None else _params_text(res["tuned"])
                              if isinstance(res["tuned"], dict) else
@@ -307,7 +357,7 @@ def results_csv(report):
                    "failed": failure_lines({**res, "notes": []})[0] if failed else None,
                    "notes": "; ".join(res.get("notes") or []) or None,
                    "interrupted": "true" if task.get("interrupted") else "false"}
-            writer.writerow(["" if row.get(f) is None else row[f] for f in CSV_FIELDS])
+            writer.writerow(["" if row.get(f) is None else row[f] for f in fields])
     return out.getvalue()
 
 

@@ -142,6 +142,27 @@ def test_flip_labels_multiclass_uniform_over_other_labels():
         datasets.flip_labels(y, 0.1, classes=[0, 1])
 
 
+def test_noisy_targets_are_gaussian_and_a_function_of_seed_and_row():
+    y = np.linspace(-1.0, 1.0, 100000)
+    noisy = datasets.noisy_targets(y, 0.5, seed=3)
+    noise = noisy - y
+    assert noise.mean() == pytest.approx(0.0, abs=0.01)
+    assert noise.std() == pytest.approx(0.5, rel=0.01)
+    assert np.mean(np.abs(noise) < 0.5) == pytest.approx(0.6827, abs=0.01)  # one sd
+    # a chunk's noise is the whole stream's rows' (Box-Muller of streams 5 and 6)
+    u, v = (datasets.row_uniform(3, np.arange(7, 19), stream=s) for s in (5, 6))
+    part = datasets.noisy_targets(y[7:19], 0.5, seed=3, index=np.arange(7, 19))
+    np.testing.assert_array_equal(part, noisy[7:19])
+    np.testing.assert_allclose(part - y[7:19],
+                               0.5 * np.sqrt(-2 * np.log(1 - u)) * np.cos(2 * np.pi * v),
+                               rtol=1e-12)
+    assert not np.array_equal(datasets.noisy_targets(y, 0.5, seed=4), noisy)
+    assert np.array_equal(datasets.noisy_targets(y, 0.0, seed=3), y)
+    for bad in (-1.0, np.inf, np.nan):
+        with pytest.raises(ValueError, match="finite number >= 0"):
+            datasets.noisy_targets(y, bad)
+
+
 def test_binary_tasks():
     pairs = datasets.binary_tasks([3.0, 1.0, 2.0, 1.0], "all-pairs")
     assert pairs == [("1-vs-2", (1.0,), (2.0,)), ("1-vs-3", (1.0,), (3.0,)),

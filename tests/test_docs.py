@@ -168,12 +168,19 @@ def test_every_block_runs_or_says_why_not():
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch):
     """A folder holding the files the docs' commands name (train.svm and train.svm.xz,
-    test.svm, more.svm, a.svm, b.svm, c.svm: parts of the shipped data set), made the
-    current folder."""
+    test.svm, more.svm, a.svm, b.svm, c.svm: parts of the shipped data set; targets.svm
+    and targets.t.svm: its rows with real-valued targets, a linear function of their
+    features plus Gaussian noise), made the current folder."""
     import lzma
 
-    from cwkit import datasets
+    import numpy as np
 
+    from cwkit import datasets, dump_svmlight
+
+    X, _ = datasets.load_breast_cancer()
+    y = datasets.noisy_targets(X @ np.linspace(-2.0, 2.0, X.shape[1]) + 1.0, 0.1)
+    dump_svmlight(X[:500], y[:500], tmp_path / "targets.svm")
+    dump_svmlight(X[500:], y[500:], tmp_path / "targets.t.svm")
     rows = datasets.shipped_data_path().read_bytes().splitlines(keepends=True)
     (tmp_path / "train.svm").write_bytes(b"".join(rows[:500]))
     (tmp_path / "train.svm.xz").write_bytes(lzma.compress(b"".join(rows[:500])))
