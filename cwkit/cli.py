@@ -271,16 +271,17 @@ def _file_source(path, name, args, opened):
     """A file task (appended to ``opened``); scanned now if the label set, width or index
     base is not given."""
     classes = _classes(args)
+    labels = args.task == "classification"    # (regression: the targets' set not kept)
     if _is_vw(args, name):
         src = sources.VWSource(path, name=name, batch_size=args.batch_size,
                                classes=classes, hash_bits=args.hash_bits,
-                               rows=_rows_of(args, name))
+                               rows=_rows_of(args, name), labels=labels)
     else:
         src = sources.SvmlightSource(path, name=name, batch_size=args.batch_size,
                                      n_features=args.n_features,
                                      zero_based=_zero_based(args), classes=classes,
                                      hash_bits=args.hash_bits, n_jobs=args.parse_jobs,
-                                     rows=_rows_of(args, name))
+                                     rows=_rows_of(args, name), labels=labels)
     opened.append(src)
     if src.needs_scan:
         src.classes = None      # the file's own, checked against --classes
@@ -526,12 +527,13 @@ def _file_tasks(args, spool, notes, opened):
             if _is_vw(args, tname):
                 tst = sources.VWSource(spool.path(tname), name=tname,
                                        batch_size=args.batch_size, hash_bits=args.hash_bits,
-                                       rows=src.rows)
+                                       rows=src.rows, labels=src.labels)
             else:
                 tst = sources.SvmlightSource(
                     spool.path(tname), name=tname, batch_size=args.batch_size,
                     zero_based=src.zero_based, n_features=args.n_features,
-                    hash_bits=args.hash_bits, n_jobs=args.parse_jobs, rows=src.rows)
+                    hash_bits=args.hash_bits, n_jobs=args.parse_jobs, rows=src.rows,
+                    labels=src.labels)
             opened.append(tst)
             tst.scan()
             if args.task == "classification":
@@ -843,7 +845,7 @@ def _predict(args, spool):
             path, batch_size=args.batch_size, hash_bits=bits, require_label=False))
         return _write_predictions(args, model, chunks, labelled=True)
     info = scan_svmlight(path, zero_based=_zero_based(args), hash_bits=args.hash_bits,
-                         n_jobs=args.parse_jobs)
+                         n_jobs=args.parse_jobs, labels=not regression)
     if info.n_features > width and not args.ignore_extra_features:
         raise DataError(f"{args.data}: the model {args.model} has {width} features, the "
                         f"file has {info.n_features} (was it trained on other data, or "
@@ -1192,6 +1194,7 @@ examples:
   cwkit eval --algos pa,cw,arow a.svm b.svm c.svm          # + mean rank over tasks
   cwkit eval --synthetic crammer --noise 0.1 --repeats 10 --algos perceptron,pa,arow
   cwkit eval --tasks all-pairs --algos pa,arow mnist.scale.bz2 --test mnist.scale.t.bz2
+  cwkit eval --task regression --algos pa1,arow --noise 0.5 data.svm --test data.t.svm
   cwkit eval --format json --curve curve.csv --plot curve.png data.svm
   zcat data.svm.gz | cwkit eval --algos arow -
 """
@@ -1360,9 +1363,9 @@ def _noise(text):
 
 
 def _build_parser():
-    parser = _Parser(prog="cwkit", description="Online linear classifiers: compare, train, "
-                     "predict. `cwkit COMMAND --help` for each command.", epilog=EXIT_STATUS,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="cwkit", description="Online linear classifiers and regressors: "
+                     "compare, train, predict. `cwkit COMMAND --help` for each command.",
+                     epilog=EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"cwkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     fmt = argparse.RawDescriptionHelpFormatter

@@ -90,12 +90,15 @@ class SvmlightSource:
     ``"text"`` (:func:`cwkit.text_rows`). ``parsed``: the chunks' rows are valid as the
     parser checked them
     (:func:`cwkit._rowdata.parsed_rows`), except with ``hash_bits``, whose sums of folded
-    values may overflow.
+    values may overflow. ``labels=False``: the labels are real-valued targets, whose set
+    the scan does not collect (``classes`` is then empty): memory stays bounded.
     """
 
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, n_features=None,
-                 zero_based="auto", classes=None, hash_bits=None, n_jobs=None, rows="raw"):
+                 zero_based="auto", classes=None, hash_bits=None, n_jobs=None, rows="raw",
+                 labels=True):
         self.path = path
+        self.labels = labels
         self.rows = rows
         self.n_jobs = n_jobs
         self.parse_threads = default_jobs() if n_jobs is None else int(n_jobs)
@@ -119,7 +122,7 @@ class SvmlightSource:
         with ``check`` every line is parsed and checked (the first bad one raises)."""
         sp.preload()    # the chunks are CSR: import scipy.sparse while the file is read
         info = scan_svmlight(self.path, zero_based=self.zero_based, hash_bits=self.hash_bits,
-                             n_jobs=self.n_jobs, check=check)
+                             n_jobs=self.n_jobs, check=check, labels=self.labels)
         self.checked = self.checked or check or info.nnz is not None
         self.zero_based = bool(info.zero_based)
         self.n_examples = int(info.n_samples)
@@ -177,7 +180,8 @@ class VWSource(SvmlightSource):
     ``rows`` is the treatment of the rows, as :class:`SvmlightSource`'s.
     :meth:`chunks` yields ``(X, y, index)``, and with ``weights=True`` also the rows'
     importance weights. ``parsed`` is False: the rows are checked again by the
-    estimators. :meth:`count` and :meth:`origin` are :class:`SvmlightSource`'s.
+    estimators. :meth:`count` and :meth:`origin` are :class:`SvmlightSource`'s, and
+    ``labels`` its meaning.
     """
 
     zero_based = True
@@ -185,8 +189,9 @@ class VWSource(SvmlightSource):
     weighted = True     # its lines carry importance weights (chunks(weights=True))
 
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, classes=None,
-                 hash_bits=None, rows="raw"):
+                 hash_bits=None, rows="raw", labels=True):
         self.path = path
+        self.labels = labels
         self.rows = rows
         self.name = str(path) if name is None else name
         self.batch_size = int(batch_size)
@@ -203,7 +208,7 @@ class VWSource(SvmlightSource):
     def scan(self, check=True):
         """Read the file once (:func:`cwkit.scan_vw`): rows and labels, every line checked."""
         sp.preload()
-        info = scan_vw(self.path, hash_bits=self.hash_bits)
+        info = scan_vw(self.path, hash_bits=self.hash_bits, labels=self.labels)
         self.n_examples = int(info.n_samples)
         if self.classes is None:
             self.classes = np.asarray(info.classes)

@@ -1196,7 +1196,7 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
 
 
 def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_error="raise",
-                  chunk_size=_CHUNK, hash_bits=None, n_jobs=None, check=True):
+                  chunk_size=_CHUNK, hash_bits=None, n_jobs=None, check=True, labels=True):
     """One pass over a file for its shape, index base and label set.
 
     For a stable batch width and index base in :func:`iter_svmlight` (as the
@@ -1227,6 +1227,9 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
         memory mapping, 64 MiB at a time, without a copy (the pages are
         the page cache's; a process truncating the file meanwhile stops
         this one with SIGBUS, as with any mapped file).
+    labels : bool
+        False: the label set is not collected (``classes`` is empty), so that memory
+        stays bounded whatever the number of distinct labels (regression targets).
 
     Returns
     -------
@@ -1237,7 +1240,7 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
                                 hash_bits)
     n_jobs = _check_jobs(n_jobs)
     if not check and not (query_id or multilabel or on_error == "skip"):
-        info = _quick_scan(f, zero_based, chunk_size, hash_bits)
+        info = _quick_scan(f, zero_based, chunk_size, hash_bits, labels)
         if info is not None:
             return info
     source = _Source(f)
@@ -1254,7 +1257,8 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
             if out.lo.value < lo.value:
                 lo = out.lo
             hi = max(hi, out.hi.value)
-            classes = np.union1d(classes, out.labels)
+            if labels:
+                classes = np.union1d(classes, out.labels)
     finally:
         batches.close()
         parser.close()
@@ -1267,10 +1271,11 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     return SvmlightInfo(n_rows, width, nnz, base, classes)
 
 
-def _quick_scan(f, zero_based, chunk_size, hash_bits):
+def _quick_scan(f, zero_based, chunk_size, hash_bits, collect=True):
     """:func:`scan_svmlight` with ``check=False``: the summary from the labels and the
     first and last index of every row (``nnz`` None), or None when a token it reads is
-    not one it knows, or a path cannot be reopened (the caller then parses in full)."""
+    not one it knows, or a path cannot be reopened (the caller then parses in full);
+    ``collect``: the label set too."""
     if hasattr(f, "read") or isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
         return None     # a stream cannot be read a second time
     source = _Source(f)
@@ -1292,8 +1297,9 @@ def _quick_scan(f, zero_based, chunk_size, hash_bits):
             n_rows += rows
             n_zero += zeros
             parser.line += lines
-            labels.update(block_labels)
-            zero_signs.update(math.copysign(1.0, v) for v in block_labels if v == 0)
+            if collect:
+                labels.update(block_labels)
+                zero_signs.update(math.copysign(1.0, v) for v in block_labels if v == 0)
     except _StreamError:
         return None
     finally:

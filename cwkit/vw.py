@@ -307,8 +307,12 @@ def iter_vw(f, batch_size=4096, hash_bits=DEFAULT_HASH_BITS, dtype=np.float64,
     return (_result(out, hash_bits, dtype, tags) for out in batches)
 
 
-def scan_vw(f, hash_bits=DEFAULT_HASH_BITS, require_label=True, chunk_size=_CHUNK):
+def scan_vw(f, hash_bits=DEFAULT_HASH_BITS, require_label=True, chunk_size=_CHUNK,
+            labels=True):
     """One pass over a file for its size and label set (every line checked).
+
+    ``labels=False``: the label set is not collected (``classes`` is empty), so that
+    memory stays bounded whatever the number of distinct labels (regression targets).
 
     Returns
     -------
@@ -321,5 +325,6 @@ def scan_vw(f, hash_bits=DEFAULT_HASH_BITS, require_label=True, chunk_size=_CHUN
     for out in _batches(f, 8192, hash_bits, require_label, False, chunk_size):
         n_rows += out.n_rows
         nnz += out.nnz
-        classes.update(np.unique(out.labels).tolist())
+        if labels:
+            classes.update(np.unique(out.labels).tolist())
     return VWInfo(n_rows, 1 << hash_bits, nnz, np.unique(np.array(sorted(classes), float)))

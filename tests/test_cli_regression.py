@@ -178,3 +178,18 @@ def test_bad_targets_name_file_and_line(capsys, files, tmp_path):
         assert rc == 1 and err.startswith(f"cwkit: error: {bad}:3: invalid label 'nan'")
         assert err.count("\n") == 1
     assert not (tmp_path / "m.cwk").exists()
+
+
+def test_a_scan_of_targets_keeps_no_label_set(files, tmp_path):
+    """Regression reads the targets without collecting their set (bounded memory):
+    the summary is otherwise the same."""
+    train = files[0]
+    for check in (True, False):
+        full = cwkit.scan_svmlight(train, check=check)
+        bare = cwkit.scan_svmlight(train, check=check, labels=False)
+        assert full.classes.size == 110 and bare.classes.size == 0
+        assert bare._replace(classes=None) == full._replace(classes=None)
+    path = tmp_path / "t.vw"
+    path.write_text("2.5 |a x:1\n-1.5 |a y:2\n")
+    assert cwkit.scan_vw(path).classes.tolist() == [-1.5, 2.5]
+    assert cwkit.scan_vw(path, labels=False).classes.size == 0
