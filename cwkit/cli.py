@@ -606,11 +606,15 @@ def _check_task_options(args):
     if args.task == "classification":
         return
     for option, attr in _FOR_CLASSES + _NOT_FOR_REGRESSION:
-        if getattr(args, attr, None) is not None:
-            why = ("a regressor has one real-valued output, not classes"
-                   if (option, attr) in _FOR_CLASSES else "not supported for regression")
-            raise UsageError(f"{option} is for classification, not --task regression "
-                             f"({why})")
+        if getattr(args, attr, None) is None:
+            continue
+        if (option, attr) in _FOR_CLASSES:
+            raise UsageError(f"{option} is for classification, not --task regression (a "
+                             "regressor has one real-valued output, not classes)")
+        raise UsageError(f"{option} is not supported with --task regression")
+    if getattr(args, "data", None) == []:
+        raise UsageError("--task regression needs data files (the data set shipped with "
+                         "cwkit, which eval runs without any, is a classification task)")
 
 
 def _check_class_weight(args, src):

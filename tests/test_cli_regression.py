@@ -165,6 +165,8 @@ def test_classification_options_are_usage_errors(capsys, files, argv, message):
 
 
 def test_bad_targets_name_file_and_line(capsys, files, tmp_path):
+    rc, out, err = run(capsys, "eval", "--task", "regression")   # the shipped data: classes
+    assert rc == 2 and "needs data files" in err
     train = files[0]
     rc, out, err = run(capsys, "eval", train)        # a classifier given real labels
     line, label = re.match(rf"cwkit: error: {re.escape(str(train))}:(\d+): label (\S+) is "
