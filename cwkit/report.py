@@ -560,14 +560,16 @@ def format_label(v):
 def model_text(path, d):
     """:func:`cwkit.describe`'s dict as the text of ``cwkit show``."""
     prov = d["provenance"]
-    lines = [f"{path}: {d['rule']} ({d['class']}), {len(d['classes'])} classes "
-             f"({', '.join(format_label(c) for c in d['classes'])}), {d['n_features']:,} "
-             f"features",
+    regressor = d["classes"] is None        # (a regressor has no classes)
+    what = ("a regressor" if regressor else f"{len(d['classes'])} classes "
+            f"({', '.join(format_label(c) for c in d['classes'])})")
+    missed = ("rounds outside the epsilon tube" if regressor else "online mistakes")
+    lines = [f"{path}: {d['rule']} ({d['class']}), {what}, {d['n_features']:,} features",
              "parameters: " + " ".join(f"{k}={format_value(v)}"
                                        for k, v in d["params"].items()),
              f"hash bits: {'-' if d['hash_bits'] is None else d['hash_bits']}",
              f"counters: {d['counters']['t_']:,} rounds learnt (t_), "
-             f"{d['counters']['mistakes_']:,} online mistakes (mistakes_), "
+             f"{d['counters']['mistakes_']:,} {missed} (mistakes_), "
              f"{d['counters']['n_updates_']:,} updates (n_updates_)"]
     if prov:
         first = [k for k in ("cwkit", "created", "saved", "data") if k in prov]

@@ -134,6 +134,12 @@ def test_train_then_predict_is_the_python_model(capsys, files, tmp_path):
                    f"{np.mean(np.abs(residual)):.4g} ({yt.size} rows)\n")
     rc, out, err = run(capsys, "predict", model, test, "--proba")
     assert rc == 2 and "is a regressor" in err
+    rc, out, err = run(capsys, "train", "-i", model, test, "-o", tmp_path / "m2.cwk", "-q")
+    assert rc == 0, err
+    est.partial_fit(Xt, yt)
+    np.testing.assert_array_equal(cwkit.load(tmp_path / "m2.cwk").coef_, est.coef_)
+    rc, out, err = run(capsys, "show", model)
+    assert rc == 0 and out.startswith(f"{model}: arow (AROWRegressor), a regressor, 4 features")
 
 
 def test_vowpal_wabbit_targets(capsys, tmp_path):
