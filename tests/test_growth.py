@@ -122,15 +122,23 @@ def test_one_row_per_call_each_wider_is_the_one_call_model():
         assert_same(fed, whole, X)
 
 
-def test_growth_is_amortised():
-    """Widening by one feature at a time reallocates a prefix-laid array only when its
-    room runs out (doubling): a logarithmic number of times."""
-    est = cwkit.make("arow", covariance="diag").partial_fit(np.ones((2, 1)), [0, 1])
+@pytest.mark.parametrize("name, params, key, n_classes, width", [
+    ("arow", {"covariance": "diag"}, "mu_sigma", 2, 2000),
+    ("adagrad", {"average": True}, "acc", 2, 2000),      # two blocks of the features
+    ("bpa1", {}, "pend", 2, 2000),                        # the features on axis 1
+    ("arow", {"covariance": "full"}, "Sigma", 2, 200),   # both axes
+    ("arow", {"covariance": "full"}, "mu", 3, 200),      # (K, D)
+    ("adagrad", {"average": True}, "acc", 3, 500)])
+def test_growth_is_amortised(name, params, key, n_classes, width):
+    """Widening by one feature at a time reallocates an array's buffer only when its
+    room runs out (doubling): a logarithmic number of times, for every layout."""
+    est = cwkit.make(name, **params).partial_fit(np.ones((n_classes, 1)), range(n_classes))
     buffers = set()
-    for d in range(2, 2000):
-        est.partial_fit(sp.csr_matrix(([1.0], [d - 1], [0, 1]), shape=(1, d)), [d % 2])
-        buffers.add(id(est._model._rooms["mu_sigma"]))
-    assert est.coef_.shape == (1, 1999) and len(buffers) <= 12
+    for d in range(2, width):
+        est.partial_fit(sp.csr_matrix(([1.0], [d - 1], [0, 1]), shape=(1, d)),
+                        [d % n_classes], classes=range(n_classes))
+        buffers.add(id(est._model._rooms[key]))
+    assert est.n_features_in_ == width - 1 and len(buffers) <= 12
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
@@ -211,3 +219,18 @@ def test_counters_add_up_over_calls():
         once = cwkit.make(name).fit(X[:10], y[:10])
         assert (fed.t_, fed.mistakes_, fed.n_updates_, fed.last_mistakes_) == (
             once.t_, once.mistakes_, once.n_updates_, once.last_mistakes_)
+
+
+def test_a_full_covariance_grows_up_to_its_limit_and_no_further(monkeypatch):
+    """Beyond the widest full covariance (here made 63 features), a widening is refused
+    as a model built that wide is, even when the buffers would have room; state kept."""
+    from cwkit.models import binary
+    monkeypatch.setattr(binary, "MAX_FULL_DIM", 64)
+    est = cwkit.make("arow", covariance="full").partial_fit(np.ones((2, 40)), [0, 1])
+    for d in range(41, 64):
+        est.partial_fit(sp.csr_matrix(([1.0], [d - 1], [0, 1]), shape=(1, d)), [d % 2])
+    before = {k: v.copy() for k, v in est._model.state.items()}
+    with pytest.raises(ValueError, match="supported up to 63 features"):
+        est.partial_fit(sp.csr_matrix(([1.0], [63], [0, 1]), shape=(1, 64)), [0])
+    assert est.n_features_in_ == 63
+    assert all(np.array_equal(before[k], v) for k, v in est._model.state.items())

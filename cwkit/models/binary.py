@@ -202,6 +202,9 @@ class Full(BinaryModel):
     def feature_layout(self):
         return {"mu": ROWS, "Sigma": ((0, 1, 0), (1, 1, 0)), "u": ROWS_T}
 
+    def max_features(self):
+        return MAX_FULL_DIM - 1
+
     def initial_state(self, D):
         if D > MAX_FULL_DIM:
             raise ValueError(

@@ -17,15 +17,17 @@ the features alone, without the intercept: mini-batch PA's pending rows).  A
 widening keeps every feature's values where they were, moves each intercept and
 the tail to their new places and writes the prior into the new features' places.
 
-Growth is amortised: an array whose one feature axis is its first, in one block,
-is a prefix view of a buffer twice as long as needed; widening it writes only the
-new features, the intercept and the tail, for all the arrays of a model in one
-compiled call (``_core.widen_in_room``), and changes the width of the model's own
-copy of its spec in place: a stream that grows by a feature per row costs about 2
-microseconds more per row than one of fixed width (benchmarks/README.md).  The
-other arrays (a full Sigma, the averaging sums of AdaGrad, mini-batch PA's pending
-rows, the mean of a multi-class full covariance) are reallocated, in the time of
-one update of a full covariance, or O(D) values.
+Growth is amortised: every such array (of one or two axes) is a C-contiguous
+prefix of a flat buffer with room for twice its values; a widening moves the
+values in place to their new places and writes the prior into the new features',
+for all the arrays of a model in one compiled call (``_core.widen_in_room``), and
+changes the width of the model's own copy of its spec in place.  A buffer is
+replaced by one twice as large only when its room runs out.  An array whose
+features lie on its first axis in one block (the weights, a diagonal covariance)
+widens in the time of its new features; one whose features repeat in blocks (the
+averaging sums of AdaGrad, the classes of a full covariance's mean) or lie on a
+second axis (a full Sigma, mini-batch PA's pending rows) moves its values, in the
+time of one pass over them: the cost of one round of a full-covariance rule.
 """
 import numpy as np
 
@@ -33,27 +35,14 @@ from .. import _core
 from .size import check_size
 
 
-def feature_map(n, d_old, d_new, inner, tail):
-    """The new positions of the `n` entries of an axis laid out for ``d_old``
-    features, for ``d_new`` features."""
-    D_old, D_new = d_old + 1, d_new + 1
-    blocks = (n - tail) // (D_old * inner)
-    pos = np.arange(n)
-    body = blocks * D_old * inner
-    block, within = np.divmod(pos[:body], D_old * inner)
-    feature, j = np.divmod(within, inner)
-    feature = np.where(feature == d_old, d_new, feature)   # the intercept goes last
-    new = np.empty(n, dtype=np.intp)
-    new[:body] = block * D_new * inner + feature * inner + j
-    new[body:] = pos[body:] + blocks * (D_new - D_old) * inner
-    return new
-
-
 def widen(model, n_features):
     """Widen `model` (its ``state``, ``spec`` and ``n_features``) to `n_features`
     features, each new one at its prior (see the module): the model built at that
     width after the same rows, padded with zeros."""
-    if _widen_in_room(model, n_features):     # first: the common case, one row at a time
+    done = _core.widen_model(model, n_features)  # first: the common case, a row at a time
+    if done:
+        if done == 2:           # a spec the model shares: replaced
+            model.spec = _with_width(model.spec, n_features)
         return
     parts = getattr(model, "models", None)
     if parts is not None:     # one-vs-rest: K binary models
@@ -65,68 +54,57 @@ def widen(model, n_features):
         return
     d_old = model.n_features
     spec = _with_width(model.spec, n_features)
+    model._limit = model.max_features()     # (widen_model leaves a wider model to us)
+    if model._limit is not None and n_features > model._limit:
+        type(model)(spec)       # raises, naming the limit
     state = model.state
-    layout = {key: axes for key, axes in model.feature_layout().items()
+    layout = {key: _axes(state[key], axes) for key, axes in model.feature_layout().items()
               if np.size(state.get(key, ()))}   # (no lazy sum: no averaging)
     rooms = model.__dict__.setdefault("_rooms", {})
-    prefix, roomy = set(), True
-    for key, ((axis, inner, tail), *more) in layout.items():
+    if "_prior" not in model.__dict__:        # the state of a model of one feature, once
+        model._prior = {key: np.ascontiguousarray(arr, dtype=np.float64) for key, arr in
+                        type(model)(_with_width(model.spec, 1)).state.items()}
+    new_sizes = {key: _size(state[key], axes, d_old, n_features) for key, axes in layout.items()}
+    short = [key for key in layout if not (
+        state[key].base is rooms.get(key) is not None
+        and rooms[key].shape[0] >= new_sizes[key])]
+    if short:
+        check_size(spec)           # memory is taken: is there enough?
+    for key in short:              # a buffer with room: twice the values needed
         arr = state[key]
-        if not more and axis == 0 and arr.shape[0] - tail == (d_old + 1) * inner:
-            prefix.add(key)
-            buf = rooms.get(key)
-            roomy = roomy and (buf is not None and arr.base is buf
-                               and buf.shape[0] >= (n_features + 1) * inner + tail)
-    if not (roomy and prefix == set(layout)):     # memory is taken: is there enough?
-        check_size(spec)
-    # built before any array changes: a width the shape does not support raises here
-    fresh = type(model)(spec).state if set(layout) - prefix else None
-    if prefix and "_prior" not in model.__dict__:   # the state of one feature, once
-        model._prior = type(model)(_with_width(model.spec, 1)).state
-    for key, axes in layout.items():
-        arr = state[key]
-        if key in prefix:
-            axis, inner, tail = axes[0]
-            state[key] = _widen_prefix(rooms, key, arr, model._prior[key][:inner],
-                                       d_old, n_features, inner, tail)
-            continue
-        out = fresh[key]
-        index = [np.arange(n) for n in arr.shape]
-        for axis, inner, tail in axes:
-            index[axis] = feature_map(arr.shape[axis], d_old, n_features, inner, tail)
-        out[np.ix_(*index)] = arr
-        state[key] = out
+        buf = np.empty(2 * new_sizes[key])
+        buf[:arr.size] = arr.reshape(-1)
+        rooms[key] = buf
+        state[key] = buf[:arr.size].reshape(arr.shape)
+    model._in_room = [_core.room(key, rooms[key], state[key].shape, axes, model._prior[key])
+                      for key, axes in layout.items()]
     model.spec = model._own_spec = spec      # a copy: later widenings change it in place
-    model.n_features = n_features
-    # the widening of a model whose arrays are all prefix views: what it needs, once
-    model._in_room = [_room_plan(key, rooms[key], axes[0][1], axes[0][2], model._prior[key])
-                      for key, axes in layout.items()] if prefix == set(layout) else None
+    if _core.widen_model(model, n_features) != 1:
+        raise AssertionError("growth: a model's buffers have no room after reallocation")
 
 
-def _room_plan(key, buf, inner, tail, prior):
-    """The entry of `key` in the plan of ``_core.widen_in_room`` (see there): `prior`,
-    the state of one feature, gives a new feature's values."""
-    width = int(np.prod(buf.shape[1:], dtype=np.intp))
-    values = np.ascontiguousarray(prior[:inner], dtype=np.float64).reshape(-1)
-    return (key, buf, buf.ctypes.data, buf.shape[0], inner, tail, width, values.ctypes.data,
-            values)
+def _axes(arr, axes):
+    """The ``widen_in_room`` axes of `arr` from its ``feature_layout`` entry `axes`."""
+    out = [(False, 1, 0), (False, 1, 0)]
+    if arr.ndim > 2:
+        raise ValueError(f"growth: a state array of {arr.ndim} axes")
+    for axis, inner, tail in axes:
+        out[axis] = (True, inner, tail)
+    return tuple(out)
 
 
-def _widen_in_room(model, n_features):
-    """Widen a model whose arrays are all prefix views of buffers with room for
-    `n_features` (the common case, in O(new features + tail), one compiled call:
-    ``_core.widen_in_room``); False, having done nothing, otherwise."""
-    plan = model.__dict__.get("_in_room")
-    if plan is None or not _core.widen_in_room(model.state, plan, model.n_features,
-                                               n_features):
-        return False
-    spec = model.spec
-    if spec is model.__dict__.get("_own_spec"):      # made by `widen`: no one else holds it
-        object.__setattr__(spec, "n_features", n_features)
-    else:
-        model.spec = _with_width(spec, n_features)
-    model.n_features = n_features
-    return True
+def _size(arr, axes, d_old, d_new):
+    """The number of values of `arr` (laid out by `axes`, see ``_axes``) at `d_new`
+    features."""
+    size = 1
+    for n, (feature, inner, tail) in zip(arr.shape if arr.ndim == 2 else (arr.shape[0], 1),
+                                         axes):
+        if feature:
+            icpt = 1 if tail >= 0 else 0
+            blocks = (n - max(tail, 0)) // ((d_old + icpt) * inner)
+            n = blocks * (d_new + icpt) * inner + max(tail, 0)
+        size *= n
+    return size
 
 
 def _with_width(spec, n_features):
@@ -135,22 +113,3 @@ def _with_width(spec, n_features):
     out = object.__new__(type(spec))
     out.__dict__.update(spec.__dict__, n_features=n_features)
     return out
-
-
-def _widen_prefix(rooms, key, arr, prior, d_old, d_new, inner, tail):
-    """`arr` widened as a prefix view of the buffer ``rooms[key]``, made twice as long
-    as needed when it has no room (`prior`: one new feature's values on axis 0)."""
-    n_old = arr.shape[0]
-    n_new = (d_new + 1) * inner + tail
-    buf = rooms.get(key)
-    if buf is None or arr.base is not buf or buf.shape[0] < n_new:
-        buf = np.empty((max(n_new, 2 * n_old),) + arr.shape[1:])
-        buf[:n_old] = arr
-        rooms[key] = buf
-    first = d_old * inner        # the intercept's first entry, then the tail
-    buf[d_new * inner:n_new] = buf[first:n_old]    # (numpy copies overlapping ranges)
-    if inner == 1:
-        buf[first:d_new] = prior
-    else:
-        buf[first:d_new * inner].reshape((d_new - d_old,) + prior.shape)[...] = prior
-    return buf[:n_new]

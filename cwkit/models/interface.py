@@ -250,6 +250,11 @@ class Model(ABC):
         by it); arrays not named hold nothing per feature."""
         return {}
 
+    def max_features(self):
+        """The widest model of this kind (its ``initial_state`` refuses a wider one
+        naming the limit), or None: no limit but memory."""
+        return None
+
     def variances(self):
         return None
 

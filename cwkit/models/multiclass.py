@@ -182,6 +182,11 @@ class Full(MulticlassModel):
         return {"mu": ((1, 1, 0),), "Sigma": ((0, 1, 0), (1, 1, 0)),
                 "u": ROWS_T}   # u: the K blocks of mu, then T
 
+    def max_features(self):
+        if self.ovr:        # K D^2 <= MAX_FULL_DIM^2
+            return int(np.sqrt(MAX_FULL_DIM ** 2 // self.K)) - 1
+        return MAX_FULL_DIM // self.K - 1
+
     def initial_state(self, K, D):
         n = K * D
         if self.ovr and K * D * D > MAX_FULL_DIM ** 2:
