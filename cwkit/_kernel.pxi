@@ -490,13 +490,39 @@ cdef inline double item_overlap(const double* pairs, Py_ssize_t a, Py_ssize_t b)
             - (pairs[2 * a + 1] == pairs[2 * b]) + (pairs[2 * a + 1] == pairs[2 * b + 1]))
 
 
+cdef inline void schur_remove(double* Zm, Py_ssize_t j, Py_ssize_t n,
+                              Py_ssize_t ld) noexcept nogil:
+    """Z <- the Schur complement of Z_jj in the n x n Z: Z_-j,-j - Z_-j,j Z_j,-j / Z_jj,
+    computed as Z_-j,-j + g g^T with g = Z_-j,j / sqrt(-Z_jj) (exactly symmetric), then
+    row and column j removed.  Z is negative semi-definite (a sum of -beta c c^T
+    and of such complements), so Z_jj <= 0, and Z_jj = 0 makes row j zero: plain
+    removal.  Sigma = a I + Phi^T Z Phi stays positive semi-definite: for any v,
+    with g_i = <Phi_i, v>, v^T Sigma' v = a ||v||^2 - min_t (g_-j, t)^T (-Z) (g_-j, t)
+    >= v^T Sigma v >= 0 (the complement is the minimum over the removed coordinate),
+    and Sigma' <= a I; removing row and column j alone can leave Sigma indefinite."""
+    cdef Py_ssize_t p, q
+    cdef double* g = Zm + j * ld         # row j, overwritten with g (removed below)
+    cdef double zjj = Zm[j * ld + j]
+    if zjj < 0.0:
+        zjj = sqrt(-zjj)
+        for p in range(n):
+            g[p] /= zjj
+        for p in range(n):
+            if p != j:
+                for q in range(n):
+                    if q != j:
+                        Zm[p * ld + q] += g[p] * g[q]
+    remove_sym(Zm, j, n, ld)
+
+
 cdef inline void so_dual_remove(Support* S, const KernelFn* kf, double* mu, double* Zm,
                                 Py_ssize_t ld, double* pairs, int policy, double* xd,
                                 double* krow, double* Q, double M) noexcept nogil:
     """Remove one support item (`budget_victim`; "oldest": mu <- phi_t mu first, the
     Forgetron's shrinking [DSS08] with the item's weight |mu_0| and
-    mu_0 e_0.f(x_0)): its coefficient, row and column j of Z, its pair (top-1:
-    pairs not NULL).  xd (zero) is used and left zero."""
+    mu_0 e_0.f(x_0)): its coefficient, Z's row and column j by the Schur
+    complement (`schur_remove`, so that Sigma stays positive semi-definite), its pair
+    (top-1: pairs not NULL).  xd (zero) is used and left zero."""
     cdef Py_ssize_t j = budget_victim(S, kf, mu, 1, policy), a
     cdef double wf, phi_t
     if policy == BUDGET_OLDEST:
@@ -507,7 +533,7 @@ cdef inline void so_dual_remove(Support* S, const KernelFn* kf, double* mu, doub
         phi_t = forgetron_phi(fabs(mu[0]), mu[0] * wf, Q, M)
         for a in range(S.n):
             mu[a] *= phi_t
-    remove_sym(Zm, j, S.n, ld)
+    schur_remove(Zm, j, S.n, ld)
     shift_rows(mu, j, S.n, 1)
     if pairs != NULL:
         shift_rows(pairs, j, S.n, 2)

@@ -578,7 +578,9 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     primal step mu += alpha y Sigma x, Sigma -= beta Sigma x x^T Sigma
     ([AROW13] eqs. 12, 15) becomes coef' = (coef + alpha y Z k, alpha y a) and
     Z' = [[Z, 0], [0, 0]] - beta c c^T: O(n^2) per update.  Removing support
-    vector j (budget) removes coef_j and row and column j of Z.  Top-1 (the
+    vector j (budget) removes coef_j and replaces Z by the Schur complement of
+    Z_jj (Z_-j,-j - Z_-j,j Z_j,-j / Z_jj), which keeps Sigma positive semi-definite
+    (docs/algorithms.md, "Budgets").  Top-1 (the
     full-covariance top-1 of :class:`cwkit.AROW` with ``sigma_update="delta"``, over
     the stacked blocks): the support items are (x_j, e_{y_j} - e_{c_j}), with
     <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j); for Delta = f(x, y) - f(x, c),

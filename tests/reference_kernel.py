@@ -15,6 +15,9 @@ rules); ties to the oldest.
 Intercept: ``bias=None`` is the kernel forms' default, bias^2 = 0.1 for RBF (a tenth of
 its range) and 1 for the other kernels.
 
+Second-order rules: the removed item leaves Z by the Schur complement of its diagonal
+entry (``schur_remove``), which keeps Sigma = a I + Phi^T Z Phi positive semi-definite.
+
 Averaging: the coefficients after every round summed (a removed vector's sum
 removed with it), divided by the rounds.
 """
@@ -176,9 +179,8 @@ def first_order_run(rule, X, y, K=2, *, kernel="rbf", kp=None, bias=None, budget
 
 
 def _second_order_step(rule, m, v, a, r, phi):
-    """(alpha, beta) of the full-covariance step, 0 for no update.  None when
-    v = x^T Sigma x <= 0: under a budget, removing support vectors from
-    Sigma = a I + Phi^T Z Phi can leave it indefinite."""
+    """(alpha, beta) of the full-covariance step, 0 for no update (also when
+    v = x^T Sigma x <= 0, which a positive semi-definite Sigma gives only in rounding)."""
     alpha = beta = 0.0
     if v <= 0:
         return alpha, beta
@@ -193,6 +195,17 @@ def _second_order_step(rule, m, v, a, r, phi):
         if alpha > 0:
             beta = alpha * phi / (_cw_stdev_sqrt_u(alpha, v, phi) + v * alpha * phi)
     return alpha, beta
+
+
+def schur_remove(Z, j):
+    """Z without support item j: the Schur complement of Z_jj,
+    Z_-j,-j - Z_-j,j Z_j,-j / Z_jj (Z is negative semi-definite; Z_jj = 0: its row is 0),
+    so that Sigma = a I + Phi^T Z Phi stays positive semi-definite."""
+    keep = np.arange(len(Z)) != j
+    rest = Z[np.ix_(keep, keep)]
+    if Z[j, j] < 0:
+        rest = rest - np.outer(Z[keep, j], Z[keep, j]) / Z[j, j]
+    return rest
 
 
 def second_order_top1_run(rule, X, y, K, *, kernel="rbf", kp=None, bias=None, a=1.0, r=1.0,
@@ -258,7 +271,7 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=None, a=1.0, r=1
                                        kernel, kp, bias)
                 del ids[j]
                 mu = np.delete(W[:, 0], j)
-                Z = np.delete(np.delete(Z, j, 0), j, 1)
+                Z = schur_remove(Z, j)
         yield list(ids), mu[:, None].copy(), Z.copy(), mistake
 
 

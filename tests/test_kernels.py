@@ -157,15 +157,39 @@ def test_budget_every_round(name, params, policy, average):
     if name in dict(SECOND_ORDER):
         run = second_order_run(name, X, y, kernel="rbf", kp={"gamma": 0.5}, budget=B,
                                policy=policy, **params)
-        run = ((ids, mu, m) for ids, mu, _, m in run)
+        run = ((ids, mu, Z) for ids, mu, Z, _ in run)
     else:
-        run = first_order_run(name, X, y, kernel="rbf", kp={"gamma": 0.5}, budget=B,
-                              policy=policy, average=average, **params)
-    for i, (ids, coef, _) in enumerate(run):
+        run = ((ids, coef, None) for ids, coef, _ in first_order_run(
+            name, X, y, kernel="rbf", kp={"gamma": 0.5}, budget=B, policy=policy,
+            average=average, **params))
+    for i, (ids, coef, Z) in enumerate(run):
         est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=[-1, 1])
         _check_round(est, X, ids, coef)
+        if Z is not None:       # Z after the Schur complements of the removed items
+            np.testing.assert_allclose(est._model.state["Z"], Z, rtol=1e-9, atol=1e-12)
         assert est.support_vectors_.shape[0] <= B
     assert est.support_vectors_.shape[0] == B   # the budget was reached: removals tested
+
+
+@pytest.mark.parametrize("policy", ["oldest", "smallest"])
+def test_second_order_budget_keeps_sigma_psd(policy):
+    """Many removals (budget 10 over 600 rows): Z stays negative semi-definite, so
+    Sigma = a I + Phi^T Z Phi stays positive semi-definite (0 <= v <= a k~(x, x)) and
+    kernel AROW keeps learning ("oldest"; removing Z's row and column alone made v
+    negative and the model stop updating, at about the majority class's error)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(800, 2))
+    y = np.where(np.linalg.norm(X, axis=1) < 1.2, 1, -1)
+    est = last_iterate("arow", kernel="rbf", gamma=1.0, budget=10, budget_policy=policy)
+    est.fit(X[:600], y[:600])
+    model = est._model
+    assert model.state["aux"][6] > 100           # M: well over the budget were added
+    Z = model.state["Z"]
+    assert np.linalg.eigvalsh(Z).max() <= 1e-12 * np.abs(Z).max()
+    mu, v = model.proba_args(est._rows(X[600:]), est._bias)
+    assert (v >= 0).all() and (v <= est.a * (1 + est._bias ** 2) + 1e-12).all()
+    if policy == "oldest":
+        assert np.mean(est.predict(X[600:]) != y[600:]) < 0.15
 
 
 @pytest.mark.parametrize("name,params", FIRST_ORDER[:1] + FIRST_ORDER[2:3] + SECOND_ORDER[:1])
