@@ -52,6 +52,10 @@ REFERENCES = {
     "NHERD10": (
         'K. Crammer, D. D. Lee. Learning via Gaussian herding. Advances in Neural '
         'Information Processing Systems 23 (NIPS 2010), 451–459.'),
+    "VC11": (
+        'N. Vaits, K. Crammer. Re-adapting the regularization of weights for non-stationary '
+        'regression. Proc. 22nd International Conference on Algorithmic Learning Theory '
+        '(ALT 2011), LNCS 6925, Springer, 114–128.'),
     "SCW12": (
         'J. Wang, P. Zhao, S. C. H. Hoi. Exact soft confidence-weighted learning. Proc. '
         '29th International Conference on Machine Learning (ICML), 2012.'),

@@ -403,7 +403,7 @@ class AROWRegressor(CovarianceChoice, VarianceMixin, OnlineRegressor):
     On every round, with v = x^T Sigma x: mu <- mu + (y - mu.x) Sigma x / (v + r) and
     Sigma^-1 <- Sigma^-1 + x x^T / r, i.e. Sigma <- Sigma - Sigma x x^T Sigma / (v + r)
     ([AROW13] eqs. 12, 14-16 with the squared loss (y - mu.x)^2 in place of the
-    squared hinge; [VC11] Sect. 3).  After rows x_1..x_T (full covariance), mu is the
+    squared hinge; [VC11]).  After rows x_1..x_T (full covariance), mu is the
     ridge regression solution (X^T X / r + I / a)^-1 X^T y / r, the posterior mean
     of Bayesian linear regression with prior N(0, a I) and noise variance r
     (docs/algorithms.md, "Regression").  Diagonal: 1/sigma_i += x_i^2 / r, or

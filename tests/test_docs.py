@@ -75,6 +75,17 @@ def test_algorithms_md_lists_no_parameter_the_registry_lacks():
     assert not stale
 
 
+def test_algorithms_md_lists_every_regressor_parameter():
+    documented = {}
+    for header, rows in _tables(_algorithms_md()):
+        if header[:4] == ["parameter", "regressors", "default", "valid values"]:
+            for row in rows:
+                documented.update({(name, _names(row[0])[0]): (row[2], row[3])
+                                   for name in _names(row[1])})
+    assert documented == {(e["name"], p): (f"`{info['default']!r}`", info["valid"])
+                          for e in cwkit.regressors() for p, info in e["params"].items()}
+
+
 def test_algorithms_md_lists_the_common_parameters_with_their_defaults():
     table = next(rows for header, rows in _tables(_algorithms_md())
                  if header[:3] == ["parameter", "default", "valid values"])
