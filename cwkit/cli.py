@@ -993,11 +993,11 @@ def _algos(args, spool):
     if args.references:     # every paper, by the key the docs and messages cite it with
         sys.stdout.write(references.text())
         return 0
-    registry = _registry()
+    registry = _registry(args.task or "classification")
     if args.format == "json":
         sys.stdout.write(report.json_text(registry))
     else:
-        listing = report.algorithms_text(registry)
+        listing = report.algorithms_text(registry, args.task == "regression")
         sys.stdout.write(listing + references.cited(listing))
     return 0
 
@@ -1520,8 +1520,10 @@ def _build_parser():
                        description="The registry: names, descriptions, hyper-parameters "
                        "with defaults and ranges.", formatter_class=fmt,
                        epilog="examples:\n  cwkit algos\n  cwkit algos --format json\n"
-                       "  cwkit algos --references\n")
+                       "  cwkit algos --task regression\n  cwkit algos --references\n")
     p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--task", choices=TASKS, help="regression: list the regressors "
+                   "(cwkit.make_regressor) instead of the classifiers")
     p.add_argument("--references", action="store_true",
                    help="print the papers cited by key, such as [AROW13], in full")
     _common(p)

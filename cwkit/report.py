@@ -607,9 +607,10 @@ def json_text(obj):
     return json.dumps(jsonable(obj), indent=2) + "\n"
 
 
-def algorithms_text(registry):
+def algorithms_text(registry, regression=False):
     """The registry as ``cwkit algos`` prints it: name and description, then one line per
-    hyper-parameter with its default and valid values."""
+    hyper-parameter with its default and valid values (``regression``: the regressors'
+    registry, whose names have no kernel forms)."""
     lines = []
     for name, info in registry.items():
         lines.append(f"{name:<16}{info['description']}")
@@ -617,6 +618,11 @@ def algorithms_text(registry):
                      for pname, p in info["params"].items())
         if info.get("kernel"):
             lines.append(f"{'':<16}  kernel form: {', '.join(info['kernel'])}")
+    if regression:
+        lines.append("regressors (--task regression, cwkit.make_regressor): also "
+                     "fit_intercept, intercept_scaling, n_passes, shuffle, random_state, "
+                     "average (False: the last iterate)")
+        return "".join(line + "\n" for line in lines)
     lines.append("kernel forms: kernel='rbf'|'poly'|'linear', gamma>0 (None: "
                  "1/(n_features X.var())), degree>=1 (3), coef0 (0.0), budget>=1 (None), "
                  "budget_policy='oldest' (the Forgetron)|'smallest'|'shrink' (reg-pa, l2-pa, "

@@ -188,6 +188,16 @@ def test_bad_targets_name_file_and_line(capsys, files, tmp_path):
     assert not (tmp_path / "m.cwk").exists()
 
 
+def test_algos_lists_the_regressors(capsys):
+    rc, out, err = run(capsys, "algos", "--task", "regression", "--format", "json")
+    listed = json.loads(out)
+    assert rc == 0 and {n: e["params"] for n, e in listed.items()} == {
+        e["name"]: e["params"] for e in cwkit.regressors()}
+    rc, out, err = run(capsys, "algos", "--task", "regression")
+    assert rc == 0 and out.startswith("pa ") and "kernel" not in out
+    assert "[PA06] K. Crammer" in out       # the papers cited, in full
+
+
 def test_a_scan_of_targets_keeps_no_label_set(files, tmp_path):
     """Regression reads the targets without collecting their set (bounded memory):
     the summary is otherwise the same."""
