@@ -247,3 +247,21 @@ def test_check_estimator(name):
     failed = {r["check_name"] for r in results if r["status"] == "xfail"}
     assert failed == set(expected)
     assert not [r for r in results if r["status"] == "failed"]
+
+
+@pytest.mark.parametrize("name,params", [CASES[1], CASES[3], CASES[4]], ids=lambda c: str(c))
+def test_average_is_the_mean_of_the_rounds(name, params):
+    """average=True predicts with the mean of the weights after rounds 1..T (the
+    classifiers' averaging), the last iterate's learning unchanged."""
+    rng = np.random.default_rng(8)
+    X, y = data(rng)
+    ref = regression_run(name, X, y, **_ref_params(params))
+    avg = cwkit.make_regressor(name, average=True, intercept_scaling=1.0, **params)
+    last = cwkit.make_regressor(name, intercept_scaling=1.0, **params)
+    for i in range(len(y)):
+        avg.partial_fit(X[i:i + 1], y[i:i + 1])
+        last.partial_fit(X[i:i + 1], y[i:i + 1])
+        mean = np.mean([np.append(c, b) for _, c, b, _ in ref[:i + 1]], axis=0)
+        np.testing.assert_allclose(np.append(avg.coef_, avg.intercept_), mean, rtol=1e-10,
+                                   atol=1e-13)
+    assert avg.squared_error_ == last.squared_error_     # the same online predictions
