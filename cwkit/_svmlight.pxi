@@ -8,7 +8,8 @@
 # The caller (cwkit/svmlight.py) cuts the stream into blocks that end with
 # b"\n", grows the output arrays when told SVM_CAPACITY (parsing resumes at
 # the line that did not fit) and turns other statuses into exceptions.
-# Indices are stored raw (as written in the file); the caller shifts them.
+# Indices are stored less `shift` (1 for a one-based file: the column, in the
+# pass that reads them; 0 stores them raw), range checks on the raw values.
 #
 # Numbers: a token must match [+-]?(d+(.d*)?|.d+)([eE][+-]?d+)? -- no hex, no
 # inf/nan, no locale-specific decimal point.  Up to 19 digits are
@@ -292,6 +293,7 @@ cdef struct SvmOut:
     double* labels
     long long* label_ptr      # multilabel only, else NULL
     long long* qids
+    long long shift           # subtracted from each raw index stored
     Py_ssize_t cap_nnz
     Py_ssize_t cap_rows
     Py_ssize_t cap_labels
@@ -630,7 +632,7 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
                 o.min_line = line
                 o.min_tok = ts
             o.data[o.nnz] = val
-            o.indices[o.nnz] = <int>idx
+            o.indices[o.nnz] = <int>(idx - o.shift)
             scale[o.nnz - s0] = <unsigned char>f
             o.nnz += 1
             if o.nnz - s0 == 256:
@@ -662,14 +664,16 @@ def _svm_parse(const unsigned char[::1] buf, Py_ssize_t pos, Py_ssize_t end,
                double[::1] data, int[::1] indices, long long[::1] indptr,
                double[::1] labels, long long[::1] label_ptr, long long[::1] qids,
                Py_ssize_t n_rows, Py_ssize_t nnz, Py_ssize_t n_labels,
-               long long min_idx, long long max_idx, bint multilabel, bint need_qid):
+               long long min_idx, long long max_idx, bint multilabel, bint need_qid,
+               long long shift=0):
     """Parse the lines of ``buf[pos:end]`` into preallocated arrays.
 
     Rows, nonzeros and labels are appended after the first ``n_rows``,
     ``nnz`` and ``n_labels`` entries; ``indptr[n_rows]`` (and
     ``label_ptr[n_rows]`` when ``multilabel``) must already hold the start
     offsets, and ``buf[end - 1]`` must be ``b"\\n"``.  Indices must lie in
-    ``[min_idx, max_idx]`` (raw, as written).  Without ``multilabel`` the
+    ``[min_idx, max_idx]`` (raw, as written); each is stored less ``shift`` (0 or
+    1: a one-based file's columns, without a second pass).  Without ``multilabel`` the
     label of row ``r`` goes to ``labels[r]`` and ``label_ptr`` is unused.
 
     Returns ``(status, n_rows, nnz, n_labels, (min_raw, min_line, min_tok),
@@ -689,6 +693,8 @@ def _svm_parse(const unsigned char[::1] buf, Py_ssize_t pos, Py_ssize_t end,
             or indptr.shape[0] < n_rows + 1
             or (multilabel and label_ptr.shape[0] < n_rows + 1)):
         raise ValueError("_svm_parse: inconsistent buffer or output sizes")
+    if not 0 <= shift <= 1:
+        raise ValueError("_svm_parse: shift must be 0 or 1")
     if end > pos and buf[end - 1] != 10:
         raise ValueError("_svm_parse: the block must end with a newline")
     o.data = &data[0] if data.shape[0] > 0 else NULL
@@ -697,6 +703,7 @@ def _svm_parse(const unsigned char[::1] buf, Py_ssize_t pos, Py_ssize_t end,
     o.labels = &labels[0] if labels.shape[0] > 0 else NULL
     o.label_ptr = &label_ptr[0] if multilabel else NULL
     o.qids = &qids[0] if qids.shape[0] > 0 else NULL
+    o.shift = shift
     o.cap_nnz = min(data.shape[0], indices.shape[0])
     o.cap_rows = min(indptr.shape[0] - 1, qids.shape[0])
     if multilabel:

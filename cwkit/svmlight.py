@@ -26,6 +26,7 @@ import mmap
 import os
 import queue
 import re
+import stat
 import sys
 import threading
 import warnings
@@ -191,6 +192,7 @@ class _Source:
             raise
 
     def _open(self, f):
+        self.mappable = False       # a regular file this source opened, read as is
         if isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
             raw, self.name, suffix = sys.stdin.buffer, "<stdin>", ""
         elif isinstance(f, (str, bytes, os.PathLike)):
@@ -220,9 +222,12 @@ class _Source:
         self.size = None
         if kind is None and hasattr(raw, "fileno"):
             try:
-                self.size = os.fstat(raw.fileno()).st_size
+                st = os.fstat(raw.fileno())
             except (OSError, ValueError):
-                self.size = None
+                st = None
+            if st is not None:
+                self.size = st.st_size
+                self.mappable = raw in self._owned and stat.S_ISREG(st.st_mode) and st.st_size > 0
         if kind == "gz":
             raw = gzip.GzipFile(fileobj=raw, mode="rb")
             self._owned.append(raw)
@@ -272,35 +277,60 @@ def _blocks(stream, chunk_size, n_buffers=1):
         yield carry + b"\n", len(carry) + 1
 
 
-def _mapped_blocks(source, chunk_size):
-    """:func:`_blocks` of ``source``, but an uncompressed regular file is mapped and
-    yielded in slices of about ``_MAPPED_SLICE`` bytes cut at line ends (its last line,
-    when it lacks a newline, as a copy): a reader of the file then makes a call without
-    the GIL per slice and no copy, and Ctrl-C is taken between slices.  (As for any
-    mapped file, another process truncating it meanwhile stops this one with SIGBUS; the
-    mapping lasts one summary scan, about 0.07 s per 300 MB from the page cache.)"""
-    if source.compressed or not source.size:
-        yield from _blocks(source.stream, chunk_size)
+def _spans(source, chunk_size, mapped_size=None):
+    """Yield ``(buffer, start, end)``: ``buffer[start:end]`` holds complete lines and
+    ends in b"\\n", about ``chunk_size`` bytes of them.
+
+    A regular file the source opened itself, uncompressed, is mapped and the spans
+    are ranges of the map, of about ``mapped_size`` bytes (default ``chunk_size``):
+    the tokenizer reads the page cache in place, with no copy of the file (whose
+    read took about a tenth of a parse); its last line, when it lacks a newline,
+    comes as a copy.  Other streams come in :func:`_blocks`, a compressed one
+    decompressed a block ahead in a background thread.  (As for any mapped file,
+    another process truncating it meanwhile stops this one with SIGBUS.)"""
+    if not source.mappable:
+        if source.compressed:
+            blocks = _prefetched(_blocks(source.stream, chunk_size, n_buffers=2))
+        else:
+            blocks = _blocks(source.stream, chunk_size)
+        try:
+            for buf, end in blocks:
+                yield buf, 0, end
+        finally:
+            blocks.close()
         return
     try:
         view = mmap.mmap(source.stream.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError, OverflowError):    # not mappable: read it
-        yield from _blocks(source.stream, chunk_size)
+    except (OSError, ValueError, OverflowError):    # not mappable after all: read it
+        source.mappable = False
+        yield from _spans(source, chunk_size)
         return
     try:
         size, a = len(view), 0
         while a < size:
-            b = view.find(b"\n", min(a + _MAPPED_SLICE, size) - 1) + 1
+            b = view.find(b"\n", min(a + (mapped_size or chunk_size), size) - 1) + 1
             if not b:       # no line end after the cut: up to the last one, then the rest
                 b = view.rfind(b"\n", a, size) + 1
                 if not b:   # (the last line, without its newline: a copy of it alone)
-                    yield view[a:] + b"\n", size - a + 1
+                    yield view[a:] + b"\n", 0, size - a + 1
                     break
-            with memoryview(view)[a:b] as block:    # (released before the map closes)
-                yield block, b - a
+            yield view, a, b
             a = b
     finally:
         view.close()
+
+
+def _mapped_blocks(source, chunk_size):
+    """:func:`_blocks` of ``source`` from :func:`_spans`: a mapped file in slices of about
+    ``_MAPPED_SLICE`` bytes, each a view from its start (the summary scan then makes a
+    call without the GIL per slice, and Ctrl-C is taken between slices; the mapping
+    lasts one scan, about 0.07 s per 300 MB from the page cache)."""
+    for buf, begin, end in _spans(source, chunk_size, _MAPPED_SLICE):
+        if not begin:
+            yield buf, end
+            continue
+        with memoryview(buf)[begin:end] as block:    # (released before the map closes)
+            yield block, end - begin
 
 
 def _prefetched(iterable, ahead=1):
@@ -390,7 +420,8 @@ def _shrunk(a, n):
 
 
 class _Out:
-    """Growable CSR output arrays filled by the tokenizer (raw indices)."""
+    """Growable CSR output arrays filled by the tokenizer (indices less the parser's
+    ``shift``)."""
 
     mapped_from = _MMAP_MIN     # arrays of this many bytes or more are mapped
 
@@ -637,6 +668,9 @@ class _Parser:
         self.skip = on_error == "skip"
         self.n_features = n_features
         self.min_idx = 1 if zero_based is False else 0
+        # stored indices are the raw ones less this: the columns of a one-based file
+        # (and, until the base is known, of one with zero_based="auto": see unshift)
+        self.shift = 0 if zero_based is True else 1
         if n_features is None:
             self.max_idx = _INT32_MAX
         else:
@@ -671,7 +705,7 @@ class _Parser:
             status, out.n_rows, out.nnz, out.n_labels, mn, mx, err = _core._svm_parse(
                 buf, pos, end, out.data, out.indices, indptr, labels, label_ptr, qids,
                 out.n_rows, out.nnz, out.n_labels, self.min_idx, self.max_idx,
-                self.multilabel, self.query_id)
+                self.multilabel, self.query_id, self.shift)
             lines, tok_start, tok_end, resume = err
             if mn[0] < lo.value:
                 lo.value, lo.line = mn[0], self.line + mn[1] + 1
@@ -686,9 +720,8 @@ class _Parser:
             if status == _S.SVM_CAPACITY:
                 if row_limit is not None and out.n_rows >= row_limit:
                     return pos
-                stop = buf.find(b"\n", pos)
-                out.grow(1, buf.count(b":", pos, stop), buf.count(b",", pos, stop) + 1,
-                         max_rows=row_limit)
+                line = bytes(buf[pos:buf.find(b"\n", pos)])
+                out.grow(1, line.count(b":"), line.count(b",") + 1, max_rows=row_limit)
                 continue
             exc = self.error(status, self.line + 1, bytes(buf[tok_start:tok_end]))
             if not self.skip:
@@ -696,6 +729,11 @@ class _Parser:
             self.skipped += 1
             self.first_skip = self.first_skip or exc
             self.line += 1
+
+    def unshift(self, out):
+        """Make the indices of ``out`` raw again: the file turned out zero-based."""
+        if self.shift:
+            out.indices += self.shift
 
     def _fork(self):
         """A parser of the same options counting lines and skips from 0."""
@@ -715,8 +753,8 @@ class _Parser:
             piece.error = exc
         return piece
 
-    def pieces(self, buf, end, first=None, lo=None, hi=None):
-        """Parse ``buf[:end]`` in up to ``n_jobs`` pieces cut at line ends, at the same
+    def pieces(self, buf, end, first=None, lo=None, hi=None, begin=0):
+        """Parse ``buf[begin:end]`` in up to ``n_jobs`` pieces cut at line ends, at the same
         time; return the :class:`_Piece` objects in file order, to :meth:`absorb`.
 
         With ``first`` (an ``_Out``) the first piece is parsed by this parser into it
@@ -728,17 +766,17 @@ class _Parser:
         Otherwise they go into scratch outputs reused from block to block: memory is
         bounded by the block size.
         """
-        n = min(self.n_jobs, max(1, end // _PIECE_MIN))
-        cuts = [0]
+        n = min(self.n_jobs, max(1, (end - begin) // _PIECE_MIN))
+        cuts = [begin]
         for k in range(1, n):
-            at = int(end * (self.share + (1 - self.share) * (k - 1) / (n - 1)))
-            cut = buf.find(b"\n", max(at, cuts[-1], 1) - 1, end) + 1
+            at = begin + int((end - begin) * (self.share + (1 - self.share) * (k - 1) / (n - 1)))
+            cut = buf.find(b"\n", max(at, cuts[-1], begin + 1) - 1, end) + 1
             if cut < end:       # (buf[end - 1] is b"\n": find succeeds)
                 cuts.append(cut)
         cuts = [*dict.fromkeys(cuts), end]
         if len(cuts) == 2 and first is None:    # one piece: left to the caller to parse
             piece = _Piece()
-            piece.start, piece.stop, piece.out, piece.error = 0, end, None, None
+            piece.start, piece.stop, piece.out, piece.error = begin, end, None, None
             piece.direct = False
             return [piece]
         if self.workers is None and len(cuts) > 2:
@@ -768,9 +806,9 @@ class _Parser:
         done = []
         try:
             if first is not None:
-                self.parse(buf, cuts[1], first, lo, hi)
+                self.parse(buf, cuts[1], first, lo, hi, begin)
             else:
-                done = [self._parse_piece(buf, 0, cuts[1], self.scratch[0])]
+                done = [self._parse_piece(buf, begin, cuts[1], self.scratch[0])]
             # the calling thread's share of the next block: smaller when the others
             # were done before it (it also reads and merges), larger when it waited
             waited = not all(task.done.is_set() for task in tasks)
@@ -1022,13 +1060,10 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         size = min(source.size or 0, 1 << 30)
         out = _Segmented(size // 64 + (1 << 12), size // 12 + (1 << 16), multilabel)
         lo, hi = _Extreme(2**31), _Extreme(-1)
-        if source.compressed:
-            blocks = _prefetched(_blocks(source.stream, chunk_size, n_buffers=2))
-        else:
-            blocks = _blocks(source.stream, chunk_size)
+        blocks = _spans(source, chunk_size)
         try:
-            for buf, end in blocks:
-                for piece in parser.pieces(buf, end, out, lo, hi):
+            for buf, begin, end in blocks:
+                for piece in parser.pieces(buf, end, out, lo, hi, begin):
                     if piece.direct:
                         out.take(piece.out)
                     else:
@@ -1045,10 +1080,9 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
     if zero_based == "auto":
         zero_based = lo.value == 0
         if zero_based:
+            parser.unshift(out)
             _warn_lone_zero(parser, lo, np.count_nonzero(out.indices == 0), out.n_rows)
     _check_base(parser, hi, zero_based)
-    if not zero_based:
-        out.indices -= 1
     n_cols = n_features if n_features is not None else hi.value + (1 if zero_based else 0)
     parser.warn_skipped()
     X = _csr(out, max(n_cols, 0), dtype, hash_bits)
@@ -1058,12 +1092,13 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
 
 def _batches(source, parser, batch_size, chunk_size, multilabel):
     """Parse straight into batches of ``batch_size`` rows (the last may be
-    smaller): yield ``_Out`` objects (raw indices) carrying their extremes."""
+    smaller): yield ``_Out`` objects (indices less ``parser.shift``) carrying their
+    extremes (raw)."""
     nnz_guess = 16 * min(batch_size, 1 << 14)
     out = None
     try:
-        for buf, end in _blocks(source.stream, chunk_size):
-            for piece in parser.pieces(buf, end):
+        for buf, begin, end in _spans(source, chunk_size):
+            for piece in parser.pieces(buf, end, begin=begin):
                 if out is None:
                     # rows grow up to batch_size: a huge batch_size reserves nothing
                     out = _Out(min(batch_size, 1 << 14), nnz_guess, multilabel)
@@ -1176,13 +1211,14 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
             if base is None:            # decided by the first batch
                 base = out.lo.value == 0
                 if base:
+                    parser.unshift(out)
                     _warn_lone_zero(parser, out.lo, np.count_nonzero(out.indices == 0),
                                     out.n_rows)
+            elif base:
+                parser.unshift(out)
             if base is False and out.lo.value == 0:
                 raise parser.error(_S.SVM_ZERO_INDEX, out.lo.line, out.lo.token)
             _check_base(parser, out.hi, base)
-            if not base:
-                out.indices -= 1
             if n_features is None:
                 width = max(width, out.hi.value + (1 if base else 0))
             X = _csr(out, width, dtype, hash_bits)
@@ -1253,7 +1289,7 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
         for out in batches:
             n_rows += out.n_rows
             nnz += out.nnz
-            n_zero += np.count_nonzero(out.indices == 0)
+            n_zero += np.count_nonzero(out.indices == -parser.shift)   # raw index 0
             if out.lo.value < lo.value:
                 lo = out.lo
             hi = max(hi, out.hi.value)

@@ -1140,3 +1140,29 @@ def test_loading_a_stream_peaks_near_the_size_of_its_result():
     """)
     ratio, nnz = result
     assert nnz == 4 * (2**20 + 1000) and ratio < 1.6, ratio
+
+
+@pytest.mark.parametrize("zero_based", ["auto", True, False])
+def test_a_mapped_file_reads_as_the_same_file_streamed(tmp_path, monkeypatch, zero_based):
+    """A path is parsed from a map of the file, an open file object block by block: the
+    same rows, columns (a one-based file's shifted as they are stored), errors and
+    warnings, whatever the spans and the threads; a last line without newline too."""
+    monkeypatch.setattr(cwkit.svmlight, "_PIECE_MIN", 1)
+    cases = {"hostile": HOSTILE * 2, "unterminated": HOSTILE + b"1 4:2 9:1",
+             "zero": b"1 0:1 3:2\n-1 2:1\n" * 3, "bad": HOSTILE + b"1 2:1 1:1\n" + HOSTILE}
+    for name, text in cases.items():
+        path = tmp_path / f"{name}.svm"
+        path.write_bytes(text)
+        source = cwkit.svmlight._Source(path)
+        assert source.mappable
+        source.close()
+        for chunk in (1, 64, 1 << 20):
+            for n_jobs in (1, 2):
+                kw = {"chunk_size": chunk, "n_jobs": n_jobs, "zero_based": zero_based}
+                for read in (lambda f, kw=kw: load_svmlight(f, **kw),
+                             lambda f, kw=kw: list(iter_svmlight(f, batch_size=3, **kw))):
+                    def streamed(read=read, path=path):
+                        with open(str(path), "rb") as f:
+                            return read(f)
+                    assert outcome(lambda read=read, path=path: read(path)) == outcome(streamed), \
+                        (name, chunk, n_jobs)
