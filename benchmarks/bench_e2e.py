@@ -55,6 +55,7 @@ sys.path.insert(0, str(HERE))
 
 import _synth  # noqa: E402
 from bench_eval import to_vw  # noqa: E402
+from bench_growth import processor_name  # noqa: E402
 
 # (module, distribution) of each peer; scikit-learn only with --sklearn.
 PEERS = {"svmloader": "svmloader", "vowpalwabbit": "vowpalwabbit", "sklearn": "scikit-learn"}
@@ -130,12 +131,7 @@ def version(dist):
 
 
 def header(path, args):
-    cpu = "unknown"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = processor_name()
     git = ["git", "-C", str(ROOT)]
     commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or "unknown"

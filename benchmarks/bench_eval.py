@@ -32,6 +32,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import _synth  # noqa: E402
+from bench_growth import processor_name  # noqa: E402
 
 # Runs a command and reports its wall time and the peak RSS of that child alone.
 _LAUNCHER = """
@@ -151,7 +152,9 @@ def main(argv=None):
         emit({"tool": "scikit-learn", **res})
 
     cw = rows[0]["seconds"]
-    print(f"\ncwkit eval --algos {args.algos}: {cw:.1f} s, peak {rows[0]['peak_mb']:.0f} MB "
+    print(f"\nmachine: {processor_name()}, load average "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print(f"cwkit eval --algos {args.algos}: {cw:.1f} s, peak {rows[0]['peak_mb']:.0f} MB "
           f"on {size_mb:.0f} MB")
     for row in rows[1:]:
         if row["tool"] == "cwkit" and "options" in row:

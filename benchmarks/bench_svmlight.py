@@ -17,7 +17,8 @@ decompressed, both cached in ``bench_data/``.  Every measurement runs in a
 fresh subprocess, after the file has been read once so that it is in the
 page cache; times exclude interpreter start-up and imports.
 
-Output: one tab-separated row per (file, reader) with wall and CPU seconds
+Output: a ``# machine:`` line (the processor's model name, cores, load average),
+then one tab-separated row per (file, reader) with wall and CPU seconds
 (all threads), MB/s and rows/s (wall), the peak resident memory above the
 interpreter's baseline (resident size after imports; Linux's peak counter
 is reset to it through /proc/self/clear_refs, getrusage elsewhere), the
@@ -39,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import _synth  # noqa: E402
+from bench_growth import processor_name  # noqa: E402
 
 TREC = ROOT.parent / "shared" / "data" / "text" / "trec07p-half.svm.xz"
 
@@ -160,6 +162,8 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=1,
                     help="fresh processes per measurement; the fastest is reported")
     args = ap.parse_args(argv)
+    print(f"# machine: {processor_name()}, {os.cpu_count()} cores, load average "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     print("file\treader\tseconds\tcpu_seconds\tMB_per_s\trows_per_s"
           "\tpeak_MiB_above_baseline\tfile_MB\trows\tnnz\tchecksum")
     for name, path in files(args.rows):

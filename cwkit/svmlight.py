@@ -49,6 +49,7 @@ _INT32_MAX = 2**31 - 1
 _CHUNK = 1 << 20            # bytes read per block
 _AHEAD = 4                  # batches iter_svmlight parses ahead of its caller
 _MAPPED_SLICE = 1 << 26     # bytes of a mapped file scanned per call (Ctrl-C between them)
+_SPAN_BLOCKS = 16           # a mapped file is parsed this many chunk_size blocks at a time
 _MMAP_MIN = 1 << 24         # output arrays this large (bytes) get their own mapping
 _PIECE_MIN = 1 << 16        # blocks are cut into pieces for the threads no smaller than this
 _MAX_JOBS = 4               # default threads: the usable cores, at most this many
@@ -282,12 +283,15 @@ def _spans(source, chunk_size, mapped_size=None):
     ends in b"\\n", about ``chunk_size`` bytes of them.
 
     A regular file the source opened itself, uncompressed, is mapped and the spans
-    are ranges of the map, of about ``mapped_size`` bytes (default ``chunk_size``):
-    the tokenizer reads the page cache in place, with no copy of the file (whose
-    read took about a tenth of a parse); its last line, when it lacks a newline,
-    comes as a copy.  Other streams come in :func:`_blocks`, a compressed one
-    decompressed a block ahead in a background thread.  (As for any mapped file,
-    another process truncating it meanwhile stops this one with SIGBUS.)"""
+    are ranges of the map, of about ``mapped_size`` bytes (default ``_SPAN_BLOCKS``
+    blocks: nothing is copied, and fewer, longer spans take fewer hand-offs between
+    the parsing threads); the tokenizer reads the page cache in place, with no copy
+    of the file (whose read took about a tenth of a parse), and a span's pages are
+    let go of once the caller asks for the next span, so that the process holds one
+    span of the file at a time.  Its last line, when it lacks a newline, comes as a
+    copy.  Other streams come in :func:`_blocks`, a compressed one decompressed a
+    block ahead in a background thread.  (As for any mapped file, another process
+    truncating it meanwhile stops this one with SIGBUS.)"""
     if not source.mappable:
         if source.compressed:
             blocks = _prefetched(_blocks(source.stream, chunk_size, n_buffers=2))
@@ -308,16 +312,25 @@ def _spans(source, chunk_size, mapped_size=None):
     try:
         size, a = len(view), 0
         while a < size:
-            b = view.find(b"\n", min(a + (mapped_size or chunk_size), size) - 1) + 1
+            b = view.find(b"\n", min(a + (mapped_size or _SPAN_BLOCKS * chunk_size), size) - 1) + 1
             if not b:       # no line end after the cut: up to the last one, then the rest
                 b = view.rfind(b"\n", a, size) + 1
                 if not b:   # (the last line, without its newline: a copy of it alone)
                     yield view[a:] + b"\n", 0, size - a + 1
                     break
             yield view, a, b
+            _release(view, a, b)
             a = b
     finally:
         view.close()
+
+
+def _release(view, a, b):
+    """Unmap the pages of ``view[a:b]`` from this process (they stay in the page cache:
+    a later read of them faults them in again)."""
+    if hasattr(mmap, "MADV_DONTNEED"):
+        a -= a % mmap.PAGESIZE
+        view.madvise(mmap.MADV_DONTNEED, a, b - a)
 
 
 def _mapped_blocks(source, chunk_size):
@@ -978,11 +991,13 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         Bytes read at a time; it changes speed, never the result.  Memory
         beyond the result is about one block of ``chunk_size`` bytes and
         the rows parsed from it, and the row arrays while parsing (16 bytes
-        a row).  The output of a stream whose size is not known beforehand
-        (compressed, or not a file) grows in segments of an eighth of what
-        was read, copied into the result at the end and released one by one:
-        resident memory then peaks at 1.2 to 1.45 times the result, row
-        arrays included.
+        a row).  A file given by its path (uncompressed) is not read into
+        blocks but mapped and parsed in place, 16 blocks at a time, each
+        span's pages let go of once it is parsed.  The output of a stream
+        whose size is not known beforehand (compressed, or not a file)
+        grows in segments of an eighth of what was read, copied into the
+        result at the end and released one by one: resident memory then
+        peaks at 1.2 to 1.45 times the result, row arrays included.
     hash_bits : int, optional
         Fold the columns into ``2**hash_bits`` (1 to 31): column ``j`` (after
         the base shift) becomes ``j mod 2**hash_bits``, and entries a row

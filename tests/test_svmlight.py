@@ -1166,3 +1166,30 @@ def test_a_mapped_file_reads_as_the_same_file_streamed(tmp_path, monkeypatch, ze
                             return read(f)
                     assert outcome(lambda read=read, path=path: read(path)) == outcome(streamed), \
                         (name, chunk, n_jobs)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"),
+                    reason="needs Linux's /proc peak-RSS reset")
+def test_a_mapped_file_is_resident_one_span_at_a_time(tmp_path):
+    """A path is parsed from a map of the file whose spans are let go of once parsed: the
+    peak RSS while a 24 MB file streams through iter_svmlight in spans of 1 MiB stays
+    far below the file's size (the whole file when the pages stay mapped)."""
+    path = tmp_path / "big.svm"
+    path.write_bytes(b"1 1:0.5 3:0.25 7:1.5 9:1 12:2 40:3 77:0.75 99:1\n" * 500_000)
+    result = run_child(f"""
+        import json
+        import cwkit.svmlight as s
+        path = {str(path)!r}
+        for _ in s.iter_svmlight(path, batch_size=1000, chunk_size=1 << 16, n_jobs=1):
+            break                                           # imports done
+        status = lambda key: int(next(line.split()[1] for line in open("/proc/self/status")
+                                      if line.startswith(key)))
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")                                   # the peak RSS starts again
+        base = status("VmRSS")
+        rows = sum(len(y) for _, y in s.iter_svmlight(path, batch_size=1000,
+                                                      chunk_size=1 << 16, n_jobs=1))
+        print(json.dumps([(status("VmHWM") - base) * 1024, rows]))
+    """)
+    peak, rows = result
+    assert rows == 500_000 and peak < 8e6, peak
