@@ -256,7 +256,8 @@ def _blocks(stream, chunk_size, n_buffers=1):
     """
     buffers = [bytearray(chunk_size) for _ in range(n_buffers)]
     carry = b""                     # an incomplete last line
-    for k in itertools.count():
+    k = 0                           # blocks yielded: a read without a line end (the rest
+    while True:                     # goes to carry) refills the same buffer
         buf = buffers[k % n_buffers]
         want = max(chunk_size, len(carry))     # a line longer than a block: read
         if len(buf) < len(carry) + want:       # geometrically more, not quadratically
@@ -274,11 +275,12 @@ def _blocks(stream, chunk_size, n_buffers=1):
         carry = bytes(buf[end:total])
         if end:
             yield buf, end
+            k += 1
     if carry:
         yield carry + b"\n", len(carry) + 1
 
 
-def _spans(source, chunk_size, mapped_size=None):
+def _spans(source, chunk_size, mapped_size=None, prefetch=False):
     """Yield ``(buffer, start, end)``: ``buffer[start:end]`` holds complete lines and
     ends in b"\\n", about ``chunk_size`` bytes of them.
 
@@ -289,11 +291,11 @@ def _spans(source, chunk_size, mapped_size=None):
     of the file (whose read took about a tenth of a parse), and a span's pages are
     let go of once the caller asks for the next span, so that the process holds one
     span of the file at a time.  Its last line, when it lacks a newline, comes as a
-    copy.  Other streams come in :func:`_blocks`, a compressed one decompressed a
-    block ahead in a background thread.  (As for any mapped file, another process
-    truncating it meanwhile stops this one with SIGBUS.)"""
+    copy.  Other streams come in :func:`_blocks`, with ``prefetch`` a compressed one
+    decompressed a block ahead in a background thread.  (As for any mapped file,
+    another process truncating it meanwhile stops this one with SIGBUS.)"""
     if not source.mappable:
-        if source.compressed:
+        if source.compressed and prefetch:
             blocks = _prefetched(_blocks(source.stream, chunk_size, n_buffers=2))
         else:
             blocks = _blocks(source.stream, chunk_size)
@@ -1075,7 +1077,7 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64, query
         size = min(source.size or 0, 1 << 30)
         out = _Segmented(size // 64 + (1 << 12), size // 12 + (1 << 16), multilabel)
         lo, hi = _Extreme(2**31), _Extreme(-1)
-        blocks = _spans(source, chunk_size)
+        blocks = _spans(source, chunk_size, prefetch=True)
         try:
             for buf, begin, end in blocks:
                 for piece in parser.pieces(buf, end, out, lo, hi, begin):

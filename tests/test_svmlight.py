@@ -1193,3 +1193,17 @@ def test_a_mapped_file_is_resident_one_span_at_a_time(tmp_path):
     """)
     peak, rows = result
     assert rows == 500_000 and peak < 8e6, peak
+
+
+def test_a_compressed_file_read_ahead_keeps_the_block_being_parsed(tmp_path):
+    """load_svmlight decompresses a block ahead into a second buffer; reads that end
+    without a line end (lines longer than a block) refill the same buffer rather than
+    the one being parsed (once, the parser read a block overwritten under it)."""
+    text = HOSTILE * 3 + b"-1 2:1 9:3"
+    path = tmp_path / "f.svm.gz"
+    path.write_bytes(gzip.compress(text))
+    one = outcome(lambda: load_svmlight(io.BytesIO(text), n_jobs=1))
+    for chunk in (1, 2, 3, 5, 8, 13, 64):
+        for n_jobs in (1, 2):
+            assert outcome(lambda c=chunk, n=n_jobs: load_svmlight(path, chunk_size=c,
+                                                                   n_jobs=n)) == one, chunk
