@@ -3,7 +3,8 @@
 # Provides: `_murmur3_32` (MurmurHash3_x86_32), `_name_hash` (Vowpal Wabbit's
 # hash of a name), `murmurhash3_32` and `name_hash` (their Python entries),
 # `NamedStatus` and `_named_rows` (rows of named features to canonical CSR
-# arrays).  Uses `_radix_sort` from _rows.pxi (the sort of a row's entries).
+# arrays), `named_one` (one row hashed into a `RowView` of its own, for
+# `learn_one`).  Uses `_radix_sort` from _rows.pxi (the sort of a row's entries).
 #
 # MurmurHash3_x86_32 is Austin Appleby's public-domain hash (SMHasher,
 # MurmurHash3.cpp), the hash Vowpal Wabbit and scikit-learn's FeatureHasher use:
@@ -104,6 +105,17 @@ cpdef enum NamedStatus:
     NAMED_NONFINITE = 4      # NaN or infinite
     NAMED_TOO_MANY = 5       # a vocabulary beyond 2**31 - 1 names
     NAMED_OVERFLOW = 6       # values sharing a column sum beyond the range of a double
+
+
+cdef inline unsigned long long _hashed_key(
+        const unsigned char* s, Py_ssize_t k, bint signed, uint64_t mask, Py_ssize_t n,
+        double* val) noexcept nogil:
+    """The sort key of entry n, the name s[0..k) hashed: its column (the low bits of
+    its hash, `mask`) << 32 | n; its value `val` negated when `signed` and bit 31 of
+    MurmurHash3_x86_32 of the name is set."""
+    if signed and _murmur3_32(s, k, 0) >> 31:
+        val[0] = -val[0]
+    return ((_name_hash(s, k, 0) & mask) << 32) | <unsigned long long>n
 
 
 cdef inline bint _is_names(object row):
@@ -208,7 +220,6 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
     cdef Py_ssize_t nr = len(rows), j, max_n = 0, pos
     cdef Py_ssize_t n_cols = (<Py_ssize_t>1 << bits) if vocab is None else 2147483647
     cdef uint64_t mask = (<uint64_t>1 << bits) - 1
-    cdef uint64_t h
     cdef PyObject* pk
     cdef PyObject* pv
     cdef const unsigned char* s
@@ -249,10 +260,7 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
                     if status != NAMED_OK:
                         return status, total, r, key, value
                     if vocab is None:
-                        h = _name_hash(s, k, 0)
-                        if signed and _murmur3_32(s, k, 0) >> 31:
-                            val = -val
-                        j = <Py_ssize_t>(h & mask)
+                        keys[n] = _hashed_key(s, k, signed, mask, n, &val)
                     else:
                         j = _vocab_index(name, vocab,
                                          names, grow)
@@ -260,7 +268,7 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
                             return NAMED_TOO_MANY, total, r, key, value
                         if j < 0:
                             continue
-                    keys[n] = (<unsigned long long>j << 32) | <unsigned long long>n
+                        keys[n] = (<unsigned long long>j << 32) | <unsigned long long>n
                     vals[n] = val
                     n += 1
             elif _is_names(row):
@@ -272,10 +280,7 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
                         return NAMED_BAD_NAME, total, r, key, None
                     val = 1.0
                     if vocab is None:
-                        h = _name_hash(s, k, 0)
-                        if signed and _murmur3_32(s, k, 0) >> 31:
-                            val = -1.0
-                        j = <Py_ssize_t>(h & mask)
+                        keys[n] = _hashed_key(s, k, signed, mask, n, &val)
                     else:
                         j = _vocab_index(name, vocab,
                                          names, grow)
@@ -283,7 +288,7 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
                             return NAMED_TOO_MANY, total, r, key, None
                         if j < 0:
                             continue
-                    keys[n] = (<unsigned long long>j << 32) | <unsigned long long>n
+                        keys[n] = (<unsigned long long>j << 32) | <unsigned long long>n
                     vals[n] = val
                     n += 1
             else:
@@ -306,3 +311,69 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
         free(keys)
         free(vals)
     return NAMED_OK, total, nr, None, None
+
+
+def named_one(row, int bits, bint signed, scores):
+    """The `RowView` of one named row (a dict of name -> value, or a list, tuple, set
+    or frozenset of names) hashed into ``2**bits`` columns as `_named_rows` hashes it
+    (no vocabulary), its entries in the view's own storage, whose passes write the
+    row's score into `scores` (float64 (1,), as `RowView.counting`); None for any row
+    `_named_rows` would refuse, whose call reports it.  ``learn_one``'s row: no
+    array, no matrix, no Python code per feature."""
+    cdef Py_ssize_t n = 0, k, pos = 0, cap, nnz, n_cols = <Py_ssize_t>1 << bits
+    cdef uint64_t mask = (<uint64_t>1 << bits) - 1
+    cdef PyObject* pk
+    cdef PyObject* pv
+    cdef const unsigned char* s
+    cdef double val
+    cdef unsigned long long* keys
+    cdef double* vals
+    cdef double* data
+    cdef int* idx
+    cdef bint is_dict = type(row) is dict
+    cdef double[::1] out
+    cdef RowView v
+    if not (is_dict or _is_names(row)):
+        return None
+    cap = len(row)
+    v = RowView.__new__(RowView)
+    v.own = malloc(cap * (2 * sizeof(unsigned long long) + 2 * sizeof(double) + sizeof(int))
+                   + 1)
+    if v.own == NULL:
+        raise MemoryError()
+    keys = <unsigned long long*>v.own
+    vals = <double*>(keys + 2 * cap)
+    data = vals + cap
+    idx = <int*>(data + cap)
+    if is_dict:
+        while PyDict_Next(row, &pos, &pk, &pv):
+            if n == cap or _one_value(<object>pv, &val) != NAMED_OK \
+                    or _one_name(<object>pk, &s, &k) is None:
+                return None
+            keys[n] = _hashed_key(s, k, signed, mask, n, &val)
+            vals[n] = val
+            n += 1
+    else:
+        for key in row:
+            if n == cap or _one_name(key, &s, &k) is None:
+                return None
+            val = 1.0
+            keys[n] = _hashed_key(s, k, signed, mask, n, &val)
+            vals[n] = val
+            n += 1
+    nnz = _canonical(keys, keys + cap, vals, data, idx, n, n_cols)
+    for k in range(nnz):
+        if not isfinite(data[k]):
+            return None
+    v.R.data = data
+    v.R.indices = idx
+    v.one_ptr[0] = 0
+    v.one_ptr[1] = nnz
+    v.R.indptr = v.one_ptr
+    v.R.dense_idx = NULL
+    v.R.n_cols = n_cols
+    v.n = 1
+    out = scores
+    v.scores = scores
+    v.scores_p = &out[0]
+    return v

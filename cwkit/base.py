@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _core, _params
-from ._rowdata import as_rows, one_csr_row
+from ._rowdata import Rows, as_rows, one_csr_row
 from ._weights import ClassWeight, check_class_weight, check_sample_weight, class_table, row_weights
 from .models.calibration import Calibration
 from .models.collapse import VarianceCollapseWarning, warning_text
 from .models.factory import build_model
-from .models.growth import widen
+from .models.growth import narrowed, widen
 from .models.interface import NO_ROW, ModelSpec, raise_status
 from .named import NamedFeatures
 
@@ -111,6 +111,10 @@ for _a in (_ORDER_1, *_TARGET_1, *_CODE_1):
     _a.setflags(write=False)
 #: The label dtypes compared as scalars on that path (bool, numbers, strings).
 _LABEL_KINDS = frozenset("biufUS")
+_NO_INDEX = np.empty(0, dtype=np.int32)
+#: The labels ``learn_one`` takes without an array (numpy's scalars of those kinds too).
+_SCALAR_LABELS = frozenset({bool, int, float, str, np.bool_, np.int64, np.int32, np.float64,
+                            np.str_})
 
 #: The fitted attributes of every estimator: name -> its numpydoc entry (type, then
 #: what it is), written into the "Attributes" section of each estimator's docstring
@@ -487,16 +491,12 @@ class OnlineClassifier(NamedFeatures):
         they do not accept (anything invalid included) goes the general path, which
         reports it.  The pass and its bookkeeping are those of ``_run``.
         """
-        classes = self.__dict__.get("classes_")
-        if classes is None or len(classes) != 2 or self._model.K is not None:
-            return None
         if type(y) is not np.ndarray:
             y = np.asarray(y)
         if y.shape != (1,) or y.dtype.kind not in _LABEL_KINDS:
             return None
-        label = y[0]
-        positive = bool(label == classes[1])
-        if not (positive or label == classes[0]):
+        positive = self._one_label(y[0])
+        if positive is None:
             return None
         scores = np.empty(1)
         # a row wider than any seen widens the model once it has passed the checks
@@ -505,8 +505,75 @@ class OnlineClassifier(NamedFeatures):
         if rows is None:
             return None
         self._widen(width)
+        return self._one_pass(rows, scores, positive)
+
+    def _one_label(self, label):
+        """Whether the scalar `label` is the positive class of a fitted two-class
+        estimator whose model takes single rows; None: not such a label or estimator."""
+        classes = self.__dict__.get("classes_")
+        if classes is None or len(classes) != 2 or self._model.K is not None:
+            return None
+        positive = bool(label == classes[1])
+        if not (positive or label == classes[0]):
+            return None
+        return positive
+
+    def _one_pass(self, rows, scores, positive):
+        """The pass of `_one_row` over its validated `rows`, whose score goes to
+        `scores`, of the class `positive`."""
         result = self._model.run(rows, _TARGET_1[positive], _ORDER_1, self._bias)
         return self._account(result, scores, _CODE_1[positive])
+
+    def _one_named(self, x, y, fmap):
+        """``learn_one``'s round on the named row `x` of label `y`, hashed by `fmap`
+        (a :class:`cwkit.features.FeatureHasher`) in one compiled call
+        (``cwkit._core.named_one``), as ``partial_fit`` learns the row's CSR matrix;
+        None, having done nothing, for anything else (which ``learn_one``'s general
+        path takes, reporting what is wrong)."""
+        if (type(y) not in _SCALAR_LABELS or self.class_weight is not None
+                or "classes_" not in self.__dict__ or self._model.reads_matrix
+                or self.n_features_in_ != fmap.n_features):
+            return None
+        # the classes by label (Python's == and hash, as numpy's ==), and the score's slot
+        classes, codes, scores = self.__dict__.get("_one_named_cache", (None, None, None))
+        if classes is not self.classes_:
+            positive = self._one_label(y)     # (a two-class model that takes single rows)
+            if positive is None:
+                return None
+            classes, scores = self.classes_, np.empty(1)
+            codes = {classes[0].item(): False, classes[1].item(): True}
+            self._one_named_cache = classes, codes, scores
+        positive = codes.get(y)
+        if positive is None:
+            return None
+        view = _core.named_one(x, fmap.hash_bits, fmap.signed, scores)
+        if view is None:
+            return None
+        done = self._one_pass(Rows(None, view, 1, self.n_features_in_), scores, positive)
+        _, mistakes, updates, collapsed = done
+        self._count(mistakes, updates, last=True)
+        self._warn_collapse(collapsed)
+        return self
+
+    def _named_scores(self, x, fmap):
+        """``decision_function`` of the named row `x` (hashed or in the vocabulary
+        `fmap`) from a copy of the model narrowed to the row's features
+        (``cwkit.models.growth.narrowed``): the same scores, bit for bit, without the
+        whole weight vector; None, having done nothing, where the model cannot be
+        narrowed or the row is not valid (``predict_one``'s general path takes it)."""
+        try:
+            data, indices, _ = fmap._arrays([x], False, "x")
+        except (TypeError, ValueError):
+            return None
+        keep = indices < self.n_features_in_     # (a vocabulary grown since: unseen)
+        data, indices = data[keep], indices[keep]
+        sub = narrowed(self._model, indices)
+        if sub is None:
+            return None
+        nnz = len(indices)
+        view = _core.RowView(data, np.arange(nnz, dtype=np.int32),
+                             np.array([0, nnz], dtype=np.int64), _NO_INDEX, nnz)
+        return self._finite(sub.scores(Rows(None, view, 1, nnz), self._bias))
 
     def _choose(self, rows, n_classes):
         """Settle, from the first rows of a ``fit`` or of the first ``partial_fit``, the

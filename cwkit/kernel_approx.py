@@ -303,6 +303,10 @@ class ApproxFeatures:
         linear rules' single-row path hands the raw row to the model)."""
         return None
 
+    def _one_named(self, x, y, fmap):
+        """None, as `_one_row`: ``learn_one`` takes the general path."""
+        return None
+
     def _rows(self, X):
         return self._mapped(super()._rows(X))
 

@@ -84,6 +84,11 @@ class NamedFeatures:
         -------
         self
         """
+        fmap = self.__dict__.get("feature_map_")
+        if type(fmap) is FeatureHasher:     # hashed in one compiled call, no matrix
+            with self._state_lock():
+                if self._one_named(x, y, fmap) is not None:
+                    return self
         return self._learn([x], [y], classes, "x")
 
     def learn_many(self, X, y, classes=None):
@@ -125,14 +130,30 @@ class NamedFeatures:
             self._check_fitted()
             return self._named(X, False, where)
 
+    def _one_scores(self, x):
+        """The scores of one named row, ``decision_function``'s, from the model narrowed
+        to the row's features; None where that path is not taken."""
+        fmap = self.__dict__.get("feature_map_")
+        if fmap is None or not hasattr(self, "classes_"):
+            return None
+        with self._state_lock():
+            return self._named_scores(x, fmap)
+
     def predict_one(self, x):
-        """The label predicted for one named row."""
+        """The label predicted for one named row (scored over its own features)."""
+        scores = self._one_scores(x)
+        if scores is not None:
+            return self._labels(scores)[0]
         return self.predict(self._predict_rows([x], "x"))[0]
 
     def predict_proba_one(self, x):
         """The calibrated probability of each class for one named row, as a dict
         ``{class: probability}`` (see ``predict_proba``)."""
-        proba = self.predict_proba(self._predict_rows([x], "x"))[0]
+        scores = self._one_scores(x)
+        if scores is not None:
+            proba = self._calibration.proba(scores)[0]
+        else:
+            proba = self.predict_proba(self._predict_rows([x], "x"))[0]
         return {c: float(p) for c, p in zip(self.classes_.tolist(), proba)}
 
     def predict_many(self, X):

@@ -234,3 +234,20 @@ def test_a_full_covariance_grows_up_to_its_limit_and_no_further(monkeypatch):
         est.partial_fit(sp.csr_matrix(([1.0], [63], [0, 1]), shape=(1, 64)), [0])
     assert est.n_features_in_ == 63
     assert all(np.array_equal(before[k], v) for k, v in est._model.state.items())
+
+
+def test_a_grown_model_pickles_and_copies_and_the_copy_grows_on_its_own():
+    """The buffers with room and their plan are not part of a copy: the copy widens
+    into buffers of its own, the original is untouched."""
+    import copy
+    import pickle
+    est = cwkit.make("arow", covariance="full").partial_fit(np.ones((2, 3)), [0, 1])
+    est.partial_fit(sp.csr_matrix(np.ones((1, 5))), [1])
+    coef = est.coef_.copy()
+    for other in (pickle.loads(pickle.dumps(est)), copy.deepcopy(est)):
+        other.partial_fit(sp.csr_matrix(np.ones((1, 9))), [0])
+        ref = cwkit.make("arow", covariance="full").partial_fit(np.ones((2, 3)), [0, 1])
+        ref.partial_fit(sp.csr_matrix(np.ones((1, 5))), [1])
+        ref.partial_fit(sp.csr_matrix(np.ones((1, 9))), [0])
+        assert_same(other, ref, np.ones((3, 9)))
+        assert np.array_equal(est.coef_, coef) and est.n_features_in_ == 5

@@ -121,10 +121,36 @@ def test_dict_rows_learn_as_the_hashed_csr_rows_bit_for_bit(name, n_classes):
             np.testing.assert_array_equal(_state(got)[key], value, err_msg=key)
     np.testing.assert_array_equal(many.predict_many(rows), batch.predict(R))
     np.testing.assert_array_equal(many.predict_proba_many(rows), batch.predict_proba(R))
-    assert many.predict_one(rows[5]) == batch.predict(R[5])[0]
-    proba = many.predict_proba_one(rows[5])
-    assert list(proba) == classes
-    assert list(proba.values()) == batch.predict_proba(R[5]).ravel().tolist()
+    for i in range(0, 60, 6):       # scored over the row's own features: the same
+        assert many.predict_one(rows[i]) == batch.predict(R[i])[0]
+        proba = many.predict_proba_one(rows[i])
+        assert list(proba) == classes
+        assert list(proba.values()) == batch.predict_proba(R[i]).ravel().tolist()
+
+
+@pytest.mark.parametrize("name, params", [
+    ("pa1", {}), ("arow", {}), ("cw", {"covariance": "full"}), ("adagrad", {}),
+    ("perceptron", {"class_weight": {0: 2.0, 1: 1.0}})])      # (the general path)
+def test_learn_one_is_partial_fit_on_the_hashed_row_after_every_round(name, params,
+                                                                      monkeypatch):
+    """Two-class learn_one hashes the row in one compiled call (no matrix) and learns
+    it as partial_fit learns its CSR row: state equal after every round, signed hashes,
+    lists of names and repeated columns included."""
+    calls = []
+    named_one = cwkit._core.named_one
+    monkeypatch.setattr(cwkit._core, "named_one",
+                        lambda *a: calls.append(1) or named_one(*a))
+    rows, y = named_stream(40, seed=7)
+    R = ref_rows(rows, bits=5, signed=True)
+    one = cwkit.make(name, **params).use_features(hash_bits=5, signed=True)
+    ref = cwkit.make(name, **params)
+    for i, (x, label) in enumerate(zip(rows, y)):
+        one.learn_one(x, label, classes=[0, 1])
+        ref.partial_fit(R[i], y[i:i + 1], classes=[0, 1])
+        assert (one.t_, one.mistakes_) == (ref.t_, ref.mistakes_)
+        for key, value in _state(ref).items():
+            np.testing.assert_array_equal(_state(one)[key], value, err_msg=key)
+    assert len(calls) == (0 if "class_weight" in params else len(rows) - 1)
 
 
 def test_a_name_alone_and_true_mean_one_and_ints_are_their_text():

@@ -83,6 +83,46 @@ def widen(model, n_features):
         raise AssertionError("growth: a model's buffers have no room after reallocation")
 
 
+def narrowed(model, columns):
+    """A copy of `model` that holds only the features `columns` (increasing int32),
+    in that order, then the intercept; None for a model that cannot be narrowed (one
+    of several models, a full covariance, a support set).
+
+    Each weight of such a model, its variance and its averaging sums are functions
+    of its own feature's state: the copy scores a row of those features (columns
+    0, 1, ... in their order) as the model scores the row, bit for bit, in the time
+    of the row's features (``predict_one``: never the whole weight vector).
+    """
+    layout = model.feature_layout()
+    if (not layout or getattr(model, "models", None) is not None
+            or any(len(axes) > 1 for axes in layout.values())):
+        return None
+    d = model.n_features
+    keep = np.append(columns, d).astype(np.intp)   # the intercept, last of a block
+    state = dict(model.state)
+    for key, ((axis, inner, tail),) in layout.items():
+        arr = state.get(key)
+        if arr is None or arr.size == 0:
+            continue
+        icpt = 1 if tail >= 0 else 0
+        blk = (d + icpt) * inner
+        blocks = (arr.shape[axis] - max(tail, 0)) // blk
+        kept = keep if icpt else keep[:-1]
+        pos = ((np.arange(blocks)[:, None, None] * blk + kept[None, :, None] * inner
+                + np.arange(inner)[None, None, :]).reshape(-1))
+        if tail > 0:
+            pos = np.concatenate([pos, blocks * blk + np.arange(tail)])
+        state[key] = np.take(arr, pos, axis=axis)
+    out = object.__new__(type(model))
+    out.__dict__.update(model.__dict__)
+    out.__dict__.pop("_in_room", None)
+    out.__dict__.pop("_rooms", None)
+    out.state = state
+    out.n_features = len(columns)
+    out.spec = _with_width(model.spec, len(columns))
+    return out
+
+
 def _axes(arr, axes):
     """The ``widen_in_room`` axes of `arr` from its ``feature_layout`` entry `axes`."""
     out = [(False, 1, 0), (False, 1, 0)]

@@ -171,6 +171,17 @@ class Model(ABC):
     K = None
     #: Whether ``run`` learns rows with importance weights (``RowView.weighted``).
     takes_weights = True
+    #: Whether ``run`` reads the rows' matrix (``Rows.X``), not only their view.
+    reads_matrix = False
+
+    def __getstate__(self):
+        """The model without the buffers with room of ``cwkit.models.growth`` and the
+        plan that holds their addresses (a copy's arrays are its own: its next
+        widening makes its own buffers)."""
+        state = dict(self.__dict__)
+        state.pop("_in_room", None)
+        state.pop("_rooms", None)
+        return state
 
     @abstractmethod
     def run(self, rows, target, order, bias):

@@ -54,6 +54,8 @@ def _row_nnz(rows, order):
 class DualModel(Model):
     """A support set and the coefficients of a dual rule (see the module)."""
 
+    reads_matrix = True     # the pending rows, the support set: rows.X
+
     #: coef columns: 1 (binary) or K (top-1)
     width = 1
 

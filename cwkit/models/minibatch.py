@@ -42,6 +42,8 @@ class BinaryBPA(BinaryModel):
     the round count T.
     """
 
+    reads_matrix = True     # the pending rows, the support set: rows.X
+
     def feature_layout(self):
         return {"w": ROWS, "w0": ROWS, "pend": FEATURES, "u": ROWS_T}
 
