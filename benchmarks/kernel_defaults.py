@@ -15,7 +15,9 @@ model, tab-separated, and the seconds each column took in all.
   the median heuristic (1 / the median squared distance between training rows).
 
 usage: python benchmarks/kernel_defaults.py [--mode defaults] [--passes 1] [--splits 10]
-Reads the UCI files from a folder ``shared/data/uci`` beside the project folder.
+       [--sets NAME,...] [--max-rows 2000]
+Reads the UCI files from a folder ``shared/data/uci`` beside the project folder; a set
+named by a path (``digits/usps.scale.xz``, ``adult/a9a.gz``) is read from ``shared/data``.
 """
 import argparse
 import pathlib
@@ -78,7 +80,7 @@ def main(argv=None):
     header = None
     seconds = None
     for name in args.sets.split(","):
-        X, y = load_svmlight(DATA / name)[:2]
+        X, y = load_svmlight(DATA / name if (DATA / name).exists() else DATA.parent / name)[:2]
         X = X.toarray()
         if len(y) > args.max_rows:
             keep = np.random.default_rng(0).permutation(len(y))[:args.max_rows]
