@@ -138,6 +138,13 @@ class Slow:     # scipy.sparse's code starts 0.3 s after the module is in sys.mo
         return spec
 sys.meta_path.insert(0, Slow())
 """
+# Until the preload thread has put scipy.sparse in sys.modules (its 0.3 s inside begins
+# then): polled, not a fixed sleep, which a loaded machine can outlast before the thread runs.
+_WAIT_IN_SYS_MODULES = (
+    "deadline = time.monotonic() + 60\n"
+    "while 'scipy.sparse' not in sys.modules and time.monotonic() < deadline:\n"
+    "    time.sleep(0.001)\n"
+    "assert 'scipy.sparse' in sys.modules\n")
 
 
 def test_an_import_under_way_is_waited_for_not_read_half_done():
@@ -146,8 +153,7 @@ def test_an_import_under_way_is_waited_for_not_read_half_done():
     than read it (AttributeError before)."""
     code = _SLOW_SPARSE + (
         "import time, numpy as np, cwkit._lazy as lazy, cwkit._rowdata as rd\n"
-        "lazy.sparse.preload(); time.sleep(0.1)\n"
-        "assert 'scipy.sparse' in sys.modules\n"
+        "lazy.sparse.preload()\n" + _WAIT_IN_SYS_MODULES +
         "print(lazy.issparse(np.zeros(2)), rd.one_csr_row(np.zeros((1, 2)), 2, None))\n")
     assert _python(code) == ["False", "None"]
 
@@ -159,7 +165,7 @@ def test_a_fork_waits_for_the_import_under_way():
     code = _SLOW_SPARSE + (
         "import os, signal, time, warnings, cwkit._lazy as lazy\n"
         "warnings.simplefilter('ignore', DeprecationWarning)\n"
-        "lazy.sparse.preload(); time.sleep(0.1)\n"
+        "lazy.sparse.preload()\n" + _WAIT_IN_SYS_MODULES +
         "pid = os.fork()\n"
         "if pid == 0:\n"
         "    signal.alarm(10)\n"
