@@ -13,8 +13,11 @@ model, tab-separated, and the seconds each column took in all.
   bias^2 = 1 added to the kernel, bias^2 = 0.1, no intercept), last iterate and
   averaged, with gamma from scikit-learn's "scale" (1 / (n_features X.var())) and from
   the median heuristic (1 / the median squared distance between training rows).
+* ``--mode average``: the rules whose kernel form keeps the last iterate by default
+  (``AVERAGED``), at their defaults and with ``average=True`` (what "auto" should be).
 
-usage: python benchmarks/kernel_defaults.py [--mode defaults] [--passes 1] [--splits 10]
+usage: python benchmarks/kernel_defaults.py [--mode defaults|treatments|average]
+       [--passes 1] [--splits 10]
        [--sets NAME,...] [--max-rows 2000]
 Reads the UCI files from a folder ``shared/data/uci`` beside the project folder; a set
 named by a path (``digits/usps.scale.xz``, ``adult/a9a.gz``) is read from ``shared/data``.
@@ -33,6 +36,7 @@ DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "uci"
 SETS = ("breast-cancer-wisconsin_scale", "pima-diabetes_scale", "heart_scale",
         "ionosphere_scale", "liver-bupa_scale", "sonar_scale", "twonorm")
 RULES = ("pa1", "pa2", "avg-perceptron", "reg-pa", "arow", "cw", "bpa1")
+AVERAGED = ("arow", "cw")
 
 
 def median_gamma(X, rng, m=500):
@@ -49,6 +53,10 @@ def models(mode, X):
     out = [("SVC()", SVC())]
     if mode == "defaults":
         return out + [(name, cwkit.make(name, kernel="rbf")) for name in RULES]
+    if mode == "average":
+        return out + [(f"{name}{' avg' if average else ''}",
+                       cwkit.make(name, kernel="rbf", average=average))
+                      for name in AVERAGED for average in (False, True)]
     gammas = {"scale": 1.0 / (X.shape[1] * X.var()),
               "median": median_gamma(X, np.random.default_rng(0))}
     intercepts = {"b2=1": {"intercept_scaling": 1.0},
@@ -65,7 +73,7 @@ def models(mode, X):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mode", choices=("defaults", "treatments"), default="defaults")
+    ap.add_argument("--mode", choices=("defaults", "treatments", "average"), default="defaults")
     ap.add_argument("--passes", type=int, default=1)
     ap.add_argument("--splits", type=int, default=10)
     ap.add_argument("--max-rows", type=int, default=2000)

@@ -515,14 +515,15 @@ cdef inline void schur_remove(double* Zm, Py_ssize_t j, Py_ssize_t n,
     remove_sym(Zm, j, n, ld)
 
 
-cdef inline void so_dual_remove(Support* S, const KernelFn* kf, double* mu, double* Zm,
-                                Py_ssize_t ld, double* pairs, int policy, double* xd,
-                                double* krow, double* Q, double M) noexcept nogil:
+cdef inline Py_ssize_t so_dual_remove(Support* S, const KernelFn* kf, double* mu, double* Zm,
+                                      Py_ssize_t ld, double* pairs, int policy, double* xd,
+                                      double* krow, double* Q, double M) noexcept nogil:
     """Remove one support item (`budget_victim`; "oldest": mu <- phi_t mu first, the
     Forgetron's shrinking [DSS08] with the item's weight |mu_0| and
     mu_0 e_0.f(x_0)): its coefficient, Z's row and column j by the Schur
     complement (`schur_remove`, so that Sigma stays positive semi-definite), its pair
-    (top-1: pairs not NULL).  xd (zero) is used and left zero."""
+    (top-1: pairs not NULL).  xd (zero) is used and left zero.  Returns the position
+    the item had."""
     cdef Py_ssize_t j = budget_victim(S, kf, mu, 1, policy), a
     cdef double wf, phi_t
     if policy == BUDGET_OLDEST:
@@ -538,6 +539,28 @@ cdef inline void so_dual_remove(Support* S, const KernelFn* kf, double* mu, doub
     if pairs != NULL:
         shift_rows(pairs, j, S.n, 2)
     sv_remove(S, j)
+    return j
+
+
+cdef inline void so_avg_store(double[::1] aux, bint avg, double t, double P) noexcept:
+    """Averaging: keep the round count t and P in aux (without averaging aux keeps
+    its zeros, as before averaging was kept)."""
+    if avg:
+        aux[AUX_T] = t
+        aux[KAUX_P] = P
+
+
+cdef inline void so_avg_flush(double* u, const double* mu, Py_ssize_t n,
+                              double* P) noexcept nogil:
+    """Averaging, before an update changes mu: u_j += P mu_j for the P rounds mu held
+    (u_j the sum of item j's coefficient over the rounds to P rounds ago), the new
+    item's sum u_n = 0 and P = 0; so the sum to date is u + P mu at any time, O(n)
+    per update and nothing in a round without one."""
+    cdef Py_ssize_t j
+    for j in range(n):
+        u[j] += P[0] * mu[j]
+    u[n] = 0.0
+    P[0] = 0.0
 
 
 def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] order,
@@ -546,15 +569,16 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                    Py_ssize_t budget, int policy,
                    double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
                    long long[::1] sv_len, double[::1] sv_sqn, double[::1] mu,
-                   double[:, ::1] Zm, double[::1] aux):
+                   double[:, ::1] Zm, double[::1] u, double[::1] aux):
     """One binary pass of a full-covariance rule (CW-Var, CW-Stdev, AROW, AROW-H) in
     dual form: mu = sum_j mu_j phi(x_j), Sigma = a0 I + Phi^T Z Phi.
 
     With k = k~(X_S, x): mu.x = mu^T k and v = x^T Sigma x = a0 k~(x, x) + k^T Z k;
     Sigma x = Phi'^T c with c = (Z k, a0) over the support set and x, so the
     step mu += ay Sigma x, Sigma -= beta Sigma x x^T Sigma (`full_step`) is
-    mu' = (mu + ay Z k, ay a0), Z' = [[Z, 0], [0, 0]] - beta c c^T.  Returns
-    (rounds, mistakes, updates, loss_sum, status, position).
+    mu' = (mu + ay Z k, ay a0), Z' = [[Z, 0], [0, 0]] - beta c c^T.  Averaging (u
+    with room as mu): the sums of `so_avg_flush`, with aux's t and P (rounds since
+    the sums).  Returns (rounds, mistakes, updates, loss_sum, status, position).
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, False)
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
@@ -567,7 +591,9 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     cdef const int* idx
     cdef const double* xr
     cdef double sqn, kxx, dot, v, m, ay, beta
-    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
+    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M], t = aux[AUX_T], P = aux[KAUX_P]
+    cdef bint avg = u.shape[0] > 0
+    cdef double* up = &u[0] if avg else NULL
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(mu.shape[0] + 1)
@@ -593,9 +619,13 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                 break
             if not count_margin(&cnt, m, v, i):
                 break
+            t += 1.0
             h.s = row_weight(&cnt, i)
             if not full_step(&h, m, v, y[i], dot, &ay, &beta):
+                P += 1.0
                 continue
+            if avg:
+                so_avg_flush(up, mp, n, &P)
             if not so_dual_update(ay, beta, a0, mp, Zp, n, ld, cvec):
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
@@ -603,7 +633,11 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
             M += 1.0
             cnt.updates += 1
             if budget > 0 and S.n > budget:
-                so_dual_remove(&S, &kf, mp, Zp, ld, NULL, policy, xd, krow, &Q, M)
+                j = so_dual_remove(&S, &kf, mp, Zp, ld, NULL, policy, xd, krow, &Q, M)
+                if avg:
+                    shift_rows(up, j, S.n + 1, 1)
+            P += 1.0
+    so_avg_store(aux, avg, t, P)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
     aux[KAUX_Q] = Q
@@ -823,13 +857,15 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                         Py_ssize_t K, Py_ssize_t budget, int policy,
                         double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
                         long long[::1] sv_len, double[::1] sv_sqn, double[::1] mu,
-                        double[:, ::1] Zm, double[:, ::1] pairs, double[::1] aux):
+                        double[:, ::1] Zm, double[:, ::1] pairs, double[::1] u,
+                        double[::1] aux):
     """One multi-class top-1 pass of a full-covariance rule in dual form, over the
     stacked blocks of the 1-of-k map: each support item is (x_j, e_j) with
     e_j = e_{y_j} - e_{c_j} (pairs[j] = (y_j, c_j)), Phi_j = e_j (x) phi(x_j), so
     <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j).  For Delta = f(x, y) - f(x, c):
     g_j = <Phi_j, Delta> = e_j.(e_y - e_c) k~(x_j, x), v = 2 a k~(x, x) + g^T Z g,
     m = f_y(x) - f_c(x), and the binary step (label +1) appends (x, e_y - e_c).
+    Averaging: u as in `kernel_so_pass` (item j's average coefficient, times e_j).
     Returns (rounds, mistakes, updates, loss_sum, status, position)."""
     cdef Hyper h = hyper_second_order(rule, phi, r, False)
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
@@ -842,7 +878,9 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef const int* idx
     cdef const double* xr
     cdef double sqn, kxx, v, m, ay, beta, tj
-    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
+    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M], t = aux[AUX_T], P = aux[KAUX_P]
+    cdef bint avg = u.shape[0] > 0
+    cdef double* up = &u[0] if avg else NULL
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(mu.shape[0] + 1)
@@ -883,9 +921,13 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
             count_argmax(&cnt, sc, K, yi, i)
             m = sc[yi] - sc[c]
             count_hinge(&cnt, m)
+            t += 1.0
             h.s = row_weight(&cnt, i)
             if not full_step(&h, m, v, 1.0, m, &ay, &beta):
+                P += 1.0
                 continue
+            if avg:
+                so_avg_flush(up, mp, n, &P)
             if not so_dual_update(ay, beta, a0, mp, Zp, n, ld, cvec):
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
@@ -895,7 +937,11 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
             M += 1.0
             cnt.updates += 1
             if budget > 0 and S.n > budget:
-                so_dual_remove(&S, &kf, mp, Zp, ld, pp, policy, xd, krow, &Q, M)
+                j = so_dual_remove(&S, &kf, mp, Zp, ld, pp, policy, xd, krow, &Q, M)
+                if avg:
+                    shift_rows(up, j, S.n + 1, 1)
+            P += 1.0
+    so_avg_store(aux, avg, t, P)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
     aux[KAUX_Q] = Q

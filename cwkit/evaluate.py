@@ -804,7 +804,7 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
         Test rows, evaluated (against their stored labels) after training. With test
         rows (``test``, a generated test set, ``cv`` folds) every learner averages its
         weights unless its ``params`` set ``average`` (a form without an average, the
-        second-order and mini-batch kernel forms, is tested as it is): ``test_error`` is the
+        mini-batch kernel form, is tested as it is): ``test_error`` is the
         averaged model's and ``last_test_error`` its last iterate's, both from the
         same run (the last iterate is the model ``average=False`` gives); with
         ``average`` set, ``test_error`` is that model's and ``last_test_error`` None.

@@ -74,9 +74,9 @@ class KernelMixin:
         budget + 1-st, one is removed by ``budget_policy``.
     average : bool or "auto", default="auto"
         Report and score the average of the dual coefficients over the rounds
-        (the first-order rules: Perceptron, PA family, [LMC09] family); see Notes.
-        "auto": averaged for the PA and [LMC09] families, the last iterate otherwise
-        (the name "perceptron" is the plain rule, "avg-perceptron" its average).
+        (every rule but mini-batch PA); see Notes.  "auto": averaged for the PA and
+        [LMC09] families and CW, the last iterate for AROW (the name "perceptron" is
+        the plain rule, "avg-perceptron" its average).
     budget_policy : {"oldest", "smallest", "shrink"}, default="oldest"
         ("shrink" for the [LMC09] rules.)  Never removes the newest; ties go to
         the oldest.
@@ -115,18 +115,21 @@ class KernelMixin:
     with ``intercept_ = bias^2 dual_coef_.sum(axis=1)``, and with ``kernel="poly",
     degree=1, gamma=1, coef0=0`` a kernel rule makes its primal rule's decisions.
 
-    ``average=True`` (first-order rules): the dual of the primal average
-    (1/t) sum_tau w_tau is (1/t) sum_tau w_j(tau) per support vector, w_j(tau) its
-    weight after round tau, summed lazily: the weights only change at an update,
-    which first adds P w_j for the P rounds since the last one (O(B) per update,
-    below the O(B nnz) kernel row every round costs), so the average is
-    (u_j + P w_j) / t with no cancellation however far the [LMC09] rules shrink.
-    Under a budget, a removed vector's past weight leaves the average with it (the
-    averaged model keeps the same at most B support vectors).  The second-order
-    and mini-batch kernel rules refuse ``average=True``: every update changes
-    every coefficient (mu += alpha Z k; the joint tau of a group), so their
-    average is an O(n) sum per round, not the O(1) lazy sum; use ``kernel_approx``
-    features with the linear rule's ``average=True``.
+    ``average=True``: the dual of the primal average (1/t) sum_tau w_tau is
+    (1/t) sum_tau w_j(tau) per support vector, w_j(tau) its weight after round tau,
+    summed lazily: the weights only change at an update, which first adds P w_j to
+    u_j for the P rounds since the last one (O(n) per update: below the O(n nnz)
+    kernel row of the first-order rules' round and the O(n^2) of the CW / AROW
+    update, which changes every coefficient, mu += alpha Z k; nothing in a round
+    without an update), so the average is (u_j + P w_j) / t, with no cancellation
+    however far the [LMC09] rules shrink.  Under a budget, a removed vector's past
+    weight leaves the average with it (the averaged model keeps the same at most B
+    support vectors; the Forgetron's phi_t shrinks the kept weights from the round
+    of the removal on, as it shrinks the model).  CW / AROW score the average with
+    the last Sigma, as the primal rules.  Mini-batch PA refuses ``average=True``:
+    its reported model applies an incomplete group provisionally, with support
+    vectors the completed group may not keep; use ``kernel_approx`` features with
+    the linear rule's ``average=True``.
     """
 
     _fitted = {
@@ -147,7 +150,7 @@ class KernelMixin:
     _primal = None
 
     #: Whether the rule's dual form keeps the average of its coefficients over the
-    #: rounds (``average=True``); the second-order and mini-batch dual forms do not.
+    #: rounds (``average=True``); the mini-batch dual form does not.
     _averages = False
     #: What ``average="auto"`` resolves to (the first-order forms: averaged).
     _average_auto = False
@@ -172,11 +175,11 @@ class KernelMixin:
             raise ValueError(f"{type(self).__name__}: the kernel forms have no "
                              "multiclass='topk'; use 'top1' or 'ovr'")
         if self._averaging() and not self._averages:
-            raise ValueError(f"{type(self).__name__}: average=True has no kernel form here "
-                             "(every update changes every dual coefficient, so the average "
-                             "is not a lazy O(1) sum; only the first-order kernel rules "
-                             "average); use it without a kernel, or kernel_approx "
-                             "features with a linear rule")
+            raise ValueError(f"{type(self).__name__}: average=True has no kernel form for "
+                             "mini-batch PA (its reported model applies an incomplete "
+                             "group provisionally, with support vectors the group may not "
+                             "keep); use it without a kernel, or kernel_approx features "
+                             "with a linear rule")
         if self.budget_policy == "shrink" and not isinstance(self, KernelRegularizedPA):
             raise ValueError(f"{type(self).__name__}: budget_policy='shrink' is the "
                              "regularized PA family's own shrinkage ('reg-pa', 'l2-pa', "
@@ -515,12 +518,14 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
     -----
     The full-covariance steps of :class:`cwkit.ConfidenceWeighted` in the
     representation mu = sum_j coef_j phi(x_j), Sigma = a I + Phi^T Z Phi (see
-    :class:`KernelAROW`).
+    :class:`KernelAROW`, also for ``average=True``).
     """
 
     _constraints = {k: v for k, v in ConfidenceWeighted._constraints.items()
                     if k != "covariance"}
     _primal = ConfidenceWeighted
+    _averages = True
+    _average_auto = True
     _names = ConfidenceWeighted._names
     _default_eta = ConfidenceWeighted._default_eta
     _eta = ConfidenceWeighted._eta
@@ -528,7 +533,7 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
     def __init__(self, variant="var", eta=None, a=1.0, kernel="rbf", gamma=None, degree=None,
                  coef0=None, budget=None, budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False, random_state=None,
-                 multiclass="top1", k=1, average=False, class_weight=None):
+                 multiclass="top1", k=1, average="auto", class_weight=None):
         self.variant = variant
         self.eta = eta
         self.a = a
@@ -585,12 +590,16 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     the stacked blocks): the support items are (x_j, e_{y_j} - e_{c_j}), with
     <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j); for Delta = f(x, y) - f(x, c),
     g_j = e_j.(e_y - e_c) k~(x_j, x) replaces k, v = 2 a k~(x, x) + g^T Z g and
-    m = f_y(x) - f_c(x).
+    m = f_y(x) - f_c(x).  ``average=True`` reports coef_j averaged over the rounds
+    (the lazy sums of :class:`KernelMixin`, brought up to date before each update,
+    O(n) beside its O(n^2)); top-1 items keep their direction e_j, so the average's
+    coefficients are the mean coef_j times e_j.
     """
 
     _constraints = {k: v for k, v in AROW._constraints.items()
                     if k in ("r", "a", "loss")}
     _primal = AROW
+    _averages = True
     _names = AROW._names
 
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", kernel="rbf", gamma=None,

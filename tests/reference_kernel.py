@@ -209,17 +209,19 @@ def schur_remove(Z, j):
 
 
 def second_order_top1_run(rule, X, y, K, *, kernel="rbf", kp=None, bias=None, a=1.0, r=1.0,
-                          eta=0.9):
+                          eta=0.9, budget=None, policy="oldest", average=False):
     """Yield (support row ids, dual coefficients (n, K), mistake) after every round of the
     dual top-1 rule over the stacked blocks: items (x_j, e_j = e_{y_j} - e_{c_j}),
     <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j); Delta = f(x, y) - f(x, c) for the
-    highest-scoring c != y."""
+    highest-scoring c != y.  The budget's victim and Forgetron shrink are those of the
+    item weights mu_j e_j (|mu_j| the weight, mu_0 e_0.f(x_0))."""
     from scipy.special import ndtri
     kp = kp or {}
     bias = default_bias(kernel, bias)
     X = np.asarray(X, float)
     phi = float(ndtri(eta))
     ids, E, mu, Z = [], np.zeros((0, K)), np.zeros(0), np.zeros((0, 0))
+    acc, Q, M = np.zeros(0), 0.0, 0.0
     for i in range(len(X)):
         k = gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else np.zeros(0)
         kxx = gram(X[i], X[i], kernel, bias=bias, **kp)[0, 0]
@@ -237,20 +239,30 @@ def second_order_top1_run(rule, X, y, K, *, kernel="rbf", kp=None, bias=None, a=
             Z = np.pad(Z, ((0, 1), (0, 1))) - beta * np.outer(cv, cv)
             E = np.vstack([E, d])
             ids.append(i)
-        yield list(ids), mu[:, None] * E, mistake
+            acc = np.append(acc, 0.0)
+            M += 1
+            if budget is not None and len(ids) > budget:
+                j, W, Q = _budget_step(X, ids, mu[:, None] * E, Q, M, policy,
+                                       policy == "oldest", kernel, kp, bias)
+                mu = (W * E).sum(1) / 2          # W = phi mu_j e_j, e_j.e_j = 2
+                del ids[j]
+                mu, E, acc = np.delete(mu, j), np.delete(E, j, 0), np.delete(acc, j)
+                Z = schur_remove(Z, j)
+        acc = acc + mu
+        yield list(ids), (acc / (i + 1) if average else mu)[:, None] * E, mistake
 
 
 def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=None, a=1.0, r=1.0,
-                     eta=0.9, budget=None, policy="oldest"):
+                     eta=0.9, budget=None, policy="oldest", average=False):
     """Yield (support row ids, coef (n, 1), Z, mistake) after every round of the dual
     CW-Var / CW-Stdev / AROW / AROW-H: mu = sum coef_j phi(x_j),
-    Sigma = a I + Phi^T Z Phi ([AROW13] Sect. 4)."""
+    Sigma = a I + Phi^T Z Phi ([AROW13] Sect. 4); `average`: coef averaged."""
     from scipy.special import ndtri
     kp = kp or {}
     bias = default_bias(kernel, bias)
     X = np.asarray(X, float)
     phi = float(ndtri(eta))
-    ids, mu, Z = [], np.zeros(0), np.zeros((0, 0))
+    ids, mu, Z, acc = [], np.zeros(0), np.zeros((0, 0)), np.zeros(0)
     Q = M = 0.0
     for i in range(len(X)):
         k = gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else np.zeros(0)
@@ -265,14 +277,17 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=None, a=1.0, r=1
             mu = np.append(mu, 0.0) + alpha * y[i] * c
             Z = np.pad(Z, ((0, 1), (0, 1))) - beta * np.outer(c, c)
             ids.append(i)
+            acc = np.append(acc, 0.0)
             M += 1
             if budget is not None and len(ids) > budget:
                 j, W, Q = _budget_step(X, ids, mu[:, None], Q, M, policy, policy == "oldest",
                                        kernel, kp, bias)
                 del ids[j]
                 mu = np.delete(W[:, 0], j)
+                acc = np.delete(acc, j)
                 Z = schur_remove(Z, j)
-        yield list(ids), mu[:, None].copy(), Z.copy(), mistake
+        acc = acc + mu
+        yield list(ids), (acc / (i + 1) if average else mu)[:, None].copy(), Z.copy(), mistake
 
 
 def bpa_run(variant, X, y, B, C, kernel, kp, bias=None, budget=None, policy="oldest",

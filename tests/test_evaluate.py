@@ -222,17 +222,19 @@ def test_without_test_rows_nothing_is_averaged_beyond_the_model():
 
 
 def test_kernel_forms_average_where_they_can():
-    """A first-order kernel form is scored averaged and not (PA's default: averaged); a
-    second-order one has no average and is tested as it is."""
+    """A kernel form with an average (first-order, and second-order, whose default is
+    the last iterate) is scored averaged and not; mini-batch PA has no kernel average
+    and is tested as it is."""
     from cwkit.evaluate import evaluate
 
     X, y, Xt, yt = _split()
     k = {"kernel": "rbf", "gamma": 0.1}
     specs = [AlgoSpec("pa1", k, label="pa1-rbf"), AlgoSpec("avg-perceptron", k, label="avg"),
-             AlgoSpec("arow", k, label="arow-rbf")]
+             AlgoSpec("arow", k, label="arow-rbf"), AlgoSpec("bpa1", k, label="bpa1-rbf")]
     task = evaluate(ArraySource(X, y, "train"), specs, test=ArraySource(Xt, yt, "test"))
-    pa, avg, arow = task["results"]
-    for res, name, plain in ((pa, "pa1", "pa1"), (avg, "avg-perceptron", "perceptron")):
+    *averaging, bpa = task["results"]
+    for res, name, plain in zip(averaging, ("pa1", "avg-perceptron", "arow"),
+                                ("pa1", "perceptron", "arow")):
         assert res["failed"] is None
         averaged = make(name, **k) if name == "avg-perceptron" else make(name, **k,
                                                                           average=True)
@@ -240,9 +242,9 @@ def test_kernel_forms_average_where_they_can():
         assert res["last_test_error"] == _error(make(plain, **k, average=False).fit(X, y),
                                                 Xt, yt)
         assert res["test_error"] == _error(make(name, **k).fit(X, y), Xt, yt)
-    assert arow["failed"] is None and arow["avg_test_error"] is None
-    assert arow["test_error"] == arow["last_test_error"] == _error(
-        make("arow", **k).fit(X, y), Xt, yt)
+    assert bpa["failed"] is None and bpa["avg_test_error"] is None
+    assert bpa["test_error"] == bpa["last_test_error"] == _error(
+        make("bpa1", **k).fit(X, y), Xt, yt)
 
 
 @pytest.mark.parametrize("options", [{"cv": 3}, {"repeats": 3, "shuffle": True}],

@@ -143,7 +143,7 @@ BUDGET_CASES = ([(n, p, pol) for n, p in FIRST_ORDER + SECOND_ORDER
 
 
 # averaged: the first-order rules but the Perceptron's (avg-perceptron is averaged already;
-# the second-order rules refuse average=True, test_refusals)
+# the second-order rules': test_second_order_average_every_round)
 @pytest.mark.parametrize("name,params,policy,average",
                          [(*c, False) for c in BUDGET_CASES]
                          + [(*c, True) for c in BUDGET_CASES
@@ -321,9 +321,8 @@ def test_refusals():
     assert cwkit.make("pa1", kernel="poly", degree=2).resolved_params()["coef0"] == 0.0
     with pytest.raises(ValueError, match="own shrinkage"):
         last_iterate("pa1", kernel="rbf", budget=5, budget_policy="shrink")
-    for name in ("arow", "cw", "bpa1"):
-        with pytest.raises(ValueError, match="every dual coefficient"):
-            last_iterate(name, kernel="rbf", average=True)
+    with pytest.raises(ValueError, match="mini-batch"):
+        last_iterate("bpa1", kernel="rbf", average=True)
     assert last_iterate("reg-pa", kernel="rbf").budget_policy == "shrink"
     _, X, y = data(n=20, K=3)
     assert type(last_iterate("pa1", kernel="linear")) is cwkit.PassiveAggressive
@@ -334,7 +333,7 @@ def test_refusals():
 def test_defaults_from_the_data(tmp_path):
     """gamma=None is scikit-learn's "scale", 1 / (n_features X.var()) of the first rows,
     dense and CSR alike, kept by save / load; the RBF intercept's bias^2 is 0.1 (1 for
-    poly); the PA and [LMC09] kernel forms average by default, the others do not."""
+    poly); the PA, [LMC09] and CW kernel forms average by default, the others do not."""
     Xin, X, y = data(n=40, seed=4, sparse=True)
     gamma = 1.0 / (X.shape[1] * X.var())
     for rows in (X, Xin):
@@ -350,9 +349,9 @@ def test_defaults_from_the_data(tmp_path):
     assert cwkit.make("pa1", kernel="poly").fit(X, y).intercept_scaling_ == 1.0
     assert cwkit.make("pa1", kernel="rbf", gamma=0.7).fit(X, y).gamma_ == 0.7
     assert cwkit.make("pa1", kernel="rbf").fit(np.ones((4, 3)), [0, 1, 0, 1]).gamma_ == 1.0
-    for name in ("perceptron", "arow", "cw", "bpa1"):
+    for name in ("perceptron", "arow", "arow-h", "bpa1"):
         assert not cwkit.make(name, kernel="rbf")._averaging()
-    for name in ("avg-perceptron", "pa", "pa2", "reg-pa"):
+    for name in ("avg-perceptron", "pa", "pa2", "reg-pa", "cw", "cw-stdev"):
         assert cwkit.make(name, kernel="rbf")._averaging()
     # the plain kernel perceptron accepts average=, the name's fixed value overridden
     assert cwkit.make("perceptron", kernel="rbf", average=True)._averaging()
@@ -603,6 +602,39 @@ def test_second_order_top1_every_round(name, params):
         mistakes += mistake
         _check_round(est, X, ids, coef)
     assert last_iterate(name, kernel="rbf", gamma=0.4, **params).fit(X, y).mistakes_ == mistakes
+
+
+SO_AVERAGE_CASES = [("arow", 2, None), ("cw", 2, "oldest"), ("arow-h", 2, "smallest"),
+                    ("arow", 3, None), ("cw-stdev", 3, "oldest"), ("arow", 3, "smallest")]
+
+
+@pytest.mark.parametrize("name,K,policy", SO_AVERAGE_CASES, ids=str)
+def test_second_order_average_every_round(name, K, policy, tmp_path):
+    """average=True of kernel CW / AROW (binary, top-1; with a budget of 5 and without):
+    the mean of the per-round dual coefficients of the reference after every round (a
+    removed item's past leaves with it; "oldest" shrinks the kept ones by phi_t),
+    reported by the lazy sums of the driver; the run itself is the last iterate's; a
+    model file keeps the sums (learning goes on from it bit for bit)."""
+    Xin, X, y = data(n=40, K=K, seed=24)
+    params = dict(SECOND_ORDER)[name]
+    kw = dict(kernel="rbf", gamma=0.4, **params,
+              **({} if policy is None else {"budget": 5, "budget_policy": policy}))
+    est = last_iterate(name, average=True, **kw)
+    ref = dict(kernel="rbf", kp={"gamma": 0.4}, average=True, **params,
+               **({} if policy is None else {"budget": 5, "policy": policy}))
+    run = (second_order_run(name, X, y, **ref) if K == 2 else
+           second_order_top1_run(name, X, y, K, **ref))
+    classes = [-1, 1] if K == 2 else np.arange(K)
+    for i, (ids, coef, *_) in enumerate(run):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=classes)
+        np.testing.assert_array_equal(est.support_vectors_.toarray(), X[ids])
+        np.testing.assert_allclose(est.dual_coef_, coef.T, rtol=1e-12, atol=1e-15)
+    assert policy is None or len(ids) == 5     # the budget was reached: removals tested
+    plain = last_iterate(name, **kw).fit(X, y)
+    assert plain.mistakes_ == est.mistakes_   # averaging reports, never changes the run
+    np.testing.assert_array_equal(est._predict_last(X), plain.predict(X))
+    back = saved_loaded_and_learning_on(est, tmp_path / "m.cwk", X, X[:9], y[:9])
+    np.testing.assert_array_equal(back.dual_coef_, est.dual_coef_)
 
 
 @pytest.mark.parametrize("name,params", SECOND_ORDER, ids=[n for n, _ in SECOND_ORDER])

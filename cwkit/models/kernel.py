@@ -11,8 +11,9 @@ compiled drivers are in ``_kernel.pxi``.
 * :class:`FirstOrderDual`: perceptron, averaged perceptron, PA, PA-I, PA-II,
   PA-LS, and the [LMC09] family (binary and top-1): ``coef`` (n, 1 or K) with
   the scale s of ``aux`` (f = s coef^T k~), ``u`` the averaging sums.
-* :class:`SecondOrderDual`: CW-Var, CW-Stdev, AROW, AROW-H (binary):
-  mu = sum_j coef_j phi(x_j), Sigma = a I + Phi^T Z Phi ([AROW13] Sect. 4).
+* :class:`SecondOrderDual`: CW-Var, CW-Stdev, AROW, AROW-H (binary and top-1):
+  mu = sum_j coef_j phi(x_j), Sigma = a I + Phi^T Z Phi ([AROW13] Sect. 4); ``u``
+  the averaging sums, as the first-order models'.
 * :class:`KernelOneVsRest`: K binary dual models.
 """
 import copy
@@ -206,6 +207,27 @@ class DualModel(Model):
         """The model whose support set and coefficients are reported (itself)."""
         return self
 
+    # -- averaging ----------------------------------------------------------------
+    @property
+    def averaged(self):
+        """Whether the state keeps the averaging sums ``u`` (``average=True``)."""
+        return self.spec.dual_average
+
+    def mean_of_rounds(self, c):
+        """The coefficients `c` (the last iterate's), or with averaging their mean over
+        the rounds, (u_j + P c_j) / t: ``u`` sums them up to P = aux[7] rounds ago (the
+        drivers add P c_j before an update changes c), t = aux[2] the rounds."""
+        aux = self.state["aux"]
+        if self.averaged and aux[_core.AUX_T] > 0:
+            return (self.state["u"] + aux[_core.KAUX_P] * c) / aux[_core.AUX_T]
+        return c
+
+    def round_invariants(self):
+        aux = self.state["aux"]
+        yield counts("the round count aux[2]", aux[_core.AUX_T:_core.AUX_T + 1], 0, np.inf)
+        yield counts("the rounds since the averaging sums aux[7]",
+                     aux[_core.KAUX_P:_core.KAUX_P + 1], 0, aux[_core.AUX_T])
+
     def weights(self):
         raise AttributeError("a kernel model has no primal weights (coef_); see "
                              "support_vectors_ and dual_coef_")
@@ -304,7 +326,7 @@ class FirstOrderDual(DualModel):
 
     @property
     def averaged(self):
-        return self.spec.dual_average or self.rule == _core.Rule.AVG_PERCEPTRON
+        return super().averaged or self.rule == _core.Rule.AVG_PERCEPTRON
 
     def coef_state(self, n):
         return {"coef": np.zeros((n, self.width)),
@@ -334,9 +356,7 @@ class FirstOrderDual(DualModel):
         st = self.state
         aux = st["aux"]
         c = aux[_core.AUX_S] * st["coef"]
-        if self.averaged and not last and aux[_core.AUX_T] > 0:
-            return (st["u"] + aux[_core.KAUX_P] * c) / aux[_core.AUX_T]
-        return c
+        return c if last else self.mean_of_rounds(c)
 
     def scores(self, rows, bias, last=False):
         out = self.scores_and_v(rows, bias, self.dual_coef(last))[0]
@@ -350,9 +370,7 @@ class FirstOrderDual(DualModel):
         aux = self.state["aux"]
         yield positive("the scale aux[0]", aux[_core.AUX_S:_core.AUX_S + 1])
         yield nonnegative("the norm aux[1]", aux[_core.AUX_VN2:_core.AUX_VN2 + 1])
-        yield counts("the round count aux[2]", aux[_core.AUX_T:_core.AUX_T + 1], 0, np.inf)
-        yield counts("the rounds since the averaging sums aux[7]",
-                     aux[_core.KAUX_P:_core.KAUX_P + 1], 0, aux[_core.AUX_T])
+        yield from self.round_invariants()
 
 
 class SecondOrderDual(DualModel):
@@ -367,6 +385,8 @@ class SecondOrderDual(DualModel):
         st = {"coef": np.zeros((n, 1)), "Z": np.zeros((n, n))}
         if self.K:
             st["pairs"] = np.zeros((n, 2))
+        if self.averaged:
+            st["u"] = np.zeros((n, 1))
         return st
 
     def chunk(self, remaining):
@@ -381,6 +401,9 @@ class SecondOrderDual(DualModel):
         mu[:n] = st["coef"][:, 0]
         Z = np.zeros((cap, cap))
         Z[:n, :n] = st["Z"]
+        u = np.zeros(cap if self.averaged else 0)
+        if self.averaged:
+            u[:n] = st["u"][:, 0]
         args = (*self.kernel_args(), self.rule, spec.phi, spec.r, spec.a)
         support = (spec.budget, POLICIES[spec.budget_policy], data, idx, start, length, sqn,
                    mu, Z)
@@ -388,14 +411,16 @@ class SecondOrderDual(DualModel):
             pairs = np.zeros((cap, 2))
             pairs[:n] = st["pairs"]
             result = _core.kernel_so_top1_pass(rows.view, y.astype(np.intp), part, bias,
-                                               *args, self.K, *support, pairs, aux)
+                                               *args, self.K, *support, pairs, u, aux)
             st["pairs"] = pairs[:int(aux[_core.KAUX_N])].copy()
         else:
-            result = _core.kernel_so_pass(rows.view, y, part, bias, *args, *support, aux)
+            result = _core.kernel_so_pass(rows.view, y, part, bias, *args, *support, u, aux)
         self.compact(data, idx, start, length, sqn, aux)
         n = int(aux[_core.KAUX_N])
         st["coef"] = mu[:n, None].copy()
         st["Z"] = Z[:n, :n].copy()
+        if self.averaged:
+            st["u"] = u[:n, None].copy()
         return result
 
     def class_directions(self):
@@ -406,17 +431,21 @@ class SecondOrderDual(DualModel):
         E[np.arange(len(pairs)), pairs[:, 1]] -= 1.0
         return E
 
-    def dual_coef(self):
-        """(n, 1) binary; (n, K) top-1: coef_j (e_{y_j} - e_{c_j})."""
+    def dual_coef(self, last=False):
+        """(n, 1) binary; (n, K) top-1: coef_j (e_{y_j} - e_{c_j}); averaged over the
+        rounds (`mean_of_rounds`) unless `last`."""
         coef = self.state["coef"]
+        if not last:
+            coef = self.mean_of_rounds(coef)
         return coef * self.class_directions() if self.K else coef
 
     def proba_args(self, rows, bias):
         """(mu.x, x^T Sigma x) per row (top-1: per row and class, with the diagonal
-        block Sigma_cc: x^T Sigma_cc x = a k~(x, x) + k^T E_c Z E_c k)."""
+        block Sigma_cc: x^T Sigma_cc x = a k~(x, x) + k^T E_c Z E_c k); averaging: the
+        mean's mu with the last Sigma, as the primal rules."""
         Z, a = self.state["Z"], float(self.spec.a)
         if not self.K:
-            m, v = self.scores_and_v(rows, bias, self.state["coef"], Z, a)
+            m, v = self.scores_and_v(rows, bias, self.dual_coef(), Z, a)
             return m[:, 0], v
         E, coef = self.class_directions(), self.dual_coef()
         cols = [self.scores_and_v(rows, bias, coef[:, [c]], E[:, [c]] * Z * E[:, c], a)
@@ -424,9 +453,12 @@ class SecondOrderDual(DualModel):
         return (np.column_stack([m[:, 0] for m, _ in cols]),
                 np.column_stack([v for _, v in cols]))
 
-    def scores(self, rows, bias):
-        out = self.scores_and_v(rows, bias, self.dual_coef())[0]
+    def scores(self, rows, bias, last=False):
+        out = self.scores_and_v(rows, bias, self.dual_coef(last))[0]
         return out if self.K else out[:, 0]
+
+    def last_scores(self, rows, bias):
+        return self.scores(rows, bias, last=True)
 
     def proba(self, rows, bias):
         if self.K:
@@ -437,6 +469,7 @@ class SecondOrderDual(DualModel):
         yield from super().invariants()
         Z = self.state["Z"]
         yield "Z must be symmetric", bool(np.allclose(Z, Z.T, rtol=1e-9, atol=1e-300))
+        yield from self.round_invariants()
         if self.K:
             pairs = self.state["pairs"]
             yield counts("pairs, class codes,", pairs, 0, self.K - 1)
