@@ -241,86 +241,98 @@ def first_order_pass(RowView rows not None, const double[::1] y,
     Delta_t of [FS99]); an update that takes s below AVG_S_MIN is made in w's
     units with v rescaled (`avg_fold`, `avg_unfold`).
     v is prefetched AHEAD_DIST nonzeros ahead of the scoring walk (`Ahead`).
+    The loop is `first_order_rows`.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
-    cdef Py_ssize_t D = v.shape[0], k, j, nnz, i
     cdef Counts cnt = counts_start(rows, y)
-    cdef const double* x
-    cdef const int* idx
-    cdef double dot, n, m, tau, Z, c, cu, n2, yi, loss
-    cdef double s = aux[AUX_S], vn2 = aux[AUX_VN2], t = aux[AUX_T]
-    cdef bint avg = u.shape[0] > 0, track_norm = rule == L2_PA
-    cdef bint keep_sum = aux.shape[0] > AUX_SSUM
-    cdef double S = aux[AUX_SSUM] if keep_sum else t
-    cdef Ahead ah
-    cdef const int* pf
     cdef Workspace ws = Workspace()
     cdef Py_ssize_t width = max_row_nnz(&rows.R, order) + 1
     # old values of the coordinates an update touches, to restore on overflow
     cdef double* save = ws.doubles(width)
     cdef int* ahead_buf = <int*>ws.flags(width * sizeof(int))
-    cdef double* vp = &v[0]
-    cdef double* up = &u[0] if avg else NULL
     with nogil:
-        ahead_start(&ah, &rows.R, order, ahead_buf, vp, 1, NULL)
-        for k in range(order.shape[0]):
-            i = order[k]
-            nnz = get_row(&rows.R, i, &x, &idx)
-            pf = ahead_row(&ah, idx, nnz)
-            dot = v[D - 1] * bias
-            n = bias * bias
-            for j in range(nnz):
-                CWKIT_PREFETCH(vp + pf[j])
-                if avg:     # (its update writes u on the same coordinates)
-                    CWKIT_PREFETCH(up + pf[j])
-                dot += v[idx[j]] * x[j]
-                n += x[j] * x[j]
-            if task == REGRESSION:
-                m = 0.0
-                if not regression_round(&cnt, y[i], s * dot, n, eps, i, &yi, &loss):
-                    break
-            else:
-                yi = y[i]
-                m = yi * s * dot
-                if not count_margin(&cnt, m, n, i):
-                    break
-                loss = 1.0 - m
-            t += 1.0
-            h.s = row_weight(&cnt, i)
-            tau = fo_step_loss(&h, m, loss, n, s * s * vn2, s * dot, &Z, &cnt.status)
-            if cnt.status != OK:
-                fail_round(&cnt, cnt.status, i)
+        first_order_rows(&rows.R, &cnt, y, order, bias, &v[0], v.shape[0], &aux[0],
+                         aux.shape[0] > AUX_SSUM, &u[0] if u.shape[0] > 0 else NULL, &h,
+                         task, eps, save, ahead_buf)
+    return counts_result(&cnt)
+
+
+cdef void first_order_rows(const Rows* R, Counts* cnt, const double[::1] y,
+                           const Py_ssize_t[::1] order, double bias, double* vp,
+                           Py_ssize_t D, double* aux, bint keep_sum, double* up, Hyper* h,
+                           int task, double eps, double* save,
+                           int* ahead_buf) noexcept nogil:
+    """The loop of `first_order_pass` over `order`'s rows of R: the state v (D
+    values), aux (with its AUX_SSUM slot when `keep_sum`) and the lazy sum up
+    (NULL: no averaging) updated in place, the rounds counted in cnt; `save` and
+    `ahead_buf` hold the longest row's entries plus one (the latter all 0)."""
+    cdef Py_ssize_t k, j, nnz, i
+    cdef const double* x
+    cdef const int* idx
+    cdef double dot, n, m, tau, Z, c, cu, n2, yi, loss
+    cdef double s = aux[AUX_S], vn2 = aux[AUX_VN2], t = aux[AUX_T]
+    cdef bint avg = up != NULL, track_norm = h.rule == L2_PA
+    cdef double S = aux[AUX_SSUM] if keep_sum else t
+    cdef Ahead ah
+    cdef const int* pf
+    ahead_start(&ah, R, order, ahead_buf, vp, 1, NULL)
+    for k in range(order.shape[0]):
+        i = order[k]
+        nnz = get_row(R, i, &x, &idx)
+        pf = ahead_row(&ah, idx, nnz)
+        dot = vp[D - 1] * bias
+        n = bias * bias
+        for j in range(nnz):
+            CWKIT_PREFETCH(vp + pf[j])
+            if avg:     # (its update writes u on the same coordinates)
+                CWKIT_PREFETCH(up + pf[j])
+            dot += vp[idx[j]] * x[j]
+            n += x[j] * x[j]
+        if task == REGRESSION:
+            m = 0.0
+            if not regression_round(cnt, y[i], s * dot, n, eps, i, &yi, &loss):
                 break
-            if tau != 0.0:
-                # v <- v + (tau y / s) x  (so that w <- w + tau y x), then s <- s / Z
-                c = tau * yi / s                   # s > 0 always (kept in [S_MIN, S_MAX])
-                if not fo_add(vp, c, x, idx, nnz, bias, D, save, track_norm, &vn2):
-                    fail_round(&cnt, NONFINITE_STATE, i)
-                    break
-                if avg and s / Z < AVG_S_MIN:
-                    # the update again in w's units (v + c x is finite, so is s v + tau y x)
-                    restore_coords(vp, save, idx, nnz, D, 1, 1)
-                    avg_fold(vp, up, D, 1, s, S)
-                    fo_add(vp, tau * yi, x, idx, nnz, bias, D, save, False, &vn2)
-                    n2 = avg_unfold(vp, up, D, 1, Z)
-                    vn2 = n2 if track_norm else vn2
-                    s, S, Z = 1.0, 0.0, 1.0
-                elif avg:
-                    cu = (S + 1.0) * c            # the perceptron's t c ([FS99])
-                    for j in range(nnz):
-                        u[idx[j]] += cu * x[j]
-                    u[D - 1] += cu * bias
-                cnt.updates += 1
-                s = scaled_rescale(vp, D, 1, s / Z, &vn2)     # Z >= 1
-            if avg:
-                S += s
+        else:
+            yi = y[i]
+            m = yi * s * dot
+            if not count_margin(cnt, m, n, i):
+                break
+            loss = 1.0 - m
+        t += 1.0
+        h.s = row_weight(cnt, i)
+        tau = fo_step_loss(h, m, loss, n, s * s * vn2, s * dot, &Z, &cnt.status)
+        if cnt.status != OK:
+            fail_round(cnt, cnt.status, i)
+            break
+        if tau != 0.0:
+            # v <- v + (tau y / s) x  (so that w <- w + tau y x), then s <- s / Z
+            c = tau * yi / s                   # s > 0 always (kept in [S_MIN, S_MAX])
+            if not fo_add(vp, c, x, idx, nnz, bias, D, save, track_norm, &vn2):
+                fail_round(cnt, NONFINITE_STATE, i)
+                break
+            if avg and s / Z < AVG_S_MIN:
+                # the update again in w's units (v + c x is finite, so is s v + tau y x)
+                restore_coords(vp, save, idx, nnz, D, 1, 1)
+                avg_fold(vp, up, D, 1, s, S)
+                fo_add(vp, tau * yi, x, idx, nnz, bias, D, save, False, &vn2)
+                n2 = avg_unfold(vp, up, D, 1, Z)
+                vn2 = n2 if track_norm else vn2
+                s, S, Z = 1.0, 0.0, 1.0
+            elif avg:
+                cu = (S + 1.0) * c            # the perceptron's t c ([FS99])
+                for j in range(nnz):
+                    up[idx[j]] += cu * x[j]
+                up[D - 1] += cu * bias
+            cnt.updates += 1
+            s = scaled_rescale(vp, D, 1, s / Z, &vn2)     # Z >= 1
+        if avg:
+            S += s
     aux[AUX_S] = s
     aux[AUX_VN2] = vn2
     aux[AUX_T] = t
     if keep_sum:
         aux[AUX_SSUM] = S
-    return counts_result(&cnt)
 
 
 cdef inline double sherman_morrison_beta(double c, double v) noexcept nogil:
@@ -561,99 +573,110 @@ def diag_pass(RowView rows not None, const double[::1] y,
     t (mu_p after round t - before) over the coordinates an update touches, so
     that mu_1 + ... + mu_T = (T + 1) mu_T - u[:D] ([FS99]).
 
+    The loop is `diag_rows`.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
-    cdef Rows R = rows.R
     cdef Hyper h = hyper_second_order(rule, phi, r, direct)
-    cdef Py_ssize_t D = ms.shape[0], k, j, nnz, i, p
     cdef Counts cnt = counts_start(rows, y)
+    cdef Workspace ws = Workspace()
+    # the old and the new (mu, sigma) of a row's coordinates, one array each
+    cdef Py_ssize_t width = max_row_nnz(&rows.R, order) + 1
+    cdef double* om = ws.doubles(4 * width)
+    cdef int* ahead_buf = <int*>ws.flags(width * sizeof(int))
+    h.C = C
+    h.task = task
+    with nogil:
+        diag_rows(&rows.R, &cnt, y, order, bias, &ms[0, 0], ms.shape[0],
+                  &u[0] if u.shape[0] > 0 else NULL, &h, om, width, ahead_buf)
+    return counts_result(&cnt)
+
+
+cdef void diag_rows(const Rows* R, Counts* cnt, const double[::1] y,
+                    const Py_ssize_t[::1] order, double bias, double* w, Py_ssize_t D,
+                    double* up, Hyper* h, double* om, Py_ssize_t width,
+                    int* ahead_buf) noexcept nogil:
+    """The loop of `diag_pass` over `order`'s rows of R: the interleaved state w (D
+    pairs) and the lazy sum up (NULL: no averaging; D + 1 values) updated in place,
+    the rounds counted in cnt; `om` holds 4 `width` doubles, `ahead_buf` `width`
+    ints (all 0), `width` the longest row's entries plus one."""
+    cdef Py_ssize_t k, j, nnz, i, p
     cdef const double* x
     cdef const int* idx
     cdef double dot, v, m, yi, alpha, c, ay, mj, sj, loss
     cdef bint normal
     cdef double mb, sb, nmb, nsb
-    cdef bint avg = u.shape[0] > 0
-    cdef double t = u[D] if avg else 0.0
-    cdef double* w = &ms[0, 0]
-    cdef double* up = &u[0] if avg else NULL
+    cdef bint avg = up != NULL
+    cdef double t = up[D] if avg else 0.0
+    cdef int rule = h.rule, direct = h.direct, task = h.task
     cdef Ahead ah
     cdef const int* pf
-    cdef Workspace ws = Workspace()
-    # the old and the new (mu, sigma) of a row's coordinates, one array each
-    cdef Py_ssize_t width = max_row_nnz(&R, order) + 1
-    cdef double* om = ws.doubles(4 * width)
     cdef double* osg = om + width
     cdef double* nm = osg + width
     cdef double* nsg = nm + width
-    cdef int* ahead_buf = <int*>ws.flags(width * sizeof(int))
-    h.C = C
-    h.task = task
-    with nogil:
-        ahead_start(&ah, &R, order, ahead_buf, w, 2, NULL)
-        for k in range(order.shape[0]):
-            i = order[k]
-            nnz = get_row(&R, i, &x, &idx)
-            pf = ahead_row(&ah, idx, nnz)
-            dot = w[2 * (D - 1)] * bias
-            v = w[2 * (D - 1) + 1] * bias * bias
-            for j in range(nnz):
-                CWKIT_PREFETCH(w + 2 * <Py_ssize_t>pf[j])   # (mu, sigma) share a line
-                if avg:     # (its update writes u on the same coordinates)
-                    CWKIT_PREFETCH(up + pf[j])
-                p = idx[j]
-                mj = w[2 * p]
-                sj = w[2 * p + 1]
-                om[j] = mj
-                osg[j] = sj
-                dot += mj * x[j]
-                v += sj * x[j] * x[j]
-            if task == REGRESSION:
-                m = 0.0
-                if not regression_round(&cnt, y[i], dot, v, 0.0, i, &yi, &loss):
-                    break
-            else:
-                yi = y[i]
-                m = yi * dot
-                if not count_margin(&cnt, m, v, i):
-                    break
-                loss = 1.0 - m
-            t += 1.0
-            h.s = row_weight(&cnt, i)
-            alpha = so_step_loss(&h, m, loss, v, &c)
-            if alpha == 0.0 and (task == CLASSIFICATION or c == 0.0):
-                continue
-            ay = alpha * yi
-            diag_step(om, osg, x, nnz, ay, c, direct, nm, nsg)
-            # every new (mu, sigma) finite and every new sigma >= DBL_MIN (one test
-            # for both; an overflow or a small variance is sorted out below)
-            normal = diag_put(w, idx, x, nnz, osg, c, direct, nm, nsg)
-            mb = w[2 * (D - 1)]
-            sb = w[2 * (D - 1) + 1]
-            nmb = mb + ay * sb * bias
-            nsb = sigma_step(sb, c, direct, bias)
-            w[2 * (D - 1)] = nmb
-            w[2 * (D - 1) + 1] = nsb
-            normal &= normal_pair(nmb, nsb)
-            if not normal and not diag_row_finite(w, idx, nnz, D):
-                for j in range(nnz):
-                    w[2 * idx[j]] = om[j]
-                    w[2 * idx[j] + 1] = osg[j]
-                w[2 * (D - 1)] = mb
-                w[2 * (D - 1) + 1] = sb
-                fail_round(&cnt, NONFINITE_STATE, i)
-                t -= 1.0
+    ahead_start(&ah, R, order, ahead_buf, w, 2, NULL)
+    for k in range(order.shape[0]):
+        i = order[k]
+        nnz = get_row(R, i, &x, &idx)
+        pf = ahead_row(&ah, idx, nnz)
+        dot = w[2 * (D - 1)] * bias
+        v = w[2 * (D - 1) + 1] * bias * bias
+        for j in range(nnz):
+            CWKIT_PREFETCH(w + 2 * <Py_ssize_t>pf[j])   # (mu, sigma) share a line
+            if avg:     # (its update writes u on the same coordinates)
+                CWKIT_PREFETCH(up + pf[j])
+            p = idx[j]
+            mj = w[2 * p]
+            sj = w[2 * p + 1]
+            om[j] = mj
+            osg[j] = sj
+            dot += mj * x[j]
+            v += sj * x[j] * x[j]
+        if task == REGRESSION:
+            m = 0.0
+            if not regression_round(cnt, y[i], dot, v, 0.0, i, &yi, &loss):
                 break
-            if not normal and may_collapse(rule, direct):   # did one newly collapse?
-                count_collapse(&cnt, any_newly_tiny(w + 1, osg, idx, nnz, 2, 1)
-                               or newly_tiny(sb, nsb), i)
-            if avg:
-                for j in range(nnz):
-                    u[idx[j]] += t * (nm[j] - om[j])
-                u[D - 1] += t * (nmb - mb)
-            cnt.updates += 1
+        else:
+            yi = y[i]
+            m = yi * dot
+            if not count_margin(cnt, m, v, i):
+                break
+            loss = 1.0 - m
+        t += 1.0
+        h.s = row_weight(cnt, i)
+        alpha = so_step_loss(h, m, loss, v, &c)
+        if alpha == 0.0 and (task == CLASSIFICATION or c == 0.0):
+            continue
+        ay = alpha * yi
+        diag_step(om, osg, x, nnz, ay, c, direct, nm, nsg)
+        # every new (mu, sigma) finite and every new sigma >= DBL_MIN (one test
+        # for both; an overflow or a small variance is sorted out below)
+        normal = diag_put(w, idx, x, nnz, osg, c, direct, nm, nsg)
+        mb = w[2 * (D - 1)]
+        sb = w[2 * (D - 1) + 1]
+        nmb = mb + ay * sb * bias
+        nsb = sigma_step(sb, c, direct, bias)
+        w[2 * (D - 1)] = nmb
+        w[2 * (D - 1) + 1] = nsb
+        normal &= normal_pair(nmb, nsb)
+        if not normal and not diag_row_finite(w, idx, nnz, D):
+            for j in range(nnz):
+                w[2 * idx[j]] = om[j]
+                w[2 * idx[j] + 1] = osg[j]
+            w[2 * (D - 1)] = mb
+            w[2 * (D - 1) + 1] = sb
+            fail_round(cnt, NONFINITE_STATE, i)
+            t -= 1.0
+            break
+        if not normal and may_collapse(rule, direct):   # did one newly collapse?
+            count_collapse(cnt, any_newly_tiny(w + 1, osg, idx, nnz, 2, 1)
+                           or newly_tiny(sb, nsb), i)
+        if avg:
+            for j in range(nnz):
+                up[idx[j]] += t * (nm[j] - om[j])
+            up[D - 1] += t * (nmb - mb)
+        cnt.updates += 1
     if avg:
-        u[D] = t
-    return counts_result(&cnt)
+        up[D] = t
 
 
 def sop_diag_pass(RowView rows not None, const double[::1] y,

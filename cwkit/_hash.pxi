@@ -332,6 +332,7 @@ def named_one(row, int bits, bint signed, scores):
     cdef int* idx
     cdef bint is_dict = type(row) is dict
     cdef double[::1] out
+    cdef object name
     cdef RowView v
     if not (is_dict or _is_names(row)):
         return None
@@ -347,15 +348,18 @@ def named_one(row, int bits, bint signed, scores):
     idx = <int*>(data + cap)
     if is_dict:
         while PyDict_Next(row, &pos, &pk, &pv):
-            if n == cap or _one_value(<object>pv, &val) != NAMED_OK \
-                    or _one_name(<object>pk, &s, &k) is None:
+            if n == cap or _one_value(<object>pv, &val) != NAMED_OK:
+                return None
+            name = _one_name(<object>pk, &s, &k)    # (s lives as long as name)
+            if name is None:
                 return None
             keys[n] = _hashed_key(s, k, signed, mask, n, &val)
             vals[n] = val
             n += 1
     else:
         for key in row:
-            if n == cap or _one_name(key, &s, &k) is None:
+            name = _one_name(key, &s, &k)
+            if n == cap or name is None:
                 return None
             val = 1.0
             keys[n] = _hashed_key(s, k, signed, mask, n, &val)

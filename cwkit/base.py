@@ -23,7 +23,7 @@ from .models.collapse import VarianceCollapseWarning, warning_text
 from .models.factory import build_model
 from .models.growth import narrowed, widen
 from .models.interface import NO_ROW, ModelSpec, raise_status
-from .named import NamedFeatures
+from .named import _SCALAR_LABELS, NamedFeatures
 
 #: Constraints of the parameters every estimator has.
 COMMON = {
@@ -112,9 +112,6 @@ for _a in (_ORDER_1, *_TARGET_1, *_CODE_1):
 #: The label dtypes compared as scalars on that path (bool, numbers, strings).
 _LABEL_KINDS = frozenset("biufUS")
 _NO_INDEX = np.empty(0, dtype=np.int32)
-#: The labels ``learn_one`` takes without an array (numpy's scalars of those kinds too).
-_SCALAR_LABELS = frozenset({bool, int, float, str, np.bool_, np.int64, np.int32, np.float64,
-                            np.str_})
 
 #: The fitted attributes of every estimator: name -> its numpydoc entry (type, then
 #: what it is), written into the "Attributes" section of each estimator's docstring
@@ -275,6 +272,7 @@ class OnlineClassifier(NamedFeatures):
             if "_model" in state:   # a snapshot: no thread updates it while it is pickled
                 state["_model"] = copy.deepcopy(state["_model"])
         state.pop("_lock", None)   # a lock is not pickled: the copy makes its own
+        state.pop("_one", None)    # (the one-row path of named rows: pointers into the state)
         return state
 
     def get_params(self, deep=True):
@@ -603,6 +601,7 @@ class OnlineClassifier(NamedFeatures):
             self.class_counts_ = np.array(counts, dtype=np.int64)
 
     def _reset(self, classes, n_features):
+        self.__dict__.pop("_one", None)      # (the one-row path of the model replaced)
         self.classes_ = classes
         self.n_features_in_ = n_features
         self.t_ = self.mistakes_ = self.n_updates_ = 0

@@ -10,7 +10,16 @@ bit for bit, the model ``partial_fit`` gives on the same rows as CSR.
 """
 import numpy as np
 
+from . import _core
 from .features import DEFAULT_HASH_BITS, FeatureHasher, Vocabulary
+from .models.binary import Diagonal, FirstOrder
+from .models.interface import CLASSIFICATION, raise_status
+
+#: The models the compiled one-row path takes, by type: its shape of state.
+_ONE_SHAPES = {FirstOrder: _core.ONE_FIRST_ORDER, Diagonal: _core.ONE_DIAGONAL}
+#: The labels ``learn_one`` takes without an array (numpy's scalars of those kinds too).
+_SCALAR_LABELS = frozenset({bool, int, float, str, np.bool_, np.int64, np.int32, np.float64,
+                            np.str_})
 
 
 class NamedFeatures:
@@ -46,7 +55,7 @@ class NamedFeatures:
             raise ValueError(f"features must be 'hash' or 'vocabulary', not {features!r}")
         with self._state_lock():
             old = self.__dict__.get("feature_map_")
-            fitted = hasattr(self, "classes_")
+            fitted = "n_features_in_" in self.__dict__
             if fitted and not (old == fmap if isinstance(fmap, FeatureHasher)
                                else isinstance(old, Vocabulary)):
                 raise ValueError(f"this {type(self).__name__} has learnt with "
@@ -61,7 +70,7 @@ class NamedFeatures:
         """The validated rows of the named rows `rows` (a list) for this estimator."""
         fmap = self.__dict__.get("feature_map_")
         if fmap is None:
-            if hasattr(self, "classes_"):
+            if "n_features_in_" in self.__dict__:
                 raise ValueError(f"this {type(self).__name__} has learnt from numbered "
                                  "columns (fit / partial_fit on a matrix): named rows have "
                                  "no columns in it")
@@ -84,12 +93,51 @@ class NamedFeatures:
         -------
         self
         """
+        fast = self.__dict__.get("_one")
+        if fast is not None:       # the whole round in one compiled call
+            done = fast.learn(self, x, y)
+            if done == 1:
+                return self
+            if done:
+                return self._one_done(done)
         fmap = self.__dict__.get("feature_map_")
         if type(fmap) is FeatureHasher:     # hashed in one compiled call, no matrix
             with self._state_lock():
+                fast = self._one_path(fmap)
+                done = fast.learn(self, x, y) if fast is not None else 0
+                if done:
+                    return self._one_done(done)
                 if self._one_named(x, y, fmap) is not None:
                     return self
-        return self._learn([x], [y], classes, "x")
+        return self._learn_named([x], [y], classes, "x")
+
+    def _one_path(self, fmap):
+        """The compiled one-row path of this estimator (``cwkit._core.NamedOne``, kept
+        as ``_one`` until the model, its classes or its hasher change), or None for a
+        model it does not take (not a two-class first-order or diagonal model of the
+        hasher's columns)."""
+        fast = self.__dict__.pop("_one", None)
+        if fast is not None and fast.is_current(self):
+            self._one = fast
+            return fast
+        model = self.__dict__.get("_model")
+        shape = _ONE_SHAPES.get(type(model))
+        if (shape is None or model.spec.task != CLASSIFICATION or model.K is not None
+                or "classes_" not in self.__dict__ or len(self.classes_) != 2
+                or self.n_features_in_ != fmap.n_features):
+            return None
+        fast = self._one = _core.NamedOne(shape, model, fmap, self.classes_,
+                                          self._calibration, _SCALAR_LABELS)
+        return fast
+
+    def _one_done(self, done):
+        """What follows a round of the compiled one-row path (`NamedOne.learn`'s
+        `done`): its collapse warning, or its failure raised, as ``partial_fit``'s."""
+        if done == 2:
+            self._warn_collapse(0)
+        elif done < 0:
+            raise_status(-done, 0, self._name(), self._model.status_detail(-done))
+        return self
 
     def learn_many(self, X, y, classes=None):
         """Learn from a list of named rows, in order (one ``partial_fit`` pass).
@@ -105,9 +153,9 @@ class NamedFeatures:
         -------
         self
         """
-        return self._learn(list(X), y, classes, "row")
+        return self._learn_named(list(X), y, classes, "row")
 
-    def _learn(self, rows, y, classes, where):
+    def _learn_named(self, rows, y, classes, where):
         """``partial_fit`` on named `rows`; a rejected call leaves the vocabulary as it
         was (nothing learnt from it)."""
         with self._state_lock():
@@ -115,15 +163,19 @@ class NamedFeatures:
             size = fmap.n_features if isinstance(fmap, Vocabulary) else None
             try:
                 X = self._named(rows, True, where)
-                labels = np.asarray(y)
-                if classes is None and not hasattr(self, "classes_") and labels.dtype == bool:
-                    classes = [False, True]
                 # one row: its CSR matrix, which partial_fit's single-example path takes
-                return self.partial_fit(X.X if X.n_rows == 1 else X, labels, classes=classes)
+                return self._partial_fit_named(X.X if X.n_rows == 1 else X, np.asarray(y),
+                                               classes)
             except BaseException:
                 if size is not None:
                     fmap.truncate(size)
                 raise
+
+    def _partial_fit_named(self, X, y, classes):
+        """``partial_fit`` on the named rows' matrix `X` of labels `y` (an array)."""
+        if classes is None and not hasattr(self, "classes_") and y.dtype == bool:
+            classes = [False, True]
+        return self.partial_fit(X, y, classes=classes)
 
     def _predict_rows(self, X, where):
         with self._state_lock():
@@ -131,16 +183,24 @@ class NamedFeatures:
             return self._named(X, False, where)
 
     def _one_scores(self, x):
-        """The scores of one named row, ``decision_function``'s, from the model narrowed
-        to the row's features; None where that path is not taken."""
+        """The scores of one named row, ``decision_function``'s (an array), computed
+        over the row's own features; None where that path is not taken."""
         fmap = self.__dict__.get("feature_map_")
         if fmap is None or not hasattr(self, "classes_"):
             return None
         with self._state_lock():
+            fast = self._one_path(fmap) if type(fmap) is FeatureHasher else None
+            score = fast.score(self, x) if fast is not None else None
+            if score is not None:
+                return np.array([score])
             return self._named_scores(x, fmap)
 
     def predict_one(self, x):
         """The label predicted for one named row (scored over its own features)."""
+        fast = self.__dict__.get("_one")
+        label = fast.predict(self, x) if fast is not None else None
+        if label is not None:
+            return label
         scores = self._one_scores(x)
         if scores is not None:
             return self._labels(scores)[0]
@@ -149,11 +209,14 @@ class NamedFeatures:
     def predict_proba_one(self, x):
         """The calibrated probability of each class for one named row, as a dict
         ``{class: probability}`` (see ``predict_proba``)."""
-        scores = self._one_scores(x)
-        if scores is not None:
-            proba = self._calibration.proba(scores)[0]
-        else:
-            proba = self.predict_proba(self._predict_rows([x], "x"))[0]
+        with self._state_lock():     # (the calibration window as the score's model)
+            fast = self.__dict__.get("_one")
+            score = fast.score(self, x) if fast is not None else None
+            scores = np.array([score]) if score is not None else self._one_scores(x)
+            if scores is not None:
+                proba = self._calibration.proba(scores)[0]
+            else:
+                proba = self.predict_proba(self._predict_rows([x], "x"))[0]
         return {c: float(p) for c, p in zip(self.classes_.tolist(), proba)}
 
     def predict_many(self, X):

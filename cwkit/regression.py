@@ -101,8 +101,7 @@ class OnlineRegressor(OnlineClassifier):
     class_weight = None
 
     decision_function = predict_proba = _Absent()
-    learn_one = learn_many = predict_one = predict_many = _Absent()
-    predict_proba_one = predict_proba_many = use_features = _Absent()
+    predict_proba_one = predict_proba_many = _Absent()
 
     def __sklearn_tags__(self):
         """scikit-learn's estimator tags (only called where scikit-learn is installed)."""
@@ -219,6 +218,24 @@ class OnlineRegressor(OnlineClassifier):
         self.squared_error_ += sq
         self.absolute_error_ += ab
         return result.mistakes, result.updates, sq, ab
+
+    def learn_one(self, x, y):
+        """Learn from one row of named features (a dict of name -> value, or a list,
+        tuple or set of names of value 1) with the real target `y`: one online round,
+        ``partial_fit`` on the row's columns (see :mod:`cwkit.named`); returns self."""
+        return self._learn_named([x], [y], None, "x")
+
+    def learn_many(self, X, y):
+        """Learn from a list of named rows, in order (one ``partial_fit`` pass), `y`
+        their real targets; returns self."""
+        return self._learn_named(list(X), y, None, "row")
+
+    def _partial_fit_named(self, X, y, classes):
+        return self.partial_fit(X, y)
+
+    def predict_one(self, x):
+        """The prediction for one named row (a float)."""
+        return float(self.predict(self._predict_rows([x], "x"))[0])
 
     def _account(self, result, scores, codes):
         """``t_`` advanced and the pass's failure raised (no calibration window)."""

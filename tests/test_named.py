@@ -128,14 +128,22 @@ def test_dict_rows_learn_as_the_hashed_csr_rows_bit_for_bit(name, n_classes):
         assert list(proba.values()) == batch.predict_proba(R[i]).ravel().tolist()
 
 
-@pytest.mark.parametrize("name, params", [
-    ("pa1", {}), ("arow", {}), ("cw", {"covariance": "full"}), ("adagrad", {}),
-    ("perceptron", {"class_weight": {0: 2.0, 1: 1.0}})])      # (the general path)
-def test_learn_one_is_partial_fit_on_the_hashed_row_after_every_round(name, params,
+#: learn_one's paths: the whole round compiled (first-order and diagonal models), the
+#: row hashed in one compiled call then partial_fit's single-row pass, the general path.
+ROUND, ROW, GENERAL = "round", "row", "general"
+
+
+@pytest.mark.parametrize("name, params, path", [
+    ("pa1", {}, ROUND), ("pa", {}, ROUND), ("arow", {"average": True, "covariance": "diag"},
+                                            ROUND),
+    ("cw", {"covariance": "diag"}, ROUND), ("cw", {"covariance": "full"}, ROW),
+    ("adagrad", {}, ROW),
+    ("perceptron", {"class_weight": {0: 2.0, 1: 1.0}}, GENERAL)])
+def test_learn_one_is_partial_fit_on_the_hashed_row_after_every_round(name, params, path,
                                                                       monkeypatch):
-    """Two-class learn_one hashes the row in one compiled call (no matrix) and learns
-    it as partial_fit learns its CSR row: state equal after every round, signed hashes,
-    lists of names and repeated columns included."""
+    """Two-class learn_one learns the row as partial_fit learns its CSR row, each of its
+    paths: state, counters and calibration window equal after every round, signed
+    hashes, lists of names and repeated columns included."""
     calls = []
     named_one = cwkit._core.named_one
     monkeypatch.setattr(cwkit._core, "named_one",
@@ -147,10 +155,56 @@ def test_learn_one_is_partial_fit_on_the_hashed_row_after_every_round(name, para
     for i, (x, label) in enumerate(zip(rows, y)):
         one.learn_one(x, label, classes=[0, 1])
         ref.partial_fit(R[i], y[i:i + 1], classes=[0, 1])
-        assert (one.t_, one.mistakes_) == (ref.t_, ref.mistakes_)
-        for key, value in _state(ref).items():
-            np.testing.assert_array_equal(_state(one)[key], value, err_msg=key)
-    assert len(calls) == (0 if "class_weight" in params else len(rows) - 1)
+        _assert_same(one, ref)
+    assert len(calls) == (len(rows) - 1 if path == ROW else 0)
+    # (with class weights the compiled path serves predict_one, not learn_one)
+    assert ("_one" in one.__dict__) == (path != ROW)
+
+
+def _assert_same(one, ref):
+    """The same state, counters and calibration window, bit for bit."""
+    for attr in ("t_", "mistakes_", "n_updates_", "last_mistakes_", "last_n_updates_"):
+        assert getattr(one, attr) == getattr(ref, attr), attr
+    for key, value in _state(ref).items():
+        np.testing.assert_array_equal(_state(one)[key], value, err_msg=key)
+    for got, want in zip(one._calibration.rounds(), ref._calibration.rounds()):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_the_compiled_round_follows_whatever_else_changes_the_estimator():
+    """learn_one's compiled round keeps pointers into the model: pickling, set_params,
+    a wider matrix, a refit and a copy each leave learn_one as partial_fit on the
+    hashed rows (state compared after each), and predict_one as predict."""
+    import pickle
+    rows, y = named_stream(70, seed=11)
+    R = ref_rows(rows, bits=5)
+    one = cwkit.make("pa1", average=True).use_features(hash_bits=5)
+    ref = cwkit.make("pa1", average=True)
+
+    def both(i, j):
+        for k in range(i, j):
+            one.learn_one(rows[k], y[k], classes=[0, 1])
+            ref.partial_fit(R[k], y[k:k + 1], classes=[0, 1])
+        _assert_same(one, ref)
+        for k in range(i, j):
+            assert one.predict_one(rows[k]) == ref.predict(R[k])[0]
+            assert list(one.predict_proba_one(rows[k]).values()) == \
+                ref.predict_proba(R[k]).ravel().tolist()
+
+    both(0, 10)
+    copy, ref_copy = pickle.loads(pickle.dumps(one)), pickle.loads(pickle.dumps(ref))
+    one.set_params(fit_intercept=False)
+    ref.set_params(fit_intercept=False)
+    both(10, 20)
+    wide = sp.hstack([R[20:30], sp.random(10, 3, density=0.5, random_state=0)]).tocsr()
+    one.partial_fit(wide, y[20:30])     # the model grows: named rows take the general path
+    ref.partial_fit(wide, y[20:30])
+    both(30, 40)
+    one.fit(R[:40], y[:40])
+    ref.fit(R[:40], y[:40])
+    both(40, 55)
+    one, ref = copy, ref_copy
+    both(55, 70)
 
 
 def test_a_name_alone_and_true_mean_one_and_ints_are_their_text():
@@ -265,3 +319,24 @@ def test_a_growing_vocabulary_learns_as_one_fit_at_its_final_width():
     ref = cwkit.make("arow", r=clf.r_).partial_fit(X, y, classes=[0, 1])
     np.testing.assert_array_equal(clf.coef_, ref.coef_)
     assert (clf.t_, clf.mistakes_) == (ref.t_, ref.mistakes_)
+
+
+@pytest.mark.parametrize("name", ["pa", "pa1", "arow"])
+def test_regressors_learn_dict_rows_as_the_hashed_csr_rows(name):
+    rows, _ = named_stream(40, seed=12)
+    y = [float(np.sin(i)) for i in range(len(rows))]
+    R = ref_rows(rows, bits=5)
+    one = cwkit.make_regressor(name).use_features(hash_bits=5)
+    many = cwkit.make_regressor(name).use_features(hash_bits=5).learn_many(rows, y)
+    ref = cwkit.make_regressor(name)
+    for i, (x, target) in enumerate(zip(rows, y)):
+        one.learn_one(x, target)
+        ref.partial_fit(R[i], y[i:i + 1])
+        assert (one.t_, one.squared_error_) == (ref.t_, ref.squared_error_)
+    batch = cwkit.make_regressor(name).partial_fit(R, y)
+    for got, want in ((one, ref), (many, batch)):
+        np.testing.assert_array_equal(got.coef_, want.coef_)
+    np.testing.assert_array_equal(many.predict_many(rows), batch.predict(R))
+    assert [one.predict_one(x) for x in rows[:5]] == ref.predict(R[:5]).tolist()
+    assert type(one.predict_one(rows[0])) is float
+    assert not hasattr(one, "predict_proba_one")

@@ -1,0 +1,345 @@
+# The river protocol's one-row path: a whole round of `learn_one`, or the score of
+# `predict_one`, on a fitted two-class model of hashed names, in one compiled call.
+#
+# Provides: `NamedOne` (the path of one estimator: its model's state read through
+# pointers, the checks that it is still the estimator's current state, the row
+# hashed into its own buffers, the round run by the driver `partial_fit` runs, the
+# counters and the calibration window written).
+# Uses: `_hashed_key`, `_one_value`, `_one_name`, `_is_names`, `_canonical`,
+# NAMED_OK (_hash.pxi); Rows (_rows.pxi); Counts, Hyper, the AUX_* slots,
+# hyper_first_order, hyper_second_order, first_order_rows, diag_rows (_binary.pxi,
+# _driver.pxi); Status (_status.pxi).
+
+from libc.string cimport memset
+
+# `NamedOne`'s state shapes (also `cwkit._core.ONE_*`): cwkit.models.binary's
+# FirstOrder and Diagonal.
+cpdef enum:
+    ONE_FIRST_ORDER = 0
+    ONE_DIAGONAL = 1
+
+
+cdef inline object _attr(est, dict d, str name):
+    """The attribute `name` of `est` (whose __dict__ is `d`): from d where it is."""
+    cdef PyObject* p = PyDict_GetItem(d, name)
+    return <object>p if p != NULL else getattr(est, name)
+
+
+cdef class NamedOne:
+    """The one-row path of an estimator whose model is a two-class `FirstOrder` or
+    `Diagonal` model of ``2**bits`` hashed columns (``cwkit.named``).
+
+    Built from the estimator's current model, classes, calibration window and
+    feature hasher; every call first checks, under the estimator's lock, that
+    they are still the estimator's (the same objects, the same state arrays), and
+    returns "not taken" (0 or None, having done nothing) otherwise, or for any row
+    or label it does not take: the caller then takes the general path, which
+    rebuilds the path or reports what is wrong.  `learn` is ``partial_fit``'s
+    round on the row's CSR matrix, bit for bit: the same driver loop
+    (`first_order_rows`, `diag_rows`), the same counters and calibration round;
+    `score` is ``decision_function``'s score of the row, bit for bit: each weight
+    (its mean over the rounds when averaging) computed from its own feature's
+    state as ``weights()`` computes it, summed as ``row_scores`` sums.
+    """
+    cdef object model, state, spec, classes, cal, fmap
+    cdef object lock, acquire, release      # the estimator's lock and its methods
+    cdef tuple arrays           # (key, array) of the state, as the model held them
+    cdef dict codes             # label -> True for classes_[1], False for classes_[0]
+    cdef frozenset label_types  # the label types taken (as scalars)
+    cdef readonly object negative, positive     # classes_[0], classes_[1]
+    cdef int shape
+    cdef Hyper h
+    cdef int bits
+    cdef bint signed
+    cdef uint64_t mask
+    cdef Py_ssize_t D           # features + 1 (the intercept last)
+    cdef double* w              # v (first-order) or the (mu, sigma) pairs (diagonal)
+    cdef double* aux            # first-order: the scale, norm, rounds (and sum of scales)
+    cdef bint keep_sum
+    cdef double* up             # the lazy sum of averaging, NULL without
+    cdef double eps
+    cdef double* cal_s          # the calibration window's scores and labels
+    cdef Py_ssize_t* cal_l
+    cdef Py_ssize_t window
+    cdef double[::1] y_neg, y_pos   # the target of the row: -1, +1
+    cdef Py_ssize_t[::1] order1     # the one row
+    cdef void* buf              # the row's entries and the driver's scratch
+    cdef Py_ssize_t cap
+    cdef unsigned long long* keys
+    cdef double* vals
+    cdef double* data
+    cdef int* idx
+    cdef double* save
+    cdef int* ahead
+    cdef long long ptr[2]
+
+    def __init__(self, int shape, model, fmap, classes, cal, frozenset label_types):
+        cdef double[::1] flat
+        cdef double[:, ::1] pairs
+        cdef Py_ssize_t[::1] labels
+        spec = model.spec
+        st = model.state
+        self.model, self.state, self.spec, self.fmap = model, st, spec, fmap
+        self.classes, self.cal = classes, cal
+        self.shape = shape
+        self.bits = fmap.hash_bits
+        self.signed = fmap.signed
+        self.mask = (<uint64_t>1 << self.bits) - 1
+        self.label_types = label_types
+        self.negative, self.positive = classes[0], classes[1]
+        self.codes = {classes[0].item(): False, classes[1].item(): True}
+        self.eps = spec.epsilon
+        if shape == ONE_FIRST_ORDER:
+            self.arrays = (("v", st["v"]), ("aux", st["aux"]), ("u", st["u"]))
+            flat = st["v"]
+            self.w = &flat[0]
+            self.D = flat.shape[0]
+            flat = st["aux"]
+            self.aux = &flat[0]
+            self.keep_sum = flat.shape[0] > AUX_SSUM
+            flat = st["u"]
+            self.up = &flat[0] if flat.shape[0] > 0 else NULL
+            self.h = hyper_first_order(spec.rule, spec.C, spec.alpha, spec.beta)
+        else:
+            u = st.get("u")
+            self.arrays = (("mu_sigma", st["mu_sigma"]), ("u", u))
+            pairs = st["mu_sigma"]
+            self.w = &pairs[0, 0]
+            self.D = pairs.shape[0]
+            self.up = NULL
+            if u is not None:
+                flat = u
+                self.up = &flat[0]
+            self.h = hyper_second_order(spec.rule, spec.phi, spec.r, spec.direct)
+            self.h.C = spec.C
+        self.h.task = CLASSIFICATION
+        flat = cal.scores
+        labels = cal.labels
+        self.cal_s = &flat[0]
+        self.cal_l = &labels[0]
+        self.window = labels.shape[0]
+        self.y_neg = np.array([-1.0])
+        self.y_pos = np.array([1.0])
+        self.order1 = np.zeros(1, dtype=np.intp)
+
+    def __dealloc__(self):
+        free(self.buf)
+
+    cdef bint current(self, est, dict d, bint learning) except -1:
+        """Whether this path is still that of `est` (its __dict__ `d`): the same
+        model, spec, state arrays, classes, calibration window and hasher, the
+        width of the hasher; when `learning`, without class weights."""
+        cdef tuple pair
+        if (d.get("_model") is not self.model or self.model.spec is not self.spec
+                or self.model.state is not self.state
+                or d.get("classes_") is not self.classes
+                or d.get("feature_map_") is not self.fmap
+                or d.get("_calibration") is not self.cal
+                or d.get("n_features_in_") != self.D - 1):
+            return False
+        for pair in self.arrays:
+            if self.state.get(pair[0]) is not pair[1]:
+                return False
+        return not learning or _attr(est, d, "class_weight") is None
+
+    def is_current(self, est):
+        """Whether this path is still that of `est` (the caller holds its lock)."""
+        return self.current(est, est.__dict__, False)
+
+    cdef int room(self, Py_ssize_t n) except -1:
+        """Buffers for a row of n names (and the driver's scratch)."""
+        cdef Py_ssize_t cap = max(n, 2 * self.cap, 32)
+        cdef void* p
+        if n <= self.cap and self.buf != NULL:
+            return 0
+        # keys (2 cap), values, data, save (4 (cap + 1)), indices, ahead (cap + 1)
+        p = malloc((2 * cap) * sizeof(unsigned long long) + (6 * cap + 4) * sizeof(double)
+                   + (2 * cap + 1) * sizeof(int))
+        if p == NULL:
+            raise MemoryError()
+        free(self.buf)
+        self.buf = p
+        self.cap = cap
+        self.keys = <unsigned long long*>p
+        self.vals = <double*>(self.keys + 2 * cap)
+        self.data = self.vals + cap
+        self.save = self.data + cap
+        self.idx = <int*>(self.save + 4 * (cap + 1))
+        self.ahead = self.idx + cap
+        return 0
+
+    cdef Py_ssize_t hashed(self, row) except -2:
+        """Hash the named row into `data`, `idx` (canonical: sorted, repeated columns
+        summed, as `_named_rows`); its entries, or -1 for a row `_named_rows` would
+        refuse (whose call reports it)."""
+        cdef Py_ssize_t n = 0, k, pos = 0, nnz, cap
+        cdef PyObject* pk
+        cdef PyObject* pv
+        cdef const unsigned char* s
+        cdef double val
+        cdef object name
+        cdef bint is_dict = type(row) is dict
+        if not (is_dict or _is_names(row)):
+            return -1
+        cap = len(row)
+        self.room(cap)
+        if is_dict:
+            while PyDict_Next(row, &pos, &pk, &pv):
+                if n == cap or _one_value(<object>pv, &val) != NAMED_OK:
+                    return -1
+                name = _one_name(<object>pk, &s, &k)    # (s lives as long as name)
+                if name is None:
+                    return -1
+                self.keys[n] = _hashed_key(s, k, self.signed, self.mask, n, &val)
+                self.vals[n] = val
+                n += 1
+        else:
+            for key in row:
+                name = _one_name(key, &s, &k)
+                if n == cap or name is None:
+                    return -1
+                val = 1.0
+                self.keys[n] = _hashed_key(s, k, self.signed, self.mask, n, &val)
+                self.vals[n] = val
+                n += 1
+        nnz = _canonical(self.keys, self.keys + cap, self.vals, self.data, self.idx, n,
+                         <Py_ssize_t>1 << self.bits)
+        for k in range(nnz):
+            if not isfinite(self.data[k]):
+                return -1
+        return nnz
+
+    def learn(self, est, x, y):
+        """``partial_fit``'s round of `est` on the named row `x` of label `y`, under
+        its lock: 1, or 2 when a variance newly collapsed (the caller warns), or
+        -status when the round failed (``t_`` advanced as ``partial_fit`` advances
+        it; the caller raises); 0, having done nothing, where this path is not
+        taken."""
+        cdef dict d = est.__dict__
+        if not self.locked(d):
+            return 0
+        try:
+            return self._learn(est, d, x, y)
+        finally:
+            self.release()
+
+    cdef bint locked(self, dict d) except -1:
+        """Take the estimator's lock (True); False, not taken, where it has none yet."""
+        lock = d.get("_lock")
+        if lock is None:
+            return False
+        if lock is not self.lock:
+            self.lock, self.acquire, self.release = lock, lock.acquire, lock.release
+        self.acquire()
+        return True
+
+    cdef int _learn(self, est, dict d, x, y) except? -100:
+        cdef PyObject* found
+        cdef Py_ssize_t nnz, code, k
+        cdef double bias, score = 0.0
+        cdef Counts cnt
+        cdef Rows R
+        cdef object cal = self.cal
+        cdef double[::1] target
+        if type(y) not in self.label_types:
+            return 0
+        found = PyDict_GetItem(self.codes, y)
+        if found == NULL or not self.current(est, d, True):
+            return 0
+        code = 1 if <object>found is True else 0
+        target = self.y_pos if code else self.y_neg
+        nnz = self.hashed(x)
+        if nnz < 0:
+            return 0
+        bias = self.bias(est, d)
+        self.ptr[0] = 0
+        self.ptr[1] = nnz
+        R.data = self.data
+        R.indices = self.idx
+        R.indptr = self.ptr
+        R.dense_idx = NULL
+        R.n_cols = self.D - 1
+        cnt.rounds = cnt.mistakes = cnt.updates = 0
+        cnt.loss_sum = 0.0
+        cnt.status = OK
+        cnt.pos = cnt.collapsed = -1
+        cnt.clean = NULL
+        cnt.out = &score
+        cnt.y = &target[0]
+        cnt.wt = NULL
+        memset(self.ahead, 0, (nnz + 1) * sizeof(int))
+        if self.shape == ONE_FIRST_ORDER:
+            first_order_rows(&R, &cnt, target, self.order1, bias, self.w,
+                             self.D, self.aux, self.keep_sum, self.up, &self.h,
+                             CLASSIFICATION, self.eps, self.save, self.ahead)
+        else:
+            diag_rows(&R, &cnt, target, self.order1, bias, self.w, self.D,
+                      self.up, &self.h, self.save, nnz + 1, self.ahead)
+        d["t_"] = d["t_"] + cnt.rounds
+        if cnt.status != OK:
+            return -cnt.status
+        seen = cal.seen
+        k = seen % self.window
+        self.cal_s[k] = score
+        self.cal_l[k] = code
+        cal.seen = seen + 1
+        cal._slopes = None
+        d["mistakes_"] = d["mistakes_"] + cnt.mistakes
+        d["n_updates_"] = d["n_updates_"] + cnt.updates
+        d["last_mistakes_"] = cnt.mistakes
+        d["last_n_updates_"] = cnt.updates
+        return 2 if cnt.collapsed >= 0 else 1
+
+    def score(self, est, x):
+        """``decision_function``'s score of the named row `x` for `est`, under its
+        lock (a float); None, having done nothing, where this path is not taken or
+        the score is not finite (the general path reports it)."""
+        cdef dict d = est.__dict__
+        if not self.locked(d):
+            return None
+        try:
+            return self._score(est, d, x)
+        finally:
+            self.release()
+
+    cdef object _score(self, est, dict d, x):
+        cdef Py_ssize_t nnz, j
+        cdef double bias, dot
+        if not self.current(est, d, False):
+            return None
+        nnz = self.hashed(x)
+        if nnz < 0:
+            return None
+        bias = self.bias(est, d)
+        dot = self.weight(self.D - 1) * bias
+        for j in range(nnz):
+            dot += self.weight(self.idx[j]) * self.data[j]
+        return dot if isfinite(dot) else None
+
+    cdef double bias(self, est, dict d) except? -1.0:
+        """The intercept's feature value: ``intercept_scaling_``, 0 without intercept."""
+        return d["intercept_scaling_"] if _attr(est, d, "fit_intercept") else 0.0
+
+    cdef inline double weight(self, Py_ssize_t p) noexcept:
+        """The weight ``weights()[p]`` reports: first-order ``averaged_first_order``
+        (s v without averaging), diagonal ``mean_of_rounds`` of mu."""
+        cdef double t, S, mu
+        if self.shape == ONE_FIRST_ORDER:
+            t = self.aux[AUX_T]
+            if self.up == NULL or not t > 0.0:
+                return self.aux[AUX_S] * self.w[p]
+            S = self.aux[AUX_SSUM] if self.keep_sum else t
+            return ((S + 1.0) * self.w[p] - self.up[p]) / t
+        mu = self.w[2 * p]
+        if self.up == NULL:
+            return mu
+        t = self.up[self.D]
+        return mu if t == 0.0 else ((t + 1.0) * mu - self.up[p]) / t
+
+    def predict(self, est, x):
+        """The class of the named row `x` (``predict``'s, a numpy scalar), or None
+        as `score`."""
+        s = self.score(est, x)
+        if s is None:
+            return None
+        return self.positive if s > 0.0 else self.negative
