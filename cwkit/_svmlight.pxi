@@ -115,8 +115,8 @@ cdef inline bint _is_digit(unsigned char c) noexcept nogil:
 # bytes at a time (SWAR, "SIMD within a register", as in [Lem21]): a
 # little-endian load puts the first byte lowest; with t = x ^ "00000000" a
 # byte is a digit iff its t <= 9, flagged without carries between bytes by
-# ((t & 0x7f..) + 0x76..) | t, and three multiply-shifts combine up to 8
-# digits into their value.
+# ((t & 0x7f..) + 0x76..) | t (on x86-64 two SSE2 16-byte compares give the
+# same mask), and three multiply-shifts combine up to 8 digits into their value.
 cdef extern from *:
     """
     #include <stdint.h>
@@ -142,21 +142,69 @@ cdef extern from *:
         return n;
     #endif
     }
+    /* Bit j set when t[j] (j < 24) is not an ASCII digit, and bit 24: with SSE2
+       (every x86-64) two 16-byte compares, else three 8-byte SWAR masks. */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    static inline uint64_t cwkit_nondigits24(const unsigned char* t) {
+        const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+        __m128i a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)t), zero);
+        __m128i b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(t + 16)), zero);
+        /* a byte d = c - '0' is a digit iff min(d, 9) == d (unsigned) */
+        uint32_t da = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, nine), a));
+        uint32_t db = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, nine), b));
+        return ((~(da | (db << 16))) & 0xFFFFFFu) | (1ULL << 24);
+    }
+    #else
+    static inline uint64_t cwkit_nondigit_bits(uint64_t x) {
+        uint64_t t = x ^ 0x3030303030303030ULL;
+        t = (((t & 0x7F7F7F7F7F7F7F7FULL) + 0x7676767676767676ULL) | t)
+            & 0x8080808080808080ULL;
+        return ((t >> 7) * 0x0102040810204080ULL) >> 56;
+    }
+    static inline uint64_t cwkit_nondigits24(const unsigned char* t) {
+        return cwkit_nondigit_bits(cwkit_load_le64(t))
+            | (cwkit_nondigit_bits(cwkit_load_le64(t + 8)) << 8)
+            | (cwkit_nondigit_bits(cwkit_load_le64(t + 16)) << 16) | (1ULL << 24);
+    }
+    #endif
+    /* The newlines and colons in p[0:n], added to *nl and *co: with SSE2 16 bytes at a
+       time into byte counters, summed every 255 steps (before they can wrap). */
+    static inline void cwkit_count_nl_colon(const unsigned char* p, Py_ssize_t n,
+                                            Py_ssize_t* nl, Py_ssize_t* co) {
+        Py_ssize_t i = 0, a = 0, b = 0;
+    #if defined(__SSE2__)
+        const __m128i cn = _mm_set1_epi8(10), cc = _mm_set1_epi8(58);
+        const __m128i zero = _mm_setzero_si128();
+        while (n - i >= 16) {
+            __m128i sn = zero, sc = zero, s;
+            Py_ssize_t steps = (n - i) / 16, k;
+            if (steps > 255)
+                steps = 255;
+            for (k = 0; k < steps; k++, i += 16) {
+                __m128i x = _mm_loadu_si128((const __m128i*)(p + i));
+                sn = _mm_sub_epi8(sn, _mm_cmpeq_epi8(x, cn));   /* a match is -1 */
+                sc = _mm_sub_epi8(sc, _mm_cmpeq_epi8(x, cc));
+            }
+            s = _mm_sad_epu8(sn, zero);
+            a += _mm_cvtsi128_si32(s) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(s, s));
+            s = _mm_sad_epu8(sc, zero);
+            b += _mm_cvtsi128_si32(s) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(s, s));
+        }
+    #endif
+        for (; i < n; i++) {
+            a += p[i] == 10;
+            b += p[i] == 58;
+        }
+        *nl += a;
+        *co += b;
+    }
     """
     uint64_t cwkit_load_le64(const unsigned char* p) noexcept nogil
+    void cwkit_count_nl_colon(const unsigned char* p, Py_ssize_t n, Py_ssize_t* nl,
+                              Py_ssize_t* co) noexcept nogil
     int cwkit_ctz64(uint64_t m) noexcept nogil
-
-
-cdef inline uint64_t _svm_nondigits(uint64_t x) noexcept nogil:
-    # bit 7 set in every byte of x that is not an ASCII digit
-    cdef uint64_t t = x ^ 0x3030303030303030ULL
-    return (((t & 0x7F7F7F7F7F7F7F7FULL) + 0x7676767676767676ULL) | t) & 0x8080808080808080ULL
-
-
-cdef inline uint64_t _svm_gather(uint64_t x) noexcept nogil:
-    # bit i set when byte i of x is not a digit (the flags' bits 7 gathered
-    # into the top byte by one multiplication, then shifted down)
-    return ((_svm_nondigits(x) >> 7) * 0x0102040810204080ULL) >> 56
+    uint64_t cwkit_nondigits24(const unsigned char* t) noexcept nogil
 
 
 cdef inline uint64_t _svm_eight(uint64_t x) noexcept nogil:
@@ -466,8 +514,7 @@ cdef inline bint _svm_pair(const unsigned char* buf, Py_ssize_t ts, long long lo
     cdef long long i
     cdef bint neg
     a = cwkit_load_le64(t)
-    mask = (_svm_gather(a) | (_svm_gather(cwkit_load_le64(t + 8)) << 8)
-            | (_svm_gather(cwkit_load_le64(t + 16)) << 16) | (1ULL << 24))
+    mask = cwkit_nondigits24(t)
     n = cwkit_ctz64(mask)
     if n == 0 or n > 7 or t[n] != 58:          # ':'
         return False
@@ -523,6 +570,19 @@ cdef inline void _svm_scale(double* data, const unsigned char* scale,
         data[j] = data[j] / _svm_pow10[scale[j]]   # 10**0 = 1: x / 1 == x
 
 
+cdef inline void _svm_store(SvmOut* o, long long idx, double val, int f,
+                            unsigned char* scale, Py_ssize_t* s0) noexcept nogil:
+    """Append a nonzero (its value still to be divided by 10**f: the values from
+    o.data[s0] on are, 256 at a time)."""
+    o.data[o.nnz] = val
+    o.indices[o.nnz] = <int>(idx - o.shift)
+    scale[o.nnz - s0[0]] = <unsigned char>f
+    o.nnz += 1
+    if o.nnz - s0[0] == 256:
+        _svm_scale(o.data + s0[0], scale, 256)
+        s0[0] = o.nnz
+
+
 cdef inline Py_ssize_t _svm_next_line(const unsigned char* buf, Py_ssize_t pos,
                                       Py_ssize_t end) noexcept nogil:
     """The start of the line after the one holding buf[pos] (buf[end - 1] is b"\\n")."""
@@ -556,7 +616,7 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
     # the partial row is dropped.
     cdef Py_ssize_t line = 0
     cdef Py_ssize_t ts = 0, p, line_start = pos, row_nnz0 = 0, row_lab0 = 0
-    cdef Py_ssize_t row_ts = 0
+    cdef Py_ssize_t row_ts = 0, tn
     cdef long long idx, prev, q, lo
     cdef unsigned char scale[256]
     cdef Py_ssize_t s0 = 0
@@ -631,13 +691,14 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
                 o.min_raw = idx
                 o.min_line = line
                 o.min_tok = ts
-            o.data[o.nnz] = val
-            o.indices[o.nnz] = <int>(idx - o.shift)
-            scale[o.nnz - s0] = <unsigned char>f
-            o.nnz += 1
-            if o.nnz - s0 == 256:
-                _svm_scale(o.data + s0, scale, 256)
-                s0 = o.nnz
+            _svm_store(o, idx, val, f, scale, &s0)
+            # then the usual tokens that follow one space each, with no byte classes
+            while buf[pos] == 32 and pos + 1 < fast_end and o.nnz < o.cap_nnz:
+                tn = pos + 1
+                if not _svm_pair(buf, tn, idx + 1, max_idx, &idx, &val, &f, &pos):
+                    break
+                ts = tn
+                _svm_store(o, idx, val, f, scale, &s0)
             prev = idx
             lo = idx + 1
         if status != SVM_OK:
@@ -738,25 +799,13 @@ def _svm_bounds(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t stop)
     nonzeros that parsing those bytes can give (every row ends with a newline,
     every nonzero has a ':'), so that pieces of a block can be parsed at once
     straight into their places in one output."""
-    cdef Py_ssize_t i = start, j, n
     cdef Py_ssize_t nl = 0, co = 0
-    cdef unsigned char cn, cc     # per run of <= 255 bytes: the compiler vectorises
-    cdef const unsigned char* p
     if not 0 <= start <= stop <= buf.shape[0]:
         raise ValueError("_svm_bounds: range out of the buffer")
     if stop == start:
         return 0, 0
-    p = &buf[0]
     with nogil:
-        while i < stop:
-            n = min(255, stop - i)
-            cn = cc = 0
-            for j in range(n):
-                cn += p[i + j] == 10
-                cc += p[i + j] == 58
-            nl += cn
-            co += cc
-            i += n
+        cwkit_count_nl_colon(&buf[start], stop - start, &nl, &co)
     return nl, co
 
 
