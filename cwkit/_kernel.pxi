@@ -16,7 +16,8 @@
 # Provides: BudgetPolicy, KAUX_* slots, kernel_fo_pass (perceptron,
 # averaged perceptron, PA family, [LMC09] family; binary and top-1),
 # kernel_so_pass and kernel_so_top1_pass (CW-Var, CW-Stdev, AROW, AROW-H in the
-# dual form Sigma = a I + Phi^T Z Phi; their update `so_dual_update` and removal
+# dual form Sigma = a I + Phi^T Z Phi; their update `so_dual_update` and, on a
+# budget, the inverse Gram matrix `gram_inverse_append` and the projecting removal
 # `so_dual_remove` written once), kernel_bpa_pass and kernel_bpa_top1_pass
 # (mini-batch PA), kernel_scores (test-time scores and x^T Sigma x).
 # Uses: RowView, get_row (_rows.pxi); KernelFn, kernel_fn, kernel_value, gram_row
@@ -481,60 +482,92 @@ cdef inline bint so_dual_update(double ay, double beta, double a0, double* mu, d
     return True
 
 
-cdef inline double item_overlap(const double* pairs, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-    """e_a.e_b of two support items, e_j = e_{y_j} - e_{c_j} (pairs[j] = (y_j, c_j));
-    binary (pairs NULL): 1."""
-    if pairs == NULL:
-        return 1.0
-    return ((pairs[2 * a] == pairs[2 * b]) - (pairs[2 * a] == pairs[2 * b + 1])
-            - (pairs[2 * a + 1] == pairs[2 * b]) + (pairs[2 * a + 1] == pairs[2 * b + 1]))
-
-
-cdef inline void schur_remove(double* Zm, Py_ssize_t j, Py_ssize_t n,
-                              Py_ssize_t ld) noexcept nogil:
+cdef inline void schur_remove(double* Zm, Py_ssize_t j, Py_ssize_t n, Py_ssize_t ld,
+                              double sign) noexcept nogil:
     """Z <- the Schur complement of Z_jj in the n x n Z: Z_-j,-j - Z_-j,j Z_j,-j / Z_jj,
-    computed as Z_-j,-j + g g^T with g = Z_-j,j / sqrt(-Z_jj) (exactly symmetric), then
-    row and column j removed.  Z is negative semi-definite (a sum of -beta c c^T
-    and of such complements), so Z_jj <= 0, and Z_jj = 0 makes row j zero: plain
-    removal.  Sigma = a I + Phi^T Z Phi stays positive semi-definite: for any v,
-    with g_i = <Phi_i, v>, v^T Sigma' v = a ||v||^2 - min_t (g_-j, t)^T (-Z) (g_-j, t)
-    >= v^T Sigma v >= 0 (the complement is the minimum over the removed coordinate),
-    and Sigma' <= a I; removing row and column j alone can leave Sigma indefinite."""
+    computed as Z_-j,-j - sign g g^T with g = Z_-j,j / sqrt(sign Z_jj) (exactly
+    symmetric), then row and column j removed; sign Z_jj <= 0 makes row j zero (for
+    a semi-definite Z of that sign): plain removal.
+
+    sign -1, the covariance's Z: Z is negative semi-definite (a sum of -beta c c^T
+    and of such complements), so Z_jj <= 0.  Sigma = a I + Phi^T Z Phi stays
+    positive semi-definite: for any v, with g_i = <Phi_i, v>,
+    v^T Sigma' v = a ||v||^2 - min_t (g_-j, t)^T (-Z) (g_-j, t) >= v^T Sigma v >= 0
+    (the complement is the minimum over the removed coordinate), and Sigma' <= a I;
+    removing row and column j alone can leave Sigma indefinite.  sign +1, the
+    inverse G = (K + lam I)^-1 of the support set's Gram matrix: the complement is
+    the inverse of the Gram matrix without item j (block inversion)."""
     cdef Py_ssize_t p, q
     cdef double* g = Zm + j * ld         # row j, overwritten with g (removed below)
-    cdef double zjj = Zm[j * ld + j]
-    if zjj < 0.0:
-        zjj = sqrt(-zjj)
+    cdef double zjj = sign * Zm[j * ld + j]
+    if zjj > 0.0:
+        zjj = sqrt(zjj)
         for p in range(n):
             g[p] /= zjj
         for p in range(n):
             if p != j:
                 for q in range(n):
                     if q != j:
-                        Zm[p * ld + q] += g[p] * g[q]
+                        Zm[p * ld + q] -= sign * g[p] * g[q]
     remove_sym(Zm, j, n, ld)
 
 
-cdef inline Py_ssize_t so_dual_remove(Support* S, const KernelFn* kf, double* mu, double* Zm,
-                                      Py_ssize_t ld, double* pairs, int policy, double* xd,
-                                      double* krow, double* Q, double M) noexcept nogil:
-    """Remove one support item (`budget_victim`; "oldest": mu <- phi_t mu first, the
-    Forgetron's shrinking [DSS08] with the item's weight |mu_0| and
-    mu_0 e_0.f(x_0)): its coefficient, Z's row and column j by the Schur
-    complement (`schur_remove`, so that Sigma stays positive semi-definite), its pair
-    (top-1: pairs not NULL).  xd (zero) is used and left zero.  Returns the position
-    the item had."""
-    cdef Py_ssize_t j = budget_victim(S, kf, mu, 1, policy), a
-    cdef double wf, phi_t
+cdef inline void gram_inverse_append(double* Gm, Py_ssize_t n, Py_ssize_t ld,
+                                     const double* col, double diag, double lam,
+                                     double* gk) noexcept nogil:
+    """G <- (K' + lam I)^-1 for the n support items and a new one, from
+    G = (K + lam I)^-1 (leading dimension ld): with k = col the new item's inner
+    products with the n items and diag its own, gk = G k and
+    s = diag + lam - k^T G k (the Schur complement, >= lam exactly; held at
+    lam against rounding), G' = [[G + gk gk^T / s, -gk / s], [-gk^T / s, 1 / s]].
+    O(n^2)."""
+    cdef Py_ssize_t a, b
+    cdef double s = diag + lam - so_quad(Gm, n, ld, col, gk)
+    if not s > lam:
+        s = lam
+    for a in range(n):
+        for b in range(n):
+            Gm[a * ld + b] += gk[a] * gk[b] / s
+        Gm[a * ld + n] = -gk[a] / s
+        Gm[n * ld + a] = -gk[a] / s
+    Gm[n * ld + n] = 1.0 / s
+
+
+cdef inline Py_ssize_t projected_victim(const double* mu, const double* Gm, Py_ssize_t n,
+                                        Py_ssize_t ld, int policy) noexcept nogil:
+    """The support item to remove (never the newest): the oldest, or ("smallest")
+    the one whose removal after the projection (`so_dual_remove`) changes mu least,
+    mu_j^2 / G_jj = mu_j^2 (K_jj + lam - K_j,-j (K_-j,-j + lam I)^-1 K_-j,j); ties to
+    the oldest."""
+    cdef Py_ssize_t j, best = 0
+    cdef double q, best_q = 0.0
     if policy == BUDGET_OLDEST:
-        sv_kernel_row(S, kf, 0, xd, krow)
-        wf = 0.0
-        for a in range(S.n):
-            wf += mu[a] * krow[a] * item_overlap(pairs, a, 0)
-        phi_t = forgetron_phi(fabs(mu[0]), mu[0] * wf, Q, M)
-        for a in range(S.n):
-            mu[a] *= phi_t
-    schur_remove(Zm, j, S.n, ld)
+        return 0
+    for j in range(n - 1):
+        q = mu[j] * mu[j] / Gm[j * ld + j]
+        if j == 0 or q < best_q:
+            best = j
+            best_q = q
+    return best
+
+
+cdef inline Py_ssize_t so_dual_remove(Support* S, double* mu, double* Zm, double* Gm,
+                                      Py_ssize_t ld, double* pairs, int policy) noexcept nogil:
+    """Remove one support item (`projected_victim`) whose contribution mu_j Phi_j to
+    the mean is first projected onto the items kept, as the Projectron [OKC09] and
+    budgeted PA with projection [WV10] do: mu_-j += mu_j d with
+    d = (K_-j,-j + lam I)^-1 K_-j,j, which is -G_-j,j / G_jj from G = (K + lam I)^-1
+    (block inversion), O(n); then G and Z lose row and column j by their Schur
+    complements (`schur_remove`: G stays the inverse for the items kept, Sigma
+    positive semi-definite), and its pair (top-1: pairs not NULL).  Returns the
+    position the item had."""
+    cdef Py_ssize_t j = projected_victim(mu, Gm, S.n, ld, policy), a
+    cdef double f = mu[j] / Gm[j * ld + j]
+    for a in range(S.n):
+        if a != j:
+            mu[a] -= f * Gm[a * ld + j]
+    schur_remove(Gm, j, S.n, ld, 1.0)
+    schur_remove(Zm, j, S.n, ld, -1.0)
     shift_rows(mu, j, S.n, 1)
     if pairs != NULL:
         shift_rows(pairs, j, S.n, 2)
@@ -569,16 +602,20 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                    Py_ssize_t budget, int policy,
                    double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
                    long long[::1] sv_len, double[::1] sv_sqn, double[::1] mu,
-                   double[:, ::1] Zm, double[::1] u, double[::1] aux):
+                   double[:, ::1] Zm, double[:, ::1] Gm, double lam, double[::1] u,
+                   double[::1] aux):
     """One binary pass of a full-covariance rule (CW-Var, CW-Stdev, AROW, AROW-H) in
     dual form: mu = sum_j mu_j phi(x_j), Sigma = a0 I + Phi^T Z Phi.
 
     With k = k~(X_S, x): mu.x = mu^T k and v = x^T Sigma x = a0 k~(x, x) + k^T Z k;
     Sigma x = Phi'^T c with c = (Z k, a0) over the support set and x, so the
     step mu += ay Sigma x, Sigma -= beta Sigma x x^T Sigma (`full_step`) is
-    mu' = (mu + ay Z k, ay a0), Z' = [[Z, 0], [0, 0]] - beta c c^T.  Averaging (u
-    with room as mu): the sums of `so_avg_flush`, with aux's t and P (rounds since
-    the sums).  Returns (rounds, mistakes, updates, loss_sum, status, position).
+    mu' = (mu + ay Z k, ay a0), Z' = [[Z, 0], [0, 0]] - beta c c^T.  On a budget
+    (Gm with room as Zm, G = (K + lam I)^-1 over the support set on entry), G is kept
+    up to date (`gram_inverse_append`) and a removed item is projected
+    (`so_dual_remove`).  Averaging (u with room as mu): the sums of `so_avg_flush`,
+    with aux's t and P (rounds since the sums).  Returns (rounds, mistakes, updates,
+    loss_sum, status, position).
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, False)
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
@@ -591,14 +628,16 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     cdef const int* idx
     cdef const double* xr
     cdef double sqn, kxx, dot, v, m, ay, beta
-    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M], t = aux[AUX_T], P = aux[KAUX_P]
+    cdef double M = aux[KAUX_M], t = aux[AUX_T], P = aux[KAUX_P]
     cdef bint avg = u.shape[0] > 0
     cdef double* up = &u[0] if avg else NULL
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(mu.shape[0] + 1)
     cdef double* cvec = ws.doubles(mu.shape[0] + 1)
+    cdef double* gk = ws.doubles(mu.shape[0] + 1)
     cdef double* Zp = &Zm[0, 0] if Zm.shape[0] > 0 else NULL
+    cdef double* Gp = &Gm[0, 0] if budget > 0 and Gm.shape[0] > 0 else NULL
     cdef double* mp = &mu[0] if mu.shape[0] > 0 else NULL
     with nogil:
         for k in range(order.shape[0]):
@@ -629,18 +668,19 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
             if not so_dual_update(ay, beta, a0, mp, Zp, n, ld, cvec):
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
+            if Gp != NULL:
+                gram_inverse_append(Gp, n, ld, krow, kxx, lam, gk)
             sv_append(&S, x, idx, nnz, sqn)
             M += 1.0
             cnt.updates += 1
-            if budget > 0 and S.n > budget:
-                j = so_dual_remove(&S, &kf, mp, Zp, ld, NULL, policy, xd, krow, &Q, M)
+            if Gp != NULL and S.n > budget:
+                j = so_dual_remove(&S, mp, Zp, Gp, ld, NULL, policy)
                 if avg:
                     shift_rows(up, j, S.n + 1, 1)
             P += 1.0
     so_avg_store(aux, avg, t, P)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
-    aux[KAUX_Q] = Q
     aux[KAUX_M] = M
     return counts_result(&cnt)
 
@@ -857,14 +897,16 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                         Py_ssize_t K, Py_ssize_t budget, int policy,
                         double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
                         long long[::1] sv_len, double[::1] sv_sqn, double[::1] mu,
-                        double[:, ::1] Zm, double[:, ::1] pairs, double[::1] u,
-                        double[::1] aux):
+                        double[:, ::1] Zm, double[:, ::1] Gm, double lam,
+                        double[:, ::1] pairs, double[::1] u, double[::1] aux):
     """One multi-class top-1 pass of a full-covariance rule in dual form, over the
     stacked blocks of the 1-of-k map: each support item is (x_j, e_j) with
     e_j = e_{y_j} - e_{c_j} (pairs[j] = (y_j, c_j)), Phi_j = e_j (x) phi(x_j), so
     <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j).  For Delta = f(x, y) - f(x, c):
     g_j = <Phi_j, Delta> = e_j.(e_y - e_c) k~(x_j, x), v = 2 a k~(x, x) + g^T Z g,
-    m = f_y(x) - f_c(x), and the binary step (label +1) appends (x, e_y - e_c).
+    m = f_y(x) - f_c(x), and the binary step (label +1) appends (x, e_y - e_c).  On a
+    budget, G = (K + lam I)^-1 over the items' Gram matrix (Gm), as in
+    `kernel_so_pass`; the new item's column is g and its own inner product 2 k~(x, x).
     Averaging: u as in `kernel_so_pass` (item j's average coefficient, times e_j).
     Returns (rounds, mistakes, updates, loss_sum, status, position)."""
     cdef Hyper h = hyper_second_order(rule, phi, r, False)
@@ -878,7 +920,7 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef const int* idx
     cdef const double* xr
     cdef double sqn, kxx, v, m, ay, beta, tj
-    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M], t = aux[AUX_T], P = aux[KAUX_P]
+    cdef double M = aux[KAUX_M], t = aux[AUX_T], P = aux[KAUX_P]
     cdef bint avg = u.shape[0] > 0
     cdef double* up = &u[0] if avg else NULL
     cdef Workspace ws = Workspace()
@@ -887,7 +929,9 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* g = ws.doubles(mu.shape[0] + 1)
     cdef double* cvec = ws.doubles(mu.shape[0] + 1)
     cdef double* sc = ws.doubles(K)
+    cdef double* gk = ws.doubles(mu.shape[0] + 1)
     cdef double* Zp = &Zm[0, 0] if Zm.shape[0] > 0 else NULL
+    cdef double* Gp = &Gm[0, 0] if budget > 0 and Gm.shape[0] > 0 else NULL
     cdef double* mp = &mu[0] if mu.shape[0] > 0 else NULL
     cdef double* pp = &pairs[0, 0] if pairs.shape[0] > 0 else NULL
     with nogil:
@@ -931,20 +975,21 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
             if not so_dual_update(ay, beta, a0, mp, Zp, n, ld, cvec):
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
+            if Gp != NULL:
+                gram_inverse_append(Gp, n, ld, g, 2.0 * kxx, lam, gk)
             pp[2 * n] = yi
             pp[2 * n + 1] = c
             sv_append(&S, x, idx, nnz, sqn)
             M += 1.0
             cnt.updates += 1
-            if budget > 0 and S.n > budget:
-                j = so_dual_remove(&S, &kf, mp, Zp, ld, pp, policy, xd, krow, &Q, M)
+            if Gp != NULL and S.n > budget:
+                j = so_dual_remove(&S, mp, Zp, Gp, ld, pp, policy)
                 if avg:
                     shift_rows(up, j, S.n + 1, 1)
             P += 1.0
     so_avg_store(aux, avg, t, P)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
-    aux[KAUX_Q] = Q
     aux[KAUX_M] = M
     return counts_result(&cnt)
 

@@ -15,8 +15,12 @@ rules); ties to the oldest.
 Intercept: ``bias=None`` is the kernel forms' default, bias^2 = 0.1 for RBF (a tenth of
 its range) and 1 for the other kernels.
 
-Second-order rules: the removed item leaves Z by the Schur complement of its diagonal
-entry (``schur_remove``), which keeps Sigma = a I + Phi^T Z Phi positive semi-definite.
+Second-order rules (``projected_removal``): the removed item's coefficient is first
+projected onto the kept items (the ridge least squares d = (K_kept + lam I)^-1 k_j,
+lam = ``PROJECTION_RIDGE``), "smallest" choosing the item of the least
+mu_j^2 (k~_jj + lam - k_j^T (K_kept + lam I)^-1 k_j), without the Forgetron's
+shrinking; the item then leaves Z by the Schur complement of its diagonal entry
+(``schur_remove``), which keeps Sigma = a I + Phi^T Z Phi positive semi-definite.
 
 Averaging: the coefficients after every round summed (a removed vector's sum
 removed with it), divided by the rounds.
@@ -197,6 +201,31 @@ def _second_order_step(rule, m, v, a, r, phi):
     return alpha, beta
 
 
+PROJECTION_RIDGE = 1e-6
+
+
+def projected_removal(Kss, mu, policy):
+    """(the victim's position, mu with its coefficient projected onto the others and
+    removed) for the items' Gram matrix Kss (n, n) and coefficients mu (n,)."""
+    n = len(mu)
+    ridge = PROJECTION_RIDGE * np.eye(n - 1)
+
+    def projection(j):
+        keep = np.arange(n) != j
+        return keep, np.linalg.solve(Kss[np.ix_(keep, keep)] + ridge, Kss[keep, j])
+
+    def residual(j):
+        keep, d = projection(j)
+        return mu[j] ** 2 * (Kss[j, j] + PROJECTION_RIDGE - Kss[keep, j] @ d)
+
+    j = 0
+    if policy == "smallest":
+        q = np.array([residual(j) for j in range(n - 1)])
+        j = int(np.flatnonzero(q <= q.min() * (1 + 1e-9))[0])     # ties to rounding
+    keep, d = projection(j)
+    return j, mu[keep] + mu[j] * d
+
+
 def schur_remove(Z, j):
     """Z without support item j: the Schur complement of Z_jj,
     Z_-j,-j - Z_-j,j Z_j,-j / Z_jj (Z is negative semi-definite; Z_jj = 0: its row is 0),
@@ -213,15 +242,14 @@ def second_order_top1_run(rule, X, y, K, *, kernel="rbf", kp=None, bias=None, a=
     """Yield (support row ids, dual coefficients (n, K), mistake) after every round of the
     dual top-1 rule over the stacked blocks: items (x_j, e_j = e_{y_j} - e_{c_j}),
     <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j); Delta = f(x, y) - f(x, c) for the
-    highest-scoring c != y.  The budget's victim and Forgetron shrink are those of the
-    item weights mu_j e_j (|mu_j| the weight, mu_0 e_0.f(x_0))."""
+    highest-scoring c != y.  The budget's removal (``projected_removal``) works on the
+    items' Gram matrix."""
     from scipy.special import ndtri
     kp = kp or {}
     bias = default_bias(kernel, bias)
     X = np.asarray(X, float)
     phi = float(ndtri(eta))
-    ids, E, mu, Z = [], np.zeros((0, K)), np.zeros(0), np.zeros((0, 0))
-    acc, Q, M = np.zeros(0), 0.0, 0.0
+    ids, E, mu, Z, acc = [], np.zeros((0, K)), np.zeros(0), np.zeros((0, 0)), np.zeros(0)
     for i in range(len(X)):
         k = gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else np.zeros(0)
         kxx = gram(X[i], X[i], kernel, bias=bias, **kp)[0, 0]
@@ -240,13 +268,11 @@ def second_order_top1_run(rule, X, y, K, *, kernel="rbf", kp=None, bias=None, a=
             E = np.vstack([E, d])
             ids.append(i)
             acc = np.append(acc, 0.0)
-            M += 1
             if budget is not None and len(ids) > budget:
-                j, W, Q = _budget_step(X, ids, mu[:, None] * E, Q, M, policy,
-                                       policy == "oldest", kernel, kp, bias)
-                mu = (W * E).sum(1) / 2          # W = phi mu_j e_j, e_j.e_j = 2
+                j, mu = projected_removal((E @ E.T) * gram(X[ids], X[ids], kernel, bias=bias,
+                                                           **kp), mu, policy)
                 del ids[j]
-                mu, E, acc = np.delete(mu, j), np.delete(E, j, 0), np.delete(acc, j)
+                E, acc = np.delete(E, j, 0), np.delete(acc, j)
                 Z = schur_remove(Z, j)
         acc = acc + mu
         yield list(ids), (acc / (i + 1) if average else mu)[:, None] * E, mistake
@@ -263,7 +289,6 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=None, a=1.0, r=1
     X = np.asarray(X, float)
     phi = float(ndtri(eta))
     ids, mu, Z, acc = [], np.zeros(0), np.zeros((0, 0)), np.zeros(0)
-    Q = M = 0.0
     for i in range(len(X)):
         k = gram(X[ids], X[i], kernel, bias=bias, **kp)[:, 0] if ids else np.zeros(0)
         kxx = gram(X[i], X[i], kernel, bias=bias, **kp)[0, 0]
@@ -278,12 +303,10 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=None, a=1.0, r=1
             Z = np.pad(Z, ((0, 1), (0, 1))) - beta * np.outer(c, c)
             ids.append(i)
             acc = np.append(acc, 0.0)
-            M += 1
             if budget is not None and len(ids) > budget:
-                j, W, Q = _budget_step(X, ids, mu[:, None], Q, M, policy, policy == "oldest",
-                                       kernel, kp, bias)
+                j, mu = projected_removal(gram(X[ids], X[ids], kernel, bias=bias, **kp),
+                                          mu, policy)
                 del ids[j]
-                mu = np.delete(W[:, 0], j)
                 acc = np.delete(acc, j)
                 Z = schur_remove(Z, j)
         acc = acc + mu

@@ -176,7 +176,9 @@ def test_second_order_budget_keeps_sigma_psd(policy):
     """Many removals (budget 10 over 600 rows): Z stays negative semi-definite, so
     Sigma = a I + Phi^T Z Phi stays positive semi-definite (0 <= v <= a k~(x, x)) and
     kernel AROW keeps learning ("oldest"; removing Z's row and column alone made v
-    negative and the model stop updating, at about the majority class's error)."""
+    negative and the model stop updating, at about the majority class's error); with
+    the removed coefficient projected onto the kept items, both policies learn (dropped,
+    "smallest" stayed near the majority class's error)."""
     rng = np.random.default_rng(4)
     X = rng.normal(size=(800, 2))
     y = np.where(np.linalg.norm(X, axis=1) < 1.2, 1, -1)
@@ -188,11 +190,10 @@ def test_second_order_budget_keeps_sigma_psd(policy):
     assert np.linalg.eigvalsh(Z).max() <= 1e-12 * np.abs(Z).max()
     mu, v = model.proba_args(est._rows(X[600:]), est._bias)
     assert (v >= 0).all() and (v <= est.a * (1 + est._bias ** 2) + 1e-12).all()
-    if policy == "oldest":
-        assert np.mean(est.predict(X[600:]) != y[600:]) < 0.15
+    assert np.mean(est.predict(X[600:]) != y[600:]) < 0.1
 
 
-@pytest.mark.parametrize("name,params", FIRST_ORDER[:1] + FIRST_ORDER[2:3] + SECOND_ORDER[:1])
+@pytest.mark.parametrize("name,params", FIRST_ORDER[:1] + FIRST_ORDER[2:3])
 def test_forgetron_shrinks(name, params):
     """"oldest" shrinks by phi_t ([DSS08]) on this stream: Q moved and stays within
     15 M / 32, and the Perceptron's weights are no longer all +-1 (plain removal's)."""

@@ -38,6 +38,12 @@ BLOCK = 2 ** 20
 #: Rows of room added to an unbudgeted second-order model (its Z grows as n^2).
 SO_CHUNK = 256
 
+#: The ridge lam of the projection of a removed support item onto the kept ones
+#: (second-order rules on a budget): (K + lam I)^-1, in the kernel's units (a
+#: millionth of the RBF kernel's range), keeps the inverse finite when support
+#: vectors repeat.
+PROJECTION_RIDGE = 1e-6
+
 KERNELS = {"linear": _core.Kernel.KERNEL_LINEAR, "poly": _core.Kernel.KERNEL_POLY,
            "rbf": _core.Kernel.KERNEL_RBF}
 POLICIES = {"oldest": _core.BudgetPolicy.BUDGET_OLDEST,
@@ -404,9 +410,12 @@ class SecondOrderDual(DualModel):
         u = np.zeros(cap if self.averaged else 0)
         if self.averaged:
             u[:n] = st["u"][:, 0]
+        G = np.zeros((cap, cap) if spec.budget > 0 else (0, 0))
+        if spec.budget > 0:
+            G[:n, :n] = self.gram_inverse(bias)
         args = (*self.kernel_args(), self.rule, spec.phi, spec.r, spec.a)
         support = (spec.budget, POLICIES[spec.budget_policy], data, idx, start, length, sqn,
-                   mu, Z)
+                   mu, Z, G, PROJECTION_RIDGE)
         if self.K:
             pairs = np.zeros((cap, 2))
             pairs[:n] = st["pairs"]
@@ -422,6 +431,19 @@ class SecondOrderDual(DualModel):
         if self.averaged:
             st["u"] = u[:n, None].copy()
         return result
+
+    def gram_inverse(self, bias):
+        """(K + lam I)^-1 for the support items' Gram matrix K (top-1: the items'
+        (e_i.e_j) k~(x_i, x_j)), lam = `PROJECTION_RIDGE`: what the driver keeps up to
+        date on a budget, built at the start of each call (O(n^3), n <= budget)."""
+        data, idx, indptr, sqn = self.support()
+        n = self.n_support
+        S = sp.csr_matrix((data, idx, indptr), shape=(n, self.n_features))
+        K = self.kernel_of((S @ S.T).toarray(), sqn[:, None], sqn[None, :], bias)
+        if self.K:
+            E = self.class_directions()
+            K *= E @ E.T
+        return np.linalg.inv(K + PROJECTION_RIDGE * np.eye(n))
 
     def class_directions(self):
         """E (n, K): e_{y_j} - e_{c_j} per support item (top-1)."""
