@@ -81,6 +81,11 @@ class KernelMixin:
         ("shrink" for the [LMC09] rules.)  Never removes the newest; ties go to
         the oldest.
 
+        CW and AROW (and CW-Stdev, AROW-H) project the removed vector's term onto
+        the kept ones instead of shrinking: "oldest" removes the oldest,
+        "smallest" the one whose projection leaves the least residual
+        (docs/algorithms.md, "Budgets").
+
         * "oldest": the Forgetron [DSS08]: f <- phi_t f, then the oldest support
           vector is removed; phi_t in (0, 1] is the largest with
           Psi(sigma phi_t, phi_t mu) + Q <= (15/32) M, Psi(l, m) = l^2 + 2 l - 2 l m,
@@ -583,9 +588,12 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     primal step mu += alpha y Sigma x, Sigma -= beta Sigma x x^T Sigma
     ([AROW13] eqs. 12, 15) becomes coef' = (coef + alpha y Z k, alpha y a) and
     Z' = [[Z, 0], [0, 0]] - beta c c^T: O(n^2) per update.  Removing support
-    vector j (budget) removes coef_j and replaces Z by the Schur complement of
-    Z_jj (Z_-j,-j - Z_-j,j Z_j,-j / Z_jj), which keeps Sigma positive semi-definite
-    (docs/algorithms.md, "Budgets").  Top-1 (the
+    vector j (budget) first projects its term coef_j phi(x_j) onto the kept ones,
+    coef_-j += coef_j (K_-j,-j + lam I)^-1 K_-j,j (lam = 1e-6; the Projectron
+    [OKC09], budgeted PA with projection [WV10]), from the inverse
+    G = (K + lam I)^-1 kept up to date in O(n^2) per update, then replaces Z by
+    the Schur complement of Z_jj (Z_-j,-j - Z_-j,j Z_j,-j / Z_jj), which keeps
+    Sigma positive semi-definite (docs/algorithms.md, "Budgets").  Top-1 (the
     full-covariance top-1 of :class:`cwkit.AROW` with ``sigma_update="delta"``, over
     the stacked blocks): the support items are (x_j, e_{y_j} - e_{c_j}), with
     <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j); for Delta = f(x, y) - f(x, c),

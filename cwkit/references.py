@@ -73,6 +73,13 @@ REFERENCES = {
         'S. J. Reddi, Z. Charles, M. Zaheer, Z. Garrett, K. Rush, J. Konečný, S. Kumar, H. B. '
         'McMahan. Adaptive federated optimization. Proc. 9th International Conference on '
         'Learning Representations (ICLR), 2021.'),
+    "OKC09": (
+        'F. Orabona, J. Keshet, B. Caputo. Bounded kernel-based online learning. Journal '
+        'of Machine Learning Research 10:2643–2666, 2009.'),
+    "WV10": (
+        'Z. Wang, S. Vucetic. Online passive-aggressive algorithms on a budget. Proc. 13th '
+        'International Conference on Artificial Intelligence and Statistics (AISTATS '
+        '2010), JMLR W&CP 9:908–915.'),
     "DSS08": (
         'O. Dekel, S. Shalev-Shwartz, Y. Singer. The Forgetron: a kernel-based perceptron on '
         'a budget. SIAM Journal on Computing 37(5):1342–1372, 2008.'),
