@@ -21,7 +21,7 @@
 # `so_dual_remove` written once), kernel_bpa_pass and kernel_bpa_top1_pass
 # (mini-batch PA), kernel_scores (test-time scores and x^T Sigma x).
 # Uses: RowView, get_row (_rows.pxi); KernelFn, kernel_fn, kernel_value, gram_row
-# (_gram.pxi); bpa_gram_row (_minibatch.pxi); Counts, counts_start, count_margin,
+# (_gram.pxi); bpa_gram_row, bpa_box (_minibatch.pxi); Counts, counts_start, count_margin,
 # count_argmax, count_round, count_hinge, fail_row, fail_round, Workspace,
 # scaled_rescale (_driver.pxi); Hyper, fo_step, hyper_first_order,
 # hyper_second_order, AUX_* (_binary.pxi); full_step (_full.pxi); competitor,
@@ -730,21 +730,21 @@ def kernel_scores(RowView rows not None, double bias, int kind, double gamma, in
 
 
 cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
-                           const double* y, Support* S, const KernelFn* kf, double* coef,
+                           const double* y, const double* wt, Support* S, const KernelFn* kf,
+                           double* coef,
                            int variant, double C, double rho, BPAWork* W, double* xd,
                            double* krow, double* sqr, Py_ssize_t known, const double* fk,
                            bint* moved, Py_ssize_t* bad) noexcept nogil:
     """One joint update on rows[0..m-1] ([GPA13] eqs. 14-19 with the block Gram matrix
-    A_jk = y_j y_k k~(x_j, x_k)): the rows with tau_k != 0 join the support set with
-    coefficients tau_k y_k.  Rows k >= known come with f(x_k) = fk[k] and ||x_k||^2 =
-    sqr[k] under the current support set (their prediction's: no kernel row again).
-    Returns a Status."""
+    A_jk = y_j y_k k~(x_j, x_k) and the importance weights wt[row] of `bpa_box`, NULL: 1):
+    the rows with tau_k != 0 join the support set with coefficients tau_k y_k.  Rows
+    k >= known come with f(x_k) = fk[k] and ||x_k||^2 = sqr[k] under the current support
+    set (their prediction's: no kernel row again).  Returns a Status."""
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
     cdef Py_ssize_t j, k, nk, it, n0 = S.n
     cdef double f, kkt
-    cdef bint any_loss = False
     cdef int st
     moved[0] = False
     for k in range(m):
@@ -761,22 +761,7 @@ cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
         if not (isfinite(W.ell[k]) and isfinite(W.Q[k * m + k]) and isfinite(sqr[k])):
             bad[0] = rows[k]
             return NONFINITE_INPUT
-    for k in range(m):
-        W.tau[k] = 0.0
-        if W.Q[k * m + k] == 0.0:
-            W.lo[k] = 0.0
-            W.hi[k] = 0.0
-            continue
-        if W.ell[k] > 0.0:
-            any_loss = True
-        if variant == BPA_1:
-            W.lo[k] = 0.0
-            W.hi[k] = C
-        else:
-            W.Q[k * m + k] += rho
-            W.lo[k] = -INFINITY if variant == BPA_LS else 0.0
-            W.hi[k] = INFINITY
-    if not any_loss and variant != BPA_LS:
+    if not bpa_box(rows, m, wt, variant, C, rho, W) and variant != BPA_LS:
         return OK
     st = hildreth_solve(W.Q, W.ell, W.lo, W.hi, W.tau, m, 1e-15, 1000, W.qwork,
                         W.qiwork, &kkt, &it, bad)
@@ -863,9 +848,9 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                 fk[j] = fsave[(lo + j) % B]
                 sqr[j] = ssave[(lo + j) % B]
             n0 = S.n
-            cnt.status = kernel_bpa_update(&rows.R, &order[lo], m, &y[0], &S, &kf, &coef[0],
-                                           variant, C, rho, &W, xd, krow, sqr, r0, fk,
-                                           &moved, &cnt.pos)
+            cnt.status = kernel_bpa_update(&rows.R, &order[lo], m, &y[0], cnt.wt, &S, &kf,
+                                           &coef[0], variant, C, rho, &W, xd, krow, sqr, r0,
+                                           fk, &moved, &cnt.pos)
             if cnt.status != OK:
                 break
             if moved:
@@ -995,12 +980,14 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
 
 
 cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
-                             const Py_ssize_t* y, Support* S, const KernelFn* kf,
+                             const Py_ssize_t* y, const double* wt, Support* S,
+                             const KernelFn* kf,
                              double* coef, Py_ssize_t K, int variant, double C, double rho,
                              MCBPAWork* W, double* xd, double* krow, double* sqr,
                              Py_ssize_t known, bint* moved, Py_ssize_t* bad) noexcept nogil:
     """One joint top-1 update on rows[0..nb-1] over the stacked blocks ([GPA13]
-    eqs. 14-19 with [CS03]'s constraints, as `_mcbpa_update` with kk = 1): the Gram
+    eqs. 14-19 with [CS03]'s constraints, as `_mcbpa_update` with kk = 1; importance
+    weights wt[row], NULL: 1): the Gram
     matrix of the group G_ii' = k~(x_i, x_i') times the class overlap of (e_{y_i} -
     e_{c_i}) and (e_{y_i'} - e_{c_i'}); the rows with tau_i != 0 join the support set
     with coefficients tau_i (e_{y_i} - e_{c_i}).  Rows r >= known come with their
@@ -1031,7 +1018,7 @@ cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t n
         if not isfinite(W.gx[r * nb + r]):
             bad[0] = rows[r]
             return NONFINITE_INPUT
-    if not _mcbpa_dual(rows, nb, y, NULL, 1, variant, C, rho, False, W) and variant != BPA_LS:
+    if not _mcbpa_dual(rows, nb, y, wt, 1, variant, C, rho, False, W) and variant != BPA_LS:
         return OK
     if hildreth_solve(W.Q, W.ell, W.lo, W.hi, W.tau, nb, TOPK_QP_TOL, TOPK_QP_MAX_ITER,
                       W.qwork, W.qiwork, &kkt, &it, bad) != OK:
@@ -1133,9 +1120,9 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 memcpy(W.sc + j * K, scsave + ((lo + j) % B) * K, K * sizeof(double))
                 sqr[j] = ssave[(lo + j) % B]
             n0 = S.n
-            cnt.status = kernel_mcbpa_update(&rows.R, &order[lo], nb, &y[0], &S, &kf, cp, K,
-                                             variant, C, rho, &W, xd, krow, sqr, r0, &moved,
-                                             &cnt.pos)
+            cnt.status = kernel_mcbpa_update(&rows.R, &order[lo], nb, &y[0], cnt.wt, &S, &kf,
+                                             cp, K, variant, C, rho, &W, xd, krow, sqr, r0,
+                                             &moved, &cnt.pos)
             if cnt.status != OK:
                 break
             if moved:

@@ -12,7 +12,8 @@
 # weight 0 has no loss term, and tau_k is fixed at 0.
 # The Gram matrix is `gram_row`'s (_gram.pxi), as for the kernel form.
 #
-# Provides: BPA_1 / BPA_2 / BPA_LS, `bpa_gram_row` (also the kernel form's), the
+# Provides: BPA_1 / BPA_2 / BPA_LS, `bpa_gram_row` and the weighted box `bpa_box`
+# (also the kernel form's), the
 # grouping of a mini-batch pass (`Groups`, also used by _mc_minibatch.pxi), averaging
 # of the reported model (`avg_sync`, `avg_gain`, also used there) and the driver
 # `bpa_pass`.
@@ -56,6 +57,34 @@ cdef inline void bpa_gram_row(const Rows* R, const Py_ssize_t* rows, Py_ssize_t 
         Q[k * m + j] = a
 
 
+cdef inline bint bpa_box(const Py_ssize_t* rows, Py_ssize_t m, const double* wt, int variant,
+                         double C, double rho, BPAWork* W) noexcept nogil:
+    """The group's dual from tau = 0 with the rows' importance weights wt[row] (NULL: 1):
+    the box 0 <= tau_k <= s_k C (BPA-I) or the ridge rho / s_k added to Q's diagonal
+    (BPA-II, BPA-LS); a row with A_kk = 0 or s_k = 0 cannot move the model (tau_k fixed
+    at 0).  Returns whether a row that can move it has a positive loss."""
+    cdef Py_ssize_t k
+    cdef double s
+    cdef bint any_loss = False
+    for k in range(m):
+        W.tau[k] = 0.0
+        s = wt[rows[k]] if wt != NULL else 1.0
+        if W.Q[k * m + k] == 0.0 or s == 0.0:
+            W.lo[k] = 0.0
+            W.hi[k] = 0.0
+            continue
+        if W.ell[k] > 0.0:
+            any_loss = True
+        if variant == BPA_1:
+            W.lo[k] = 0.0
+            W.hi[k] = s * C
+        else:
+            W.Q[k * m + k] += rho / s
+            W.lo[k] = -INFINITY if variant == BPA_LS else 0.0
+            W.hi[k] = INFINITY
+    return any_loss
+
+
 cdef inline double _bpa_score(const Rows* R, Py_ssize_t i, const double* w,
                               Py_ssize_t D, double bias) noexcept nogil:
     cdef const double* x
@@ -76,8 +105,7 @@ cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
     cdef const double* xk
     cdef const int* ik
     cdef Py_ssize_t k, p, nk, n_saved = 0, it
-    cdef double f, c, old, new, chk = 0.0, kkt, s
-    cdef bint any_loss = False
+    cdef double f, c, old, new, chk = 0.0, kkt
     cdef int st
     cdef KernelFn kf = kernel_fn(KERNEL_LINEAR, 1.0, 1, 0.0, bias)
     moved[0] = False
@@ -88,23 +116,7 @@ cdef int _bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
         if not (isfinite(W.ell[k]) and isfinite(W.Q[k * m + k])):
             bad[0] = rows[k]
             return NONFINITE_INPUT
-    for k in range(m):
-        W.tau[k] = 0.0
-        s = wt[rows[k]] if wt != NULL else 1.0
-        if W.Q[k * m + k] == 0.0 or s == 0.0:
-            W.lo[k] = 0.0
-            W.hi[k] = 0.0
-            continue
-        if W.ell[k] > 0.0:
-            any_loss = True
-        if variant == BPA_1:
-            W.lo[k] = 0.0
-            W.hi[k] = s * C
-        else:
-            W.Q[k * m + k] += rho / s
-            W.lo[k] = -INFINITY if variant == BPA_LS else 0.0
-            W.hi[k] = INFINITY
-    if not any_loss and variant != BPA_LS:
+    if not bpa_box(rows, m, wt, variant, C, rho, W) and variant != BPA_LS:
         return OK  # tau = 0 meets the KKT conditions when every l_k <= 0
     st = hildreth_solve(W.Q, W.ell, W.lo, W.hi, W.tau, m, 1e-15, 1000, W.qwork,
                         W.qiwork, &kkt, &it, bad)

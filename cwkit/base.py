@@ -677,9 +677,6 @@ class OnlineClassifier(NamedFeatures):
         calibration window of ``predict_proba``.
         """
         if weights is not None:
-            if not self._model.takes_weights:
-                raise ValueError(f"{self._name()}: this model does not take importance "
-                                 "weights (sample_weight, class_weight)")
             rows = rows.weighted(weights)
         result = self._model.run_with(rows, self._target(codes), order, self._bias,
                                       scores=True,

@@ -14,7 +14,6 @@ learner on a source the same way, for ``cwkit train``.
 """
 import contextlib
 import functools
-import inspect
 import itertools
 import re
 import threading
@@ -283,10 +282,6 @@ class Learner:
         row of the piece that failed."""
         weighted = {} if weights is None else {"sample_weight": weights}
         try:
-            if weights is not None and "sample_weight" not in inspect.signature(
-                    self.model.partial_fit).parameters:      # the kernel forms
-                raise ValueError(f"{self.spec.label}: this model does not take importance "
-                                 "weights (sample_weight, class_weight)")
             # (the first call of a classifier names every class)
             first = {} if self.fitted or self.classes is None else {"classes": self.classes}
             self.model.partial_fit(X, y, y_clean=y_clean, **first, **weighted)

@@ -261,10 +261,10 @@ class KernelMixin:
                     "to start afresh with the new value, or set it back")
 
     @serialised
-    def partial_fit(self, X, y, classes=None, *, y_clean=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None, *, y_clean=None):
         if hasattr(self, "classes_"):
             self._check_fitted()
-        return super().partial_fit(X, y, classes, y_clean=y_clean)
+        return super().partial_fit(X, y, classes, sample_weight, y_clean=y_clean)
 
     partial_fit.__doc__ = OnlineClassifier.partial_fit.__doc__
 
@@ -664,6 +664,9 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
     ([CS03]'s constraints as in :class:`cwkit.MiniBatchPA`): with c_k the highest-scoring
     class other than y_k and e_k = e_{y_k} - e_{c_k}, A_jk = (e_j.e_k) k~(x_j, x_k) and
     l_k = 1 - (f_{y_k}(x_k) - f_{c_k}(x_k)); the row joins with coefficients tau_k e_k.
+    An importance weight s_k scales row k's loss term, as in :class:`cwkit.MiniBatchPA`:
+    the box becomes 0 <= tau_k <= s_k C (BPA-I) and the ridge rho / s_k (BPA-II, BPA-LS);
+    s_k = 0 fixes tau_k = 0.
     Groups span calls, and the rows of
     an incomplete group are applied provisionally to the reported model, as in
     :class:`cwkit.MiniBatchPA`.

@@ -64,7 +64,7 @@ class MiniBatchPA(OnlineClassifier):
     (:func:`cwkit.qp.hildreth`); rows with ``x = 0`` and no intercept get
     ``τ_k = 0``.  BPA-LS updates on every group, BPA-I/II only when some
     ``ℓ̄_k > 0``.  An importance weight ``s_k`` (``sample_weight`` times
-    ``class_weight``; not the kernel forms) scales row k's loss terms in
+    ``class_weight``; the kernel forms alike) scales row k's loss terms in
     the group's objective: the box becomes ``0 ≤ τ_k ≤ s_k C`` and the ridge
     ``ρ / s_k``, and ``s_k = 0`` fixes ``τ_k = 0`` (docs/algorithms.md,
     "Importance weights").

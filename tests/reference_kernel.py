@@ -314,7 +314,7 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=None, a=1.0, r=1
 
 
 def bpa_run(variant, X, y, B, C, kernel, kp, bias=None, budget=None, policy="oldest",
-            K=None):
+            K=None, s=None):
     """Kernel mini-batch PA (block groups) in numpy: after every row, the reported
     (support row ids, coef) -- the pending group applied provisionally -- and the
     mistake of the row, predicted with the model from before its group.  The budget
@@ -324,7 +324,8 @@ def bpa_run(variant, X, y, B, C, kernel, kp, bias=None, budget=None, policy="old
     ([GPA13] eqs. 14-19).  Top-1 (K classes, y = codes): over the stacked blocks, e_k =
     e_{y_k} - e_{c_k} with c_k the highest-scoring class other than y_k (ties to the
     smaller), A_jk = (e_j.e_k) k~(x_j, x_k), l_k = 1 - (f_{y_k} - f_{c_k})(x_k); coef (n, K)
-    with rows tau_k e_k."""
+    with rows tau_k e_k.  `s`: the rows' importance weights (None: 1), each row's loss
+    term scaled in its group's dual (`bpa_tau`)."""
     from reference_steps import bpa_tau
     bias = default_bias(kernel, bias)
     ids, coef, Q, M = [], np.zeros((0, K or 1)), 0.0, 0.0
@@ -349,7 +350,7 @@ def bpa_run(variant, X, y, B, C, kernel, kp, bias=None, budget=None, policy="old
     def update(ids, coef, group, Q, M):
         E, ell = directions(scores(ids, coef, group), group)
         A = (E @ E.T) * gram(X[group], X[group], kernel, bias=bias, **kp)
-        tau = bpa_tau(A, ell, variant=variant, C=C)
+        tau = bpa_tau(A, ell, variant=variant, C=C, s=None if s is None else s[group])
         keep = tau != 0
         ids = ids + [g for g, k in zip(group, keep) if k]
         coef = np.vstack([coef, (tau[:, None] * E)[keep]])

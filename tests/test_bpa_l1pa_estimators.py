@@ -144,12 +144,6 @@ def test_unit_weights_and_pieces_are_bit_identical(tmp_path, data, name, params)
     assert np.array_equal(pieces.intercept_, whole.intercept_)
 
 
-def test_the_kernel_form_refuses_weights_in_one_line(data):
-    X, y = data
-    with pytest.raises(ValueError, match="does not take importance weights"):
-        cwkit.make("bpa2", kernel="rbf").fit(X, y, sample_weight=np.ones(len(y)))
-
-
 def test_mistakes_counted_before_the_group_update():
     X, y = np.ones((2, 1)), np.array([1, 1])
     counts = {}

@@ -71,9 +71,13 @@ def test_a_bad_class_weight_is_one_line(tmp_path, capsys, value, status, message
     assert not (tmp_path / "m.cwk").exists()
 
 
-def test_a_form_without_weights_fails_clearly_on_a_weighted_file(tmp_path, capsys):
+def test_the_kernel_forms_learn_a_weighted_file(tmp_path, capsys):
+    """A kernel form (mini-batch PA's too) learns the file's weights, as partial_fit."""
     path = _vw_file(tmp_path)
-    main(["eval", "--algos", "pa1,bpa1", "--param", "pa1.kernel=rbf", "-q", str(path)])
-    err = capsys.readouterr().err
-    assert "pa1: this model does not take importance weights" in err      # a kernel form
-    assert "bpa1" not in err                                                 # mini-batch PA
+    model = tmp_path / "m.cwk"
+    assert main(["train", "--algo", "bpa1", "--param", "kernel=rbf", "--param", "gamma=0.5",
+                 "-q", str(path), "-o", str(model)]) == 0, capsys.readouterr().err
+    X, y, w = load_vw(path)
+    want = cwkit.make("bpa1", kernel="rbf", gamma=0.5).partial_fit(
+        cwkit.text_rows(X), y, classes=np.unique(y), sample_weight=w)
+    assert _same_state(cwkit.load(model), want)

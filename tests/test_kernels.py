@@ -487,6 +487,66 @@ def test_minibatch_degree_one_poly_is_the_primal_rule(variant, B, window):
                                rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("variant,K", [("bpa1", 2), ("bpa2", 3), ("bpa-ls", 2)])
+def test_minibatch_weights_every_round(variant, K):
+    """Importance weights (0 among them) scale each row's loss term in its group's dual
+    (the box s_k C, the ridge rho / s_k): the reference after every round, row by row (the
+    rows of an incomplete group keep their weights from call to call); weights of 1 are
+    no weights, bit for bit."""
+    Xin, X, y = data(n=30, K=K, seed=25)
+    s = np.random.default_rng(3).choice([0.0, 0.3, 1.0, 2.5], size=len(y))
+    kw = dict(kernel="rbf", gamma=0.4, batch_size=4, C=0.5, multiclass="top1")
+    est = last_iterate(variant, **kw)
+    classes = [-1, 1] if K == 2 else np.arange(K)
+    for i, (ids, coef, _) in enumerate(bpa_run(variant, X, y, 4, 0.5, "rbf", {"gamma": 0.4},
+                                               K=None if K == 2 else K, s=s)):
+        est.partial_fit(Xin[i:i + 1], y[i:i + 1], classes=classes, sample_weight=s[i:i + 1])
+        np.testing.assert_array_equal(est.support_vectors_.toarray(), X[ids])
+        np.testing.assert_allclose(est.dual_coef_, np.reshape(coef, (len(ids), -1)).T,
+                                   rtol=1e-12, atol=1e-15)
+    ones = last_iterate(variant, **kw).fit(Xin, y, sample_weight=np.ones(len(y)))
+    plain = last_iterate(variant, **kw).fit(Xin, y)
+    np.testing.assert_array_equal(ones.dual_coef_, plain.dual_coef_)
+    assert not np.allclose(est.decision_function(Xin), ones.decision_function(Xin))
+
+
+@pytest.mark.parametrize("variant", ["bpa1", "bpa2", "bpa-ls"])
+def test_minibatch_weighted_group_is_the_scipy_optimum(variant):
+    """With k~(a, b) = a.b + 1 (degree-1 polynomial, intercept 1) one weighted group from
+    the zero model is the optimum of the weighted primal problem by a generic solver
+    (SLSQP, ``test_minibatch.primal_reference``)."""
+    from test_minibatch import primal_reference
+    rng = np.random.default_rng(26)
+    for C in (0.05, 1.0, 20.0):
+        X = rng.normal(size=(5, 3))
+        y = rng.choice([-1, 1], size=5)
+        s = rng.choice([0.0, 0.3, 1.0, 2.5], size=5)
+        est = last_iterate(variant, kernel="poly", degree=1, gamma=1.0, coef0=0.0,
+                           intercept_scaling=1.0, batch_size=5, C=C)
+        est.partial_fit(X, y, classes=[-1, 1], sample_weight=s)
+        w = est.dual_coef_[0] @ est.support_vectors_.toarray()
+        w_ref, c_ref = primal_reference(X, y.astype(float), np.zeros(3), 0.0, variant, C,
+                                        "half", s)
+        np.testing.assert_allclose(w, w_ref, rtol=1e-4, atol=1e-4)
+        assert est.intercept_[0] == pytest.approx(c_ref, rel=1e-4, abs=1e-4)
+
+
+@pytest.mark.parametrize("window", ["block", "sliding"])
+def test_minibatch_weights_degree_one_poly_is_the_weighted_primal(window):
+    """Weighted, in pieces (the rows carried over keep their weights): the degree-1
+    polynomial kernel form is the weighted primal rule."""
+    _, X, y = data(n=50, seed=27)
+    s = np.random.default_rng(4).choice([0.0, 0.5, 1.0, 3.0], size=len(y))
+    kw = dict(batch_size=4, C=0.5, window=window)
+    primal = last_iterate("bpa2", **kw).fit(X, y, sample_weight=s)
+    dual = last_iterate("bpa2", kernel="poly", degree=1, gamma=1.0, **kw)
+    for a in range(0, 50, 7):
+        dual.partial_fit(X[a:a + 7], y[a:a + 7], classes=[-1, 1], sample_weight=s[a:a + 7])
+    assert dual.mistakes_ == primal.mistakes_
+    np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
+                               rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("policy", ["oldest", "smallest"])
 @pytest.mark.parametrize("variant", ["bpa1", "bpa-ls"])
 def test_minibatch_budget(policy, variant):

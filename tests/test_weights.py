@@ -149,7 +149,7 @@ def test_weighted_l1_pa_matches_reference_every_round():
 
 
 KERNEL_NAMES = ["perceptron", "pa", "pa1", "pa2", "pa-ls", "reg-pa", "l2-pa", "soft-reg-pa",
-                "cw", "cw-stdev", "arow", "arow-h"]
+                "cw", "cw-stdev", "arow", "arow-h", "bpa1"]
 
 
 @pytest.mark.parametrize("name", KERNEL_NAMES)

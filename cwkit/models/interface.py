@@ -169,8 +169,6 @@ class Model(ABC):
     state = None
     #: The number of classes of a multi-class model (None: binary).
     K = None
-    #: Whether ``run`` learns rows with importance weights (``RowView.weighted``).
-    takes_weights = True
     #: Whether ``run`` reads the rows' matrix (``Rows.X``), not only their view.
     reads_matrix = False
 

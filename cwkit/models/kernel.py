@@ -502,10 +502,9 @@ class MiniBatchDual(DualModel):
     """Mini-batch PA, BPA-I / BPA-II / BPA-LS, in dual form: binary, or top-1 over the
     stacked blocks (support items (x_j, tau_j (e_{y_j} - e_{c_j}))): the support set,
     ``coef`` (n, 1 or K), and the rows of an incomplete group carried to the next call
-    (``pend``, ``pend_y``, ``n_pend``) as in :class:`cwkit.models.minibatch.BinaryBPA`;
-    the reported model applies that group provisionally (block windows)."""
-
-    takes_weights = False
+    (``pend``, ``pend_y``, ``pend_w`` their importance weights, ``n_pend``) as in
+    :class:`cwkit.models.minibatch.BinaryBPA`; the reported model applies that group
+    provisionally (block windows)."""
 
     def __init__(self, spec):
         self.per_update = spec.batch_size
@@ -520,13 +519,14 @@ class MiniBatchDual(DualModel):
     def coef_state(self, n):
         B = self.spec.batch_size
         return {"coef": np.zeros((n, self.width)), "pend": np.zeros((B, self.n_features)),
-                "pend_y": np.zeros(B), "n_pend": np.zeros(1)}
+                "pend_y": np.zeros(B), "pend_w": np.ones(B), "n_pend": np.zeros(1)}
 
     def run(self, rows, y, order, bias, flush=False):
         st, spec = self.state, self.spec
         y = np.asarray(y, dtype=np.float64)
         order = np.asarray(order, dtype=np.intp)
         n_pend = int(st["n_pend"][0])
+        weights = rows.view.weights
         if n_pend:  # the stream goes on: prepend the rows carried over
             given = rows
             rows = as_rows(sp.vstack([sp.csr_matrix(st["pend"][:n_pend]),
@@ -536,6 +536,10 @@ class MiniBatchDual(DualModel):
                 # the carried rows were counted before: their clean labels are not read
                 rows = rows.counting(None if clean is None else np.concatenate(
                     [st["pend_y"][:n_pend], clean]), scores)
+            if weights is not None or (st["pend_w"][:n_pend] != 1.0).any():
+                weights = np.concatenate([st["pend_w"][:n_pend], np.ones(given.n_rows)
+                                          if weights is None else weights])
+                rows = rows.weighted(weights)
             y = np.concatenate([st["pend_y"][:n_pend], y])
             order = np.concatenate([np.arange(n_pend), order + n_pend])
         cap, data, idx, start, length, sqn, aux = self.buffers(rows, order)
@@ -562,6 +566,7 @@ class MiniBatchDual(DualModel):
             Xt = rows.X[tail]
             st["pend"][:n_left] = Xt.toarray() if issparse(Xt) else Xt
             st["pend_y"][:n_left] = y[tail]
+            st["pend_w"][:n_left] = 1.0 if weights is None else weights[tail]
             st["n_pend"][0] = n_left
         return result._replace(pos=max(int(result.pos) - n_pend, 0)
                                if result.status != _core.Status.OK else NO_ROW)
@@ -587,6 +592,7 @@ class MiniBatchDual(DualModel):
         yield from super().invariants()
         st, B = self.state, self.spec.batch_size
         yield counts("n_pend, the number of rows carried over,", st["n_pend"], 0, B - 1)
+        yield nonnegative("pend_w, the weights of the rows carried over,", st["pend_w"])
         pend_y = st["pend_y"][:int(st["n_pend"][0])]
         if self.K:
             yield counts("pend_y, class codes,", pend_y, 0, self.K - 1)

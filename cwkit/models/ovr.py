@@ -22,7 +22,6 @@ class OneVsRest(Model):
     def __init__(self, spec, binary):
         self.K = spec.n_classes
         self.models = [binary(spec) for _ in range(spec.n_classes)]
-        self.takes_weights = self.models[0].takes_weights
         # one flat dict of the models' own arrays (updated in place), for save / load
         self.state = {f"{c}/{key}": arr for c, model in enumerate(self.models)
                       for key, arr in model.state.items()}
