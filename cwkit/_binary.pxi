@@ -784,8 +784,10 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
     Averaging (acc not empty, 2 D entries): the weight w_t[p] after round t
     changes every round while lam > 0 (lam t grows), but between two updates of
     coordinate p it is a function of t alone, summed in closed form
-    (`rda_sum`): acc[p] holds sum_{t <= acc[D + p]} w_t[p] and is brought up to
-    date when an update touches p (`rda_average` adds the rounds since).  An
+    (`rda_sum`): acc[2 p] holds sum_{t <= acc[2 p + 1]} w_t[p] and is brought up
+    to date when an update touches p (`rda_average` adds the rounds since).  The
+    pairs are interleaved, as the diagonal rules' (mu, sigma): one line holds
+    both, and a model that grows writes only its new features' pairs.  An
     importance weight s scales the loss, so its subgradient: g = -s y x.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
@@ -824,8 +826,9 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
             if avg:      # the rounds before this one with the old (u_p, G_p)
                 for j in range(nnz + 1):
                     p = idx[j] if j < nnz else D - 1
-                    acc[p] += rda_sum(u[p], G[p], acc[D + p] + 1.0, t - 1.0, eta, lam, delta)
-                    acc[D + p] = t - 1.0
+                    acc[2 * p] += rda_sum(u[p], G[p], acc[2 * p + 1] + 1.0, t - 1.0, eta,
+                                          lam, delta)
+                    acc[2 * p + 1] = t - 1.0
             # subgradient of the weighted hinge loss: g = -s y x
             for j in range(nnz):
                 p = idx[j]
@@ -841,13 +844,15 @@ def adagrad_pass(RowView rows not None, const double[::1] y,
 
 
 def rda_average(const double[::1] u, const double[::1] G, double t, double eta,
-                double lam, double delta, const double[::1] acc, double[::1] out):
+                double lam, double delta, const double[:] sums, const double[:] rounds,
+                double[::1] out):
     """The mean of the AdaGrad-RDA weights after rounds 1..t (t > 0) into `out`,
-    from the sums `acc` kept by `adagrad_pass`."""
+    from the sums kept by `adagrad_pass` (`mc_adagrad_pass`): `sums[j]` of the
+    weights over the rounds up to `rounds[j]`."""
     cdef Py_ssize_t j, D = u.shape[0]
     with nogil:
         for j in range(D):
-            out[j] = (acc[j] + rda_sum(u[j], G[j], acc[D + j] + 1.0, t, eta, lam, delta)) / t
+            out[j] = (sums[j] + rda_sum(u[j], G[j], rounds[j] + 1.0, t, eta, lam, delta)) / t
 
 
 def rda_weights(const double[::1] u, const double[::1] G, double t, double eta,

@@ -334,7 +334,8 @@ cdef inline void add_average(const Additive* a, double* P, double* Q, double s,
     (u_p, G_p) in closed form (`adagrad_pass`)."""
     cdef Py_ssize_t j, p
     cdef double xj, xw, old = 0.0
-    cdef double* acc = a.avg + off
+    # SOP's lazy sum is shaped as the state; AdaGrad's (sum, round) pairs interleaved
+    cdef double* acc = a.avg + (off if a.kind == ADD_SOP else 2 * off)
     for j in range(nnz + 1):
         p = (idx[j] if j < nnz else D - 1) * ks
         xj = x[j] if j < nnz else bias
@@ -342,9 +343,9 @@ cdef inline void add_average(const Additive* a, double* P, double* Q, double s,
         if a.kind == ADD_SOP:
             old = P[p] / Q[p]                                  # A > 0
         else:
-            acc[p] += rda_sum(P[p], Q[p], acc[a.n + p] + 1.0, a.t - 1.0, a.eta, a.lam,
-                              a.delta)
-            acc[a.n + p] = a.t - 1.0
+            acc[2 * p] += rda_sum(P[p], Q[p], acc[2 * p + 1] + 1.0, a.t - 1.0, a.eta,
+                                  a.lam, a.delta)
+            acc[2 * p + 1] = a.t - 1.0
         P[p] += s * xw
         Q[p] += xw * (xj if a.kind == ADD_SOP else xw)
         if a.kind == ADD_SOP:
@@ -477,7 +478,8 @@ def mc_adagrad_pass(RowView rows not None,
     c has the subgradient -Delta, so when W.Delta < 1: u_y -= x, u_c += x and
     G_y, G_c += x^2.  ovr: the binary rule on every block.  t counts rounds.
     Averaging (acc not empty, 2 D K entries) as `adagrad_pass` over the D K
-    coordinates of the (D, K) state; `rda_average` of the flat arrays is the mean.
+    coordinates p of the (D, K) state, the pairs interleaved: the sum acc[2 p],
+    the round it reaches acc[2 p + 1]; `rda_average` of the flat arrays is the mean.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Additive a

@@ -89,12 +89,28 @@ def _adagrad_sums(files, prefix, u, T, params):
     """AdaGrad-RDA's ``acc`` from the former lazy sum `u` after T rounds: the sums
     of the weights over the rounds 1..r_i, then the r_i (``adagrad_pass``); here
     every r_i = T and the sums are sum_t w_t = (T + 1) w_T - u, w_T the weights
-    in closed form from its sums of subgradients (``rda_weights``)."""
+    in closed form from its sums of subgradients (``rda_weights``), interleaved."""
     g, G = files[f"state/{prefix}u"], files[f"state/{prefix}G"]
     w = np.empty(g.size)
     _core.rda_weights(g.ravel(), G.ravel(), files[f"state/{prefix}aux"][_core.AUX_T],
                       params["eta"], params["lam"], params["delta"], w)
-    return np.concatenate([(T + 1.0) * w - u.ravel(), np.full(g.size, T)])
+    return _interleaved(np.concatenate([(T + 1.0) * w - u.ravel(), np.full(g.size, T)]), g)
+
+
+def _interleaved(acc, u):
+    """AdaGrad-RDA's averaging sums from two flat blocks (the sums, then the rounds
+    they reach) to today's layout: the pairs interleaved in the order of the state
+    `u`, (D, 2) binary, (D, 2 K) multi-class."""
+    return np.ascontiguousarray(acc.reshape(2, -1).T).reshape(len(u), -1)
+
+
+def _interleaved_adagrad_sums(files):
+    """An AdaGrad-RDA model written while its averaging sums ``acc`` were two flat
+    blocks (``_interleaved``)."""
+    for key in [k for k in files if k.endswith("acc")]:
+        acc, u = files[key], files.get(key[:-len("acc")] + "u")
+        if acc.ndim == 1 and u is not None and acc.size == 2 * u.size:
+            files[key] = _interleaved(acc, u)
 
 
 def _upgrade_kernel(files, prefix):
@@ -139,6 +155,7 @@ def _upgrade(meta, files, path):
     try:
         if "state/avg_u" in files:
             _upgrade_averaged(files, path, meta["params"])
+        _interleaved_adagrad_sums(files)
         if not any(k.endswith("sv_indptr") for k in files):    # (not a kernel model)
             _upgrade_pending_weights(files)
         for key in [k for k in files if k.endswith("sv_indptr")]:

@@ -76,21 +76,49 @@ def test_file_with_the_former_bpa_state_names_loads(tmp_path, params):
     X = rng.normal(size=(23, 5))
     y = rng.integers(0, 3 if params else 2, size=23)
     est = cwkit.make("bpa2", batch_size=4, shuffle=False, **params).fit(X, y)
+
+    def former(arrays):
+        renamed = {k.replace("n_pend", "aux"): v for k, v in arrays.items()}
+        assert sum(k.endswith("/aux") for k in renamed) == (3 if "ovr" in params.values()
+                                                            else 1)
+        assert any(v.ravel()[0] > 0 for k, v in renamed.items() if k.endswith("/aux"))
+        return renamed
+    _check_former_file(est, former, X, y, tmp_path)
+
+
+def _check_former_file(est, former, X, y, tmp_path):
+    """The file of `est` with its arrays as `former` turns them into a former layout
+    loads, decides, holds the state of `est` and continues as `est`, bit for bit."""
     path, old = tmp_path / "model.cwk", tmp_path / "old.cwk"
     cwkit.save(est, path)
     with np.load(path) as z:
-        arrays = {k: z[k] for k in z.files}
-    renamed = {k.replace("n_pend", "aux"): v for k, v in arrays.items()}
-    assert sum(k.endswith("/aux") for k in renamed) == (3 if "ovr" in params.values() else 1)
-    assert any(v.ravel()[0] > 0 for k, v in renamed.items() if k.endswith("/aux"))
+        arrays = former({k: z[k] for k in z.files})
     with open(old, "wb") as f:
-        np.savez_compressed(f, **renamed)
+        np.savez_compressed(f, **arrays)
     back = cwkit.load(old)
     np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
     for key, arr in est._model.state.items():
         np.testing.assert_array_equal(back._model.state[key], arr, err_msg=key)
     np.testing.assert_array_equal(back.partial_fit(X[:7], y[:7]).coef_,
                                   est.partial_fit(X[:7], y[:7]).coef_)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_file_with_the_former_adagrad_sums_layout_loads(tmp_path, n_classes):
+    """An averaged AdaGrad model written while its sums ``acc`` were two flat blocks
+    (the sums, then the rounds they reach; today the pairs interleaved, (D, 2) or
+    (D, 2 K)) loads, decides and continues exactly as the model it was saved from."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(30, 5))
+    y = rng.integers(0, n_classes, size=30)
+    est = cwkit.make("adagrad", average=True, lam=0.05, shuffle=False).fit(X, y)
+
+    def former(arrays):
+        blocks = {k: (v.reshape(-1, 2).T.ravel() if k.endswith("acc") else v)
+                  for k, v in arrays.items()}
+        assert blocks["state/acc"].shape == (12 if n_classes == 2 else 36,)
+        return blocks
+    _check_former_file(est, former, X, y, tmp_path)
 
 
 def test_load_never_unpickles(tmp_path, monkeypatch):

@@ -333,13 +333,21 @@ class SOPDiagonal(BinaryModel):
         return out
 
 
+def rda_sums(acc):
+    """The two parts of AdaGrad-RDA's averaging sums ``acc``, flat, as views: (the sum
+    of each weight, the round it reaches).  ``acc`` is (D, 2) binary, (D, 2 K)
+    multi-class: the pairs interleaved, in the order of the weights' state."""
+    flat = acc.reshape(-1)
+    return flat[0::2], flat[1::2]
+
+
 def rda_reported(spec, state):
     """The weights an AdaGrad-RDA `state` reports, flat: their mean over rounds 1..t
     when averaging (t > 0, from the sums ``acc``), else the last iterate."""
     u, G, t = state["u"].ravel(), state["G"].ravel(), state["aux"][_core.AUX_T]
     w = np.empty(u.size)
     if spec.average and t > 0:
-        _core.rda_average(u, G, t, spec.eta, spec.lam, spec.delta, state["acc"], w)
+        _core.rda_average(u, G, t, spec.eta, spec.lam, spec.delta, *rda_sums(state["acc"]), w)
     else:
         _core.rda_weights(u, G, t, spec.eta, spec.lam, spec.delta, w)
     return w
@@ -349,19 +357,19 @@ class AdaGrad(BinaryModel):
     """Diagonal AdaGrad-RDA with L1 ([DHS11]): u = sum of subgradients, G = sum of squares."""
 
     def feature_layout(self):
-        return {"u": ROWS, "G": ROWS, "acc": ROWS}  # acc: two blocks
+        return {"u": ROWS, "G": ROWS, "acc": ROWS}
 
     def initial_state(self, D):
         st = {"u": np.zeros(D), "G": np.zeros(D), "aux": np.zeros(AUX_SIZE)}
-        if self.spec.average:   # the sums of the weights and the rounds they reach
-            st["acc"] = np.zeros(2 * D)
+        if self.spec.average:   # the sum of each weight and the round it reaches
+            st["acc"] = np.zeros((D, 2))
         return st
 
     def run(self, rows, y, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.adagrad_pass(
             rows.view, y, order, bias, st["u"], st["G"], st["aux"], spec.eta, spec.lam,
-            spec.delta, st.get("acc", NO_SUM)))
+            spec.delta, NO_SUM if st.get("acc") is None else st["acc"].reshape(-1)))
 
     def invariants(self):
         return adagrad_invariants(self.state)

@@ -23,11 +23,12 @@ values in place to their new places and writes the prior into the new features',
 for all the arrays of a model in one compiled call (``_core.widen_in_room``), and
 changes the width of the model's own copy of its spec in place.  A buffer is
 replaced by one twice as large only when its room runs out.  An array whose
-features lie on its first axis in one block (the weights, a diagonal covariance)
-widens in the time of its new features; one whose features repeat in blocks (the
-averaging sums of AdaGrad, the classes of a full covariance's mean) or lie on a
-second axis (a full Sigma, mini-batch PA's pending rows) moves its values, in the
-time of one pass over them: the cost of one round of a full-covariance rule.
+features lie on its first axis in one block (the weights, a diagonal covariance,
+AdaGrad's averaging sums, each feature's pairs side by side) widens in the time of
+its new features; one whose features repeat in blocks (the classes of a full
+covariance's mean) or lie on a second axis (a full Sigma, mini-batch PA's pending
+rows) moves its values, in the time of one pass over them: the cost of one round of
+a full-covariance rule.
 """
 import numpy as np
 

@@ -82,7 +82,7 @@ import numpy as np
 from .. import _core
 from . import binary, kernel, l1, minibatch, multiclass
 from .average import mean_of_rounds, rounds
-from .binary import averaged_first_order, rda_reported
+from .binary import averaged_first_order, rda_reported, rda_sums
 from .ovr import OneVsRest
 
 #: The mixing rules of :func:`mix`.
@@ -368,10 +368,10 @@ def _adagrad(model, states, c, rule, start, out):
     averaging, ``acc`` holds the mixed averaged weights as the sum of t rounds, every
     coordinate dated t, so that they are ``sum_i c_i`` of the shards' averaged weights."""
     if "acc" in out:
-        n = out["u"].size
         t = out["aux"][_core.AUX_T]
-        out["acc"][:n] = t * mean([rda_reported(model.spec, s) for s in states], c)
-        out["acc"][n:] = t
+        sums, rounds = rda_sums(out["acc"])
+        sums[...] = t * mean([rda_reported(model.spec, s) for s in states], c)
+        rounds[...] = t
 
 
 #: (model classes, how their state mixes beyond the weighted mean), most specific first.

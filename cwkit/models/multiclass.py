@@ -322,19 +322,20 @@ class AdaGrad(MulticlassModel):
     """AdaGrad-RDA per block: u = sum of subgradients, G = sum of their squares."""
 
     def feature_layout(self):
-        return {"u": ROWS, "G": ROWS, "acc": ((0, self.K, 0),)}
+        return {"u": ROWS, "G": ROWS, "acc": ROWS}
 
     def initial_state(self, K, D):
         st = {"u": np.zeros((D, K)), "G": np.zeros((D, K)), "aux": np.zeros(AUX_SIZE)}
-        if self.spec.average:   # the sums of the weights and the rounds they reach
-            st["acc"] = np.zeros(2 * D * K)
+        if self.spec.average:   # the sum of each weight and the round it reaches
+            st["acc"] = np.zeros((D, 2 * K))
         return st
 
     def run(self, rows, codes, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.mc_adagrad_pass(
             *self._args(rows, codes, order), bias, self.ovr, st["u"], st["G"], st["aux"],
-            spec.eta, spec.lam, spec.delta, st.get("acc", NO_SUM)))
+            spec.eta, spec.lam, spec.delta,
+            NO_SUM if st.get("acc") is None else st["acc"].reshape(-1)))
 
     def invariants(self):
         return adagrad_invariants(self.state)
