@@ -10,7 +10,7 @@
 # sherman_morrison_beta / rda_weight and may_collapse (also used by the
 # multi-class drivers),
 # the binary drivers and their test-time scores.
-# Uses: RowView, get_row, max_row_nnz, Ahead (_rows.pxi); Counts, count_margin,
+# Uses: RowView, get_row, row_ok, max_row_nnz, Ahead (_rows.pxi); Counts, count_margin,
 # normal_pair, newly_tiny, any_newly_tiny, count_collapse, Workspace,
 # scaled_rescale, sigma_step, restore_coords (_driver.pxi); Status
 # (_status.pxi).
@@ -280,6 +280,9 @@ cdef void first_order_rows(const Rows* R, Counts* cnt, const double[::1] y,
     for k in range(order.shape[0]):
         i = order[k]
         nnz = get_row(R, i, &x, &idx)
+        if R.unchecked and not row_ok(R, x, idx, nnz):
+            fail_row(cnt, ROW_UNCHECKED, i)
+            break
         pf = ahead_row(&ah, idx, nnz)
         dot = vp[D - 1] * bias
         n = bias * bias
@@ -617,6 +620,9 @@ cdef void diag_rows(const Rows* R, Counts* cnt, const double[::1] y,
     for k in range(order.shape[0]):
         i = order[k]
         nnz = get_row(R, i, &x, &idx)
+        if R.unchecked and not row_ok(R, x, idx, nnz):
+            fail_row(cnt, ROW_UNCHECKED, i)
+            break
         pf = ahead_row(&ah, idx, nnz)
         dot = w[2 * (D - 1)] * bias
         v = w[2 * (D - 1) + 1] * bias * bias

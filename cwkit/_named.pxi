@@ -259,6 +259,7 @@ cdef class NamedOne:
         R.indptr = self.ptr
         R.dense_idx = NULL
         R.n_cols = self.D - 1
+        R.unchecked = False
         cnt.rounds = cnt.mistakes = cnt.updates = 0
         cnt.loss_sum = 0.0
         cnt.status = OK

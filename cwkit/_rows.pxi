@@ -8,7 +8,8 @@
 # cwkit._rowdata), the prefetch macros and `Ahead` (`ahead_start`, `ahead_row`),
 # which names the features whose state a driver prefetches AHEAD_DIST nonzeros
 # ahead of its scoring walk.
-# `csr_row` checks and views one CSR row (``partial_fit`` on one example).
+# `csr_row` checks and views one CSR row (``partial_fit`` on one example);
+# `RowView.unchecked` and `row_ok`: rows checked by the pass that reads them.
 # Uses nothing from the other includes.
 
 from libc.math cimport isfinite
@@ -40,6 +41,9 @@ cdef struct Rows:
     const long long* indptr    # NULL for dense input
     const int* dense_idx       # arange(n_cols) for dense input
     Py_ssize_t n_cols
+    # CSR rows not checked yet (`RowView.unchecked`): the pass checks each row
+    # (`row_ok`) before its indices reach the state
+    bint unchecked
 
 
 cdef Rows make_rows(const double[::1] data, const int[::1] indices,
@@ -52,6 +56,7 @@ cdef Rows make_rows(const double[::1] data, const int[::1] indices,
     R.indptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     R.dense_idx = &dense_idx[0] if dense_idx.shape[0] > 0 else NULL
     R.n_cols = n_cols
+    R.unchecked = False
     return R
 
 
@@ -95,6 +100,26 @@ cdef class RowView:
     @property
     def n_rows(self):
         return self.n
+
+    @property
+    def is_unchecked(self):
+        """Whether the pass is to check these rows (`unchecked`)."""
+        return bool(self.R.unchecked)
+
+    def unchecked(self):
+        """This CSR view, marked as not checked: its indptr is (nondecreasing, from 0
+        to the number of stored entries), but its rows may hold indices out of order,
+        repeated or outside [0, n_cols), or values that are not finite.  Only
+        `first_order_pass` and `diag_pass` take such a view: they check each row as
+        they reach it (`row_ok`, in the cache lines the pass reads anyway, instead of
+        a walk of its own over the whole input) and stop at the first one that is not
+        valid with the status ROW_UNCHECKED, before its indices reach the state; the
+        caller then undoes the pass and validates the input as a whole."""
+        if self.R.indptr == NULL:
+            raise ValueError("only CSR rows are checked by the pass")
+        cdef RowView v = self.counting(self.clean, self.scores)
+        v.R.unchecked = True
+        return v
 
     def counting(self, clean=None, scores=None):
         """A view of the same rows whose passes count each round against
@@ -266,6 +291,24 @@ def csr_row(X, Py_ssize_t n_cols, scores):
     v.n = 1
     v.set_scores(scores)
     return v
+
+
+cdef inline bint row_ok(const Rows* R, const double* x, const int* idx,
+                        Py_ssize_t nnz) noexcept nogil:
+    """Whether a row of R meets what `cwkit._rowdata.as_rows` checks: values finite,
+    indices strictly increasing, in [0, n_cols).  Two branch-free loops the compiler
+    vectorises (finiteness as in `_all_finite`)."""
+    cdef Py_ssize_t j
+    cdef const unsigned long long* b = <const unsigned long long*>x
+    cdef unsigned long long carry = 0
+    cdef int descents = 0
+    if nnz == 0:
+        return True
+    for j in range(nnz):
+        carry |= (b[j] & 0x7ff0000000000000ULL) + 0x0010000000000000ULL
+    for j in range(1, nnz):
+        descents |= idx[j] <= idx[j - 1]
+    return ((carry >> 63) == 0) & (descents == 0) & (idx[0] >= 0) & (idx[nnz - 1] < R.n_cols)
 
 
 cdef inline Py_ssize_t get_row(const Rows* R, Py_ssize_t i, const double** x,

@@ -11,3 +11,6 @@ cpdef enum Status:
     # restored); for Hildreth's method: the iteration limit was reached
     QP_NOT_CONVERGED = 4
     QP_UNBOUNDED = 5        # Hildreth: the objective is unbounded along a coordinate
+    # a row of a view not checked before the pass (`RowView.unchecked`) is not valid:
+    # the pass stopped before it; the caller undoes the pass and checks the input
+    ROW_UNCHECKED = 6

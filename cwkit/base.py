@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _core, _params
-from ._rowdata import Rows, as_rows, one_csr_row
+from ._rowdata import Rows, as_rows, one_csr_row, unchecked_rows
 from ._weights import ClassWeight, check_class_weight, check_sample_weight, class_table, row_weights
 from .models.calibration import Calibration
 from .models.collapse import VarianceCollapseWarning, warning_text
@@ -420,42 +420,78 @@ class OnlineClassifier(NamedFeatures):
         """
         weighted = sample_weight is not None or self.class_weight is not None
         done = self._one_row(X, y) if y_clean is None and not weighted else None
+        if done is None and not weighted and not hasattr(self, "classes_"):
+            done = self._first_rows_checked_by_the_pass(X, y, classes, y_clean)
         if done is None:     # any other input
-            first = not hasattr(self, "classes_")
-            if first:
-                self._validate_params()
-            rows = as_rows(X, owner=type(self).__name__)
-            if not first and rows.n_features < self.n_features_in_:
-                rows = _padded(rows, self.n_features_in_)
-            # later calls only need the shape: _encode rejects labels outside classes_
-            y = check_labels(y, rows.n_rows) if first else _labels_1d(y, rows.n_rows)
-            sample_weight = check_sample_weight(sample_weight, rows.n_rows)
-            if first:
-                labels = np.unique(y if classes is None else np.asarray(classes))
-                if classes is not None and not np.isin(y, labels).all():
-                    raise ValueError("y holds labels that are not in `classes`: "
-                                     f"{np.setdiff1d(y, labels)[:5].tolist()!r}")
-                if len(labels) < 2:
-                    raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw "
-                                     f"only the labels {labels.tolist()!r}; pass classes=[...] "
-                                     "with every label the stream may hold (at least 2)")
-                check_class_weight(self.class_weight, labels)
-                self._choose(rows, len(labels))
-                self._reset(labels, rows.n_features)
-            else:
-                check_class_weight(self.class_weight, self.classes_)
-            codes = self._encode(y)
-            clean = None if y_clean is None else self._encode(_labels_1d(y_clean, rows.n_rows))
-            weights, counts = self._row_weights(sample_weight, codes, self.classes_,
-                                                self.__dict__.get("class_counts_"))
-            self._widen(rows.n_features)      # every check passed: the state may change
-            if counts is not None:
-                self.class_counts_ = counts
-            done = self._run(rows, codes, np.arange(rows.n_rows), clean=clean, weights=weights)
+            done = self._partial_fit_rows(X, y, classes, sample_weight, y_clean)
         _, mistakes, updates, collapsed = done
         self._count(mistakes, updates, last=True)
         self._warn_collapse(collapsed)
         return self
+
+    #: Whether the rows of partial_fit go to the model as they are (not through a map
+    #: that reads them first), so that the model's pass may check them.
+    _model_reads_the_rows = True
+
+    def _first_rows_checked_by_the_pass(self, X, y, classes, y_clean):
+        """The first ``partial_fit`` call on a CSR matrix whose rows the pass checks as
+        it reads them (:func:`cwkit._rowdata.unchecked_rows`): ``_partial_fit_rows``'s
+        result, or None, the estimator as it was before the call, for another X, or
+        when the pass stopped at a row that is not valid or anything else failed (the
+        general path then checks the input in its order and says what is wrong).
+
+        The model and all it holds are made by this call: the estimator as it was is
+        its attributes before the call, which undo the call at no cost.
+        """
+        rows = unchecked_rows(X) if self._model_reads_the_rows else None
+        if rows is None:
+            return None
+        saved = dict(self.__dict__)
+        try:
+            return self._partial_fit_rows(X, y, classes, None, y_clean, rows)
+        except Exception:    # (raised again by the general path, in its order)
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            return None
+
+    def _partial_fit_rows(self, X, y, classes, sample_weight, y_clean, rows=None):
+        """``partial_fit``'s pass over the rows of X (any input); returns ``_run``'s
+        result.  `rows`: X's rows checked by the pass (``RowView.unchecked``), for a
+        first call; checked here unless the model checks them."""
+        first = not hasattr(self, "classes_")
+        if first:
+            self._validate_params()
+        if rows is None:
+            rows = as_rows(X, owner=type(self).__name__)
+        if not first and rows.n_features < self.n_features_in_:
+            rows = _padded(rows, self.n_features_in_)
+        # later calls only need the shape: _encode rejects labels outside classes_
+        y = check_labels(y, rows.n_rows) if first else _labels_1d(y, rows.n_rows)
+        sample_weight = check_sample_weight(sample_weight, rows.n_rows)
+        if first:
+            labels = np.unique(y if classes is None else np.asarray(classes))
+            if classes is not None and not np.isin(y, labels).all():
+                raise ValueError("y holds labels that are not in `classes`: "
+                                 f"{np.setdiff1d(y, labels)[:5].tolist()!r}")
+            if len(labels) < 2:
+                raise ValueError(f"{type(self).__name__}.partial_fit: the first call saw "
+                                 f"only the labels {labels.tolist()!r}; pass classes=[...] "
+                                 "with every label the stream may hold (at least 2)")
+            check_class_weight(self.class_weight, labels)
+            self._choose(rows, len(labels))
+            self._reset(labels, rows.n_features)
+        else:
+            check_class_weight(self.class_weight, self.classes_)
+        codes = self._encode(y)
+        clean = None if y_clean is None else self._encode(_labels_1d(y_clean, rows.n_rows))
+        weights, counts = self._row_weights(sample_weight, codes, self.classes_,
+                                            self.__dict__.get("class_counts_"))
+        self._widen(rows.n_features)      # every check passed: the state may change
+        if counts is not None:
+            self.class_counts_ = counts
+        if rows.unchecked and not self._model.checks_rows:
+            rows = as_rows(X, owner=type(self).__name__)
+        return self._run(rows, codes, np.arange(rows.n_rows), clean=clean, weights=weights)
 
     def _count(self, mistakes, updates, last=False):
         """Add a pass's counts to the counters (``last``: they are also the call's)."""

@@ -180,6 +180,7 @@ class ApproxFeatures:
 
 
     _sparse_intercept_scaling = 1.0     # the mapped rows are dense
+    _model_reads_the_rows = False       # the map reads them first
 
     def _validate_params(self):
         _params.validate(type(self).__name__, _APPROX_CONSTRAINTS,

@@ -145,6 +145,76 @@ def test_single_row_partial_fit_on_non_canonical_rows_equals_canonical():
                for r, (d, j) in zip(rows, saved))
 
 
+def test_first_partial_fit_whose_pass_checks_the_rows():
+    """The first partial_fit of a first-order or diagonal rule on a CSR matrix leaves
+    the checks of its rows to the pass (no walk of their own): a row that is not valid
+    far into the matrix, after rows learnt, leaves the estimator as it was and raises
+    what the checks before the pass raise; rows out of order or with a repeated index
+    are learnt as the canonical rows (summed), bit for bit; valid rows are never
+    checked apart from the pass."""
+    result = run_child("""
+        import json
+        import numpy as np, scipy.sparse as sp, cwkit, cwkit.base
+        rng = np.random.default_rng(5)
+        X = sp.random(300, 40, density=0.2, format="csr", random_state=6)
+        y = rng.integers(0, 2, 300)
+        out = {}
+
+        def edited(case):
+            Z = X.copy()
+            a = Z.indptr[250]
+            if case == "nan":
+                Z.data[a + 1] = np.nan
+            elif case == "inf":
+                Z.data[a] = -np.inf
+            elif case == "index beyond":
+                Z.indices[a + 1] = 10**6
+            elif case == "negative index":
+                Z.indices[a] = -3
+            elif case == "unsorted":
+                Z.indices[a:a + 2] = Z.indices[a:a + 2][::-1].copy()
+            elif case == "repeated":
+                Z.indices[a + 1] = Z.indices[a]
+            return Z
+
+        for name in ("pa1", "arow", "cw"):
+            params = {} if name == "pa1" else {"covariance": "diag"}
+            for case in ("nan", "inf", "index beyond", "negative index", "unsorted",
+                         "repeated"):
+                Z = edited(case)
+                est, fresh = cwkit.make(name, **params), cwkit.make(name, **params)
+                try:
+                    est.partial_fit(Z, y, classes=[0, 1])
+                    canonical = Z.copy()
+                    canonical.has_canonical_format = False
+                    canonical.sum_duplicates()
+                    same = np.array_equal(
+                        est.coef_, fresh.partial_fit(canonical, y, classes=[0, 1]).coef_)
+                    out[name + " " + case] = "same" if same else "differs"
+                except ValueError as exc:
+                    unchanged = set(vars(est)) - {"_lock"} == set(vars(fresh))
+                    out[name + " " + case] = str(exc) + (" (unchanged)" if unchanged else "")
+            real = cwkit.base.as_rows
+            cwkit.base.as_rows = None       # valid rows: the pass checks them alone
+            est = cwkit.make(name, **params).partial_fit(X, y, classes=[0, 1])
+            cwkit.base.as_rows = real
+            same = np.array_equal(est.coef_, cwkit.make(name, **params).fit(X, y).coef_)
+            out[name + " valid"] = "same" if same else "differs"
+        print(json.dumps(out))
+    """)
+    for name in ("pa1", "arow", "cw"):
+        for case in ("nan", "inf"):
+            assert result[f"{name} {case}"] == ("X contains NaN, inf or a value too large for "
+                                                "float64 (row 250) (unchanged)")
+        assert result[f"{name} index beyond"].startswith(
+            "X is a malformed sparse matrix: the indices hold 1000000, outside [0, 40)")
+        assert result[f"{name} negative index"].startswith(
+            "X is a malformed sparse matrix: the indices hold -3, outside [0, 40)")
+        assert result[f"{name} index beyond"].endswith("(unchanged)")
+        for case in ("unsorted", "repeated", "valid"):
+            assert result[f"{name} {case}"] == "same", (name, case)
+
+
 def test_wellformed_csr_with_spare_capacity_and_int64_indices_is_accepted():
     X = sp.csr_matrix(np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]]))
     X.indices = X.indices.astype(np.int64)

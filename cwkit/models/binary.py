@@ -97,6 +97,8 @@ class BinaryModel(Model):
 class FirstOrder(BinaryModel):
     """w = s * v (scale factor for O(1) shrinking); u for averaging."""
 
+    checks_rows = True
+
     def feature_layout(self):
         return {"v": ROWS, "u": ROWS}
 
@@ -148,6 +150,8 @@ def gaussian_invariants(model):
 
 class Diagonal(BinaryModel):
     """mu and sigma = diag(Sigma) (initially a), interleaved as rows of `mu_sigma`."""
+
+    checks_rows = True
 
     def feature_layout(self):
         return {"mu_sigma": ROWS, "u": ROWS_T}

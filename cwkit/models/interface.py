@@ -171,6 +171,9 @@ class Model(ABC):
     K = None
     #: Whether ``run`` reads the rows' matrix (``Rows.X``), not only their view.
     reads_matrix = False
+    #: Whether ``run`` takes rows its pass checks (``RowView.unchecked``): it stops
+    #: with the status ROW_UNCHECKED at the first row that is not valid.
+    checks_rows = False
 
     def __getstate__(self):
         """The model without the buffers with room of ``cwkit.models.growth`` and the
