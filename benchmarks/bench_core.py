@@ -15,10 +15,18 @@ one-vs-rest, top-k and all-constraint reductions on 20 Newsgroups against scikit
 one-vs-rest PA-I, with test accuracy next to the speed; it needs ``../shared/data``
 and says so when that is absent.
 
-Each timing is the best of ``--repeat`` rounds in which all learners run in turn (the
-machines are noisy; ratios taken within one run are what we quote).
+Each timing is the best of ``--repeat`` rounds in which all learners run in turn, every
+other round in reverse order, with Python's garbage collector off while a pass is timed,
+in process CPU time unless ``--clock wall`` (the machines are shared: the other jobs move
+wall time by 2-3x, CPU time much less; every pass timed runs on one thread, so CPU
+time is its cost; ratios taken within one run are what we quote).  Both sides
+build a fresh estimator per pass, so both allocate their state in the timed call.  The
+last two columns give the spread of the ratio over the rounds: its median and its range,
+each round's time over scikit-learn's PA-I time in the same round.
 """
 import argparse
+import gc
+import os
 import platform
 import sys
 import time
@@ -33,23 +41,44 @@ from bench_growth import processor_name  # noqa: E402
 
 import cwkit  # noqa: E402
 
+#: The clocks of --clock.
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+
 RULES = ["perceptron", "avg-perceptron", "pa", "pa1", "pa2", "pa-ls", "reg-pa", "l2-pa",
          "soft-reg-pa", "cw", "cw-stdev", "arow", "arow-h", "sop", "adagrad"]
 SECOND_ORDER = {"cw", "cw-stdev", "arow", "arow-h", "sop", "adagrad"}
 
 
-def best_of_interleaved(repeat, runs):
+def best_of_interleaved(repeat, runs, clock=time.perf_counter):
     """Best time of each run over `repeat` rounds, the runs interleaved within a round so
-    that a change of load on the shared machine hits every learner alike."""
-    best = {label: (float("inf"), None) for label, _ in runs}
-    for _ in range(repeat):
-        for label, fn in runs:
-            t0 = time.perf_counter()
-            out = fn()
-            secs = time.perf_counter() - t0
+    that a change of load on the shared machine hits every learner alike (every other
+    round in reverse order: no run always follows the same one), each timed by `clock`
+    with the garbage collector off.  Returns {label: (best seconds, its output, [the seconds of
+    every round])}."""
+    best = {label: (float("inf"), None, []) for label, _ in runs}
+    enabled = gc.isenabled()
+    for r in range(repeat):
+        for label, fn in (runs if r % 2 == 0 else runs[::-1]):
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = clock()
+                out = fn()
+                secs = clock() - t0
+            finally:
+                if enabled:
+                    gc.enable()
+            times = best[label][2]
+            times.append(secs)
             if secs < best[label][0]:
-                best[label] = (secs, out)
+                best[label] = (secs, out, times)
     return best
+
+
+def ratio_spread(times, ref_times):
+    """The median and range of the per-round ratios ref time / time (higher is better)."""
+    ratios = np.asarray(ref_times) / np.asarray(times)
+    return np.median(ratios), ratios.min(), ratios.max()
 
 
 def one_pass_cwkit(name, X, y):
@@ -96,6 +125,10 @@ def main(argv=None):
     ap.add_argument("--calls", type=int, default=20_000)
     ap.add_argument("--rules", default=",".join(RULES))
     ap.add_argument("--suite", choices=["binary", "multiclass", "all"], default="all")
+    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
+                    help="time the binary passes in process CPU time (default: what a "
+                         "shared machine's other jobs move least; every pass timed runs "
+                         "on one thread) or wall time")
     args = ap.parse_args(argv)
     if args.suite != "multiclass":
         binary_suite(args)
@@ -111,8 +144,10 @@ def binary_suite(args):
     print(f"# machine: {processor_name()} ({platform.machine()}) "
           f"python {platform.python_version()} numpy {np.__version__}")
     print(f"# data: {X.shape[0]} rows, {X.shape[1]} features, {nnz} nonzeros "
-          f"({nnz / X.shape[0]:.1f}/row)")
-    print("learner\tseconds\trows_per_s\tnnz_per_s\tratio_to_sklearn_pa1\tonline_error")
+          f"({nnz / X.shape[0]:.1f}/row); {args.clock} time, best of {args.repeat}; load "
+          f"average {os.getloadavg()[0]:.1f}")
+    print("learner\tseconds\trows_per_s\tnnz_per_s\tratio_to_sklearn_pa1\tonline_error"
+          "\tratio_median\tratio_range")
 
     try:
         import sklearn  # noqa: F401
@@ -126,14 +161,18 @@ def binary_suite(args):
         runs += [("sklearn-SGD-pa1", one_pass_sklearn("pa1", X, y)),
                  ("sklearn-Perceptron", one_pass_sklearn("perceptron", X, y))]
     runs += [(name, one_pass_cwkit(name, X, y)) for name in args.rules.split(",")]
-    best = best_of_interleaved(args.repeat, runs)
+    best = best_of_interleaved(args.repeat, runs, CLOCKS[args.clock])
     ref = nnz / best["sklearn-SGD-pa1"][0] if have_sklearn else None
-    results = [(label, secs, None if mistakes is None else mistakes / X.shape[0])
-               for label, (secs, mistakes) in best.items()]
-    for label, secs, err in results:
+    for label, (secs, mistakes, times) in best.items():
+        err = None if mistakes is None else mistakes / X.shape[0]
         ratio = f"{nnz / secs / ref:.2f}" if ref else "nan"
         err_s = f"{err:.4f}" if err is not None else "nan"
-        print(f"{label}\t{secs:.4f}\t{X.shape[0] / secs:.0f}\t{nnz / secs:.3g}\t{ratio}\t{err_s}")
+        spread = "nan\tnan"
+        if ref:
+            med, lo, hi = ratio_spread(times, best["sklearn-SGD-pa1"][2])
+            spread = f"{med:.2f}\t{lo:.2f}-{hi:.2f}"
+        print(f"{label}\t{secs:.4f}\t{X.shape[0] / secs:.0f}\t{nnz / secs:.3g}\t{ratio}\t{err_s}"
+              f"\t{spread}")
 
     calls = min(args.calls, X.shape[0])
     rate = single_call_rate(X, y, calls, lambda: cwkit.make("pa1"))

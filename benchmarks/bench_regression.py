@@ -73,7 +73,7 @@ def main(argv=None):
     best = best_of_interleaved(args.repeat, runs)
     base = best["sklearn SGDRegressor pa1"][0]
     print("learner\tseconds\trows/s\tspeed vs scikit-learn\tprogressive MSE")
-    for label, (secs, mse) in best.items():
+    for label, (secs, mse, _) in best.items():
         print(f"{label}\t{secs:.4f}\t{X.shape[0] / secs:,.0f}\t{base / secs:.2f}\t"
               f"{'' if mse is None else f'{mse:.4g}'}")
 
