@@ -583,6 +583,40 @@ cdef inline void _svm_store(SvmOut* o, long long idx, double val, int f,
         s0[0] = o.nnz
 
 
+cdef inline Py_ssize_t _svm_run(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t fast_end,
+                                long long max_idx, SvmOut* o, unsigned char* scale,
+                                Py_ssize_t* s0, long long* idx, Py_ssize_t* ts) noexcept nogil:
+    """Append the usual tokens (_svm_pair's) that follow buf[pos], one space before
+    each, with no byte classes; returns where the first other token (or the line's
+    end) is.  idx and ts become the last token's index and start.  Locals only in
+    the loop: the stores through scale (bytes) could otherwise alias o."""
+    cdef double* data = o.data
+    cdef int* indices = o.indices
+    cdef long long shift = o.shift, i = idx[0]
+    cdef Py_ssize_t nnz = o.nnz, cap = o.cap_nnz, s = s0[0], t, p = pos
+    cdef double v
+    cdef int f
+    while buf[p] == 32 and p + 1 < fast_end and nnz < cap:
+        if not _svm_pair(buf, p + 1, i + 1, max_idx, &i, &v, &f, &p):
+            break
+        data[nnz] = v
+        indices[nnz] = <int>(i - shift)
+        scale[nnz - s] = <unsigned char>f
+        nnz += 1
+        if nnz - s == 256:
+            _svm_scale(data + s, scale, 256)
+            s = nnz
+    if p != pos:            # the last token's start: after the space before it
+        t = p
+        while buf[t - 1] != 32:
+            t -= 1
+        ts[0] = t
+    o.nnz = nnz
+    s0[0] = s
+    idx[0] = i
+    return p
+
+
 cdef inline Py_ssize_t _svm_next_line(const unsigned char* buf, Py_ssize_t pos,
                                       Py_ssize_t end) noexcept nogil:
     """The start of the line after the one holding buf[pos] (buf[end - 1] is b"\\n")."""
@@ -616,7 +650,7 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
     # the partial row is dropped.
     cdef Py_ssize_t line = 0
     cdef Py_ssize_t ts = 0, p, line_start = pos, row_nnz0 = 0, row_lab0 = 0
-    cdef Py_ssize_t row_ts = 0, tn
+    cdef Py_ssize_t row_ts = 0
     cdef long long idx, prev, q, lo
     cdef unsigned char scale[256]
     cdef Py_ssize_t s0 = 0
@@ -692,13 +726,7 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
                 o.min_line = line
                 o.min_tok = ts
             _svm_store(o, idx, val, f, scale, &s0)
-            # then the usual tokens that follow one space each, with no byte classes
-            while buf[pos] == 32 and pos + 1 < fast_end and o.nnz < o.cap_nnz:
-                tn = pos + 1
-                if not _svm_pair(buf, tn, idx + 1, max_idx, &idx, &val, &f, &pos):
-                    break
-                ts = tn
-                _svm_store(o, idx, val, f, scale, &s0)
+            pos = _svm_run(buf, pos, fast_end, max_idx, o, scale, &s0, &idx, &ts)
             prev = idx
             lo = idx + 1
         if status != SVM_OK:
