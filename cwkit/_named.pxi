@@ -11,12 +11,48 @@
 # _driver.pxi); Status (_status.pxi).
 
 from libc.string cimport memset
+cimport numpy as cnp
 
 # `NamedOne`'s state shapes (also `cwkit._core.ONE_*`): cwkit.models.binary's
 # FirstOrder and Diagonal.
 cpdef enum:
     ONE_FIRST_ORDER = 0
     ONE_DIAGONAL = 1
+
+
+cdef cnp.PyUFuncGenericFunction _np_exp, _np_log
+cdef void* _np_exp_data
+cdef void* _np_log_data
+
+
+cdef int _numpy_loop(ufunc, cnp.PyUFuncGenericFunction* f, void** data) except -1:
+    """numpy's float64 loop of `ufunc` (its first "d->d" loop, the one numpy runs on
+    float64 arrays), so that a probability computed here is numpy's, bit for bit."""
+    cdef cnp.ufunc u = ufunc
+    cdef int i
+    for i in range(u.ntypes):
+        if ufunc.types[i] == "d->d":
+            f[0] = u.functions[i]
+            data[0] = u.data[i]
+            return 0
+    raise RuntimeError(f"numpy's {ufunc.__name__} has no float64 loop")
+
+
+_numpy_loop(np.exp, &_np_exp, &_np_exp_data)
+_numpy_loop(np.log, &_np_log, &_np_log_data)
+
+
+cdef double _numpy_call(cnp.PyUFuncGenericFunction f, void* data, double x) noexcept:
+    """numpy's loop `f` (`_numpy_loop`) on the one value x."""
+    cdef double out
+    cdef char* args[2]
+    cdef cnp.npy_intp n = 1
+    cdef cnp.npy_intp steps[2]
+    args[0] = <char*>&x
+    args[1] = <char*>&out
+    steps[0] = steps[1] = sizeof(double)
+    f(args, &n, steps, data)
+    return out
 
 
 cdef inline object _attr(est, dict d, str name):
@@ -47,6 +83,7 @@ cdef class NamedOne:
     cdef dict codes             # label -> True for classes_[1], False for classes_[0]
     cdef frozenset label_types  # the label types taken (as scalars)
     cdef readonly object negative, positive     # classes_[0], classes_[1]
+    cdef object keys0, keys1    # the same as Python objects (predict_proba_one's keys)
     cdef int shape
     cdef Hyper h
     cdef int bits
@@ -88,6 +125,7 @@ cdef class NamedOne:
         self.label_types = label_types
         self.negative, self.positive = classes[0], classes[1]
         self.codes = {classes[0].item(): False, classes[1].item(): True}
+        self.keys0, self.keys1 = classes.tolist()
         self.eps = spec.epsilon
         if shape == ONE_FIRST_ORDER:
             self.arrays = (("v", st["v"]), ("aux", st["aux"]), ("u", st["u"]))
@@ -336,6 +374,56 @@ cdef class NamedOne:
             return mu
         t = self.up[self.D]
         return mu if t == 0.0 else ((t + 1.0) * mu - self.up[p]) / t
+
+    def scores(self, est, list rows):
+        """``decision_function``'s scores of the named `rows` (an array), as `score`
+        scores each; None, having done nothing, as `score` for any of them."""
+        cdef dict d = est.__dict__
+        cdef Py_ssize_t i, n = len(rows)
+        cdef double[::1] view
+        out = np.empty(n)
+        view = out
+        if not self.locked(d):
+            return None
+        try:
+            for i in range(n):
+                s = self._score(est, d, rows[i])
+                if s is None:
+                    return None
+                view[i] = s
+        finally:
+            self.release()
+        return out
+
+    def proba(self, est, x):
+        """``predict_proba_one``'s dict {class: probability} of the named row `x`, as
+        ``Calibration.proba`` computes it from `score`'s score (``softmax(a s)``: its
+        max subtracted, numpy's own exp and log loops), or None as `score`."""
+        cdef dict d = est.__dict__
+        cdef double s, a, z, m, t0, t1, out
+        cdef double[::1] slopes
+        if not self.locked(d):
+            return None
+        try:
+            score = self._score(est, d, x)
+            if score is None:
+                return None
+            slopes = self.cal.slopes()
+        finally:
+            self.release()
+        s = score
+        a = slopes[1] if s > 0.0 else slopes[0]    # the predicted class's slope
+        z = a * s
+        m = z if z > 0.0 else 0.0                   # max(a 0, a s)
+        if not isfinite(m):
+            m = 0.0
+        t0 = 0.0 * a - m
+        t1 = z - m
+        out = _numpy_call(_np_log, _np_log_data,
+                          _numpy_call(_np_exp, _np_exp_data, t0)
+                          + _numpy_call(_np_exp, _np_exp_data, t1))
+        return {self.keys0: _numpy_call(_np_exp, _np_exp_data, t0 - out),
+                self.keys1: _numpy_call(_np_exp, _np_exp_data, t1 - out)}
 
     def predict(self, est, x):
         """The class of the named row `x` (``predict``'s, a numpy scalar), or None

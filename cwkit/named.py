@@ -209,21 +209,47 @@ class NamedFeatures:
     def predict_proba_one(self, x):
         """The calibrated probability of each class for one named row, as a dict
         ``{class: probability}`` (see ``predict_proba``)."""
+        fast = self.__dict__.get("_one")
+        proba = fast.proba(self, x) if fast is not None else None
+        if proba is not None:
+            return proba
         with self._state_lock():     # (the calibration window as the score's model)
-            fast = self.__dict__.get("_one")
-            score = fast.score(self, x) if fast is not None else None
-            scores = np.array([score]) if score is not None else self._one_scores(x)
+            fmap = self.__dict__.get("feature_map_")
+            fast = self._one_path(fmap) if type(fmap) is FeatureHasher else None
+            proba = fast.proba(self, x) if fast is not None else None
+            if proba is not None:
+                return proba
+            scores = self._one_scores(x)
             if scores is not None:
                 proba = self._calibration.proba(scores)[0]
             else:
                 proba = self.predict_proba(self._predict_rows([x], "x"))[0]
         return {c: float(p) for c, p in zip(self.classes_.tolist(), proba)}
 
+    def _many_scores(self, rows):
+        """``decision_function``'s scores of the named `rows` (a list) in one compiled
+        call (``NamedOne.scores``); None where that path is not taken."""
+        fmap = self.__dict__.get("feature_map_")
+        if type(fmap) is not FeatureHasher or "classes_" not in self.__dict__ or not rows:
+            return None
+        with self._state_lock():
+            fast = self._one_path(fmap)
+            return fast.scores(self, rows) if fast is not None else None
+
     def predict_many(self, X):
         """The labels predicted for a list of named rows (an array)."""
-        return self.predict(self._predict_rows(list(X), "row"))
+        rows = list(X)
+        scores = self._many_scores(rows)
+        if scores is not None:
+            return self._labels(scores)
+        return self.predict(self._predict_rows(rows, "row"))
 
     def predict_proba_many(self, X):
         """The calibrated probabilities of a list of named rows, ``(n_rows,
         n_classes)``, columns in the order of ``classes_``."""
-        return self.predict_proba(self._predict_rows(list(X), "row"))
+        rows = list(X)
+        with self._state_lock():     # (the calibration window as the scores' model)
+            scores = self._many_scores(rows)
+            if scores is not None:
+                return self._calibration.proba(scores)
+            return self.predict_proba(self._predict_rows(rows, "row"))
