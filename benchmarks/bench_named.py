@@ -1,17 +1,30 @@
 """Named features: rows of 20 named features per second, cwkit's dict path beside river's PA.
 
-Prints one machine-readable row per measurement (``name rows_per_second``): cwkit's PA
-(``pa``, hard margin, and ``pa1``) through ``learn_one`` (one dict per call),
-``learn_many`` (lists of ``--batch`` dicts) and ``predict_one``, and river's
-``PAClassifier`` (the peer, PA-I with C=1) and ``PARegressor`` through ``learn_one``
-and ``predict_one``, on the same rows, in one run.  river is optional (the rows of a
-missing package are skipped, saying so).
+Prints a ``# machine:`` line (the processor's model name, cores, load average), then one
+machine-readable row per measurement (``name rows_per_second``): cwkit's ``pa``,
+``pa1``, ``pa2``, ``arow`` and ``cw`` (two classes, hashed into 2^18 columns, their
+defaults) through ``learn_one`` (one dict per call), ``predict_one``,
+``predict_proba_one``, ``learn_many`` and ``predict_many`` (lists of ``--batch``
+dicts), cwkit's PA-I regressor through ``learn_one`` and ``predict_one``, and river's
+``PAClassifier`` (the peer, PA-I with C=1) and ``PARegressor`` through ``learn_one``,
+``predict_one`` and ``predict_proba_one``, on the same rows, in one run.  Each figure
+is the best of ``--repeat`` runs (learning: each on a fresh model), cwkit's and river's
+interleaved, as a shared machine is noisy.  river is optional (the rows of a missing
+package are skipped, saying so).
 
-    python benchmarks/bench_named.py [--rows N] [--features 20] [--vocab 100000]
+    python benchmarks/bench_named.py [--rows N] [--features 20] [--vocab 100000] [--repeat 3]
 """
 import argparse
+import os
 import random
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_growth import processor_name  # noqa: E402
+
+RULES = ("pa", "pa1", "pa2", "arow", "cw")
 
 
 def stream(n, n_features, vocab, seed=0):
@@ -21,60 +34,94 @@ def stream(n, n_features, vocab, seed=0):
     return rows, [rng.random() < 0.5 for _ in range(n)]
 
 
-def rate(fn, n):
-    t = time.perf_counter()
-    fn()
-    return n / (time.perf_counter() - t)
+def rate(fn, n, repeat):
+    """Rows per second of fn() over n rows: the best of `repeat` calls."""
+    best = 0.0
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = max(best, n / (time.perf_counter() - t))
+    return best
 
 
-def _learn_one(clf, rows, y):
-    for x, label in zip(rows, y):
-        clf.learn_one(x, label)
+def _learn_one(make, rows, y):
+    def run():
+        model = make()
+        for x, label in zip(rows, y):
+            model.learn_one(x, label)
+    return run
 
 
-def _learn_many(clf, rows, y, batch):
-    for i in range(0, len(rows), batch):
-        clf.learn_many(rows[i:i + batch], y[i:i + batch], classes=[False, True])
+def _learn_many(make, rows, y, batch):
+    def run():
+        model = make()
+        for i in range(0, len(rows), batch):
+            model.learn_many(rows[i:i + batch], y[i:i + batch])
+    return run
 
 
-def _predict_many(clf, rows, batch):
-    for i in range(0, len(rows), batch):
-        clf.predict_many(rows[i:i + batch])
+def _predict(model, rows, method):
+    def run():
+        for x in rows:
+            method(model, x)
+    return run
 
 
-def cwkit_rows(rows, y, batch):
+def _predict_many(model, rows, batch):
+    def run():
+        for i in range(0, len(rows), batch):
+            model.predict_many(rows[i:i + batch])
+    return run
+
+
+def cwkit_rows(rows, y, batch, repeat):
     import cwkit
     out = {}
-    for name in ("pa", "pa1"):
-        one = cwkit.make(name).learn_one(rows[0], y[0])
-        out[f"cwkit-{name}-learn_one"] = rate(lambda c=one: _learn_one(c, rows, y), len(rows))
-        out[f"cwkit-{name}-predict_one"] = rate(
-            lambda c=one: [c.predict_one(x) for x in rows], len(rows))
-        many = cwkit.make(name)
-        out[f"cwkit-{name}-learn_many"] = rate(lambda c=many: _learn_many(c, rows, y, batch),
-                                               len(rows))
-        out[f"cwkit-{name}-predict_many"] = rate(lambda c=many: _predict_many(c, rows, batch),
-                                                 len(rows))
+    classes = [False, True]
+    for name in RULES:
+        # (the first row gives the classes: the rows after it are learnt one per call)
+        def make(name=name):
+            return cwkit.make(name).learn_one(rows[0], y[0], classes=classes)
+        out[f"cwkit-{name}-learn_one"] = rate(_learn_one(make, rows, y), len(rows), repeat)
+        fitted = make()
+        _learn_one(lambda m=fitted: m, rows, y)()
+        for method in ("predict_one", "predict_proba_one"):
+            out[f"cwkit-{name}-{method}"] = rate(
+                _predict(fitted, rows, getattr(type(fitted), method)), len(rows), repeat)
+        out[f"cwkit-{name}-learn_many"] = rate(_learn_many(make, rows, y, batch), len(rows),
+                                               repeat)
+        out[f"cwkit-{name}-predict_many"] = rate(_predict_many(fitted, rows, batch),
+                                                 len(rows), repeat)
+    targets = [1.0 if v else -1.0 for v in y]
+    reg = cwkit.make_regressor("pa1")
+    out["cwkit-pa1-regressor-learn_one"] = rate(
+        _learn_one(lambda: cwkit.make_regressor("pa1"), rows, targets), len(rows), repeat)
+    _learn_one(lambda: reg, rows, targets)()
+    out["cwkit-pa1-regressor-predict_one"] = rate(
+        _predict(reg, rows, type(reg).predict_one), len(rows), repeat)
     return out
 
 
-def river_rows(rows, y):
+def river_rows(rows, y, repeat):
     try:
         from river import linear_model
     except ImportError:
         print("# river is not installed: pip install river")
         return {}
     out = {}
-    for name, model, target in (("PAClassifier", linear_model.PAClassifier(C=1.0), y),
-                                ("PARegressor", linear_model.PARegressor(C=1.0),
-                                 [1.0 if v else -1.0 for v in y])):
-        def one(model=model, target=target):
-            for x, label in zip(rows, target):
-                model.learn_one(x, label)
-
-        out[f"river-{name}-learn_one"] = rate(one, len(rows))
-        out[f"river-{name}-predict_one"] = rate(lambda m=model: [m.predict_one(x)
-                                                                 for x in rows], len(rows))
+    targets = [1.0 if v else -1.0 for v in y]
+    for name, make, labels, methods in (
+            ("PAClassifier", lambda: linear_model.PAClassifier(C=1.0), y,
+             ("predict_one", "predict_proba_one")),
+            ("PARegressor", lambda: linear_model.PARegressor(C=1.0), targets,
+             ("predict_one",))):
+        out[f"river-{name}-learn_one"] = rate(_learn_one(make, rows, labels), len(rows),
+                                              repeat)
+        fitted = make()
+        _learn_one(lambda m=fitted: m, rows, labels)()
+        for method in methods:
+            out[f"river-{name}-{method}"] = rate(
+                _predict(fitted, rows, getattr(type(fitted), method)), len(rows), repeat)
     return out
 
 
@@ -84,9 +131,13 @@ def main():
     p.add_argument("--features", type=int, default=20)
     p.add_argument("--vocab", type=int, default=100000)
     p.add_argument("--batch", type=int, default=1000)
+    p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
     rows, y = stream(args.rows, args.features, args.vocab)
-    results = {**cwkit_rows(rows, y, args.batch), **river_rows(rows, y)}
+    print(f"# machine: {processor_name()}, {os.cpu_count()} cores, load average "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    results = {**cwkit_rows(rows, y, args.batch, args.repeat),
+               **river_rows(rows, y, args.repeat)}
     for name, value in results.items():
         print(f"{name} {value:.0f}")
 

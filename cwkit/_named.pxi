@@ -63,7 +63,8 @@ cdef inline object _attr(est, dict d, str name):
 
 cdef class NamedOne:
     """The one-row path of an estimator whose model is a two-class `FirstOrder` or
-    `Diagonal` model of ``2**bits`` hashed columns (``cwkit.named``).
+    `Diagonal` model of ``2**bits`` hashed columns (``cwkit.named``); of a regressor
+    (`classes` and `cal` None), `score` and `scores` only.
 
     Built from the estimator's current model, classes, calibration window and
     feature hasher; every call first checks, under the estimator's lock, that
@@ -123,9 +124,10 @@ cdef class NamedOne:
         self.signed = fmap.signed
         self.mask = (<uint64_t>1 << self.bits) - 1
         self.label_types = label_types
-        self.negative, self.positive = classes[0], classes[1]
-        self.codes = {classes[0].item(): False, classes[1].item(): True}
-        self.keys0, self.keys1 = classes.tolist()
+        if classes is not None:
+            self.negative, self.positive = classes[0], classes[1]
+            self.codes = {classes[0].item(): False, classes[1].item(): True}
+            self.keys0, self.keys1 = classes.tolist()
         self.eps = spec.epsilon
         if shape == ONE_FIRST_ORDER:
             self.arrays = (("v", st["v"]), ("aux", st["aux"]), ("u", st["u"]))
@@ -151,11 +153,12 @@ cdef class NamedOne:
             self.h = hyper_second_order(spec.rule, spec.phi, spec.r, spec.direct)
             self.h.C = spec.C
         self.h.task = CLASSIFICATION
-        flat = cal.scores
-        labels = cal.labels
-        self.cal_s = &flat[0]
-        self.cal_l = &labels[0]
-        self.window = labels.shape[0]
+        if cal is not None:
+            flat = cal.scores
+            labels = cal.labels
+            self.cal_s = &flat[0]
+            self.cal_l = &labels[0]
+            self.window = labels.shape[0]
         self.y_neg = np.array([-1.0])
         self.y_pos = np.array([1.0])
         self.order1 = np.zeros(1, dtype=np.intp)
@@ -279,7 +282,7 @@ cdef class NamedOne:
         cdef Rows R
         cdef object cal = self.cal
         cdef double[::1] target
-        if type(y) not in self.label_types:
+        if self.classes is None or type(y) not in self.label_types:
             return 0
         found = PyDict_GetItem(self.codes, y)
         if found == NULL or not self.current(est, d, True):
@@ -402,7 +405,7 @@ cdef class NamedOne:
         cdef dict d = est.__dict__
         cdef double s, a, z, m, t0, t1, out
         cdef double[::1] slopes
-        if not self.locked(d):
+        if self.classes is None or not self.locked(d):
             return None
         try:
             score = self._score(est, d, x)
@@ -428,7 +431,7 @@ cdef class NamedOne:
     def predict(self, est, x):
         """The class of the named row `x` (``predict``'s, a numpy scalar), or None
         as `score`."""
-        s = self.score(est, x)
+        s = self.score(est, x) if self.classes is not None else None
         if s is None:
             return None
         return self.positive if s > 0.0 else self.negative

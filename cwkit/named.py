@@ -114,20 +114,22 @@ class NamedFeatures:
     def _one_path(self, fmap):
         """The compiled one-row path of this estimator (``cwkit._core.NamedOne``, kept
         as ``_one`` until the model, its classes or its hasher change), or None for a
-        model it does not take (not a two-class first-order or diagonal model of the
-        hasher's columns)."""
+        model it does not take (not a two-class or regression first-order or diagonal
+        model of the hasher's columns)."""
         fast = self.__dict__.pop("_one", None)
         if fast is not None and fast.is_current(self):
             self._one = fast
             return fast
         model = self.__dict__.get("_model")
         shape = _ONE_SHAPES.get(type(model))
-        if (shape is None or model.spec.task != CLASSIFICATION or model.K is not None
-                or "classes_" not in self.__dict__ or len(self.classes_) != 2
-                or self.n_features_in_ != fmap.n_features):
+        classes = self.__dict__.get("classes_")
+        if (shape is None or model.K is not None
+                or self.n_features_in_ != fmap.n_features
+                or (model.spec.task == CLASSIFICATION) != (classes is not None)
+                or (classes is not None and len(classes) != 2)):
             return None
-        fast = self._one = _core.NamedOne(shape, model, fmap, self.classes_,
-                                          self._calibration, _SCALAR_LABELS)
+        fast = self._one = _core.NamedOne(shape, model, fmap, classes,
+                                          self.__dict__.get("_calibration"), _SCALAR_LABELS)
         return fast
 
     def _one_done(self, done):
@@ -230,7 +232,7 @@ class NamedFeatures:
         """``decision_function``'s scores of the named `rows` (a list) in one compiled
         call (``NamedOne.scores``); None where that path is not taken."""
         fmap = self.__dict__.get("feature_map_")
-        if type(fmap) is not FeatureHasher or "classes_" not in self.__dict__ or not rows:
+        if type(fmap) is not FeatureHasher or not rows:
             return None
         with self._state_lock():
             fast = self._one_path(fmap)

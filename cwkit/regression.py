@@ -234,7 +234,11 @@ class OnlineRegressor(OnlineClassifier):
         return self.partial_fit(X, y)
 
     def predict_one(self, x):
-        """The prediction for one named row (a float)."""
+        """The prediction for one named row (a float; hashed names: one compiled call,
+        ``cwkit._core.NamedOne``)."""
+        scores = self._many_scores([x])
+        if scores is not None:
+            return float(scores[0])
         return float(self.predict(self._predict_rows([x], "x"))[0])
 
     def _account(self, result, scores, codes):

@@ -321,22 +321,26 @@ def test_a_growing_vocabulary_learns_as_one_fit_at_its_final_width():
     assert (clf.t_, clf.mistakes_) == (ref.t_, ref.mistakes_)
 
 
-@pytest.mark.parametrize("name", ["pa", "pa1", "arow"])
-def test_regressors_learn_dict_rows_as_the_hashed_csr_rows(name):
+@pytest.mark.parametrize("name, params", [
+    ("pa", {}), ("pa1", {}), ("arow", {"covariance": "diag"}), ("arow", {"covariance": "full"})])
+def test_regressors_learn_dict_rows_as_the_hashed_csr_rows(name, params):
     rows, _ = named_stream(40, seed=12)
     y = [float(np.sin(i)) for i in range(len(rows))]
     R = ref_rows(rows, bits=5)
-    one = cwkit.make_regressor(name).use_features(hash_bits=5)
-    many = cwkit.make_regressor(name).use_features(hash_bits=5).learn_many(rows, y)
-    ref = cwkit.make_regressor(name)
+    one = cwkit.make_regressor(name, **params).use_features(hash_bits=5)
+    many = cwkit.make_regressor(name, **params).use_features(hash_bits=5).learn_many(rows, y)
+    ref = cwkit.make_regressor(name, **params)
     for i, (x, target) in enumerate(zip(rows, y)):
         one.learn_one(x, target)
         ref.partial_fit(R[i], y[i:i + 1])
         assert (one.t_, one.squared_error_) == (ref.t_, ref.squared_error_)
-    batch = cwkit.make_regressor(name).partial_fit(R, y)
+    batch = cwkit.make_regressor(name, **params).partial_fit(R, y)
     for got, want in ((one, ref), (many, batch)):
         np.testing.assert_array_equal(got.coef_, want.coef_)
     np.testing.assert_array_equal(many.predict_many(rows), batch.predict(R))
     assert [one.predict_one(x) for x in rows[:5]] == ref.predict(R[:5]).tolist()
     assert type(one.predict_one(rows[0])) is float
+    # (the compiled scores: first-order and diagonal models)
+    assert ("_one" in one.__dict__) == ("_one" in many.__dict__) == ("full" not in
+                                                                      params.values())
     assert not hasattr(one, "predict_proba_one")
