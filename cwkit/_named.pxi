@@ -62,9 +62,9 @@ cdef inline object _attr(est, dict d, str name):
 
 
 cdef class NamedOne:
-    """The one-row path of an estimator whose model is a two-class `FirstOrder` or
-    `Diagonal` model of ``2**bits`` hashed columns (``cwkit.named``); of a regressor
-    (`classes` and `cal` None), `score` and `scores` only.
+    """The one-row path of an estimator whose model is a two-class or regression
+    `FirstOrder` or `Diagonal` model of ``2**bits`` hashed columns (``cwkit.named``;
+    a regressor's `classes` and `cal` are None).
 
     Built from the estimator's current model, classes, calibration window and
     feature hasher; every call first checks, under the estimator's lock, that
@@ -100,6 +100,7 @@ cdef class NamedOne:
     cdef Py_ssize_t* cal_l
     cdef Py_ssize_t window
     cdef double[::1] y_neg, y_pos   # the target of the row: -1, +1
+    cdef double[::1] y_real         # a regressor's target
     cdef Py_ssize_t[::1] order1     # the one row
     cdef void* buf              # the row's entries and the driver's scratch
     cdef Py_ssize_t cap
@@ -152,7 +153,7 @@ cdef class NamedOne:
                 self.up = &flat[0]
             self.h = hyper_second_order(spec.rule, spec.phi, spec.r, spec.direct)
             self.h.C = spec.C
-        self.h.task = CLASSIFICATION
+        self.h.task = spec.task_code
         if cal is not None:
             flat = cal.scores
             labels = cal.labels
@@ -162,6 +163,7 @@ cdef class NamedOne:
         self.y_neg = np.array([-1.0])
         self.y_pos = np.array([1.0])
         self.order1 = np.zeros(1, dtype=np.intp)
+        self.y_real = np.zeros(1)
 
     def __dealloc__(self):
         free(self.buf)
@@ -276,19 +278,28 @@ cdef class NamedOne:
 
     cdef int _learn(self, est, dict d, x, y) except? -100:
         cdef PyObject* found
-        cdef Py_ssize_t nnz, code, k
-        cdef double bias, score = 0.0
+        cdef Py_ssize_t nnz, code = 0, k
+        cdef double bias, score = 0.0, e
         cdef Counts cnt
         cdef Rows R
         cdef object cal = self.cal
         cdef double[::1] target
-        if self.classes is None or type(y) not in self.label_types:
-            return 0
-        found = PyDict_GetItem(self.codes, y)
-        if found == NULL or not self.current(est, d, True):
-            return 0
-        code = 1 if <object>found is True else 0
-        target = self.y_pos if code else self.y_neg
+        if self.classes is None:      # a regressor: a finite real target
+            if not (type(y) is float or type(y) is np.float64 or (
+                    type(y) is int and -2**53 <= y <= 2**53)):
+                return 0
+            self.y_real[0] = y
+            if not isfinite(self.y_real[0]) or not self.current(est, d, True):
+                return 0
+            target = self.y_real
+        else:
+            if type(y) not in self.label_types:
+                return 0
+            found = PyDict_GetItem(self.codes, y)
+            if found == NULL or not self.current(est, d, True):
+                return 0
+            code = 1 if <object>found is True else 0
+            target = self.y_pos if code else self.y_neg
         nnz = self.hashed(x)
         if nnz < 0:
             return 0
@@ -313,23 +324,30 @@ cdef class NamedOne:
         if self.shape == ONE_FIRST_ORDER:
             first_order_rows(&R, &cnt, target, self.order1, bias, self.w,
                              self.D, self.aux, self.keep_sum, self.up, &self.h,
-                             CLASSIFICATION, self.eps, self.save, self.ahead)
+                             self.h.task, self.eps, self.save, self.ahead)
         else:
             diag_rows(&R, &cnt, target, self.order1, bias, self.w, self.D,
                       self.up, &self.h, self.save, nnz + 1, self.ahead)
         d["t_"] = d["t_"] + cnt.rounds
         if cnt.status != OK:
             return -cnt.status
+        d["mistakes_"] = d["mistakes_"] + cnt.mistakes
+        d["n_updates_"] = d["n_updates_"] + cnt.updates
+        d["last_mistakes_"] = cnt.mistakes
+        d["last_n_updates_"] = cnt.updates
+        if cal is None:     # a regressor's errors (its `_learn`, `_count_last`)
+            e = self.y_real[0] - score
+            d["squared_error_"] = d["squared_error_"] + e * e
+            d["absolute_error_"] = d["absolute_error_"] + fabs(e)
+            d["last_squared_error_"] = e * e
+            d["last_absolute_error_"] = fabs(e)
+            return 1
         seen = cal.seen
         k = seen % self.window
         self.cal_s[k] = score
         self.cal_l[k] = code
         cal.seen = seen + 1
         cal._slopes = None
-        d["mistakes_"] = d["mistakes_"] + cnt.mistakes
-        d["n_updates_"] = d["n_updates_"] + cnt.updates
-        d["last_mistakes_"] = cnt.mistakes
-        d["last_n_updates_"] = cnt.updates
         return 2 if cnt.collapsed >= 0 else 1
 
     def score(self, est, x):

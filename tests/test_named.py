@@ -333,7 +333,12 @@ def test_regressors_learn_dict_rows_as_the_hashed_csr_rows(name, params):
     for i, (x, target) in enumerate(zip(rows, y)):
         one.learn_one(x, target)
         ref.partial_fit(R[i], y[i:i + 1])
-        assert (one.t_, one.squared_error_) == (ref.t_, ref.squared_error_)
+        for attr in ("t_", "mistakes_", "n_updates_", "squared_error_", "absolute_error_",
+                     "last_mistakes_", "last_n_updates_", "last_squared_error_",
+                     "last_absolute_error_"):
+            assert getattr(one, attr) == getattr(ref, attr), attr
+        for key, value in _state(ref).items():
+            np.testing.assert_array_equal(_state(one)[key], value, err_msg=key)
     batch = cwkit.make_regressor(name, **params).partial_fit(R, y)
     for got, want in ((one, ref), (many, batch)):
         np.testing.assert_array_equal(got.coef_, want.coef_)
