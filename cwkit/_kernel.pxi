@@ -16,8 +16,8 @@
 # Provides: BudgetPolicy, KAUX_* slots, kernel_fo_pass (perceptron,
 # averaged perceptron, PA family, [LMC09] family; binary and top-1),
 # kernel_so_pass and kernel_so_top1_pass (CW-Var, CW-Stdev, AROW, AROW-H in the
-# dual form Sigma = a I + Phi^T Z Phi; their update `so_dual_update` and, on a
-# budget, the inverse Gram matrix `gram_inverse_append` and the projecting removal
+# dual form Sigma = a I + Phi^T Z Phi, their matrices kept by slot (`DualSO`); their
+# update `so_dual_update` / `so_dual_commit` and, on a budget, the projecting removal
 # `so_dual_remove` written once), kernel_bpa_pass and kernel_bpa_top1_pass
 # (mini-batch PA), kernel_scores (test-time scores and x^T Sigma x).
 # Uses: RowView, get_row (_rows.pxi); KernelFn, kernel_fn, kernel_value, gram_row
@@ -27,7 +27,7 @@
 # hyper_second_order, AUX_* (_binary.pxi); full_step (_full.pxi); competitor,
 # all_finite (_mc_rows.pxi).
 
-from libc.string cimport memcpy, memmove
+from libc.string cimport memcpy, memmove, memset
 
 
 cpdef enum BudgetPolicy:
@@ -432,19 +432,9 @@ def kernel_fo_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     return counts_result(&cnt)
 
 
-cdef inline void remove_sym(double* Zm, Py_ssize_t j, Py_ssize_t n, Py_ssize_t ld) noexcept nogil:
-    """Remove row and column j of the n x n matrix at Zm (leading dimension ld)."""
-    cdef Py_ssize_t r
-    for r in range(n):
-        if r != j:
-            memmove(Zm + r * ld + j, Zm + r * ld + j + 1, (n - j - 1) * sizeof(double))
-    for r in range(j, n - 1):
-        memmove(Zm + r * ld, Zm + (r + 1) * ld, (n - 1) * sizeof(double))
-
-
 cdef inline double so_quad(const double* Zm, Py_ssize_t n, Py_ssize_t ld, const double* krow,
                            double* z) noexcept nogil:
-    """z = Z k and k^T Z k."""
+    """z = Z k and k^T Z k (test-time scores)."""
     cdef Py_ssize_t a, b
     cdef double q = 0.0, acc
     for a in range(n):
@@ -456,123 +446,295 @@ cdef inline double so_quad(const double* Zm, Py_ssize_t n, Py_ssize_t ld, const 
     return q
 
 
-cdef inline bint so_dual_update(double ay, double beta, double a0, double* mu, double* Zm,
-                                Py_ssize_t n, Py_ssize_t ld, double* cvec) noexcept nogil:
+# The drivers' matrices: Z and, on a budget, G = (K + lam I)^-1 are kept by slot,
+# not in the support set's order: item a (in insertion order, as the support set,
+# mu and pairs) sits in row and column slot[a]; a removed item's slot, its row and
+# column zeroed, takes the next new item, so a removal moves no rows (the Python
+# layer puts the matrices back in item order after the call).  Each is kept as
+# A + sum_t s_t u_t u_t^T with rank-one terms pending (`LowRank`): an update and its
+# removal add their terms in O(n) (the removal reads its column through them), and A
+# takes them in one vectorisable sweep at the end of the update (`so_dual_apply`), so
+# an update with a removal reads and writes each matrix once (memory traffic: the
+# n x n matrices do not fit in a core's cache).  Nothing is pending between updates,
+# so the result does not depend on how the rows are split into calls.  A stays
+# exactly symmetric.
+cdef enum:
+    SO_PENDING = 32
+
+cdef struct LowRank:
+    double* A               # (ld, ld) by slot
+    double* U               # (SO_PENDING, ld): the pending u_t
+    double* s               # (SO_PENDING): their s_t
+    Py_ssize_t m            # terms pending
+
+
+cdef struct DualSO:
+    LowRank Z
+    LowRank G               # G.A NULL without a budget
+    Py_ssize_t ld
+    Py_ssize_t P            # slots in use or freed: 0 .. P - 1
+    Py_ssize_t free         # a freed slot (zero row and column), or -1
+    Py_ssize_t* slot        # item -> slot
+    double* kp              # the round's inner products by slot (0 at free slots)
+    double* zk              # Z kp, then c = Sigma x's coefficients by slot
+    double* w               # G kp, then G's new column
+    double* zs              # a removed slot's column of Z
+    double* gs              # a removed slot's column of G
+    double beta             # Z' = Z - beta c c^T
+    double sg               # G' = G + w w^T / sg
+    double lam
+
+
+cdef inline double lr_mv(const LowRank* L, Py_ssize_t P, Py_ssize_t ld, const double* x,
+                         double* out) noexcept nogil:
+    """out = (A + sum_t s_t u_t u_t^T) x over the first P slots (A symmetric: its
+    rows scaled by x summed, one vectorisable sweep) and returns x^T out."""
+    cdef Py_ssize_t p, q, t
+    cdef const double* row
+    cdef double xp, d = 0.0
+    for q in range(P):
+        out[q] = 0.0
+    for p in range(P):
+        xp = x[p]
+        row = L.A + p * ld
+        for q in range(P):
+            out[q] += xp * row[q]
+    for t in range(L.m):
+        row = L.U + t * ld
+        xp = 0.0
+        for q in range(P):
+            xp += row[q] * x[q]
+        xp *= L.s[t]
+        for q in range(P):
+            out[q] += xp * row[q]
+    for q in range(P):
+        d += x[q] * out[q]
+    return d
+
+
+cdef inline void lr_col(const LowRank* L, Py_ssize_t P, Py_ssize_t ld, Py_ssize_t j,
+                        double* out) noexcept nogil:
+    """out = column (= row) j of A + sum_t s_t u_t u_t^T over the first P slots."""
+    cdef Py_ssize_t q, t
+    cdef const double* row = L.A + j * ld
+    cdef double a
+    for q in range(P):
+        out[q] = row[q]
+    for t in range(L.m):
+        row = L.U + t * ld
+        a = L.s[t] * row[j]
+        for q in range(P):
+            out[q] += a * row[q]
+
+
+cdef inline double lr_diag(const LowRank* L, Py_ssize_t ld, Py_ssize_t j) noexcept nogil:
+    """Entry (j, j) of A + sum_t s_t u_t u_t^T."""
+    cdef Py_ssize_t t
+    cdef double d = L.A[j * ld + j], u
+    for t in range(L.m):
+        u = L.U[t * ld + j]
+        d += L.s[t] * u * u
+    return d
+
+
+cdef inline void lr_flush(LowRank* L, Py_ssize_t P, Py_ssize_t ld) noexcept nogil:
+    """A += sum_t s_t u_t u_t^T in one sweep over its rows (each entry gets
+    s_t (u_tp u_tq), so A stays exactly symmetric); no term pending after."""
+    cdef Py_ssize_t p, q, t
+    cdef double* row
+    cdef const double* u
+    cdef double st, up
+    for p in range(P):
+        row = L.A + p * ld
+        for t in range(L.m):
+            u = L.U + t * ld
+            st = L.s[t]
+            up = u[p]
+            for q in range(P):
+                row[q] += st * (up * u[q])
+    L.m = 0
+
+
+cdef inline void lr_push(LowRank* L, Py_ssize_t P, Py_ssize_t ld, const double* u,
+                         double s) noexcept nogil:
+    """Add the term s u u^T (u over the first P slots, 0 beyond)."""
+    cdef double* dst = L.U + L.m * ld
+    memcpy(dst, u, P * sizeof(double))
+    memset(dst + P, 0, (ld - P) * sizeof(double))
+    L.s[L.m] = s
+    L.m += 1
+    if L.m == SO_PENDING:
+        lr_flush(L, P, ld)
+
+
+cdef inline void lr_zero_slot(LowRank* L, Py_ssize_t P, Py_ssize_t ld,
+                              Py_ssize_t j) noexcept nogil:
+    """Row and column j of A + sum_t s_t u_t u_t^T set to zero (A's, and the u_tj)."""
+    cdef Py_ssize_t p, t
+    for p in range(P):
+        L.A[p * ld + j] = 0.0
+    memset(L.A + j * ld, 0, P * sizeof(double))
+    for t in range(L.m):
+        L.U[t * ld + j] = 0.0
+
+
+cdef inline double dso_quad(DualSO* D, const double* col, Py_ssize_t n) noexcept nogil:
+    """col (the n items' inner products with the round's direction) by slot into kp;
+    zk = Z kp; returns kp^T Z kp."""
+    cdef Py_ssize_t a
+    for a in range(n):
+        D.kp[D.slot[a]] = col[a]
+    return lr_mv(&D.Z, D.P, D.ld, D.kp, D.zk)
+
+
+cdef inline bint so_dual_update(DualSO* D, double ay, double beta, double a0, double* mu,
+                                Py_ssize_t n, double diag) noexcept nogil:
     """The full-covariance step mu += ay Sigma x, Sigma -= beta Sigma x x^T Sigma
     (`full_step`) in the dual form mu = sum_j mu_j Phi_j, Sigma = a0 I + Phi^T Z Phi
-    over the n support items and the new one: with cvec[0..n) = Z k on entry,
+    over the n support items and the new one (slot ns): with zk = Z k (`dso_quad`),
     Sigma x = Phi'^T c for c = (Z k, a0), so mu' = (mu + ay c[:n], ay a0) and
-    Z' = [[Z, 0], [0, 0]] - beta c c^T, O(n^2).  False, with nothing changed, when a
-    value would not be finite."""
-    cdef Py_ssize_t j, a, b
-    cdef double chk = 0.0, cmax = 0.0
-    cvec[n] = a0
-    for j in range(n + 1):
-        chk += (mu[j] if j < n else 0.0) + ay * cvec[j]
-        cmax = max(cmax, fabs(cvec[j]))
+    Z' = Z - beta c c^T (ns's row and column were zero).  On a budget,
+    G' = (K' + lam I)^-1 by block inversion: w = G k, s = diag + lam - k^T G k (the
+    Schur complement, >= lam exactly; held at lam against rounding),
+    G' = G + (w - e_ns)(w - e_ns)^T / s; diag is the new item's inner product with
+    itself.  The matrices' terms are added by `so_dual_commit` or `so_dual_remove`.
+    False, with nothing changed, when a value would not be finite."""
+    cdef Py_ssize_t a, ns
+    cdef double chk = 0.0, cmax = fabs(a0), s
+    for a in range(n):
+        chk += mu[a] + ay * D.zk[D.slot[a]]
+        cmax = max(cmax, fabs(D.zk[D.slot[a]]))
+    chk += ay * a0
     if not (isfinite(chk) and isfinite(beta * cmax * cmax)):
         return False
-    for j in range(n):
-        mu[j] += ay * cvec[j]
+    if D.free >= 0:
+        ns = D.free
+        D.free = -1
+    else:
+        ns = D.P
+        D.P += 1
+        D.kp[ns] = 0.0
+    for a in range(n):
+        mu[a] += ay * D.zk[D.slot[a]]
     mu[n] = ay * a0
-    for a in range(n + 1):
-        for b in range(n + 1):
-            Zm[a * ld + b] = (Zm[a * ld + b] if a < n and b < n else 0.0) \
-                - beta * cvec[a] * cvec[b]
+    D.slot[n] = ns
+    D.zk[ns] = a0
+    D.beta = beta
+    if D.G.A != NULL:
+        s = diag + D.lam - lr_mv(&D.G, D.P, D.ld, D.kp, D.w)
+        D.sg = s if s > D.lam else D.lam
+        D.w[ns] = -1.0
     return True
 
 
-cdef inline void schur_remove(double* Zm, Py_ssize_t j, Py_ssize_t n, Py_ssize_t ld,
-                              double sign) noexcept nogil:
-    """Z <- the Schur complement of Z_jj in the n x n Z: Z_-j,-j - Z_-j,j Z_j,-j / Z_jj,
-    computed as Z_-j,-j - sign g g^T with g = Z_-j,j / sqrt(sign Z_jj) (exactly
-    symmetric), then row and column j removed; sign Z_jj <= 0 makes row j zero (for
-    a semi-definite Z of that sign): plain removal.
-
-    sign -1, the covariance's Z: Z is negative semi-definite (a sum of -beta c c^T
-    and of such complements), so Z_jj <= 0.  Sigma = a I + Phi^T Z Phi stays
-    positive semi-definite: for any v, with g_i = <Phi_i, v>,
-    v^T Sigma' v = a ||v||^2 - min_t (g_-j, t)^T (-Z) (g_-j, t) >= v^T Sigma v >= 0
-    (the complement is the minimum over the removed coordinate), and Sigma' <= a I;
-    removing row and column j alone can leave Sigma indefinite.  sign +1, the
-    inverse G = (K + lam I)^-1 of the support set's Gram matrix: the complement is
-    the inverse of the Gram matrix without item j (block inversion)."""
-    cdef Py_ssize_t p, q
-    cdef double* g = Zm + j * ld         # row j, overwritten with g (removed below)
-    cdef double zjj = sign * Zm[j * ld + j]
-    if zjj > 0.0:
-        zjj = sqrt(zjj)
-        for p in range(n):
-            g[p] /= zjj
-        for p in range(n):
-            if p != j:
-                for q in range(n):
-                    if q != j:
-                        Zm[p * ld + q] -= sign * g[p] * g[q]
-    remove_sym(Zm, j, n, ld)
+cdef inline void so_dual_commit(DualSO* D) noexcept nogil:
+    """The update's terms pending: Z += -beta c c^T, G += w w^T / s."""
+    lr_push(&D.Z, D.P, D.ld, D.zk, -D.beta)
+    if D.G.A != NULL:
+        lr_push(&D.G, D.P, D.ld, D.w, 1.0 / D.sg)
 
 
-cdef inline void gram_inverse_append(double* Gm, Py_ssize_t n, Py_ssize_t ld,
-                                     const double* col, double diag, double lam,
-                                     double* gk) noexcept nogil:
-    """G <- (K' + lam I)^-1 for the n support items and a new one, from
-    G = (K + lam I)^-1 (leading dimension ld): with k = col the new item's inner
-    products with the n items and diag its own, gk = G k and
-    s = diag + lam - k^T G k (the Schur complement, >= lam exactly; held at
-    lam against rounding), G' = [[G + gk gk^T / s, -gk / s], [-gk^T / s, 1 / s]].
-    O(n^2)."""
-    cdef Py_ssize_t a, b
-    cdef double s = diag + lam - so_quad(Gm, n, ld, col, gk)
-    if not s > lam:
-        s = lam
-    for a in range(n):
-        for b in range(n):
-            Gm[a * ld + b] += gk[a] * gk[b] / s
-        Gm[a * ld + n] = -gk[a] / s
-        Gm[n * ld + a] = -gk[a] / s
-    Gm[n * ld + n] = 1.0 / s
+cdef inline void so_dual_apply(DualSO* D) noexcept nogil:
+    """The pending terms taken by Z and G in one sweep each, at the end of every
+    update: a call then ends with nothing pending, and a model fed in several calls
+    is, bit for bit, the model fed in one."""
+    lr_flush(&D.Z, D.P, D.ld)
+    if D.G.A != NULL:
+        lr_flush(&D.G, D.P, D.ld)
 
 
-cdef inline Py_ssize_t projected_victim(const double* mu, const double* Gm, Py_ssize_t n,
-                                        Py_ssize_t ld, int policy) noexcept nogil:
-    """The support item to remove (never the newest): the oldest, or ("smallest")
-    the one whose removal after the projection (`so_dual_remove`) changes mu least,
-    mu_j^2 / G_jj = mu_j^2 (K_jj + lam - K_j,-j (K_-j,-j + lam I)^-1 K_-j,j); ties to
-    the oldest."""
-    cdef Py_ssize_t j, best = 0
-    cdef double q, best_q = 0.0
-    if policy == BUDGET_OLDEST:
-        return 0
-    for j in range(n - 1):
-        q = mu[j] * mu[j] / Gm[j * ld + j]
-        if j == 0 or q < best_q:
-            best = j
-            best_q = q
-    return best
-
-
-cdef inline Py_ssize_t so_dual_remove(Support* S, double* mu, double* Zm, double* Gm,
-                                      Py_ssize_t ld, double* pairs, int policy) noexcept nogil:
-    """Remove one support item (`projected_victim`) whose contribution mu_j Phi_j to
-    the mean is first projected onto the items kept, as the Projectron [OKC09] and
-    budgeted PA with projection [WV10] do: mu_-j += mu_j d with
-    d = (K_-j,-j + lam I)^-1 K_-j,j, which is -G_-j,j / G_jj from G = (K + lam I)^-1
-    (block inversion), O(n); then G and Z lose row and column j by their Schur
-    complements (`schur_remove`: G stays the inverse for the items kept, Sigma
-    positive semi-definite), and its pair (top-1: pairs not NULL).  Returns the
+cdef inline Py_ssize_t so_dual_remove(DualSO* D, Support* S, double* mu, double* pairs,
+                                      int policy) noexcept nogil:
+    """The update's terms (`so_dual_commit`), then one support item (never the
+    newest) removed.  Its term mu_j Phi_j is first projected onto the items kept, as
+    the Projectron [OKC09] and budgeted PA with projection [WV10] do: mu_-j += mu_j d
+    with d = (K_-j,-j + lam I)^-1 K_-j,j, which is -G_-j,j / G_jj from
+    G = (K + lam I)^-1 (block inversion), O(n).  The item is the oldest, or
+    ("smallest") the one whose projection leaves the least residual,
+    mu_j^2 / G_jj = mu_j^2 (K_jj + lam - K_j,-j d); ties to the oldest.  Then G and Z
+    lose it by their Schur complements M_-j,-j - M_-j,j M_j,-j / M_jj (one more term
+    each, row and column j zeroed): G stays the inverse for the items kept; Z,
+    negative semi-definite (a sum of -beta c c^T and of such complements, so
+    Z_jj <= 0; Z_jj = 0 makes its column zero: plain removal), keeps
+    Sigma = a I + Phi^T Z Phi positive semi-definite: for any v, with
+    g_i = <Phi_i, v>, v^T Sigma' v = a ||v||^2 - min_t (g_-j, t)^T (-Z) (g_-j, t)
+    >= v^T Sigma v >= 0 (the complement is the minimum over the removed coordinate)
+    and Sigma' <= a I, where removing row and column j alone can leave Sigma
+    indefinite.  The item's pair goes with it (top-1: pairs not NULL).  Returns the
     position the item had."""
-    cdef Py_ssize_t j = projected_victim(mu, Gm, S.n, ld, policy), a
-    cdef double f = mu[j] / Gm[j * ld + j]
-    for a in range(S.n):
+    cdef Py_ssize_t n = S.n, a, j = 0, s, sa
+    cdef double q, best_q = 0.0, f, zss
+    so_dual_commit(D)
+    if policy != BUDGET_OLDEST:
+        for a in range(n - 1):
+            sa = D.slot[a]
+            q = mu[a] * mu[a] / lr_diag(&D.G, D.ld, sa)
+            if a == 0 or q < best_q:
+                j = a
+                best_q = q
+    s = D.slot[j]
+    lr_col(&D.G, D.P, D.ld, s, D.gs)
+    lr_col(&D.Z, D.P, D.ld, s, D.zs)
+    f = mu[j] / D.gs[s]
+    for a in range(n):
         if a != j:
-            mu[a] -= f * Gm[a * ld + j]
-    schur_remove(Gm, j, S.n, ld, 1.0)
-    schur_remove(Zm, j, S.n, ld, -1.0)
-    shift_rows(mu, j, S.n, 1)
+            mu[a] -= f * D.gs[D.slot[a]]
+    lr_push(&D.G, D.P, D.ld, D.gs, -1.0 / D.gs[s])
+    zss = D.zs[s]
+    if zss < 0.0:
+        lr_push(&D.Z, D.P, D.ld, D.zs, -1.0 / zss)
+    lr_zero_slot(&D.G, D.P, D.ld, s)
+    lr_zero_slot(&D.Z, D.P, D.ld, s)
+    D.kp[s] = 0.0
+    D.free = s
+    for a in range(j, n - 1):
+        D.slot[a] = D.slot[a + 1]
+    shift_rows(mu, j, n, 1)
     if pairs != NULL:
-        shift_rows(pairs, j, S.n, 2)
+        shift_rows(pairs, j, n, 2)
     sv_remove(S, j)
     return j
+
+
+cdef inline LowRank lr_start(double* A, Py_ssize_t ld, Workspace ws) except *:
+    """A with no term pending (room for SO_PENDING)."""
+    cdef LowRank L
+    L.A = A
+    L.U = ws.doubles(SO_PENDING * (ld + 1) + 1) if A != NULL else NULL
+    L.s = L.U + SO_PENDING * ld if A != NULL else NULL
+    L.m = 0
+    return L
+
+
+cdef inline DualSO dso_start(double[:, ::1] Zm, double[:, ::1] Gm, Py_ssize_t[::1] slots,
+                             Py_ssize_t n, Py_ssize_t budget, double lam,
+                             Workspace ws) except *:
+    """The drivers' matrices (`DualSO`) for n items in the slots `slots` (room as Zm's
+    rows); G only on a budget."""
+    cdef DualSO D
+    cdef Py_ssize_t room = Zm.shape[0] + 1
+    D.ld = Zm.shape[1]
+    D.Z = lr_start(&Zm[0, 0] if Zm.shape[0] > 0 else NULL, D.ld, ws)
+    D.G = lr_start(&Gm[0, 0] if budget > 0 and Gm.shape[0] > 0 else NULL, D.ld, ws)
+    D.P = n
+    D.free = -1
+    D.slot = &slots[0] if slots.shape[0] > 0 else NULL
+    D.kp = <double*>ws.take(5 * room * sizeof(double), True)
+    D.zk = D.kp + room
+    D.w = D.zk + room
+    D.zs = D.w + room
+    D.gs = D.zs + room
+    D.beta = D.sg = 0.0
+    D.lam = lam
+    return D
+
+
+cdef inline void dso_end(DualSO* D) noexcept nogil:
+    """The pending terms added to Z and G (their state for the caller)."""
+    if D.Z.A != NULL:
+        lr_flush(&D.Z, D.P, D.ld)
+    if D.G.A != NULL:
+        lr_flush(&D.G, D.P, D.ld)
 
 
 cdef inline void so_avg_store(double[::1] aux, bint avg, double t, double P) noexcept:
@@ -602,17 +764,18 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                    Py_ssize_t budget, int policy,
                    double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
                    long long[::1] sv_len, double[::1] sv_sqn, double[::1] mu,
-                   double[:, ::1] Zm, double[:, ::1] Gm, double lam, double[::1] u,
-                   double[::1] aux):
+                   double[:, ::1] Zm, double[:, ::1] Gm, Py_ssize_t[::1] slots, double lam,
+                   double[::1] u, double[::1] aux):
     """One binary pass of a full-covariance rule (CW-Var, CW-Stdev, AROW, AROW-H) in
     dual form: mu = sum_j mu_j phi(x_j), Sigma = a0 I + Phi^T Z Phi.
 
     With k = k~(X_S, x): mu.x = mu^T k and v = x^T Sigma x = a0 k~(x, x) + k^T Z k;
     Sigma x = Phi'^T c with c = (Z k, a0) over the support set and x, so the
     step mu += ay Sigma x, Sigma -= beta Sigma x x^T Sigma (`full_step`) is
-    mu' = (mu + ay Z k, ay a0), Z' = [[Z, 0], [0, 0]] - beta c c^T.  On a budget
-    (Gm with room as Zm, G = (K + lam I)^-1 over the support set on entry), G is kept
-    up to date (`gram_inverse_append`) and a removed item is projected
+    mu' = (mu + ay Z k, ay a0), Z' = [[Z, 0], [0, 0]] - beta c c^T.  Zm (and Gm) hold
+    the items by slot (`DualSO`; item a in row slots[a], on entry and on return).
+    On a budget (Gm with room as Zm, G = (K + lam I)^-1 over the support set on
+    entry), G is kept up to date (`so_dual_update`) and a removed item is projected
     (`so_dual_remove`).  Averaging (u with room as mu): the sums of `so_avg_flush`,
     with aux's t and P (rounds since the sums).  Returns (rounds, mistakes, updates,
     loss_sum, status, position).
@@ -621,7 +784,7 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
     cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
-    cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n
+    cdef Py_ssize_t k, i, nnz, j, n
     cdef Py_ssize_t n_cols = rows.R.n_cols
     cdef Counts cnt = counts_start(rows, y)
     cdef const double* x
@@ -634,10 +797,7 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(mu.shape[0] + 1)
-    cdef double* cvec = ws.doubles(mu.shape[0] + 1)
-    cdef double* gk = ws.doubles(mu.shape[0] + 1)
-    cdef double* Zp = &Zm[0, 0] if Zm.shape[0] > 0 else NULL
-    cdef double* Gp = &Gm[0, 0] if budget > 0 and Gm.shape[0] > 0 else NULL
+    cdef DualSO D = dso_start(Zm, Gm, slots, S.n, budget, lam, ws)
     cdef double* mp = &mu[0] if mu.shape[0] > 0 else NULL
     with nogil:
         for k in range(order.shape[0]):
@@ -651,7 +811,7 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
             dot = 0.0
             for j in range(n):
                 dot += mu[j] * krow[j]
-            v = a0 * kxx + so_quad(Zp, n, ld, krow, cvec)
+            v = a0 * kxx + dso_quad(&D, krow, n)
             m = y[i] * dot
             if not isfinite(sqn):
                 fail_row(&cnt, NONFINITE_INPUT, i)
@@ -665,19 +825,21 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                 continue
             if avg:
                 so_avg_flush(up, mp, n, &P)
-            if not so_dual_update(ay, beta, a0, mp, Zp, n, ld, cvec):
+            if not so_dual_update(&D, ay, beta, a0, mp, n, kxx):
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
-            if Gp != NULL:
-                gram_inverse_append(Gp, n, ld, krow, kxx, lam, gk)
             sv_append(&S, x, idx, nnz, sqn)
             M += 1.0
             cnt.updates += 1
-            if Gp != NULL and S.n > budget:
-                j = so_dual_remove(&S, mp, Zp, Gp, ld, NULL, policy)
+            if D.G.A != NULL and S.n > budget:
+                j = so_dual_remove(&D, &S, mp, NULL, policy)
                 if avg:
                     shift_rows(up, j, S.n + 1, 1)
+            else:
+                so_dual_commit(&D)
+            so_dual_apply(&D)
             P += 1.0
+    dso_end(&D)
     so_avg_store(aux, avg, t, P)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
@@ -882,15 +1044,15 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                         Py_ssize_t K, Py_ssize_t budget, int policy,
                         double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
                         long long[::1] sv_len, double[::1] sv_sqn, double[::1] mu,
-                        double[:, ::1] Zm, double[:, ::1] Gm, double lam,
-                        double[:, ::1] pairs, double[::1] u, double[::1] aux):
+                        double[:, ::1] Zm, double[:, ::1] Gm, Py_ssize_t[::1] slots,
+                        double lam, double[:, ::1] pairs, double[::1] u, double[::1] aux):
     """One multi-class top-1 pass of a full-covariance rule in dual form, over the
     stacked blocks of the 1-of-k map: each support item is (x_j, e_j) with
     e_j = e_{y_j} - e_{c_j} (pairs[j] = (y_j, c_j)), Phi_j = e_j (x) phi(x_j), so
     <Phi_i, Phi_j> = (e_i.e_j) k~(x_i, x_j).  For Delta = f(x, y) - f(x, c):
     g_j = <Phi_j, Delta> = e_j.(e_y - e_c) k~(x_j, x), v = 2 a k~(x, x) + g^T Z g,
     m = f_y(x) - f_c(x), and the binary step (label +1) appends (x, e_y - e_c).  On a
-    budget, G = (K + lam I)^-1 over the items' Gram matrix (Gm), as in
+    budget, G = (K + lam I)^-1 over the items' Gram matrix (Gm); both by slot, as in
     `kernel_so_pass`; the new item's column is g and its own inner product 2 k~(x, x).
     Averaging: u as in `kernel_so_pass` (item j's average coefficient, times e_j).
     Returns (rounds, mistakes, updates, loss_sum, status, position)."""
@@ -898,7 +1060,7 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
     cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
-    cdef Py_ssize_t ld = Zm.shape[1], k, i, nnz, j, n, yi, c, p0, p1
+    cdef Py_ssize_t k, i, nnz, j, n, yi, c, p0, p1
     cdef Py_ssize_t n_cols = rows.R.n_cols
     cdef Counts cnt = counts_start(rows)
     cdef const double* x
@@ -912,11 +1074,8 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(mu.shape[0] + 1)
     cdef double* g = ws.doubles(mu.shape[0] + 1)
-    cdef double* cvec = ws.doubles(mu.shape[0] + 1)
     cdef double* sc = ws.doubles(K)
-    cdef double* gk = ws.doubles(mu.shape[0] + 1)
-    cdef double* Zp = &Zm[0, 0] if Zm.shape[0] > 0 else NULL
-    cdef double* Gp = &Gm[0, 0] if budget > 0 and Gm.shape[0] > 0 else NULL
+    cdef DualSO D = dso_start(Zm, Gm, slots, S.n, budget, lam, ws)
     cdef double* mp = &mu[0] if mu.shape[0] > 0 else NULL
     cdef double* pp = &pairs[0, 0] if pairs.shape[0] > 0 else NULL
     with nogil:
@@ -943,7 +1102,7 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 p0 = <Py_ssize_t>pp[2 * j]
                 p1 = <Py_ssize_t>pp[2 * j + 1]
                 g[j] = ((p0 == yi) - (p1 == yi) - (p0 == c) + (p1 == c)) * krow[j]
-            v = 2.0 * a0 * kxx + so_quad(Zp, n, ld, g, cvec)
+            v = 2.0 * a0 * kxx + dso_quad(&D, g, n)
             if not isfinite(v):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
@@ -957,21 +1116,23 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 continue
             if avg:
                 so_avg_flush(up, mp, n, &P)
-            if not so_dual_update(ay, beta, a0, mp, Zp, n, ld, cvec):
+            if not so_dual_update(&D, ay, beta, a0, mp, n, 2.0 * kxx):
                 fail_round(&cnt, NONFINITE_STATE, i)
                 break
-            if Gp != NULL:
-                gram_inverse_append(Gp, n, ld, g, 2.0 * kxx, lam, gk)
             pp[2 * n] = yi
             pp[2 * n + 1] = c
             sv_append(&S, x, idx, nnz, sqn)
             M += 1.0
             cnt.updates += 1
-            if Gp != NULL and S.n > budget:
-                j = so_dual_remove(&S, mp, Zp, Gp, ld, pp, policy)
+            if D.G.A != NULL and S.n > budget:
+                j = so_dual_remove(&D, &S, mp, pp, policy)
                 if avg:
                     shift_rows(up, j, S.n + 1, 1)
+            else:
+                so_dual_commit(&D)
+            so_dual_apply(&D)
             P += 1.0
+    dso_end(&D)
     so_avg_store(aux, avg, t, P)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used

@@ -169,6 +169,11 @@ def test_budget_every_round(name, params, policy, average):
             np.testing.assert_allclose(est._model.state["Z"], Z, rtol=1e-9, atol=1e-12)
         assert est.support_vectors_.shape[0] <= B
     assert est.support_vectors_.shape[0] == B   # the budget was reached: removals tested
+    if Z is not None:       # one call: its slots reused and its pending terms flushed
+        whole = last_iterate(name, kernel="rbf", gamma=0.5, budget=B, budget_policy=policy,
+                             **({"average": True} if average else {}), **params).fit(Xin, y)
+        _check_round(whole, X, ids, coef)
+        np.testing.assert_allclose(whole._model.state["Z"], Z, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("policy", ["oldest", "smallest"])

@@ -414,8 +414,9 @@ class SecondOrderDual(DualModel):
         if spec.budget > 0:
             G[:n, :n] = self.gram_inverse(bias)
         args = (*self.kernel_args(), self.rule, spec.phi, spec.r, spec.a)
+        slots = np.arange(cap, dtype=np.intp)
         support = (spec.budget, POLICIES[spec.budget_policy], data, idx, start, length, sqn,
-                   mu, Z, G, PROJECTION_RIDGE)
+                   mu, Z, G, slots, PROJECTION_RIDGE)
         if self.K:
             pairs = np.zeros((cap, 2))
             pairs[:n] = st["pairs"]
@@ -427,7 +428,7 @@ class SecondOrderDual(DualModel):
         self.compact(data, idx, start, length, sqn, aux)
         n = int(aux[_core.KAUX_N])
         st["coef"] = mu[:n, None].copy()
-        st["Z"] = Z[:n, :n].copy()
+        st["Z"] = Z[np.ix_(slots[:n], slots[:n])]      # by slot -> in item order
         if self.averaged:
             st["u"] = u[:n, None].copy()
         return result
