@@ -53,6 +53,7 @@ def test_every_integer_parameter_has_a_bound_of_the_core():
     assert all(hi in (_params.INT_MAX, _params.SSIZE_MAX) for *_, hi in CASES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, extra, key, largest", CASES,
                          ids=[f"{n}-{'-'.join(e.values()) or 'linear'}-{k}"
                               for n, e, k, _ in CASES])

@@ -186,6 +186,7 @@ NOISY = [("perceptron", {}), ("pa", {}), ("pa1", {"C": 0.1}), ("pa2", {}), ("pa-
 MULTICLASS = [{"multiclass": "top1"}, {"multiclass": "ovr"}]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("K", [2, 3])
 @pytest.mark.parametrize("name, params", NOISY, ids=[f"{n}-{sorted(p.items())}" for n, p in NOISY])
 def test_noise_counts_are_those_of_the_former_per_row_computation(name, params, K):

@@ -149,6 +149,7 @@ def _ipm(name, params, parts, rounds, rule="average", by_updates=False):
     return est
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "mix"), [("pa", "average"), ("perceptron", "updates"),
                                            ("arow", "confidence"), ("sop", "auto"),
                                            ("bpa1", "average"), ("pa1", "touched"),
@@ -368,6 +369,7 @@ def test_a_scheduler_address_is_a_client(client, files):
         cwd.fit(cwkit.make("pa"), path, client=2)
 
 
+@pytest.mark.slow
 def test_a_worker_that_keeps_dying_is_reported_and_no_model_is_kept(client, files):
     """On a cluster of its own (one worker, no second try), not to disturb the others."""
     sys.path.insert(0, os.path.dirname(__file__))
@@ -605,6 +607,7 @@ def test_sparse_chunks_equal_dense_chunks(client, files):
         np.testing.assert_array_equal(dense._model.state[key], sparse._model.state[key])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "params", "mix"), [
     ("arow", {"covariance": "diag"}, "confidence"), ("arow", {"covariance": "full"}, "average"),
     ("sop", {"covariance": "diag"}, "updates"), ("bpa1", {"C": 0.3, "batch_size": 3}, "average"),

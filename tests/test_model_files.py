@@ -28,6 +28,7 @@ def test_damaged_model_files_load_exactly_or_raise_model_file_error(originals):
     assert result["errors"] > result["cases"] // 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("originals", ["ORIGINALS", "KERNEL_ORIGINALS"])
 def test_extreme_float_parameters_are_refused_or_score_finitely(originals):
     """Each float parameter and choice of every form at the ends of float64's range

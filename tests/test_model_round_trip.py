@@ -60,6 +60,7 @@ def fitted(name, params, n_classes):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("name, params", FORMS,
                          ids=[f"{n}-{'-'.join(map(str, p.values()))}" for n, p in FORMS])

@@ -703,6 +703,7 @@ def _head(path, n_lines=500):
         return b"".join(fh.readline() for _ in range(n_lines))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _data_files() or [None],
                          ids=lambda p: p.name if p is not None else "no-data")
 def test_agrees_with_sklearn_on_shared_data(path):
@@ -1062,6 +1063,7 @@ def test_summary_scan_defers_what_it_cannot_tell(tmp_path):
     assert stream[0][2] == "2"                  # a stream is scanned in full (nnz)
 
 
+@pytest.mark.slow
 def test_every_batch_size_finishes_on_files_of_every_size():
     """Batch sizes from 1 to beyond the rows, on files from empty to large enough for the
     parallel path (a block of two ``_PIECE_MIN`` pieces or more), with 1, 2 and 4 threads:
