@@ -335,6 +335,7 @@ def test_eval_shipped_data_set(capsys):
     assert task["results"][0]["mistakes"] == ref_perceptron(X, y)[1]
 
 
+@pytest.mark.slow
 def test_eval_curve_and_plot(capsys, data, tmp_path):
     X, y, *_, train, _ = data
     curve, plot = tmp_path / "c.csv", tmp_path / "c.png"

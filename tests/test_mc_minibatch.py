@@ -269,6 +269,7 @@ def assert_same_runs(a, b):
         np.testing.assert_allclose(c1, c2, rtol=1e-12, atol=1e-14, err_msg=str(t))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("k", [1, 2, 3], ids=["k1", "k2", "all"])
 @pytest.mark.parametrize("sparse,fit_intercept", [(False, True), (True, False)],

@@ -852,6 +852,7 @@ def files_with_bad_lines(draw):
     return "\n".join(lines * draw(st.integers(1, 4))).encode()
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(files_with_bad_lines(), st.integers(1, 400), st.integers(1, 7), st.integers(2, 4),
@@ -961,6 +962,7 @@ def test_summary_scan_equals_full_scan_on_valid_files(text, zero_based, hash_bit
     assert _same_summary(quick, full)     # (an error: an index 0 with zero_based=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(files_with_bad_lines())

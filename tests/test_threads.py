@@ -21,6 +21,7 @@ CASES = [("pa1", {}, 2), ("arow", {}, 3), ("l1-pa", {"beta": 3.0}, 2),
          ("cw-stdev", {}, 2)]
 
 
+@pytest.mark.slow
 def test_threads_sharing_an_estimator_give_the_serial_state():
     result = run_child(f"""
         import json, threading, warnings
