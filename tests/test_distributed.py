@@ -317,6 +317,7 @@ def test_a_failing_update_names_the_row_of_the_file(client, tmp_path, shuffle):
                 shuffle=shuffle)
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_mid_round_is_replaced_and_its_shard_rerun(client, files):
     """... and the next fit, started at once, waits for its replacement: it cuts as many
     partitions by default (one per thread) and trains the same model."""
@@ -449,6 +450,7 @@ def test_without_dask_the_message_says_what_to_install(monkeypatch):
 
 # ---------------------------------------------------------------- the command line
 
+@pytest.mark.slow
 def test_cli_train_one_worker_equals_passes(files, tmp_path, capsys):
     path = files[2][0]
     assert cli.main(["train", "--algo", "arow", "--dask", "local:1", "--rounds", "3", path,
@@ -539,6 +541,7 @@ def test_cli_usage_errors(files, tmp_path, capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_errors_are_one_line_and_dask_logs_only_with_debug(files, tmp_path, capfd,
                                                                 monkeypatch):
     """The workers' log of a failed task (and its traceback) is not printed; a cluster

@@ -189,6 +189,7 @@ def _png_size(path):
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
+@pytest.mark.slow
 def test_plot_many_tasks_is_one_summary_figure(tmp_path):
     pytest.importorskip("matplotlib")
     X, y = datasets.make_twonorm(60, random_state=0)
