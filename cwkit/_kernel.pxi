@@ -453,11 +453,12 @@ cdef inline double so_quad(const double* Zm, Py_ssize_t n, Py_ssize_t ld, const 
 # layer puts the matrices back in item order after the call).  Each is kept as
 # A + sum_t s_t u_t u_t^T with rank-one terms pending (`LowRank`): an update and its
 # removal add their terms in O(n) (the removal reads its column through them), and A
-# takes them in one vectorisable sweep at the end of the update (`so_dual_apply`), so
-# an update with a removal reads and writes each matrix once (memory traffic: the
-# n x n matrices do not fit in a core's cache).  Nothing is pending between updates,
-# so the result does not depend on how the rows are split into calls.  A stays
-# exactly symmetric.
+# takes them in the sweep of its next matrix-vector product (`lr_mv`: each row takes
+# its terms, then its share of the product), Z at the next round and G at the next
+# update, so each matrix is read and written once per use (memory traffic: the
+# n x n matrices do not fit in a core's cache).  A term is the same whenever it is
+# taken, and the call's end takes what is pending (`dso_end`), so the result does
+# not depend on how the rows are split into calls.  A stays exactly symmetric.
 cdef enum:
     SO_PENDING = 32
 
@@ -485,28 +486,38 @@ cdef struct DualSO:
     double lam
 
 
-cdef inline double lr_mv(const LowRank* L, Py_ssize_t P, Py_ssize_t ld, const double* x,
+cdef inline void lr_take_row(LowRank* L, Py_ssize_t p, Py_ssize_t P, Py_ssize_t ld) noexcept nogil:
+    """Row p of A (its first P slots) takes the pending terms: each entry gets
+    s_t (u_tp u_tq), so A stays exactly symmetric."""
+    cdef Py_ssize_t q, t
+    cdef double* row = L.A + p * ld
+    cdef const double* u
+    cdef double st, up
+    for t in range(L.m):
+        u = L.U + t * ld
+        st = L.s[t]
+        up = u[p]
+        for q in range(P):
+            row[q] += st * (up * u[q])
+
+
+cdef inline double lr_mv(LowRank* L, Py_ssize_t P, Py_ssize_t ld, const double* x,
                          double* out) noexcept nogil:
-    """out = (A + sum_t s_t u_t u_t^T) x over the first P slots (A symmetric: its
-    rows scaled by x summed, one vectorisable sweep) and returns x^T out."""
-    cdef Py_ssize_t p, q, t
+    """The pending terms taken (`lr_take_row`), then out = A x over the first P slots
+    (A symmetric: its rows scaled by x summed, one vectorisable sweep, each row right
+    after it took its terms), and returns x^T out."""
+    cdef Py_ssize_t p, q
     cdef const double* row
     cdef double xp, d = 0.0
     for q in range(P):
         out[q] = 0.0
     for p in range(P):
+        lr_take_row(L, p, P, ld)
         xp = x[p]
         row = L.A + p * ld
         for q in range(P):
             out[q] += xp * row[q]
-    for t in range(L.m):
-        row = L.U + t * ld
-        xp = 0.0
-        for q in range(P):
-            xp += row[q] * x[q]
-        xp *= L.s[t]
-        for q in range(P):
-            out[q] += xp * row[q]
+    L.m = 0
     for q in range(P):
         d += x[q] * out[q]
     return d
@@ -538,20 +549,10 @@ cdef inline double lr_diag(const LowRank* L, Py_ssize_t ld, Py_ssize_t j) noexce
 
 
 cdef inline void lr_flush(LowRank* L, Py_ssize_t P, Py_ssize_t ld) noexcept nogil:
-    """A += sum_t s_t u_t u_t^T in one sweep over its rows (each entry gets
-    s_t (u_tp u_tq), so A stays exactly symmetric); no term pending after."""
-    cdef Py_ssize_t p, q, t
-    cdef double* row
-    cdef const double* u
-    cdef double st, up
+    """A takes the pending terms (`lr_take_row`); none pending after."""
+    cdef Py_ssize_t p
     for p in range(P):
-        row = L.A + p * ld
-        for t in range(L.m):
-            u = L.U + t * ld
-            st = L.s[t]
-            up = u[p]
-            for q in range(P):
-                row[q] += st * (up * u[q])
+        lr_take_row(L, p, P, ld)
     L.m = 0
 
 
@@ -628,19 +629,11 @@ cdef inline bint so_dual_update(DualSO* D, double ay, double beta, double a0, do
 
 
 cdef inline void so_dual_commit(DualSO* D) noexcept nogil:
-    """The update's terms pending: Z += -beta c c^T, G += w w^T / s."""
+    """The update's terms pending: Z += -beta c c^T, G += w w^T / s (taken by each
+    matrix's next product, `lr_mv`, or at the call's end, `dso_end`)."""
     lr_push(&D.Z, D.P, D.ld, D.zk, -D.beta)
     if D.G.A != NULL:
         lr_push(&D.G, D.P, D.ld, D.w, 1.0 / D.sg)
-
-
-cdef inline void so_dual_apply(DualSO* D) noexcept nogil:
-    """The pending terms taken by Z and G in one sweep each, at the end of every
-    update: a call then ends with nothing pending, and a model fed in several calls
-    is, bit for bit, the model fed in one."""
-    lr_flush(&D.Z, D.P, D.ld)
-    if D.G.A != NULL:
-        lr_flush(&D.G, D.P, D.ld)
 
 
 cdef inline Py_ssize_t so_dual_remove(DualSO* D, Support* S, double* mu, double* pairs,
@@ -730,7 +723,7 @@ cdef inline DualSO dso_start(double[:, ::1] Zm, double[:, ::1] Gm, Py_ssize_t[::
 
 
 cdef inline void dso_end(DualSO* D) noexcept nogil:
-    """The pending terms added to Z and G (their state for the caller)."""
+    """The pending terms taken by Z and G (their state for the caller)."""
     if D.Z.A != NULL:
         lr_flush(&D.Z, D.P, D.ld)
     if D.G.A != NULL:
@@ -837,7 +830,6 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
                     shift_rows(up, j, S.n + 1, 1)
             else:
                 so_dual_commit(&D)
-            so_dual_apply(&D)
             P += 1.0
     dso_end(&D)
     so_avg_store(aux, avg, t, P)
@@ -1130,7 +1122,6 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                     shift_rows(up, j, S.n + 1, 1)
             else:
                 so_dual_commit(&D)
-            so_dual_apply(&D)
             P += 1.0
     dso_end(&D)
     so_avg_store(aux, avg, t, P)
