@@ -13,11 +13,12 @@ model, tab-separated, and the seconds each column took in all.
   bias^2 = 1 added to the kernel, bias^2 = 0.1, no intercept), last iterate and
   averaged, with gamma from scikit-learn's "scale" (1 / (n_features X.var())) and from
   the median heuristic (1 / the median squared distance between training rows).
-* ``--mode average``: the rules whose kernel form keeps the last iterate by default
-  (``AVERAGED``), at their defaults and with ``average=True`` (what "auto" should be).
+* ``--mode average``: the rules named by ``--names`` (default ``AVERAGED``, the
+  second-order forms), at their defaults and with ``average=False`` and ``True`` (what
+  "auto" should be).
 
 usage: python benchmarks/kernel_defaults.py [--mode defaults|treatments|average]
-       [--passes 1] [--splits 10]
+       [--passes 1] [--splits 10] [--names arow,cw]
        [--sets NAME,...] [--max-rows 2000]
 Reads the UCI files from a folder ``shared/data/uci`` beside the project folder; a set
 named by a path (``digits/usps.scale.xz``, ``adult/a9a.gz``) is read from ``shared/data``.
@@ -47,8 +48,9 @@ def median_gamma(X, rng, m=500):
     return 1.0 / np.median(d[np.triu_indices(len(A), 1)])
 
 
-def models(mode, X):
-    """(label, estimator) pairs of the mode for the training rows X."""
+def models(mode, X, names=AVERAGED):
+    """(label, estimator) pairs of the mode for the training rows X (`names`: the rules
+    of ``--mode average``)."""
     from sklearn.svm import SVC
     out = [("SVC()", SVC())]
     if mode == "defaults":
@@ -56,7 +58,7 @@ def models(mode, X):
     if mode == "average":
         return out + [(f"{name}{' avg' if average else ''}",
                        cwkit.make(name, kernel="rbf", average=average))
-                      for name in AVERAGED for average in (False, True)]
+                      for name in names for average in (False, True)]
     gammas = {"scale": 1.0 / (X.shape[1] * X.var()),
               "median": median_gamma(X, np.random.default_rng(0))}
     intercepts = {"b2=1": {"intercept_scaling": 1.0},
@@ -78,6 +80,7 @@ def main(argv=None):
     ap.add_argument("--splits", type=int, default=10)
     ap.add_argument("--max-rows", type=int, default=2000)
     ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--names", default=",".join(AVERAGED))
     args = ap.parse_args(argv)
     try:
         from sklearn.model_selection import StratifiedShuffleSplit
@@ -97,7 +100,7 @@ def main(argv=None):
         split = StratifiedShuffleSplit(args.splits, test_size=0.25, random_state=0)
         for tr, te in split.split(X, y):
             row = []
-            for label, est in models(args.mode, X[tr]):
+            for label, est in models(args.mode, X[tr], args.names.split(",")):
                 if args.passes > 1:
                     est.set_params(**({"n_passes": args.passes, "shuffle": True,
                                        "random_state": 0} if label != "SVC()" else {}))

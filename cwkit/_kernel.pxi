@@ -883,24 +883,22 @@ def kernel_scores(RowView rows not None, double bias, int kind, double gamma, in
                     so_quad(&Zm[0, 0] if nsv > 0 else NULL, nsv, nsv, krow, z)
 
 
-cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
-                           const double* y, const double* wt, Support* S, const KernelFn* kf,
-                           double* coef,
-                           int variant, double C, double rho, BPAWork* W, double* xd,
-                           double* krow, double* sqr, Py_ssize_t known, const double* fk,
-                           bint* moved, Py_ssize_t* bad) noexcept nogil:
-    """One joint update on rows[0..m-1] ([GPA13] eqs. 14-19 with the block Gram matrix
-    A_jk = y_j y_k k~(x_j, x_k) and the importance weights wt[row] of `bpa_box`, NULL: 1):
-    the rows with tau_k != 0 join the support set with coefficients tau_k y_k.  Rows
-    k >= known come with f(x_k) = fk[k] and ||x_k||^2 = sqr[k] under the current support
-    set (their prediction's: no kernel row again).  Returns a Status."""
+cdef int kernel_bpa_solve(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
+                          const double* y, const double* wt, const Support* S,
+                          const KernelFn* kf, const double* coef, int variant, double C,
+                          double rho, BPAWork* W, double* xd, double* krow, double* sqr,
+                          Py_ssize_t known, const double* fk, Py_ssize_t* bad) noexcept nogil:
+    """The joint step tau (W.tau) on rows[0..m-1] ([GPA13] eqs. 14-19 with the block Gram
+    matrix A_jk = y_j y_k k~(x_j, x_k) and the importance weights wt[row] of `bpa_box`,
+    NULL: 1), the support set unchanged.  Rows k >= known come with f(x_k) = fk[k] and
+    ||x_k||^2 = sqr[k] under the current support set (their prediction's: no kernel row
+    again).  Returns a Status."""
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
-    cdef Py_ssize_t j, k, nk, it, n0 = S.n
+    cdef Py_ssize_t k, nk, it
     cdef double f, kkt
     cdef int st
-    moved[0] = False
     for k in range(m):
         if k < known:
             nk = get_row(R, rows[k], &x, &idx)
@@ -926,6 +924,25 @@ cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
         if W.tau[k] != 0.0 and not isfinite(W.tau[k] * y[rows[k]]):
             bad[0] = rows[m - 1]
             return NONFINITE_STATE
+    return OK
+
+
+cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
+                           const double* y, const double* wt, Support* S, const KernelFn* kf,
+                           double* coef,
+                           int variant, double C, double rho, BPAWork* W, double* xd,
+                           double* krow, double* sqr, Py_ssize_t known, const double* fk,
+                           bint* moved, Py_ssize_t* bad) noexcept nogil:
+    """One joint update on rows[0..m-1] (`kernel_bpa_solve`): the rows with
+    tau_k != 0 join the support set with coefficients tau_k y_k.  Returns a Status."""
+    cdef const double* x
+    cdef const int* idx
+    cdef Py_ssize_t k, nk
+    cdef int st = kernel_bpa_solve(R, rows, m, y, wt, S, kf, coef, variant, C, rho, W, xd,
+                                   krow, sqr, known, fk, bad)
+    moved[0] = False
+    if st != OK:
+        return st
     for k in range(m):
         if W.tau[k] == 0.0:
             continue
@@ -936,19 +953,64 @@ cdef int kernel_bpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t m,
     return OK
 
 
+cdef inline void bpa_fill_known(const Rows* R, const Py_ssize_t* order, Py_ssize_t n_seen,
+                                Py_ssize_t B, const Support* S, const KernelFn* kf,
+                                const double* coef, Py_ssize_t Kc, double* xd, double* krow,
+                                double* scsave, double* ssave) noexcept nogil:
+    """Averaging: the scores (Kc per row) and squared norms of the n_seen rows carried
+    from an earlier call under the current support set, by position modulo B, as the
+    rows a call predicts (each provisional group then reads them)."""
+    cdef const double* x
+    cdef const int* idx
+    cdef const double* xr
+    cdef Py_ssize_t t, nnz
+    for t in range(n_seen):
+        nnz = get_row(R, order[t], &x, &idx)
+        xr = dense_row(R, x, idx, nnz, xd, &ssave[t % B])
+        kernel_row(S, kf, xr, ssave[t % B], krow)
+        clear_row(R, idx, nnz, xd)
+        sv_scores(coef, S.n, Kc, krow, 1.0, scsave + (t % B) * Kc)
+
+
+cdef inline void bpa_avg_join(double* u, double* pu, double* gu, Py_ssize_t n0,
+                              const double* tau, Py_ssize_t m, Py_ssize_t Kc) noexcept nogil:
+    """Averaging, after a group's update appended its rows of tau_k != 0 from slot n0:
+    each joins with the sum of its provisional coefficients pu[k] (Kc values; 0 in a
+    sliding window), a row of tau_k = 0 leaves it in gu[k] (the averaged model keeps
+    it; gu NULL on a budget, which drops it); pu is zeroed for the next group."""
+    cdef Py_ssize_t k, c, a = n0
+    for k in range(m):
+        if tau[k] != 0.0:
+            memcpy(u + a * Kc, pu + k * Kc, Kc * sizeof(double))
+            a += 1
+        elif gu != NULL:
+            memcpy(gu + k * Kc, pu + k * Kc, Kc * sizeof(double))
+        for c in range(Kc):
+            pu[k * Kc + c] = 0.0
+
+
 def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[::1] order,
                     Py_ssize_t n_seen, double bias, int kind, double gamma, int degree,
                     double coef0, int variant, bint sliding, Py_ssize_t B, double C,
                     double rho, bint flush, Py_ssize_t budget, int policy,
                     double[::1] sv_data, int[::1] sv_idx, long long[::1] sv_start,
                     long long[::1] sv_len, double[::1] sv_sqn, double[::1] coef,
-                    double[::1] aux):
+                    double[::1] u, double[::1] pu, double[::1] gu, double[::1] aux):
     """One pass of kernel mini-batch PA (the grouping of `bpa_pass`): every row
     predicted with f(x) = sum_j coef_j k~(x_j, x) from before its group, then one
     joint update per group (`kernel_bpa_update`) and the budget.  The update reuses the
     f(x) and ||x||^2 of the rows predicted since the support set last changed (a block
-    window's whole group).  Returns (rounds, mistakes, updates, loss_sum, status,
-    position, n_left)."""
+    window's whole group).
+
+    Averaging (u not empty, room as coef): the model of a round is the support set
+    after it, and in a block window with an incomplete group that group's provisional
+    joint step (`kernel_bpa_solve`, its rows not appended), as `bpa_pass` reports it.
+    u_j sums the coefficient of support vector j up to P = aux[KAUX_P] rounds ago
+    (`so_avg_flush` when a group's update or the budget changes them), pu[k] the
+    provisional coefficients of the incomplete group's row k; at the group's update a
+    row joins with its pu[k] (`bpa_avg_join`), or without a budget a row of tau_k = 0
+    leaves it in gu at its position in `order`.  aux[AUX_T] counts the rounds.
+    Returns (rounds, mistakes, updates, loss_sum, status, position, n_left)."""
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
     cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
@@ -960,9 +1022,9 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
     cdef const int* idx
     cdef const double* xr
     cdef double f, mrg, sqn, wf, phi_t
-    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
-    cdef Py_ssize_t n0, changed = -1, r0
-    cdef bint moved
+    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M], T = aux[AUX_T], P = aux[KAUX_P]
+    cdef Py_ssize_t n0, changed = -1, r0, known = n_seen
+    cdef bint moved, avg = u.shape[0] > 0
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(coef.shape[0] + 1)
@@ -970,6 +1032,9 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
     cdef double* fk = ws.doubles(B + 1)
     cdef double* fsave = ws.doubles(B + 1)          # by position modulo B
     cdef double* ssave = ws.doubles(B + 1)
+    cdef double* up = &u[0] if avg else NULL
+    cdef double* pp = &pu[0] if avg else NULL
+    cdef double* gp = &gu[0] if avg and gu.shape[0] > 0 else NULL
     cdef BPAWork W
     W.Q = ws.doubles(5 * B + B * B + qp_work_size(B))
     W.ell = W.Q + B * B
@@ -980,6 +1045,10 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
     W.save = NULL
     W.qiwork = ws.indices(qp_iwork_size(B) + 1)
     with nogil:
+        if avg and not sliding and n_seen > 0:
+            bpa_fill_known(&rows.R, &order[0], n_seen, B, &S, &kf, &coef[0], 1, xd, krow,
+                           fsave, ssave)
+            known = 0
         for t in range(g.n):
             i = order[t]
             if t >= n_seen:
@@ -995,9 +1064,24 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                     break
             m = group_due(&g, t + 1, &lo)
             if m == 0:
+                if avg and t >= n_seen:
+                    # the incomplete group g.start..t, applied provisionally
+                    m = t + 1 - g.start
+                    for j in range(m):
+                        fk[j] = fsave[(g.start + j) % B]
+                        sqr[j] = ssave[(g.start + j) % B]
+                    cnt.status = kernel_bpa_solve(&rows.R, &order[g.start], m, &y[0], cnt.wt,
+                                                  &S, &kf, &coef[0], variant, C, rho, &W, xd,
+                                                  krow, sqr, 0, fk, &cnt.pos)
+                    if cnt.status != OK:
+                        break
+                    for j in range(m):
+                        pp[j] += W.tau[j] * y[order[g.start + j]]
+                    T += 1.0
+                    P += 1.0
                 continue
-            # positions from max(n_seen, changed + 1) were predicted by this support set
-            r0 = max(0, max(n_seen, changed + 1) - lo)
+            # positions from max(known, changed + 1) were predicted by this support set
+            r0 = max(0, max(known, changed + 1) - lo)
             for j in range(r0, m):
                 fk[j] = fsave[(lo + j) % B]
                 sqr[j] = ssave[(lo + j) % B]
@@ -1011,6 +1095,10 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                 cnt.updates += 1
                 changed = t
             M += S.n - n0
+            if avg:
+                if S.n > n0:
+                    so_avg_flush(up, &coef[0], n0, &P)
+                bpa_avg_join(up, pp, gp + lo if gp != NULL else NULL, n0, W.tau, m, 1)
             while budget > 0 and S.n > budget:
                 changed = t
                 j = budget_victim(&S, &kf, &coef[0], 1, policy)
@@ -1022,7 +1110,13 @@ def kernel_bpa_pass(RowView rows not None, const double[::1] y, const Py_ssize_t
                         coef[j] *= phi_t
                     j = 0
                 shift_rows(&coef[0], j, S.n, 1)
+                if avg:
+                    shift_rows(up, j, S.n, 1)
                 sv_remove(&S, j)
+            if avg and t >= n_seen:
+                T += 1.0
+                P += 1.0
+    so_avg_store(aux, avg, T, P)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
     aux[KAUX_Q] = Q
@@ -1131,27 +1225,24 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     return counts_result(&cnt)
 
 
-cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
-                             const Py_ssize_t* y, const double* wt, Support* S,
-                             const KernelFn* kf,
-                             double* coef, Py_ssize_t K, int variant, double C, double rho,
-                             MCBPAWork* W, double* xd, double* krow, double* sqr,
-                             Py_ssize_t known, bint* moved, Py_ssize_t* bad) noexcept nogil:
-    """One joint top-1 update on rows[0..nb-1] over the stacked blocks ([GPA13]
+cdef int kernel_mcbpa_solve(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                            const Py_ssize_t* y, const double* wt, const Support* S,
+                            const KernelFn* kf, const double* coef, Py_ssize_t K, int variant,
+                            double C, double rho, MCBPAWork* W, double* xd, double* krow,
+                            double* sqr, Py_ssize_t known, Py_ssize_t* bad) noexcept nogil:
+    """The joint top-1 step on rows[0..nb-1] over the stacked blocks ([GPA13]
     eqs. 14-19 with [CS03]'s constraints, as `_mcbpa_update` with kk = 1; importance
-    weights wt[row], NULL: 1): the Gram
-    matrix of the group G_ii' = k~(x_i, x_i') times the class overlap of (e_{y_i} -
-    e_{c_i}) and (e_{y_i'} - e_{c_i'}); the rows with tau_i != 0 join the support set
-    with coefficients tau_i (e_{y_i} - e_{c_i}).  Rows r >= known come with their
-    scores in W.sc[r K ..] and ||x_r||^2 in sqr[r] under the current support set (their
-    prediction's: no kernel row again).  Returns a Status."""
+    weights wt[row], NULL: 1), the support set unchanged: the Gram matrix of the group
+    G_ii' = k~(x_i, x_i') times the class overlap of (e_{y_i} - e_{c_i}) and
+    (e_{y_i'} - e_{c_i'}); tau in W.tau, the competitors c_i in W.comp.  Rows r >= known
+    come with their scores in W.sc[r K ..] and ||x_r||^2 in sqr[r] under the current
+    support set (their prediction's: no kernel row again).  Returns a Status."""
     cdef const double* x
     cdef const int* idx
     cdef const double* xr
-    cdef Py_ssize_t r, r2, c, nk, it, yr
+    cdef Py_ssize_t r, nk, it, yr
     cdef double kkt
     cdef double* sc
-    moved[0] = False
     for r in range(nb):
         sc = W.sc + r * K
         if r < known:
@@ -1181,6 +1272,26 @@ cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t n
         if not isfinite(W.tau[r]):
             bad[0] = rows[nb - 1]
             return NONFINITE_STATE
+    return OK
+
+
+cdef int kernel_mcbpa_update(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb,
+                             const Py_ssize_t* y, const double* wt, Support* S,
+                             const KernelFn* kf,
+                             double* coef, Py_ssize_t K, int variant, double C, double rho,
+                             MCBPAWork* W, double* xd, double* krow, double* sqr,
+                             Py_ssize_t known, bint* moved, Py_ssize_t* bad) noexcept nogil:
+    """One joint top-1 update on rows[0..nb-1] (`kernel_mcbpa_solve`): the rows with
+    tau_i != 0 join the support set with coefficients tau_i (e_{y_i} - e_{c_i}).
+    Returns a Status."""
+    cdef const double* x
+    cdef const int* idx
+    cdef Py_ssize_t r, c, nk
+    cdef int st = kernel_mcbpa_solve(R, rows, nb, y, wt, S, kf, coef, K, variant, C, rho, W,
+                                     xd, krow, sqr, known, bad)
+    moved[0] = False
+    if st != OK:
+        return st
     for r in range(nb):
         if W.tau[r] == 0.0:
             continue
@@ -1200,14 +1311,16 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                          bint sliding, Py_ssize_t B, double C, double rho, bint flush,
                          Py_ssize_t budget, int policy, double[::1] sv_data, int[::1] sv_idx,
                          long long[::1] sv_start, long long[::1] sv_len, double[::1] sv_sqn,
-                         double[:, ::1] coef, double[::1] aux):
+                         double[:, ::1] coef, double[:, ::1] u, double[:, ::1] pu,
+                         double[:, ::1] gu, double[::1] aux):
     """One pass of kernel mini-batch PA, multi-class top-1 (the grouping of `bpa_pass`):
     every row predicted (argmax, ties to the first class) with f_c(x) = sum_j coef[j, c]
     k~(x_j, x) from before its group, then one joint update per group
     (`kernel_mcbpa_update`, reusing the scores of the rows predicted since the support
     set last changed, as `kernel_bpa_pass`) and the budget ("oldest": the Forgetron's
-    phi_t with the largest |coef[0, c]| as the weight).  Returns (rounds, mistakes,
-    updates, loss_sum, status, position, n_left)."""
+    phi_t with the largest |coef[0, c]| as the weight).  Averaging: u, pu and gu as in
+    `kernel_bpa_pass`, K values per row (a provisional row's tau_k e_k).  Returns
+    (rounds, mistakes, updates, loss_sum, status, position, n_left)."""
     cdef KernelFn kf = kernel_fn(kind, gamma, degree, coef0, bias)
     cdef Support S = support_of(sv_data, sv_idx, sv_start, sv_len, sv_sqn,
                                 <Py_ssize_t>aux[KAUX_N], <long long>aux[KAUX_USED])
@@ -1219,8 +1332,9 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef const int* idx
     cdef const double* xr
     cdef double sqn, sig, wf
-    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M]
-    cdef bint moved
+    cdef double Q = aux[KAUX_Q], M = aux[KAUX_M], T = aux[AUX_T], P = aux[KAUX_P]
+    cdef bint moved, avg = u.shape[0] > 0
+    cdef Py_ssize_t known = n_seen
     cdef Workspace ws = Workspace()
     cdef double* xd = <double*>ws.take((n_cols + 1) * sizeof(double), True)
     cdef double* krow = ws.doubles(coef.shape[0] + 1)
@@ -1230,6 +1344,9 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* sc = ws.doubles(K)
     cdef double* pred
     cdef double* cp = &coef[0, 0] if coef.shape[0] > 0 else NULL
+    cdef double* up = &u[0, 0] if avg else NULL
+    cdef double* pp = &pu[0, 0] if avg else NULL
+    cdef double* gp = &gu[0, 0] if avg and gu.shape[0] > 0 else NULL
     cdef MCBPAWork W
     W.sc = ws.doubles(B * K + B * B + B * B + 4 * B + qp_work_size(B))
     W.gx = W.sc + B * K
@@ -1247,6 +1364,10 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
     W.grp = W.pos + B * K
     W.stride = 0
     with nogil:
+        if avg and not sliding and n_seen > 0:
+            bpa_fill_known(&rows.R, &order[0], n_seen, B, &S, &kf, cp, K, xd, krow, scsave,
+                           ssave)
+            known = 0
         for t in range(g.n):
             i = order[t]
             if t >= n_seen:
@@ -1265,9 +1386,26 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 count_hinge(&cnt, pred[yi] - pred[competitor(pred, K, yi)])
             nb = group_due(&g, t + 1, &lo)
             if nb == 0:
+                if avg and t >= n_seen:
+                    # the incomplete group g.start..t, applied provisionally
+                    nb = t + 1 - g.start
+                    for j in range(nb):
+                        memcpy(W.sc + j * K, scsave + ((g.start + j) % B) * K,
+                               K * sizeof(double))
+                        sqr[j] = ssave[(g.start + j) % B]
+                    cnt.status = kernel_mcbpa_solve(&rows.R, &order[g.start], nb, &y[0],
+                                                    cnt.wt, &S, &kf, cp, K, variant, C, rho,
+                                                    &W, xd, krow, sqr, 0, &cnt.pos)
+                    if cnt.status != OK:
+                        break
+                    for j in range(nb):
+                        pp[j * K + y[order[g.start + j]]] += W.tau[j]
+                        pp[j * K + W.comp[j]] -= W.tau[j]
+                    T += 1.0
+                    P += 1.0
                 continue
-            # positions from max(n_seen, changed + 1) were predicted by this support set
-            r0 = max(0, max(n_seen, changed + 1) - lo)
+            # positions from max(known, changed + 1) were predicted by this support set
+            r0 = max(0, max(known, changed + 1) - lo)
             for j in range(r0, nb):
                 memcpy(W.sc + j * K, scsave + ((lo + j) % B) * K, K * sizeof(double))
                 sqr[j] = ssave[(lo + j) % B]
@@ -1281,6 +1419,10 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 cnt.updates += 1
                 changed = t
             M += S.n - n0
+            if avg:
+                if S.n > n0:
+                    so_avg_flush(up, cp, n0 * K, &P)
+                bpa_avg_join(up, pp, gp + lo * K if gp != NULL else NULL, n0, W.tau, nb, K)
             while budget > 0 and S.n > budget:
                 changed = t
                 j = budget_victim(&S, &kf, cp, K, policy)
@@ -1297,7 +1439,13 @@ def kernel_bpa_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
                         cp[j] *= sig
                     j = 0
                 shift_rows(cp, j, S.n, K)
+                if avg:
+                    shift_rows(up, j, S.n, K)
                 sv_remove(&S, j)
+            if avg and t >= n_seen:
+                T += 1.0
+                P += 1.0
+    so_avg_store(aux, avg, T, P)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
     aux[KAUX_Q] = Q

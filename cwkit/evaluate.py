@@ -437,7 +437,7 @@ def make_tested(name, params, tested=True, task="classification"):
     """``(estimator, averaged, both)``: ``averaged``, whether ``cwkit.make(name,
     **params)`` (``cwkit.make_regressor`` for ``task="regression"``) averages
     (``average`` resolved); the estimator is that model, or, when
-    ``tested`` and its form has an average, the same with ``average=True``, whose last
+    ``tested``, the same with ``average=True`` (every form has an average), whose last
     iterate (``_predict_last``, ``Model.last_scores``) is the model ``average=False``
     gives, bit for bit, so that one run scores both (``both``)."""
     build = _make(task)
@@ -446,10 +446,7 @@ def make_tested(name, params, tested=True, task="classification"):
     if not tested:
         return est, averaged, False
     if not averaged:
-        try:
-            est = build(name, **{**params, "average": True})
-        except ValueError:      # a form without an average: the model as given
-            return est, False, False
+        est = build(name, **{**params, "average": True})
     return est, averaged, True
 
 
@@ -798,8 +795,7 @@ def evaluate(source, specs, *, test=None, passes=1, shuffle=False, seed=0, noise
     test : source, optional
         Test rows, evaluated (against their stored labels) after training. With test
         rows (``test``, a generated test set, ``cv`` folds) every learner averages its
-        weights unless its ``params`` set ``average`` (a form without an average, the
-        mini-batch kernel form, is tested as it is): ``test_error`` is the
+        weights unless its ``params`` set ``average``: ``test_error`` is the
         averaged model's and ``last_test_error`` its last iterate's, both from the
         same run (the last iterate is the model ``average=False`` gives); with
         ``average`` set, ``test_error`` is that model's and ``last_test_error`` None.

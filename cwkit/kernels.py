@@ -74,7 +74,7 @@ class KernelMixin:
         budget + 1-st, one is removed by ``budget_policy``.
     average : bool or "auto", default="auto"
         Report and score the average of the dual coefficients over the rounds
-        (every rule but mini-batch PA); see Notes.  "auto": averaged for the PA and
+        (every rule); see Notes.  "auto": averaged for the PA and
         [LMC09] families and CW, the last iterate for AROW (the name "perceptron" is
         the plain rule, "avg-perceptron" its average).
     budget_policy : {"oldest", "smallest", "shrink"}, default="oldest"
@@ -131,10 +131,9 @@ class KernelMixin:
     weight leaves the average with it (the averaged model keeps the same at most B
     support vectors; the Forgetron's phi_t shrinks the kept weights from the round
     of the removal on, as it shrinks the model).  CW / AROW score the average with
-    the last Sigma, as the primal rules.  Mini-batch PA refuses ``average=True``:
-    its reported model applies an incomplete group provisionally, with support
-    vectors the completed group may not keep; use ``kernel_approx`` features with
-    the linear rule's ``average=True``.
+    the last Sigma, as the primal rules.  Mini-batch PA averages the model each
+    round reports, an incomplete group's provisional step included
+    (:class:`KernelMiniBatchPA`).
     """
 
     _fitted = {
@@ -154,9 +153,6 @@ class KernelMixin:
     #: The primal family whose rule (``_rule``) and parameters the kernel form takes.
     _primal = None
 
-    #: Whether the rule's dual form keeps the average of its coefficients over the
-    #: rounds (``average=True``); the mini-batch dual form does not.
-    _averages = False
     #: What ``average="auto"`` resolves to (the first-order forms: averaged).
     _average_auto = False
 
@@ -179,12 +175,6 @@ class KernelMixin:
         if self.multiclass == "topk":
             raise ValueError(f"{type(self).__name__}: the kernel forms have no "
                              "multiclass='topk'; use 'top1' or 'ovr'")
-        if self._averaging() and not self._averages:
-            raise ValueError(f"{type(self).__name__}: average=True has no kernel form for "
-                             "mini-batch PA (its reported model applies an incomplete "
-                             "group provisionally, with support vectors the group may not "
-                             "keep); use it without a kernel, or kernel_approx features "
-                             "with a linear rule")
         if self.budget_policy == "shrink" and not isinstance(self, KernelRegularizedPA):
             raise ValueError(f"{type(self).__name__}: budget_policy='shrink' is the "
                              "regularized PA family's own shrinkage ('reg-pa', 'l2-pa', "
@@ -355,7 +345,6 @@ class KernelPerceptron(KernelMixin, OnlineClassifier):
 
     _primal = Perceptron
     _constraints = Perceptron._constraints
-    _averages = True
     _average_auto = True
     _names = Perceptron._names
 
@@ -407,7 +396,6 @@ class KernelPassiveAggressive(KernelMixin, OnlineClassifier):
 
     _primal = PassiveAggressive
     _constraints = {k: v for k, v in PassiveAggressive._constraints.items() if k != "slack"}
-    _averages = True
     _average_auto = True
     _names = PassiveAggressive._names
 
@@ -470,7 +458,6 @@ class KernelRegularizedPA(KernelMixin, OnlineClassifier):
     _constraints = {k: v for k, v in RegularizedPA._constraints.items()
                     if not k.startswith("prune")}
     _primal = RegularizedPA
-    _averages = True
     _average_auto = True
     _names = RegularizedPA._names
 
@@ -529,7 +516,6 @@ class KernelConfidenceWeighted(KernelMixin, GaussianMixin, OnlineClassifier):
     _constraints = {k: v for k, v in ConfidenceWeighted._constraints.items()
                     if k != "covariance"}
     _primal = ConfidenceWeighted
-    _averages = True
     _average_auto = True
     _names = ConfidenceWeighted._names
     _default_eta = ConfidenceWeighted._default_eta
@@ -607,7 +593,6 @@ class KernelAROW(KernelMixin, GaussianMixin, OnlineClassifier):
     _constraints = {k: v for k, v in AROW._constraints.items()
                     if k in ("r", "a", "loss")}
     _primal = AROW
-    _averages = True
     _names = AROW._names
 
     def __init__(self, r=1.0, a=1.0, loss="squared_hinge", kernel="rbf", gamma=None,
@@ -670,6 +655,17 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
     Groups span calls, and the rows of
     an incomplete group are applied provisionally to the reported model, as in
     :class:`cwkit.MiniBatchPA`.
+
+    ``average=True`` reports the mean over the rounds of the model each round reports,
+    as the primal form (with the linear kernel, its average): the support set, and
+    while a block window's group is incomplete its provisional step, so the averaged
+    model keeps its own support set, the support vectors, the rows a completed group
+    left out (tau_k = 0 after a provisional step gave them a coefficient) and the
+    pending rows, each with the sum of its coefficients (a support vector's kept
+    lazily, u_j += P coef_j when the coefficients change).  On a budget a row the
+    budget removes, or its group leaves out, takes its sum with it, as for the other
+    kernel rules (the averaged model keeps at most B support vectors and the pending
+    rows).
     """
 
     _primal = MiniBatchPA

@@ -314,7 +314,7 @@ def second_order_run(rule, X, y, *, kernel="rbf", kp=None, bias=None, a=1.0, r=1
 
 
 def bpa_run(variant, X, y, B, C, kernel, kp, bias=None, budget=None, policy="oldest",
-            K=None, s=None):
+            K=None, s=None, average=False):
     """Kernel mini-batch PA (block groups) in numpy: after every row, the reported
     (support row ids, coef) -- the pending group applied provisionally -- and the
     mistake of the row, predicted with the model from before its group.  The budget
@@ -325,10 +325,20 @@ def bpa_run(variant, X, y, B, C, kernel, kp, bias=None, budget=None, policy="old
     e_{y_k} - e_{c_k} with c_k the highest-scoring class other than y_k (ties to the
     smaller), A_jk = (e_j.e_k) k~(x_j, x_k), l_k = 1 - (f_{y_k} - f_{c_k})(x_k); coef (n, K)
     with rows tau_k e_k.  `s`: the rows' importance weights (None: 1), each row's loss
-    term scaled in its group's dual (`bpa_tau`)."""
+    term scaled in its group's dual (`bpa_tau`).
+
+    `average`: (row ids, coef) of the mean over the rounds of each round's model: the
+    support set after the round plus, while a group is incomplete, its provisional
+    step on the rows so far (the budget not applied to it; without a budget that is
+    the reported model).  Every row that had a coefficient keeps its sum: the support
+    vectors first, then the rows their group left out (tau = 0; none on a budget,
+    where a row leaving the support set or never joining it takes its sum with it),
+    then the pending rows of a nonzero sum."""
     from reference_steps import bpa_tau
     bias = default_bias(kernel, bias)
-    ids, coef, Q, M = [], np.zeros((0, K or 1)), 0.0, 0.0
+    w = K or 1
+    ids, coef, Q, M = [], np.zeros((0, w)), 0.0, 0.0
+    acc, pend, ghosts = np.zeros((0, w)), np.zeros((B, w)), []
 
     def scores(ids, coef, rows):
         """f (len(rows), K or 1) of the support set."""
@@ -347,23 +357,41 @@ def bpa_run(variant, X, y, B, C, kernel, kp, bias=None, budget=None, policy="old
             ell[r] = 1.0 - (f[r, y[i]] - f[r, c])
         return E, ell
 
-    def update(ids, coef, group, Q, M):
+    def step(ids, coef, group):
+        """The group's coefficients tau_k e_k (len(group), w)."""
         E, ell = directions(scores(ids, coef, group), group)
         A = (E @ E.T) * gram(X[group], X[group], kernel, bias=bias, **kp)
         tau = bpa_tau(A, ell, variant=variant, C=C, s=None if s is None else s[group])
-        keep = tau != 0
+        return tau[:, None] * E
+
+    def update(ids, coef, group, Q, M, acc=None):
+        G = step(ids, coef, group)
+        keep = (G != 0).any(axis=1)
         ids = ids + [g for g, k in zip(group, keep) if k]
-        coef = np.vstack([coef, (tau[:, None] * E)[keep]])
+        coef = np.vstack([coef, G[keep]])
+        if acc is not None:
+            acc = np.vstack([acc, pend[:len(group)][keep]])
+            if budget is None:
+                ghosts.extend((g, pend[r].copy()) for r, g in enumerate(group)
+                              if not keep[r] and pend[r].any())
         M += keep.sum()
         while budget is not None and len(ids) > budget:
             j, W, Q = _budget_step(X, ids, coef, Q, M, policy, policy == "oldest",
                                    kernel, kp, bias)
             del ids[j]
             coef = np.delete(W, j, 0)
-        return ids, coef, Q, M
+            if acc is not None:
+                acc = np.delete(acc, j, 0)
+        return ids, coef, Q, M, acc
 
     def shown(coef):
         return coef[:, 0].copy() if K is None else coef.copy()
+
+    def averaged(t, group):
+        live = [r for r in range(len(group)) if pend[r].any()]
+        rows = ids + [g for g, _ in ghosts] + [group[r] for r in live]
+        sums = np.vstack([acc] + [v[None] for _, v in ghosts] + [pend[live]])
+        return rows, shown(sums / t)
 
     start = 0
     for i in range(len(X)):
@@ -371,9 +399,19 @@ def bpa_run(variant, X, y, B, C, kernel, kp, bias=None, budget=None, policy="old
         mistake = y[i] * f[0] <= 0 if K is None else int(np.argmax(f)) != y[i]
         group = list(range(start, i + 1))
         if len(group) == B:
-            ids, coef, Q, M = update(ids, coef, group, Q, M)
+            ids, coef, Q, M, acc = update(ids, coef, group, Q, M, acc)
+            pend[:] = 0.0
             start = i + 1
-            yield list(ids), shown(coef), mistake
+            acc = acc + coef
+            if average:
+                yield (*averaged(i + 1, []), mistake)
+            else:
+                yield list(ids), shown(coef), mistake
         else:
-            ids_i, coef_i = update(ids, coef, group, Q, M)[:2]
-            yield ids_i, shown(coef_i), mistake
+            acc = acc + coef
+            pend[:len(group)] += step(ids, coef, group)
+            if average:
+                yield (*averaged(i + 1, group), mistake)
+            else:
+                ids_i, coef_i = update(ids, coef, group, Q, M)[:2]
+                yield ids_i, shown(coef_i), mistake

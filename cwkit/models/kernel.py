@@ -178,11 +178,15 @@ class DualModel(Model):
         except (KeyError, IndexError, TypeError):
             raise ValueError("the support set's arrays are missing") from None
         want = {"sv_data": (nnz,), "sv_indices": (nnz,), "sv_indptr": (n + 1,),
-                "sv_sqn": (n,), "aux": (_core.KAUX_SIZE,), **{
-                    k: v.shape for k, v in self.coef_state(n).items()}}
+                "sv_sqn": (n,), "aux": (_core.KAUX_SIZE,), **self.state_shapes(n, shapes)}
         if n < 0 or any(tuple(shapes.get(k, ())) != v for k, v in want.items()):
             raise ValueError(f"the support set's arrays do not fit together ({shapes})")
         self.state = {k: np.zeros(v) for k, v in want.items()}
+
+    def state_shapes(self, n, shapes):
+        """The shapes of the arrays beside the support set's, for n support vectors
+        (`shapes`: the file's)."""
+        return {k: v.shape for k, v in self.coef_state(n).items()}
 
     def invariants(self):
         st = self.state
@@ -191,23 +195,12 @@ class DualModel(Model):
         aux = st["aux"]
         yield counts("the support vector count aux[3]", aux[_core.KAUX_N:_core.KAUX_N + 1],
                      n, n)
-        yield counts("sv_indptr", indptr, 0, len(st["sv_data"]))
-        yield ("sv_indptr must start at 0, end at the number of entries and not decrease",
-               bool(indptr[0] == 0 and indptr[-1] == len(st["sv_data"])
-                    and (np.diff(indptr) >= 0).all()))
-        yield counts("sv_indices", ind, 0, self.n_features - 1)
-        # the support vector of each entry: empty rows (all-zero vectors) hold none
-        rows = np.repeat(np.arange(n), np.diff(indptr).astype(np.int64))
-        within = rows[1:] == rows[:-1]
-        yield ("sv_indices must increase within each support vector",
-               bool((np.diff(ind)[within] > 0).all()))
+        yield from rows_invariants("sv_", st["sv_data"], ind, indptr, st["sv_sqn"],
+                                   self.n_features)
         yield (f"the support set holds {n} vectors, more than budget={self.spec.budget}",
                self.spec.budget == 0 or n <= self.spec.budget)
         yield counts("the count of support vectors added aux[6]",
                      aux[_core.KAUX_M:_core.KAUX_M + 1], n, np.inf)
-        sq = np.bincount(rows, weights=st["sv_data"] ** 2, minlength=n)
-        yield ("sv_sqn must be the squared norms of the support vectors",
-               bool(np.allclose(sq, st["sv_sqn"], rtol=1e-9, atol=0)))
 
     def reported(self, bias):
         """The model whose support set and coefficients are reported (itself)."""
@@ -310,6 +303,24 @@ class DualModel(Model):
         with np.errstate(over="ignore", invalid="ignore"):     # reported by `finite`
             return kernel_from_dots(dot, sa, sb, spec.kernel, spec.gamma, spec.degree,
                                     spec.coef0) + bias * bias
+
+
+def rows_invariants(prefix, data, ind, indptr, sqn, n_features):
+    """The invariants of CSR rows kept as the arrays ``{prefix}data``, ``indices``,
+    ``indptr`` and ``sqn`` (their squared norms), for :meth:`Model.invariants`."""
+    n = len(sqn)
+    yield counts(f"{prefix}indptr", indptr, 0, len(data))
+    yield (f"{prefix}indptr must start at 0, end at the number of entries and not decrease",
+           bool(indptr[0] == 0 and indptr[-1] == len(data) and (np.diff(indptr) >= 0).all()))
+    yield counts(f"{prefix}indices", ind, 0, n_features - 1)
+    # the row of each entry: empty rows (all-zero vectors) hold none
+    rows = np.repeat(np.arange(n), np.diff(indptr).astype(np.int64))
+    within = rows[1:] == rows[:-1]
+    yield (f"{prefix}indices must increase within each row",
+           bool((np.diff(ind)[within] > 0).all()))
+    sq = np.bincount(rows, weights=data ** 2, minlength=n)
+    yield (f"{prefix}sqn must be the squared norms of the rows",
+           bool(np.allclose(sq, sqn, rtol=1e-9, atol=0)))
 
 
 def kernel_from_dots(dot, sa, sb, kernel, gamma, degree, coef0):
@@ -505,7 +516,15 @@ class MiniBatchDual(DualModel):
     ``coef`` (n, 1 or K), and the rows of an incomplete group carried to the next call
     (``pend``, ``pend_y``, ``pend_w`` their importance weights, ``n_pend``) as in
     :class:`cwkit.models.minibatch.BinaryBPA`; the reported model applies that group
-    provisionally (block windows)."""
+    provisionally (block windows).
+
+    Averaging (``average=True``): the mean over the rounds of the model each round
+    reports (the support set, and an incomplete group's provisional step), kept by the
+    driver as ``u`` (the support vectors' sums, lazily: aux[7] rounds behind),
+    ``pend_u`` (the pending rows' sums) and, without a budget, the rows whose group
+    left them out with a nonzero sum (``gh_*``: their CSR rows, squared norms and sums
+    ``gh_u``).  On a budget a row that leaves the support set, or never joins it,
+    takes its sum with it."""
 
     def __init__(self, spec):
         self.per_update = spec.batch_size
@@ -519,8 +538,25 @@ class MiniBatchDual(DualModel):
 
     def coef_state(self, n):
         B = self.spec.batch_size
-        return {"coef": np.zeros((n, self.width)), "pend": np.zeros((B, self.n_features)),
-                "pend_y": np.zeros(B), "pend_w": np.ones(B), "n_pend": np.zeros(1)}
+        st = {"coef": np.zeros((n, self.width)), "pend": np.zeros((B, self.n_features)),
+              "pend_y": np.zeros(B), "pend_w": np.ones(B), "n_pend": np.zeros(1)}
+        if self.averaged:
+            st.update({"u": np.zeros((n, self.width)), "pend_u": np.zeros((B, self.width)),
+                       "gh_data": np.zeros(0), "gh_indices": np.zeros(0),
+                       "gh_indptr": np.zeros(1), "gh_sqn": np.zeros(0),
+                       "gh_u": np.zeros((0, self.width))})
+        return st
+
+    def state_shapes(self, n, shapes):
+        want = super().state_shapes(n, shapes)
+        if self.averaged:
+            try:
+                g, nnz = shapes["gh_indptr"][0] - 1, shapes["gh_data"][0]
+            except (KeyError, IndexError, TypeError):
+                raise ValueError("the averaged model's rows are missing") from None
+            want.update({"gh_data": (nnz,), "gh_indices": (nnz,), "gh_indptr": (g + 1,),
+                         "gh_sqn": (g,), "gh_u": (g, self.width)})
+        return want
 
     def run(self, rows, y, order, bias, flush=False):
         st, spec = self.state, self.spec
@@ -544,23 +580,30 @@ class MiniBatchDual(DualModel):
             y = np.concatenate([st["pend_y"][:n_pend], y])
             order = np.concatenate([np.arange(n_pend), order + n_pend])
         cap, data, idx, start, length, sqn, aux = self.buffers(rows, order)
-        n = self.n_support
-        coef = np.zeros((cap, self.width))
+        n, w = self.n_support, self.width
+        coef = np.zeros((cap, w))
         coef[:n] = st["coef"]
+        u, pu, gu = self.sum_buffers(cap, len(order))
         grouping = (BPA_VARIANTS.index(spec.bpa_variant), spec.sliding, spec.batch_size,
                     spec.C, spec.rho, flush, spec.budget, POLICIES[spec.budget_policy],
                     data, idx, start, length, sqn)
         if self.K:
             *result, n_left = _core.kernel_bpa_top1_pass(
                 rows.view, y.astype(np.intp), order, n_pend, bias, *self.kernel_args(),
-                *grouping, coef, aux)
+                *grouping, coef, u, pu, gu, aux)
         else:
-            coef = coef[:, 0].copy()
+            flat = [np.ascontiguousarray(a[:, 0]) for a in (coef, u, pu, gu)]
             *result, n_left = _core.kernel_bpa_pass(
-                rows.view, y, order, n_pend, bias, *self.kernel_args(), *grouping, coef, aux)
-            coef = coef[:, None]
+                rows.view, y, order, n_pend, bias, *self.kernel_args(), *grouping, *flat,
+                aux)
+            coef, u, pu, gu = (a[:, None] for a in flat)
         self.compact(data, idx, start, length, sqn, aux)
-        st["coef"] = coef[:int(aux[_core.KAUX_N])].copy()
+        n = int(aux[_core.KAUX_N])
+        st["coef"] = coef[:n].copy()
+        if self.averaged:
+            st["u"] = u[:n].copy()
+            st["pend_u"] = pu
+            self.keep_ghosts(rows, order, gu)
         result = PassResult(*result)
         if result.status == _core.Status.OK:
             tail = order[len(order) - n_left:]
@@ -572,8 +615,38 @@ class MiniBatchDual(DualModel):
         return result._replace(pos=max(int(result.pos) - n_pend, 0)
                                if result.status != _core.Status.OK else NO_ROW)
 
-    def reported(self, bias):
-        """With rows pending in block mode: a copy with their group applied (flushed)."""
+    def sum_buffers(self, cap, rounds):
+        """The driver's averaging sums: u (room as coef), pend_u, and one row of gu per
+        round for the rows a group leaves out (none on a budget or in a sliding
+        window); empty without averaging."""
+        w = self.width
+        if not self.averaged:
+            return np.zeros((0, w)), np.zeros((0, w)), np.zeros((0, w))
+        st = self.state
+        u = np.zeros((cap, w))
+        u[:len(st["u"])] = st["u"]
+        ghosts = self.spec.budget == 0 and not self.spec.sliding
+        return u, st["pend_u"].copy(), np.zeros((rounds if ghosts else 0, w))
+
+    def keep_ghosts(self, rows, order, gu):
+        """Append the rows the driver left in gu (a nonzero sum) to the gh_* arrays."""
+        pos = np.flatnonzero((gu != 0.0).any(axis=1))
+        if not len(pos):
+            return
+        R = sp.csr_matrix(rows.X[order[pos]])
+        R.eliminate_zeros()
+        R.sort_indices()
+        st = self.state
+        st["gh_data"] = np.concatenate([st["gh_data"], R.data])
+        st["gh_indices"] = np.concatenate([st["gh_indices"], R.indices.astype(np.float64)])
+        st["gh_indptr"] = np.concatenate([st["gh_indptr"], st["gh_indptr"][-1] + R.indptr[1:]])
+        st["gh_sqn"] = np.concatenate([st["gh_sqn"],
+                                       np.asarray(R.multiply(R).sum(axis=1)).ravel()])
+        st["gh_u"] = np.concatenate([st["gh_u"], gu[pos]])
+
+    def last_iterate(self, bias):
+        """The model of the last round: with rows pending in block mode, a copy with
+        their group applied (flushed)."""
         if int(self.state["n_pend"][0]) == 0 or self.spec.sliding:
             return self
         model = copy.deepcopy(self)
@@ -581,12 +654,42 @@ class MiniBatchDual(DualModel):
                   bias, flush=True)
         return model
 
+    def reported(self, bias):
+        """The last iterate (`last_iterate`), or with averaging the mean of the rounds'
+        models (`AveragedDual`)."""
+        if not self.averaged or self.state["aux"][_core.AUX_T] == 0:
+            return self.last_iterate(bias)
+        st = self.state
+        aux = st["aux"]
+        n_pend = int(st["n_pend"][0])
+        pend = sp.csr_matrix(st["pend"][:n_pend])
+        keep = (st["pend_u"][:n_pend] != 0.0).any(axis=1)
+        pend = pend[keep]
+        pend.sort_indices()
+        sums = np.concatenate([st["u"] + aux[_core.KAUX_P] * st["coef"], st["gh_u"],
+                               st["pend_u"][:n_pend][keep]])
+        ptr = [st["sv_indptr"], st["gh_indptr"][1:] + st["sv_indptr"][-1],
+               pend.indptr[1:] + st["sv_indptr"][-1] + st["gh_indptr"][-1]]
+        return AveragedDual(self, np.concatenate([st["sv_data"], st["gh_data"], pend.data]),
+                            np.concatenate([st["sv_indices"], st["gh_indices"],
+                                            pend.indices.astype(np.float64)]),
+                            np.concatenate(ptr),
+                            np.concatenate([st["sv_sqn"], st["gh_sqn"],
+                                            np.asarray(pend.multiply(pend).sum(axis=1))
+                                            .ravel()]),
+                            sums / aux[_core.AUX_T])
+
     def dual_coef(self):
         return self.state["coef"]
 
     def scores(self, rows, bias):
         model = self.reported(bias)
-        out = model.scores_and_v(rows, bias, model.state["coef"])[0]
+        out = model.scores_and_v(rows, bias, model.dual_coef())[0]
+        return out if self.K else out[:, 0]
+
+    def last_scores(self, rows, bias):
+        model = self.last_iterate(bias)
+        out = model.scores_and_v(rows, bias, model.dual_coef())[0]
         return out if self.K else out[:, 0]
 
     def invariants(self):
@@ -599,6 +702,36 @@ class MiniBatchDual(DualModel):
             yield counts("pend_y, class codes,", pend_y, 0, self.K - 1)
         else:
             yield "pend_y must be -1 or +1", bool((np.abs(pend_y) == 1).all())
+        if self.averaged:
+            yield from self.round_invariants()
+            yield from rows_invariants("gh_", st["gh_data"], st["gh_indices"],
+                                       st["gh_indptr"], st["gh_sqn"], self.n_features)
+
+
+class AveragedDual(DualModel):
+    """The averaged model of a :class:`MiniBatchDual` (what it reports and scores): its
+    own support set (the support vectors, the rows a group left out, the pending
+    rows) and the mean of their coefficients over the rounds."""
+
+    def __init__(self, model, data, indices, indptr, sqn, coef):
+        self.spec = model.spec
+        self.rule = model.rule
+        self.n_features = model.n_features
+        self.width = model.width
+        aux = np.zeros(_core.KAUX_SIZE)
+        aux[_core.KAUX_N] = len(sqn)
+        self.state = {"sv_data": data, "sv_indices": indices, "sv_indptr": indptr,
+                      "sv_sqn": sqn, "aux": aux, "coef": coef}
+
+    def coef_state(self, n):
+        return {"coef": np.zeros((n, self.width))}
+
+    def dual_coef(self):
+        return self.state["coef"]
+
+    def scores(self, rows, bias):
+        out = self.scores_and_v(rows, bias, self.dual_coef())[0]
+        return out if self.width > 1 else out[:, 0]
 
 
 class KernelOneVsRest(OneVsRest):
