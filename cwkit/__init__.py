@@ -7,6 +7,7 @@ family [LMC09], mini-batch PA, multi-class reductions and
 streaming svmlight/libsvm input, with one compiled Cython core.
 """
 from . import _interrupt  # noqa: F401  (first: holds Ctrl-C while the command line starts)
+from . import _blas  # noqa: F401  (before numpy: the command line's BLAS threads poll briefly)
 from ._version import __version__  # noqa: F401  (cwkit.__version__)
 
 try:

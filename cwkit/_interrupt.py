@@ -18,7 +18,7 @@ import threading
 _held = None    # the signals received while holding (a list), None when not holding
 
 
-def _launched_as_cli():
+def launched_as_cli():
     """Whether this interpreter runs the command line: the ``cwkit`` script, or
     ``python [options] -m cwkit``."""
     script = os.path.splitext(os.path.basename(sys.argv[0] if sys.argv else ""))[0]
@@ -45,7 +45,7 @@ def hold():
     global _held
     if (_held is None and threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-            and _launched_as_cli()):
+            and launched_as_cli()):
         _held = []
         signal.signal(signal.SIGINT, _hold_one)
 

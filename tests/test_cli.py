@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import cwkit
-from cwkit import cli, datasets
+from cwkit import _blas, cli, datasets
 from cwkit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,6 +147,19 @@ def check_schema(report):
             assert set(res) == set(RESULT_KEYS)
             for key, kind in RESULT_KEYS.items():
                 assert isinstance(res[key], kind), (key, res[key])
+
+
+@pytest.mark.parametrize(("cli_run", "env", "expected"), [
+    (True, {}, str(_blas.POLL_BITS)),
+    (True, {"OPENBLAS_THREAD_TIMEOUT": "28"}, "28"),     # the user's choice stays
+    (True, {"GOTO_THREAD_TIMEOUT": "28"}, None),         # (its older name)
+    (False, {}, None),                                   # a library import: nothing
+])
+def test_command_line_limits_blas_polling(monkeypatch, cli_run, env, expected):
+    monkeypatch.setattr(_blas.os, "environ", dict(env))
+    monkeypatch.setattr(_blas, "launched_as_cli", lambda: cli_run)
+    _blas.limit_polling()
+    assert _blas.os.environ.get("OPENBLAS_THREAD_TIMEOUT") == expected
 
 
 def test_docs_describe_every_json_key():

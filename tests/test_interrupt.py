@@ -77,4 +77,4 @@ def test_ctrl_c_during_start_work_or_exit_exits_130(tmp_path):
 def test_only_the_command_line_holds_ctrl_c(monkeypatch, orig_argv, argv0, cli):
     monkeypatch.setattr(sys, "orig_argv", orig_argv, raising=False)
     monkeypatch.setattr(sys, "argv", [argv0])
-    assert _interrupt._launched_as_cli() is cli
+    assert _interrupt.launched_as_cli() is cli
