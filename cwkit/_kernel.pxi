@@ -450,20 +450,22 @@ cdef inline double so_quad(const double* Zm, Py_ssize_t n, Py_ssize_t ld, const 
 # not in the support set's order: item a (in insertion order, as the support set,
 # mu and pairs) sits in row and column slot[a]; a removed item's slot, its row and
 # column zeroed, takes the next new item, so a removal moves no rows (the Python
-# layer puts the matrices back in item order after the call).  Each is kept as
+# layer puts the matrices back in item order after the call).  Both are symmetric
+# and kept as their lower triangle, packed by rows (row p's entries q <= p at
+# p (p + 1) / 2 + q, `tri`): half the memory to read and write.  Each is kept as
 # A + sum_t s_t u_t u_t^T with rank-one terms pending (`LowRank`): an update and its
 # removal add their terms in O(n) (the removal reads its column through them), and A
 # takes them in the sweep of its next matrix-vector product (`lr_mv`: each row takes
 # its terms, then its share of the product), Z at the next round and G at the next
 # update, so each matrix is read and written once per use (memory traffic: the
-# n x n matrices do not fit in a core's cache).  A term is the same whenever it is
-# taken, and the call's end takes what is pending (`dso_end`), so the result does
-# not depend on how the rows are split into calls.  A stays exactly symmetric.
+# matrices do not fit in a core's cache).  A term is the same whenever it is taken,
+# and the call's end takes what is pending (`dso_end`), so the result does not
+# depend on how the rows are split into calls.
 cdef enum:
     SO_PENDING = 32
 
 cdef struct LowRank:
-    double* A               # (ld, ld) by slot
+    double* A               # the lower triangle by slot, packed by rows (`tri`)
     double* U               # (SO_PENDING, ld): the pending u_t
     double* s               # (SO_PENDING): their s_t
     Py_ssize_t m            # terms pending
@@ -486,37 +488,58 @@ cdef struct DualSO:
     double lam
 
 
-cdef inline void lr_take_row(LowRank* L, Py_ssize_t p, Py_ssize_t P, Py_ssize_t ld) noexcept nogil:
-    """Row p of A (its first P slots) takes the pending terms: each entry gets
-    s_t (u_tp u_tq), so A stays exactly symmetric."""
+cdef inline Py_ssize_t tri(Py_ssize_t p) noexcept nogil:
+    """Where row p of a lower triangle packed by rows starts: p (p + 1) / 2."""
+    return (p * (p + 1)) >> 1
+
+
+cdef inline double dot4(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
+    """a.b in four interleaved sums (vectorisable; a fixed order for a given n)."""
+    cdef Py_ssize_t q = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while q + 4 <= n:
+        s0 += a[q] * b[q]
+        s1 += a[q + 1] * b[q + 1]
+        s2 += a[q + 2] * b[q + 2]
+        s3 += a[q + 3] * b[q + 3]
+        q += 4
+    while q < n:
+        s0 += a[q] * b[q]
+        q += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline void lr_take_row(LowRank* L, Py_ssize_t p, Py_ssize_t ld) noexcept nogil:
+    """Row p of A (its entries q <= p) takes the pending terms: each entry gets
+    s_t (u_tp u_tq)."""
     cdef Py_ssize_t q, t
-    cdef double* row = L.A + p * ld
+    cdef double* row = L.A + tri(p)
     cdef const double* u
     cdef double st, up
     for t in range(L.m):
         u = L.U + t * ld
         st = L.s[t]
         up = u[p]
-        for q in range(P):
+        for q in range(p + 1):
             row[q] += st * (up * u[q])
 
 
 cdef inline double lr_mv(LowRank* L, Py_ssize_t P, Py_ssize_t ld, const double* x,
                          double* out) noexcept nogil:
     """The pending terms taken (`lr_take_row`), then out = A x over the first P slots
-    (A symmetric: its rows scaled by x summed, one vectorisable sweep, each row right
-    after it took its terms), and returns x^T out."""
+    and returns x^T out.  Row p, right after it took its terms, gives out[p] its
+    entries q <= p (`dot4`) and adds x_p times its entries q < p to out[q] (A's
+    entries p > q of column q)."""
     cdef Py_ssize_t p, q
     cdef const double* row
     cdef double xp, d = 0.0
-    for q in range(P):
-        out[q] = 0.0
     for p in range(P):
-        lr_take_row(L, p, P, ld)
+        lr_take_row(L, p, ld)
         xp = x[p]
-        row = L.A + p * ld
-        for q in range(P):
+        row = L.A + tri(p)
+        for q in range(p):
             out[q] += xp * row[q]
+        out[p] = dot4(row, x, p + 1)
     L.m = 0
     for q in range(P):
         d += x[q] * out[q]
@@ -527,10 +550,12 @@ cdef inline void lr_col(const LowRank* L, Py_ssize_t P, Py_ssize_t ld, Py_ssize_
                         double* out) noexcept nogil:
     """out = column (= row) j of A + sum_t s_t u_t u_t^T over the first P slots."""
     cdef Py_ssize_t q, t
-    cdef const double* row = L.A + j * ld
+    cdef const double* row = L.A + tri(j)
     cdef double a
-    for q in range(P):
+    for q in range(j + 1):
         out[q] = row[q]
+    for q in range(j + 1, P):
+        out[q] = L.A[tri(q) + j]
     for t in range(L.m):
         row = L.U + t * ld
         a = L.s[t] * row[j]
@@ -541,7 +566,7 @@ cdef inline void lr_col(const LowRank* L, Py_ssize_t P, Py_ssize_t ld, Py_ssize_
 cdef inline double lr_diag(const LowRank* L, Py_ssize_t ld, Py_ssize_t j) noexcept nogil:
     """Entry (j, j) of A + sum_t s_t u_t u_t^T."""
     cdef Py_ssize_t t
-    cdef double d = L.A[j * ld + j], u
+    cdef double d = L.A[tri(j) + j], u
     for t in range(L.m):
         u = L.U[t * ld + j]
         d += L.s[t] * u * u
@@ -552,7 +577,7 @@ cdef inline void lr_flush(LowRank* L, Py_ssize_t P, Py_ssize_t ld) noexcept nogi
     """A takes the pending terms (`lr_take_row`); none pending after."""
     cdef Py_ssize_t p
     for p in range(P):
-        lr_take_row(L, p, P, ld)
+        lr_take_row(L, p, ld)
     L.m = 0
 
 
@@ -571,12 +596,36 @@ cdef inline void lr_push(LowRank* L, Py_ssize_t P, Py_ssize_t ld, const double* 
 cdef inline void lr_zero_slot(LowRank* L, Py_ssize_t P, Py_ssize_t ld,
                               Py_ssize_t j) noexcept nogil:
     """Row and column j of A + sum_t s_t u_t u_t^T set to zero (A's, and the u_tj)."""
-    cdef Py_ssize_t p, t
-    for p in range(P):
-        L.A[p * ld + j] = 0.0
-    memset(L.A + j * ld, 0, P * sizeof(double))
+    cdef Py_ssize_t q, t
+    memset(L.A + tri(j), 0, (j + 1) * sizeof(double))
+    for q in range(j + 1, P):
+        L.A[tri(q) + j] = 0.0
     for t in range(L.m):
         L.U[t * ld + j] = 0.0
+
+
+cdef inline void pack_lower(double* A, Py_ssize_t n, Py_ssize_t room,
+                            Py_ssize_t ld) noexcept nogil:
+    """The leading n x n block of A (rows of ld values, symmetric) as its lower
+    triangle packed by rows (`tri`), in place, and zero to row room."""
+    cdef Py_ssize_t p
+    for p in range(n):
+        memmove(A + tri(p), A + p * ld, (p + 1) * sizeof(double))
+    memset(A + tri(n), 0, (tri(room) - tri(n)) * sizeof(double))
+
+
+cdef inline void unpack_lower(double* A, Py_ssize_t P, Py_ssize_t room,
+                              Py_ssize_t ld) noexcept nogil:
+    """`pack_lower` undone for P rows: the full symmetric P x P block of A (rows of
+    ld values, zero beyond it to row room), in place."""
+    cdef Py_ssize_t p, q
+    for p in range(P - 1, -1, -1):
+        memmove(A + p * ld, A + tri(p), (p + 1) * sizeof(double))
+        memset(A + p * ld + p + 1, 0, (ld - p - 1) * sizeof(double))
+    memset(A + P * ld, 0, (room - P) * ld * sizeof(double))
+    for p in range(P):
+        for q in range(p):
+            A[q * ld + p] = A[p * ld + q]
 
 
 cdef inline double dso_quad(DualSO* D, const double* col, Py_ssize_t n) noexcept nogil:
@@ -702,14 +751,18 @@ cdef inline LowRank lr_start(double* A, Py_ssize_t ld, Workspace ws) except *:
 cdef inline DualSO dso_start(double[:, ::1] Zm, double[:, ::1] Gm, Py_ssize_t[::1] slots,
                              Py_ssize_t n, Py_ssize_t budget, double lam,
                              Workspace ws) except *:
-    """The drivers' matrices (`DualSO`) for n items in the slots `slots` (room as Zm's
-    rows); G only on a budget."""
+    """The drivers' matrices (`DualSO`) for n items in the slots `slots` (0 .. n - 1;
+    room as Zm's rows), packed in place (`pack_lower`); G only on a budget."""
     cdef DualSO D
     cdef Py_ssize_t room = Zm.shape[0] + 1
     D.ld = Zm.shape[1]
     D.Z = lr_start(&Zm[0, 0] if Zm.shape[0] > 0 else NULL, D.ld, ws)
     D.G = lr_start(&Gm[0, 0] if budget > 0 and Gm.shape[0] > 0 else NULL, D.ld, ws)
     D.P = n
+    if D.Z.A != NULL:
+        pack_lower(D.Z.A, n, Zm.shape[0], D.ld)
+    if D.G.A != NULL:
+        pack_lower(D.G.A, n, Gm.shape[0], D.ld)
     D.free = -1
     D.slot = &slots[0] if slots.shape[0] > 0 else NULL
     D.kp = <double*>ws.take(5 * room * sizeof(double), True)
@@ -722,12 +775,12 @@ cdef inline DualSO dso_start(double[:, ::1] Zm, double[:, ::1] Gm, Py_ssize_t[::
     return D
 
 
-cdef inline void dso_end(DualSO* D) noexcept nogil:
-    """The pending terms taken by Z and G (their state for the caller)."""
+cdef inline void dso_end(DualSO* D, Py_ssize_t room) noexcept nogil:
+    """The pending terms taken by Z, and Z back as a full matrix by slot (the caller's
+    state, rows of Zm; room its rows); G is left packed (the caller does not keep it)."""
     if D.Z.A != NULL:
         lr_flush(&D.Z, D.P, D.ld)
-    if D.G.A != NULL:
-        lr_flush(&D.G, D.P, D.ld)
+        unpack_lower(D.Z.A, D.P, room, D.ld)
 
 
 cdef inline void so_avg_store(double[::1] aux, bint avg, double t, double P) noexcept:
@@ -765,10 +818,11 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     With k = k~(X_S, x): mu.x = mu^T k and v = x^T Sigma x = a0 k~(x, x) + k^T Z k;
     Sigma x = Phi'^T c with c = (Z k, a0) over the support set and x, so the
     step mu += ay Sigma x, Sigma -= beta Sigma x x^T Sigma (`full_step`) is
-    mu' = (mu + ay Z k, ay a0), Z' = [[Z, 0], [0, 0]] - beta c c^T.  Zm (and Gm) hold
-    the items by slot (`DualSO`; item a in row slots[a], on entry and on return).
-    On a budget (Gm with room as Zm, G = (K + lam I)^-1 over the support set on
-    entry), G is kept up to date (`so_dual_update`) and a removed item is projected
+    mu' = (mu + ay Z k, ay a0), Z' = [[Z, 0], [0, 0]] - beta c c^T.  Zm holds the
+    items by slot (`DualSO`; item a in row slots[a], on entry and on return; the
+    pass keeps it packed in place).  On a budget (Gm with room as Zm, G =
+    (K + lam I)^-1 over the support set on entry, its memory used by the pass), G
+    is kept up to date (`so_dual_update`) and a removed item is projected
     (`so_dual_remove`).  Averaging (u with room as mu): the sums of `so_avg_flush`,
     with aux's t and P (rounds since the sums).  Returns (rounds, mistakes, updates,
     loss_sum, status, position).
@@ -831,7 +885,7 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
             else:
                 so_dual_commit(&D)
             P += 1.0
-    dso_end(&D)
+    dso_end(&D, Zm.shape[0])
     so_avg_store(aux, avg, t, P)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
@@ -1217,7 +1271,7 @@ def kernel_so_top1_pass(RowView rows not None, const Py_ssize_t[::1] y,
             else:
                 so_dual_commit(&D)
             P += 1.0
-    dso_end(&D)
+    dso_end(&D, Zm.shape[0])
     so_avg_store(aux, avg, t, P)
     aux[KAUX_N] = S.n
     aux[KAUX_USED] = S.used
