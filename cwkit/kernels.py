@@ -75,8 +75,8 @@ class KernelMixin:
     average : bool or "auto", default="auto"
         Report and score the average of the dual coefficients over the rounds
         (every rule); see Notes.  "auto": averaged for the PA and
-        [LMC09] families and CW, the last iterate for AROW (the name "perceptron" is
-        the plain rule, "avg-perceptron" its average).
+        [LMC09] families, CW and mini-batch PA, the last iterate for AROW (the name
+        "perceptron" is the plain rule, "avg-perceptron" its average).
     budget_policy : {"oldest", "smallest", "shrink"}, default="oldest"
         ("shrink" for the [LMC09] rules.)  Never removes the newest; ties go to
         the oldest.
@@ -669,6 +669,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
     """
 
     _primal = MiniBatchPA
+    _average_auto = True
     _constraints = {k: v for k, v in MiniBatchPA._constraints.items() if k != "slack"}
     _names = MiniBatchPA._names
 
@@ -676,7 +677,7 @@ class KernelMiniBatchPA(KernelMixin, OnlineClassifier):
                  kernel="rbf", gamma=None, degree=None, coef0=None, budget=None,
                  budget_policy="oldest", *, fit_intercept=True,
                  intercept_scaling="auto", n_passes=1, shuffle=False,
-                 random_state=None, multiclass="ovr", k=1, average=False, class_weight=None):
+                 random_state=None, multiclass="ovr", k=1, average="auto", class_weight=None):
         self.variant = variant
         self.C = C
         self.batch_size = batch_size

@@ -337,7 +337,8 @@ def test_refusals():
 def test_defaults_from_the_data(tmp_path):
     """gamma=None is scikit-learn's "scale", 1 / (n_features X.var()) of the first rows,
     dense and CSR alike, kept by save / load; the RBF intercept's bias^2 is 0.1 (1 for
-    poly); the PA, [LMC09] and CW kernel forms average by default, the others do not."""
+    poly); the PA, [LMC09], CW and mini-batch kernel forms average by default, the others
+    do not."""
     Xin, X, y = data(n=40, seed=4, sparse=True)
     gamma = 1.0 / (X.shape[1] * X.var())
     for rows in (X, Xin):
@@ -353,9 +354,9 @@ def test_defaults_from_the_data(tmp_path):
     assert cwkit.make("pa1", kernel="poly").fit(X, y).intercept_scaling_ == 1.0
     assert cwkit.make("pa1", kernel="rbf", gamma=0.7).fit(X, y).gamma_ == 0.7
     assert cwkit.make("pa1", kernel="rbf").fit(np.ones((4, 3)), [0, 1, 0, 1]).gamma_ == 1.0
-    for name in ("perceptron", "arow", "arow-h", "bpa1"):
+    for name in ("perceptron", "arow", "arow-h"):
         assert not cwkit.make(name, kernel="rbf")._averaging()
-    for name in ("avg-perceptron", "pa", "pa2", "reg-pa", "cw", "cw-stdev"):
+    for name in ("avg-perceptron", "pa", "pa2", "reg-pa", "cw", "cw-stdev", "bpa1", "bpa-ls"):
         assert cwkit.make(name, kernel="rbf")._averaging()
     # the plain kernel perceptron accepts average=, the name's fixed value overridden
     assert cwkit.make("perceptron", kernel="rbf", average=True)._averaging()
