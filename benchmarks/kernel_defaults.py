@@ -16,8 +16,11 @@ model, tab-separated, and the seconds each column took in all.
 * ``--mode average``: the rules named by ``--names`` (default ``AVERAGED``, the
   second-order forms), at their defaults and with ``average=False`` and ``True`` (what
   "auto" should be).
+* ``--mode approx``: pa1 and arow fed approximate RBF features (``kernel_approx="rff"``
+  and ``"nystroem"``, 100 components, random_state 0) with gamma 1 / n_features (None's
+  value before) and with scikit-learn's "scale" of the training rows (None's value now).
 
-usage: python benchmarks/kernel_defaults.py [--mode defaults|treatments|average]
+usage: python benchmarks/kernel_defaults.py [--mode defaults|treatments|average|approx]
        [--passes 1] [--splits 10] [--names arow,cw]
        [--sets NAME,...] [--max-rows 2000]
 Reads the UCI files from a folder ``shared/data/uci`` beside the project folder; a set
@@ -59,6 +62,12 @@ def models(mode, X, names=AVERAGED):
         return out + [(f"{name}{' avg' if average else ''}",
                        cwkit.make(name, kernel="rbf", average=average))
                       for name in names for average in (False, True)]
+    if mode == "approx":
+        gammas = {"1/d": 1.0 / X.shape[1], "scale": 1.0 / (X.shape[1] * X.var())}
+        return out + [(f"{name} {approx} {g}",
+                       cwkit.make(name, kernel_approx=approx, gamma=gamma, random_state=0))
+                      for approx in ("rff", "nystroem") for name in ("pa1", "arow")
+                      for g, gamma in gammas.items()]
     gammas = {"scale": 1.0 / (X.shape[1] * X.var()),
               "median": median_gamma(X, np.random.default_rng(0))}
     intercepts = {"b2=1": {"intercept_scaling": 1.0},
@@ -75,7 +84,8 @@ def models(mode, X, names=AVERAGED):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mode", choices=("defaults", "treatments", "average"), default="defaults")
+    ap.add_argument("--mode", choices=("defaults", "treatments", "average", "approx"),
+                    default="defaults")
     ap.add_argument("--passes", type=int, default=1)
     ap.add_argument("--splits", type=int, default=10)
     ap.add_argument("--max-rows", type=int, default=2000)

@@ -15,6 +15,7 @@ from ._lazy import issparse
 from . import _params
 from ._rowdata import as_rows
 from .models.interface import ModelError
+from .kernels import scale_gamma
 from .models.kernel import kernel_from_dots
 from .models.size import check_size
 
@@ -77,7 +78,8 @@ class Nystroem:
     ----------
     kernel : {"rbf", "poly", "linear"}, default="rbf"
     gamma, degree, coef0
-        As in the kernel estimators (gamma None: 1 / n_features).
+        As in the kernel estimators, but gamma None is 1 / n_features here, as in
+        scikit-learn's ``Nystroem`` (``kernel_approx="nystroem"`` of a rule chooses "scale").
     n_components : int >= 1, default=100
         Landmarks: that many rows of the data ``fit`` sees, drawn without replacement.
     random_state : int, numpy.random.Generator or None
@@ -129,11 +131,13 @@ class Nystroem:
 #: The parameters ``cwkit.make(name, kernel_approx=...)`` adds to a linear rule's.
 APPROX_PARAMS = {"kernel_approx": "rff", "gamma": None, "n_components": 100}
 
+# (the random features' frequencies have the scale sqrt(2 gamma), finite up to here)
+_GAMMA_MAX = np.finfo(float).max / 2
+_GAMMA = _params.Real(0.0, _GAMMA_MAX, open_lo=True)
+
 _APPROX_CONSTRAINTS = {
     "kernel_approx": _params.Choice("rff", "nystroem"),
-    # (the random features' frequencies have the scale sqrt(2 gamma), finite up to here)
-    "gamma": _params.Optional(_params.Real(0.0, np.finfo(float).max / 2, open_lo=True),
-                              "1 / n_features"),
+    "gamma": _params.Optional(_GAMMA, "1 / (n_features X.var())"),
     "n_components": _params.Int(1),
 }
 
@@ -152,17 +156,21 @@ class ApproxFeatures:
     --------------------------------
     kernel_approx : {"rff", "nystroem"}
     gamma : float > 0 or None, default=None
-        The RBF width, k(a, b) = exp(-gamma ||a - b||^2); None is 1 / n_features.
+        The RBF width, k(a, b) = exp(-gamma ||a - b||^2).  None: scikit-learn's
+        ``"scale"``, 1 / (n_features X.var()) over the rows of the first ``fit`` /
+        ``partial_fit`` (every entry's variance), as the exact kernel forms choose it;
+        kept as ``gamma_``.
     n_components : int >= 1, default=100
         Random features, or Nyström landmarks (at most the rows of the first call).
 
     Notes
     -----
     The map is drawn once, from the rows of ``fit`` (or of the first ``partial_fit``)
-    and a seed from ``random_state``: the seed, the raw width and, for Nyström, the
-    landmark rows are the fitted attributes ``approx_seed_``, ``approx_n_features_``
-    and ``landmarks_``, kept by :func:`cwkit.save` in the model file's metadata (the
-    random features are redrawn from the seed on loading; no pickle).  Cost per row
+    and a seed from ``random_state``: the width, the seed, the raw width and, for
+    Nyström, the landmark rows are the fitted attributes ``gamma_``, ``approx_seed_``,
+    ``approx_n_features_`` and ``landmarks_``, kept by :func:`cwkit.save` in the model
+    file's metadata (the random features are redrawn from the seed on loading; no
+    pickle).  Cost per row
     O(n_components nnz) for the map plus the linear rule's O(n_components).
     """
 
@@ -172,6 +180,9 @@ class ApproxFeatures:
                            "and cut off when scored; narrower ones are padded with zeros)."),
         "coef_": ("ndarray of shape (1, n_components) or (n_classes, n_components)",
                   "The weights of the mapped features."),
+        "gamma_": ("float", "The RBF width the map is drawn for: ``gamma``, or what None "
+                   "chose from the first call's rows (a model file written before "
+                   "``gamma_`` was kept: 1 / n_features, None's value then)."),
         "approx_seed_": ("int", "The seed the random features are drawn from."),
         "approx_n_features_": ("int", "The raw width the map was drawn for."),
         "landmarks_": ("list of lists", "The Nystroem landmark rows (empty for random "
@@ -189,12 +200,11 @@ class ApproxFeatures:
 
     def _resolve(self, params):
         super()._resolve(params)
-        if self.gamma is None and hasattr(self, "approx_n_features_"):
-            params["gamma"] = 1.0 / self.approx_n_features_
+        if hasattr(self, "gamma_"):
+            params["gamma"] = self.gamma_
 
     def _build_map(self):
-        d = self.approx_n_features_
-        gamma = 1.0 / d if self.gamma is None else float(self.gamma)
+        d, gamma = self.approx_n_features_, self.gamma_
         if self.kernel_approx == "rff":
             fmap = RandomFourierFeatures(gamma, self.n_components, self.approx_seed_)
             return fmap.fit(np.zeros((0, d)))
@@ -203,6 +213,9 @@ class ApproxFeatures:
 
     def _choose(self, rows, n_classes):
         super()._choose(rows, n_classes)
+        # (None: "scale", at most the bound of gamma, so that sqrt(2 gamma) stays finite)
+        self.gamma_ = (min(scale_gamma(rows.X), _GAMMA_MAX) if self.gamma is None
+                       else float(self.gamma))
         self.approx_seed_ = int(np.random.default_rng(self.random_state).integers(SEEDS))
         self.approx_n_features_ = int(rows.n_features)
         self.landmarks_ = []
@@ -219,7 +232,7 @@ class ApproxFeatures:
             self.landmarks_ = (L.toarray() if issparse(L) else L).tolist()
 
     def _choices(self):
-        return {**super()._choices(), "approx_seed_": self.approx_seed_,
+        return {**super()._choices(), "gamma_": self.gamma_, "approx_seed_": self.approx_seed_,
                 "approx_n_features_": self.approx_n_features_, "landmarks_": self.landmarks_}
 
     def _restore_choices(self, saved):
@@ -241,7 +254,13 @@ class ApproxFeatures:
                              f"{self.n_components} lists of {d} finite numbers")
         if self.kernel_approx == "rff" and landmarks:
             raise ValueError("random Fourier features have no landmarks")
+        # a file written before gamma_ was kept: its gamma, or None's 1 / n_features then
+        gamma = saved.get("gamma_", 1.0 / d if self.gamma is None else self.gamma)
+        if not _GAMMA.check(gamma):
+            raise ValueError(f"gamma_ must be a number in (0, {_GAMMA_MAX:g}], got "
+                             f"{gamma!r:.40}")
         self.approx_seed_, self.approx_n_features_, self.landmarks_ = seed, d, landmarks
+        self.gamma_ = float(gamma)
         self.__dict__.pop("_feature_map", None)     # drawn again for these choices
 
     def _reset(self, classes, n_features):

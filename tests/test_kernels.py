@@ -848,6 +848,37 @@ def test_kernel_approx_parameter(name, approx, tmp_path):
     saved_loaded_and_learning_on(est, tmp_path / "m.cwk", X, X[60:], y[60:])
 
 
+@pytest.mark.parametrize("approx", ["rff", "nystroem"])
+def test_kernel_approx_gamma_from_the_data(approx, tmp_path):
+    """kernel_approx's gamma=None is "scale" of the first rows, as the exact kernel forms':
+    the model of that gamma given, kept by save / load; a file from before gamma_ was kept
+    loads with None's value then, 1 / n_features, and decides as that gamma's fit."""
+    import json
+    Xin, X, y = data(n=40, seed=4, sparse=True)
+    est = last_iterate("arow", kernel_approx=approx, n_components=12, random_state=2)
+    est.fit(Xin, y)
+    assert est.gamma_ == pytest.approx(1.0 / (X.shape[1] * X.var()), rel=1e-12)
+    assert est.resolved_params()["gamma"] == est.gamma_
+    given = last_iterate("arow", kernel_approx=approx, n_components=12, random_state=2,
+                         gamma=est.gamma_).fit(Xin, y)
+    np.testing.assert_array_equal(given.coef_, est.coef_)
+    back = saved_loaded_and_learning_on(est, tmp_path / "m.cwk", X, X[:5] * 3, y[:5])
+    assert back.gamma_ == est.gamma_
+    old = last_iterate("arow", kernel_approx=approx, n_components=12, random_state=2,
+                       gamma=1.0 / X.shape[1]).fit(Xin, y)
+    cwkit.save(old, tmp_path / "old.cwk")
+    with np.load(tmp_path / "old.cwk") as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays.pop("__meta__").tobytes())
+    meta["params"]["gamma"] = None
+    del meta["choices"]["gamma_"]
+    with open(tmp_path / "old.cwk", "wb") as f:
+        np.savez(f, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+    loaded = cwkit.load(tmp_path / "old.cwk")
+    assert loaded.gamma == None and loaded.gamma_ == 1.0 / X.shape[1]  # noqa: E711
+    np.testing.assert_array_equal(loaded.decision_function(X), old.decision_function(X))
+
+
 @pytest.mark.parametrize("name", ["arow", "pa1"])
 @pytest.mark.parametrize("approx", ["rff", "nystroem"])
 def test_kernel_approx_maps_single_csr_rows(name, approx):
