@@ -1,16 +1,20 @@
 """Named features: rows of 20 named features per second, cwkit's dict path beside river's PA.
 
-Prints a ``# machine:`` line (the processor's model name, cores, load average), then one
-machine-readable row per measurement (``name rows_per_second``): cwkit's ``pa``,
-``pa1``, ``pa2``, ``arow`` and ``cw`` (two classes, hashed into 2^18 columns, their
-defaults) through ``learn_one`` (one dict per call), ``predict_one``,
+Prints a ``# machine:`` line (the processor's model name, cores, load average, the
+clock), then one machine-readable row per measurement (``name rows_per_second``):
+cwkit's ``pa``, ``pa1``, ``pa2``, ``arow`` and ``cw`` (two classes, hashed into 2^18
+columns, their defaults) through ``learn_one`` (one dict per call), ``predict_one``,
 ``predict_proba_one``, ``learn_many`` and ``predict_many`` (lists of ``--batch``
 dicts), cwkit's PA-I regressor through ``learn_one`` and ``predict_one``, and river's
 ``PAClassifier`` (the peer, PA-I with C=1) and ``PARegressor`` through ``learn_one``,
-``predict_one`` and ``predict_proba_one``, on the same rows, in one run.  Each figure
-is the best of ``--repeat`` runs (learning: each on a fresh model), cwkit's and river's
-interleaved, as a shared machine is noisy.  river is optional (the rows of a missing
-package are skipped, saying so).
+``predict_one`` and ``predict_proba_one``: the same dict objects, in the same loop, in
+one run.  Each figure is the best of ``--repeat`` rounds in which every measurement runs
+in turn, every other round in reverse order, learning each time on a fresh model
+(``bench_core.best_of_interleaved``, the garbage collector off while a run is timed), in
+process CPU time unless ``--clock wall`` (the machine is shared: other jobs move wall
+time far more than CPU time; every run is one thread).  ``--only`` limits cwkit's rules
+(river's rows are always measured).  river is optional (the rows of a missing package
+are skipped, saying so).
 
     python benchmarks/bench_named.py [--rows N] [--features 20] [--vocab 100000] [--repeat 3]
 """
@@ -18,10 +22,10 @@ import argparse
 import os
 import random
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import CLOCKS, best_of_interleaved  # noqa: E402
 from bench_growth import processor_name  # noqa: E402
 
 RULES = ("pa", "pa1", "pa2", "arow", "cw")
@@ -32,16 +36,6 @@ def stream(n, n_features, vocab, seed=0):
     names = [f"w{i}" for i in range(vocab)]
     rows = [{rng.choice(names): rng.random() for _ in range(n_features)} for _ in range(n)]
     return rows, [rng.random() < 0.5 for _ in range(n)]
-
-
-def rate(fn, n, repeat):
-    """Rows per second of fn() over n rows: the best of `repeat` calls."""
-    best = 0.0
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = max(best, n / (time.perf_counter() - t))
-    return best
 
 
 def _learn_one(make, rows, y):
@@ -74,55 +68,51 @@ def _predict_many(model, rows, batch):
     return run
 
 
-def cwkit_rows(rows, y, batch, repeat):
+def cwkit_runs(rows, y, batch, rules):
+    """(label, run) of every cwkit measurement."""
     import cwkit
-    out = {}
+    runs = []
     classes = [False, True]
-    for name in RULES:
+    for name in rules:
         # (the first row gives the classes: the rows after it are learnt one per call)
         def make(name=name):
             return cwkit.make(name).learn_one(rows[0], y[0], classes=classes)
-        out[f"cwkit-{name}-learn_one"] = rate(_learn_one(make, rows, y), len(rows), repeat)
         fitted = make()
         _learn_one(lambda m=fitted: m, rows, y)()
-        for method in ("predict_one", "predict_proba_one"):
-            out[f"cwkit-{name}-{method}"] = rate(
-                _predict(fitted, rows, getattr(type(fitted), method)), len(rows), repeat)
-        out[f"cwkit-{name}-learn_many"] = rate(_learn_many(make, rows, y, batch), len(rows),
-                                               repeat)
-        out[f"cwkit-{name}-predict_many"] = rate(_predict_many(fitted, rows, batch),
-                                                 len(rows), repeat)
+        runs += [(f"cwkit-{name}-learn_one", _learn_one(make, rows, y))]
+        runs += [(f"cwkit-{name}-{method}", _predict(fitted, rows, getattr(type(fitted), method)))
+                 for method in ("predict_one", "predict_proba_one")]
+        runs += [(f"cwkit-{name}-learn_many", _learn_many(make, rows, y, batch)),
+                 (f"cwkit-{name}-predict_many", _predict_many(fitted, rows, batch))]
     targets = [1.0 if v else -1.0 for v in y]
     reg = cwkit.make_regressor("pa1")
-    out["cwkit-pa1-regressor-learn_one"] = rate(
-        _learn_one(lambda: cwkit.make_regressor("pa1"), rows, targets), len(rows), repeat)
     _learn_one(lambda: reg, rows, targets)()
-    out["cwkit-pa1-regressor-predict_one"] = rate(
-        _predict(reg, rows, type(reg).predict_one), len(rows), repeat)
-    return out
+    return runs + [
+        ("cwkit-pa1-regressor-learn_one",
+         _learn_one(lambda: cwkit.make_regressor("pa1"), rows, targets)),
+        ("cwkit-pa1-regressor-predict_one", _predict(reg, rows, type(reg).predict_one))]
 
 
-def river_rows(rows, y, repeat):
+def river_runs(rows, y):
+    """(label, run) of every river measurement ([] without river)."""
     try:
         from river import linear_model
     except ImportError:
         print("# river is not installed: pip install river")
-        return {}
-    out = {}
+        return []
+    runs = []
     targets = [1.0 if v else -1.0 for v in y]
     for name, make, labels, methods in (
             ("PAClassifier", lambda: linear_model.PAClassifier(C=1.0), y,
              ("predict_one", "predict_proba_one")),
             ("PARegressor", lambda: linear_model.PARegressor(C=1.0), targets,
              ("predict_one",))):
-        out[f"river-{name}-learn_one"] = rate(_learn_one(make, rows, labels), len(rows),
-                                              repeat)
         fitted = make()
         _learn_one(lambda m=fitted: m, rows, labels)()
-        for method in methods:
-            out[f"river-{name}-{method}"] = rate(
-                _predict(fitted, rows, getattr(type(fitted), method)), len(rows), repeat)
-    return out
+        runs += [(f"river-{name}-learn_one", _learn_one(make, rows, labels))]
+        runs += [(f"river-{name}-{method}", _predict(fitted, rows, getattr(type(fitted), method)))
+                 for method in methods]
+    return runs
 
 
 def main():
@@ -132,14 +122,17 @@ def main():
     p.add_argument("--vocab", type=int, default=100000)
     p.add_argument("--batch", type=int, default=1000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
+    p.add_argument("--only", default=",".join(RULES),
+                   help="cwkit's rules, comma-separated (default: all of them)")
     args = p.parse_args()
     rows, y = stream(args.rows, args.features, args.vocab)
     print(f"# machine: {processor_name()}, {os.cpu_count()} cores, load average "
-          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    results = {**cwkit_rows(rows, y, args.batch, args.repeat),
-               **river_rows(rows, y, args.repeat)}
-    for name, value in results.items():
-        print(f"{name} {value:.0f}")
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f"; {args.clock} time")
+    runs = cwkit_runs(rows, y, args.batch, args.only.split(",")) + river_runs(rows, y)
+    best = best_of_interleaved(args.repeat, runs, CLOCKS[args.clock])
+    for label, _ in runs:
+        print(f"{label} {len(rows) / best[label][0]:.0f}")
 
 
 if __name__ == "__main__":

@@ -4,13 +4,19 @@
 # Provides: `NamedOne` (the path of one estimator: its model's state read through
 # pointers, the checks that it is still the estimator's current state, the row
 # hashed into its own buffers, the round run by the driver `partial_fit` runs, the
-# counters and the calibration window written).
+# counters and the calibration window written); `learn_one`, `predict_one`,
+# `predict_proba_one`, the estimators' methods of those names (bound by
+# cwkit.named.NamedFeatures): the estimator's `NamedOne` called without a Python
+# frame, its `_learn_one`, `_predict_one`, `_predict_proba_one` otherwise.
 # Uses: `_hashed_key`, `_one_value`, `_one_name`, `_is_names`, `_canonical`,
-# NAMED_OK (_hash.pxi); Rows (_rows.pxi); Counts, Hyper, the AUX_* slots,
+# NAMED_OK (_hash.pxi); Rows, CWKIT_PREFETCH (_rows.pxi); Counts, Hyper, the AUX_* slots,
 # hyper_first_order, hyper_second_order, first_order_rows, diag_rows (_binary.pxi,
 # _driver.pxi); Status (_status.pxi).
 
 from libc.string cimport memset
+from cpython.object cimport PyObject_GenericGetDict
+from cpython.dict cimport PyDict_GetItemWithError
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 cimport numpy as cnp
 
 # `NamedOne`'s state shapes (also `cwkit._core.ONE_*`): cwkit.models.binary's
@@ -18,6 +24,31 @@ cimport numpy as cnp
 cpdef enum:
     ONE_FIRST_ORDER = 0
     ONE_DIAGONAL = 1
+
+
+cdef extern from *:
+    """
+    /* The UTF-8 bytes of an exact str (NULL, no error left set: another type, or a
+       str with lone surrogates); whether v is an exact float, its value in out. */
+    static inline const char* cwkit_exact_str(PyObject* k, Py_ssize_t* n) {
+        const char* s;
+        if (!PyUnicode_CheckExact(k)) return NULL;
+        if (PyUnicode_IS_COMPACT_ASCII(k)) {     /* its characters are its UTF-8 */
+            *n = PyUnicode_GET_LENGTH(k);
+            return (const char*)PyUnicode_DATA(k);
+        }
+        s = PyUnicode_AsUTF8AndSize(k, n);
+        if (s == NULL) PyErr_Clear();
+        return s;
+    }
+    static inline int cwkit_exact_float(PyObject* v, double* out) {
+        if (!PyFloat_CheckExact(v)) return 0;
+        *out = PyFloat_AS_DOUBLE(v);
+        return 1;
+    }
+    """
+    const char* cwkit_exact_str(PyObject* k, Py_ssize_t* n) noexcept
+    bint cwkit_exact_float(PyObject* v, double* out) noexcept
 
 
 cdef cnp.PyUFuncGenericFunction _np_exp, _np_log
@@ -55,10 +86,37 @@ cdef double _numpy_call(cnp.PyUFuncGenericFunction f, void* data, double x) noex
     return out
 
 
+cdef object _TRUE = True, _FALSE = False     # (compared by address: the objects)
+
+
+cdef inline PyObject* _get(dict d, str key) except NULL:
+    """``d.get(key)`` as a borrowed reference (None's where key is absent)."""
+    cdef PyObject* p = PyDict_GetItemWithError(d, key)
+    return p if p != NULL else <PyObject*>None
+
+
+cdef inline bint _small(object v, long long* out) except -1:
+    """Whether v is an int in (-2**62, 2**62) (its value in out): one a C sum of
+    another such number keeps exact."""
+    cdef int overflow = 0
+    if type(v) is not int:
+        return False
+    out[0] = PyLong_AsLongLongAndOverflow(v, &overflow)
+    return overflow == 0 and -(1LL << 62) < out[0] < (1LL << 62)
+
+
+cdef inline int _add(dict d, str key, long long n) except -1:
+    """``d[key] += n`` (n small), as Python adds."""
+    cdef object v = <object>_get(d, key)
+    cdef long long c
+    d[key] = c + n if _small(v, &c) else v + n
+    return 0
+
+
 cdef inline object _attr(est, dict d, str name):
     """The attribute `name` of `est` (whose __dict__ is `d`): from d where it is."""
-    cdef PyObject* p = PyDict_GetItem(d, name)
-    return <object>p if p != NULL else getattr(est, name)
+    cdef PyObject* p = _get(d, name)
+    return <object>p if p != <PyObject*>None else getattr(est, name)
 
 
 cdef class NamedOne:
@@ -78,9 +136,12 @@ cdef class NamedOne:
     (its mean over the rounds when averaging) computed from its own feature's
     state as ``weights()`` computes it, summed as ``row_scores`` sums.
     """
-    cdef object model, state, spec, classes, cal, fmap
+    cdef object model, spec, classes, cal, fmap
+    cdef dict state             # the model's state, as the model held it
+    cdef dict model_dict, cal_dict  # the model's and the calibration's __dict__
+    cdef object n_in            # the estimator's n_features_in_ (as the model's width)
     cdef object lock, acquire, release      # the estimator's lock and its methods
-    cdef tuple arrays           # (key, array) of the state, as the model held them
+    cdef tuple array_keys, arrays   # the state's arrays and their keys (None: absent)
     cdef dict codes             # label -> True for classes_[1], False for classes_[0]
     cdef frozenset label_types  # the label types taken (as scalars)
     cdef readonly object negative, positive     # classes_[0], classes_[1]
@@ -103,6 +164,7 @@ cdef class NamedOne:
     cdef double[::1] y_real         # a regressor's target
     cdef Py_ssize_t[::1] order1     # the one row
     cdef void* buf              # the row's entries and the driver's scratch
+    cdef PyObject** objs        # a dict row's names and values (borrowed)
     cdef Py_ssize_t cap
     cdef unsigned long long* keys
     cdef double* vals
@@ -119,6 +181,7 @@ cdef class NamedOne:
         spec = model.spec
         st = model.state
         self.model, self.state, self.spec, self.fmap = model, st, spec, fmap
+        self.model_dict = model.__dict__
         self.classes, self.cal = classes, cal
         self.shape = shape
         self.bits = fmap.hash_bits
@@ -131,7 +194,7 @@ cdef class NamedOne:
             self.keys0, self.keys1 = classes.tolist()
         self.eps = spec.epsilon
         if shape == ONE_FIRST_ORDER:
-            self.arrays = (("v", st["v"]), ("aux", st["aux"]), ("u", st["u"]))
+            self.array_keys = ("v", "aux", "u")
             flat = st["v"]
             self.w = &flat[0]
             self.D = flat.shape[0]
@@ -143,7 +206,7 @@ cdef class NamedOne:
             self.h = hyper_first_order(spec.rule, spec.C, spec.alpha, spec.beta)
         else:
             u = st.get("u")
-            self.arrays = (("mu_sigma", st["mu_sigma"]), ("u", u))
+            self.array_keys = ("mu_sigma", "u")
             pairs = st["mu_sigma"]
             self.w = &pairs[0, 0]
             self.D = pairs.shape[0]
@@ -154,7 +217,9 @@ cdef class NamedOne:
             self.h = hyper_second_order(spec.rule, spec.phi, spec.r, spec.direct)
             self.h.C = spec.C
         self.h.task = spec.task_code
+        self.arrays = tuple(st.get(key) for key in self.array_keys)
         if cal is not None:
+            self.cal_dict = cal.__dict__
             flat = cal.scores
             labels = cal.labels
             self.cal_s = &flat[0]
@@ -171,17 +236,24 @@ cdef class NamedOne:
     cdef bint current(self, est, dict d, bint learning) except -1:
         """Whether this path is still that of `est` (its __dict__ `d`): the same
         model, spec, state arrays, classes, calibration window and hasher, the
-        width of the hasher; when `learning`, without class weights."""
-        cdef tuple pair
-        if (d.get("_model") is not self.model or self.model.spec is not self.spec
-                or self.model.state is not self.state
-                or d.get("classes_") is not self.classes
-                or d.get("feature_map_") is not self.fmap
-                or d.get("_calibration") is not self.cal
-                or d.get("n_features_in_") != self.D - 1):
+        width of the hasher; when `learning`, without class weights.  (Each is
+        looked up in its own __dict__, the same objects compared.)"""
+        cdef Py_ssize_t k
+        cdef PyObject* p
+        if (_get(d, "_model") != <PyObject*>self.model
+                or _get(self.model_dict, "spec") != <PyObject*>self.spec
+                or _get(self.model_dict, "state") != <PyObject*>self.state
+                or _get(d, "classes_") != <PyObject*>self.classes
+                or _get(d, "feature_map_") != <PyObject*>self.fmap
+                or _get(d, "_calibration") != <PyObject*>self.cal):
             return False
-        for pair in self.arrays:
-            if self.state.get(pair[0]) is not pair[1]:
+        p = _get(d, "n_features_in_")
+        if p != <PyObject*>self.n_in:
+            if not <object>p == self.D - 1:
+                return False
+            self.n_in = <object>p       # (the same number: compared by identity next)
+        for k in range(len(self.arrays)):
+            if _get(self.state, self.array_keys[k]) != <PyObject*>self.arrays[k]:
                 return False
         return not learning or _attr(est, d, "class_weight") is None
 
@@ -195,9 +267,10 @@ cdef class NamedOne:
         cdef void* p
         if n <= self.cap and self.buf != NULL:
             return 0
-        # keys (2 cap), values, data, save (4 (cap + 1)), indices, ahead (cap + 1)
+        # keys (2 cap), values, data, save (4 (cap + 1)), objects (2 cap), indices,
+        # ahead (cap + 1)
         p = malloc((2 * cap) * sizeof(unsigned long long) + (6 * cap + 4) * sizeof(double)
-                   + (2 * cap + 1) * sizeof(int))
+                   + (2 * cap) * sizeof(PyObject*) + (2 * cap + 1) * sizeof(int))
         if p == NULL:
             raise MemoryError()
         free(self.buf)
@@ -207,15 +280,53 @@ cdef class NamedOne:
         self.vals = <double*>(self.keys + 2 * cap)
         self.data = self.vals + cap
         self.save = self.data + cap
-        self.idx = <int*>(self.save + 4 * (cap + 1))
+        self.objs = <PyObject**>(self.save + 4 * (cap + 1))
+        self.idx = <int*>(self.objs + 2 * cap)
         self.ahead = self.idx + cap
         return 0
 
     cdef Py_ssize_t hashed(self, row) except -2:
         """Hash the named row into `data`, `idx` (canonical: sorted, repeated columns
         summed, as `_named_rows`); its entries, or -1 for a row `_named_rows` would
-        refuse (whose call reports it)."""
-        cdef Py_ssize_t n = 0, k, pos = 0, nnz, cap
+        refuse (whose call reports it).
+
+        A dict of str names and float values is read in two passes: its entries'
+        objects first, all their loads issued together (a stream's names are
+        scattered in memory and seldom in cache: their misses overlap there rather
+        than follow one another), then each name hashed; any other row, or any other
+        name or value type, is read entry by entry (`entries`)."""
+        cdef Py_ssize_t n = 0, k, pos = 0, cap, size
+        cdef PyObject* pk
+        cdef PyObject* pv
+        cdef PyObject** objs
+        cdef const char* s
+        cdef double val
+        if type(row) is not dict:
+            return self.entries(row)
+        cap = len(row)
+        self.room(cap)
+        objs = self.objs
+        while PyDict_Next(row, &pos, &pk, &pv):
+            if n == cap:
+                return -1
+            objs[2 * n] = pk
+            objs[2 * n + 1] = pv
+            CWKIT_PREFETCH(<const double*>pv)
+            CWKIT_PREFETCH(<const double*>pk + 7)   # (the name's bytes after its header)
+            n += 1
+        for k in range(n):
+            s = cwkit_exact_str(objs[2 * k], &size)
+            if s == NULL or not cwkit_exact_float(objs[2 * k + 1], &val):
+                return self.entries(row)
+            self.keys[k] = _hashed_key(<const unsigned char*>s, size, self.signed,
+                                       self.mask, k, &val)
+            self.vals[k] = val
+        return self.canonical(n)
+
+    cdef Py_ssize_t entries(self, row) except -2:
+        """`hashed` entry by entry, for any row: each name and value converted as
+        `_named_rows` converts them."""
+        cdef Py_ssize_t n = 0, k, pos = 0, cap
         cdef PyObject* pk
         cdef PyObject* pv
         cdef const unsigned char* s
@@ -245,8 +356,15 @@ cdef class NamedOne:
                 self.keys[n] = _hashed_key(s, k, self.signed, self.mask, n, &val)
                 self.vals[n] = val
                 n += 1
-        nnz = _canonical(self.keys, self.keys + cap, self.vals, self.data, self.idx, n,
-                         <Py_ssize_t>1 << self.bits)
+        return self.canonical(n)
+
+    cdef Py_ssize_t canonical(self, Py_ssize_t n) noexcept:
+        """The n hashed entries in `keys`, `vals` written canonical into `data`, `idx`:
+        their number, or -1 where a column's sum is not finite."""
+        cdef Py_ssize_t nnz = _canonical(self.keys, self.keys + self.cap, self.vals,
+                                         self.data, self.idx, n,
+                                         <Py_ssize_t>1 << self.bits)
+        cdef Py_ssize_t k
         for k in range(nnz):
             if not isfinite(self.data[k]):
                 return -1
@@ -258,7 +376,10 @@ cdef class NamedOne:
         -status when the round failed (``t_`` advanced as ``partial_fit`` advances
         it; the caller raises); 0, having done nothing, where this path is not
         taken."""
-        cdef dict d = est.__dict__
+        return self.learn_row(est, est.__dict__, x, y)
+
+    cdef int learn_row(self, est, dict d, x, y) except? -100:
+        """`learn` of `est`, whose __dict__ is `d`."""
         if not self.locked(d):
             return 0
         try:
@@ -268,21 +389,21 @@ cdef class NamedOne:
 
     cdef bint locked(self, dict d) except -1:
         """Take the estimator's lock (True); False, not taken, where it has none yet."""
-        lock = d.get("_lock")
-        if lock is None:
+        cdef PyObject* lock = _get(d, "_lock")
+        if lock == <PyObject*>None:
             return False
-        if lock is not self.lock:
-            self.lock, self.acquire, self.release = lock, lock.acquire, lock.release
+        if lock != <PyObject*>self.lock:
+            self.lock = <object>lock
+            self.acquire, self.release = self.lock.acquire, self.lock.release
         self.acquire()
         return True
 
     cdef int _learn(self, est, dict d, x, y) except? -100:
         cdef PyObject* found
-        cdef Py_ssize_t nnz, code = 0, k
+        cdef Py_ssize_t nnz, code = 0
         cdef double bias, score = 0.0, e
         cdef Counts cnt
         cdef Rows R
-        cdef object cal = self.cal
         cdef double[::1] target
         if self.classes is None:      # a regressor: a finite real target
             if not (type(y) is float or type(y) is np.float64 or (
@@ -293,12 +414,12 @@ cdef class NamedOne:
                 return 0
             target = self.y_real
         else:
-            if type(y) not in self.label_types:
+            if not (type(y) is bool or type(y) is int or type(y) in self.label_types):
                 return 0
             found = PyDict_GetItem(self.codes, y)
             if found == NULL or not self.current(est, d, True):
                 return 0
-            code = 1 if <object>found is True else 0
+            code = 1 if found == <PyObject*>_TRUE else 0
             target = self.y_pos if code else self.y_neg
         nnz = self.hashed(x)
         if nnz < 0:
@@ -328,33 +449,49 @@ cdef class NamedOne:
         else:
             diag_rows(&R, &cnt, target, self.order1, bias, self.w, self.D,
                       self.up, &self.h, self.save, nnz + 1, self.ahead)
-        d["t_"] = d["t_"] + cnt.rounds
+        _add(d, "t_", cnt.rounds)
         if cnt.status != OK:
             return -cnt.status
-        d["mistakes_"] = d["mistakes_"] + cnt.mistakes
-        d["n_updates_"] = d["n_updates_"] + cnt.updates
+        _add(d, "mistakes_", cnt.mistakes)
+        _add(d, "n_updates_", cnt.updates)
         d["last_mistakes_"] = cnt.mistakes
         d["last_n_updates_"] = cnt.updates
-        if cal is None:     # a regressor's errors (its `_learn`, `_count_last`)
+        if self.cal is None:     # a regressor's errors (its `_learn`, `_count_last`)
             e = self.y_real[0] - score
             d["squared_error_"] = d["squared_error_"] + e * e
             d["absolute_error_"] = d["absolute_error_"] + fabs(e)
             d["last_squared_error_"] = e * e
             d["last_absolute_error_"] = fabs(e)
             return 1
-        seen = cal.seen
-        k = seen % self.window
+        self.calibrated(score, code)
+        return 2 if cnt.collapsed >= 0 else 1
+
+    cdef int calibrated(self, double score, Py_ssize_t code) except -1:
+        """The round of score `score` and class index `code` recorded in the
+        calibration window, as ``Calibration.add`` records it."""
+        cdef dict cd = self.cal_dict
+        cdef object seen = <object>_get(cd, "seen")
+        cdef long long c
+        cdef Py_ssize_t k
+        if _small(seen, &c) and c >= 0:
+            k = c % self.window
+        else:
+            k = seen % self.window
+        _add(cd, "seen", 1)
         self.cal_s[k] = score
         self.cal_l[k] = code
-        cal.seen = seen + 1
-        cal._slopes = None
-        return 2 if cnt.collapsed >= 0 else 1
+        if _get(cd, "_slopes") != <PyObject*>None:
+            cd["_slopes"] = None
+        return 0
 
     def score(self, est, x):
         """``decision_function``'s score of the named row `x` for `est`, under its
         lock (a float); None, having done nothing, where this path is not taken or
         the score is not finite (the general path reports it)."""
-        cdef dict d = est.__dict__
+        return self.score_row(est, est.__dict__, x)
+
+    cdef object score_row(self, est, dict d, x):
+        """`score` of `est`, whose __dict__ is `d`."""
         if not self.locked(d):
             return None
         try:
@@ -378,7 +515,11 @@ cdef class NamedOne:
 
     cdef double bias(self, est, dict d) except? -1.0:
         """The intercept's feature value: ``intercept_scaling_``, 0 without intercept."""
-        return d["intercept_scaling_"] if _attr(est, d, "fit_intercept") else 0.0
+        cdef PyObject* fit = _get(d, "fit_intercept")
+        if fit == <PyObject*>_TRUE or (fit != <PyObject*>_FALSE
+                                       and _attr(est, d, "fit_intercept")):
+            return <object>_get(d, "intercept_scaling_")
+        return 0.0
 
     cdef inline double weight(self, Py_ssize_t p) noexcept:
         """The weight ``weights()[p]`` reports: first-order ``averaged_first_order``
@@ -420,16 +561,21 @@ cdef class NamedOne:
         """``predict_proba_one``'s dict {class: probability} of the named row `x`, as
         ``Calibration.proba`` computes it from `score`'s score (``softmax(a s)``: its
         max subtracted, numpy's own exp and log loops), or None as `score`."""
-        cdef dict d = est.__dict__
+        return self.proba_row(est, est.__dict__, x)
+
+    cdef object proba_row(self, est, dict d, x):
+        """`proba` of `est`, whose __dict__ is `d`."""
         cdef double s, a, z, m, t0, t1, out
         cdef double[::1] slopes
+        cdef PyObject* cached
         if self.classes is None or not self.locked(d):
             return None
         try:
             score = self._score(est, d, x)
             if score is None:
                 return None
-            slopes = self.cal.slopes()
+            cached = _get(self.cal_dict, "_slopes")     # (the window's, while it holds)
+            slopes = <object>cached if cached != <PyObject*>None else self.cal.slopes()
         finally:
             self.release()
         s = score
@@ -449,7 +595,96 @@ cdef class NamedOne:
     def predict(self, est, x):
         """The class of the named row `x` (``predict``'s, a numpy scalar), or None
         as `score`."""
-        s = self.score(est, x) if self.classes is not None else None
+        return self.predict_row(est, est.__dict__, x)
+
+    cdef object predict_row(self, est, dict d, x):
+        """`predict` of `est`, whose __dict__ is `d`."""
+        if self.classes is None:
+            return None
+        s = self.score_row(est, d, x)
         if s is None:
             return None
-        return self.positive if s > 0.0 else self.negative
+        return self.positive if <double>s > 0.0 else self.negative
+
+
+cdef inline dict _dict_of(est):
+    """The __dict__ of the estimator `est`."""
+    return <dict>PyObject_GenericGetDict(est, NULL)
+
+
+cdef inline NamedOne _one_of(dict d):
+    """The estimator's compiled one-row path (its ``_one``), None without."""
+    cdef PyObject* p = _get(d, "_one")
+    return <NamedOne>p if type(<object>p) is NamedOne else None
+
+
+def learn_one(self, x, y, classes=None):
+    """Learn from one row of named features: one online round (``partial_fit``).
+
+    Parameters
+    ----------
+    x : dict of str -> number, or list / tuple / set of str
+        The row (see :mod:`cwkit.features`).
+    y : label
+    classes : array-like, optional
+        All labels of the stream, needed on the first call (as in
+        ``partial_fit``) unless `y` is a bool (then ``[False, True]``).
+
+    Returns
+    -------
+    self
+
+    Notes
+    -----
+    The round is ``partial_fit``'s on the row's CSR matrix, bit for bit.  On a
+    fitted two-class first-order or diagonal model of hashed names it is this one
+    compiled call (the estimator's ``cwkit._core.NamedOne``); otherwise, or for a
+    row or label that path does not take, the estimator's ``_learn_one``.
+    """
+    cdef dict d = _dict_of(self)
+    cdef NamedOne one = _one_of(d)
+    cdef int done
+    if one is not None:
+        done = one.learn_row(self, d, x, y)
+        if done == 1:
+            return self
+        if done:
+            return self._one_done(done)
+    return self._learn_one(x, y, classes)
+
+
+def predict_one(self, x):
+    """The label predicted for one named row (scored over its own features).
+
+    Notes
+    -----
+    ``predict``'s label of the row's CSR matrix, bit for bit: one compiled call
+    (``cwkit._core.NamedOne``) where ``learn_one`` takes one, else the
+    estimator's ``_predict_one``.
+    """
+    cdef dict d = _dict_of(self)
+    cdef NamedOne one = _one_of(d)
+    if one is not None:
+        label = one.predict_row(self, d, x)
+        if label is not None:
+            return label
+    return self._predict_one(x)
+
+
+def predict_proba_one(self, x):
+    """The calibrated probability of each class for one named row, as a dict
+    ``{class: probability}`` (see ``predict_proba``).
+
+    Notes
+    -----
+    ``predict_proba``'s row of the row's CSR matrix, bit for bit: one compiled call
+    (``cwkit._core.NamedOne``) where ``learn_one`` takes one, else the estimator's
+    ``_predict_proba_one``.
+    """
+    cdef dict d = _dict_of(self)
+    cdef NamedOne one = _one_of(d)
+    if one is not None:
+        proba = one.proba_row(self, d, x)
+        if proba is not None:
+            return proba
+    return self._predict_proba_one(x)

@@ -77,29 +77,16 @@ class NamedFeatures:
             fmap = self.feature_map_ = FeatureHasher()
         return fmap.rows(rows, grow=learn, where=where)
 
-    def learn_one(self, x, y, classes=None):
-        """Learn from one row of named features: one online round (``partial_fit``).
+    #: ``learn_one(x, y, classes=None)``, ``predict_one(x)``, ``predict_proba_one(x)``:
+    #: one compiled call each where the estimator has a compiled one-row path
+    #: (``_one``, `_one_path`), else `_learn_one`, `_predict_one`, `_predict_proba_one`.
+    learn_one = _core.learn_one
+    predict_one = _core.predict_one
+    predict_proba_one = _core.predict_proba_one
 
-        Parameters
-        ----------
-        x : dict of str -> number, or list / tuple / set of str
-            The row (see :mod:`cwkit.features`).
-        y : label
-        classes : array-like, optional
-            All labels of the stream, needed on the first call (as in
-            ``partial_fit``) unless `y` is a bool (then ``[False, True]``).
-
-        Returns
-        -------
-        self
-        """
-        fast = self.__dict__.get("_one")
-        if fast is not None:       # the whole round in one compiled call
-            done = fast.learn(self, x, y)
-            if done == 1:
-                return self
-            if done:
-                return self._one_done(done)
+    def _learn_one(self, x, y, classes):
+        """``learn_one`` where its compiled round did not take the row: the path
+        (re)built, the row hashed in one compiled call, or the general path."""
         fmap = self.__dict__.get("feature_map_")
         if type(fmap) is FeatureHasher:     # hashed in one compiled call, no matrix
             with self._state_lock():
@@ -197,24 +184,15 @@ class NamedFeatures:
                 return np.array([score])
             return self._named_scores(x, fmap)
 
-    def predict_one(self, x):
-        """The label predicted for one named row (scored over its own features)."""
-        fast = self.__dict__.get("_one")
-        label = fast.predict(self, x) if fast is not None else None
-        if label is not None:
-            return label
+    def _predict_one(self, x):
+        """``predict_one`` where its compiled call did not take the row."""
         scores = self._one_scores(x)
         if scores is not None:
             return self._labels(scores)[0]
         return self.predict(self._predict_rows([x], "x"))[0]
 
-    def predict_proba_one(self, x):
-        """The calibrated probability of each class for one named row, as a dict
-        ``{class: probability}`` (see ``predict_proba``)."""
-        fast = self.__dict__.get("_one")
-        proba = fast.proba(self, x) if fast is not None else None
-        if proba is not None:
-            return proba
+    def _predict_proba_one(self, x):
+        """``predict_proba_one`` where its compiled call did not take the row."""
         with self._state_lock():     # (the calibration window as the score's model)
             fmap = self.__dict__.get("feature_map_")
             fast = self._one_path(fmap) if type(fmap) is FeatureHasher else None

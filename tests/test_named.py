@@ -173,8 +173,9 @@ def _assert_same(one, ref):
 
 def test_the_compiled_round_follows_whatever_else_changes_the_estimator():
     """learn_one's compiled round keeps pointers into the model: pickling, set_params,
-    a wider matrix, a refit and a copy each leave learn_one as partial_fit on the
-    hashed rows (state compared after each), and predict_one as predict."""
+    new state arrays, a wider matrix, a refit and a copy each leave learn_one as
+    partial_fit on the hashed rows (state compared after each), and predict_one as
+    predict."""
     import pickle
     rows, y = named_stream(70, seed=11)
     R = ref_rows(rows, bits=5)
@@ -195,6 +196,8 @@ def test_the_compiled_round_follows_whatever_else_changes_the_estimator():
     copy, ref_copy = pickle.loads(pickle.dumps(one)), pickle.loads(pickle.dumps(ref))
     one.set_params(fit_intercept=False)
     ref.set_params(fit_intercept=False)
+    for est in (one, ref):      # the state's arrays replaced (the path holds their addresses)
+        est._model.state.update({k: v.copy() for k, v in est._model.state.items()})
     both(10, 20)
     wide = sp.hstack([R[20:30], sp.random(10, 3, density=0.5, random_state=0)]).tocsr()
     one.partial_fit(wide, y[20:30])     # the model grows: named rows take the general path
