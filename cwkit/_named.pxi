@@ -106,10 +106,21 @@ cdef inline bint _small(object v, long long* out) except -1:
 
 
 cdef inline int _add(dict d, str key, long long n) except -1:
-    """``d[key] += n`` (n small), as Python adds."""
-    cdef object v = <object>_get(d, key)
+    """``d[key] += n`` (n small), as Python adds (nothing to do for n = 0)."""
+    cdef object v
     cdef long long c
-    d[key] = c + n if _small(v, &c) else v + n
+    if n != 0:
+        v = <object>_get(d, key)
+        d[key] = c + n if _small(v, &c) else v + n
+    return 0
+
+
+cdef inline int _set_count(dict d, str key, long long n) except -1:
+    """``d[key] = n`` (n a count of one round: 0 or 1, Python's cached ints, kept
+    where d holds that one already)."""
+    cdef object v = n
+    if _get(d, key) != <PyObject*>v:
+        d[key] = v
     return 0
 
 
@@ -454,8 +465,8 @@ cdef class NamedOne:
             return -cnt.status
         _add(d, "mistakes_", cnt.mistakes)
         _add(d, "n_updates_", cnt.updates)
-        d["last_mistakes_"] = cnt.mistakes
-        d["last_n_updates_"] = cnt.updates
+        _set_count(d, "last_mistakes_", cnt.mistakes)
+        _set_count(d, "last_n_updates_", cnt.updates)
         if self.cal is None:     # a regressor's errors (its `_learn`, `_count_last`)
             e = self.y_real[0] - score
             d["squared_error_"] = d["squared_error_"] + e * e
@@ -592,18 +603,13 @@ cdef class NamedOne:
         return {self.keys0: _numpy_call(_np_exp, _np_exp_data, t0 - out),
                 self.keys1: _numpy_call(_np_exp, _np_exp_data, t1 - out)}
 
-    def predict(self, est, x):
-        """The class of the named row `x` (``predict``'s, a numpy scalar), or None
-        as `score`."""
-        return self.predict_row(est, est.__dict__, x)
-
     cdef object predict_row(self, est, dict d, x):
-        """`predict` of `est`, whose __dict__ is `d`."""
-        if self.classes is None:
-            return None
+        """``predict``'s prediction of the named row `x` for `est` (whose __dict__ is
+        `d`): its class (a numpy scalar), a regressor's value (a float); None as
+        `score`."""
         s = self.score_row(est, d, x)
-        if s is None:
-            return None
+        if s is None or self.classes is None:
+            return s
         return self.positive if <double>s > 0.0 else self.negative
 
 
@@ -654,11 +660,12 @@ def learn_one(self, x, y, classes=None):
 
 
 def predict_one(self, x):
-    """The label predicted for one named row (scored over its own features).
+    """The prediction for one named row, scored over its own features: its label (a
+    classifier's) or value (a regressor's, a float).
 
     Notes
     -----
-    ``predict``'s label of the row's CSR matrix, bit for bit: one compiled call
+    ``predict``'s prediction of the row's CSR matrix, bit for bit: one compiled call
     (``cwkit._core.NamedOne``) where ``learn_one`` takes one, else the
     estimator's ``_predict_one``.
     """

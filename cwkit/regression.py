@@ -234,9 +234,9 @@ class OnlineRegressor(OnlineClassifier):
     def _partial_fit_named(self, X, y, classes):
         return self.partial_fit(X, y)
 
-    def predict_one(self, x):
-        """The prediction for one named row (a float; hashed names: one compiled call,
-        ``cwkit._core.NamedOne``)."""
+    def _predict_one(self, x):
+        """``predict_one`` (the prediction for one named row, a float) where its compiled
+        call did not take the row."""
         scores = self._many_scores([x])
         if scores is not None:
             return float(scores[0])
