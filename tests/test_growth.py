@@ -125,7 +125,7 @@ def test_one_row_per_call_each_wider_is_the_one_call_model():
 @pytest.mark.parametrize("name, params, key, n_classes, width", [
     ("arow", {"covariance": "diag"}, "mu_sigma", 2, 2000),
     ("adagrad", {"average": True}, "acc", 2, 2000),      # (D, 2): the pairs interleaved
-    ("bpa1", {}, "pend", 2, 2000),                        # the features on axis 1
+    ("bpa1", {}, "pend", 2, 1000),                        # the features on axis 1
     ("arow", {"covariance": "full"}, "Sigma", 2, 200),   # both axes
     ("arow", {"covariance": "full"}, "mu", 3, 200),      # (K, D)
     ("adagrad", {"average": True}, "acc", 3, 500)])       # (D, 2 K)

@@ -234,8 +234,9 @@ def test_average_every_round(name, params, K):
         assert not np.allclose(plain.dual_coef_, est.dual_coef_)
 
 
-@pytest.mark.parametrize("name,p", [("reg-pa", {"alpha": 1.0}),
-                                    ("soft-reg-pa", {"alpha": 1.0, "C": 0.3})])
+@pytest.mark.parametrize("name,p", [("reg-pa", {"alpha": 1.0}),    # (soft-reg-pa: -m slow)
+                                    pytest.param("soft-reg-pa", {"alpha": 1.0, "C": 0.3},
+                                                 marks=pytest.mark.slow)])
 def test_average_survives_the_scale_folding(name, p):
     """Over 400 rounds the [LMC09] scale s halves at every update, far beyond the
     range it is folded back from: the averages, sums of the same-signed weights, still

@@ -205,12 +205,18 @@ def group_update(X, codes, W0, variant, C, rho, kk, shared, fit_intercept, s=Non
     return W
 
 
-@pytest.mark.parametrize("variant,rho,shared", [
-    ("bpa1", "half", False), ("bpa2", "half", False), ("bpa2", "inverse", False),
-    ("bpa2", "half", True), ("bpa-ls", "half", False), ("bpa-ls", "inverse", True)])
+_GROUP_SHAPES = [("bpa1", "half", False), ("bpa2", "half", False), ("bpa2", "inverse", False),
+                 ("bpa2", "half", True), ("bpa-ls", "half", False), ("bpa-ls", "inverse", True)]
+
+
+# Every shape weighted (weights 0.3, 1 and 2.5) in the routine run, and unit weights for
+# one shape (bpa-ls shared); the other unit-weight shapes and kk = 1, 3 with -m slow.
+@pytest.mark.parametrize("variant,rho,shared,weighted", [
+    pytest.param(*shape, weighted, id="-".join(map(str, shape)) + ("-weighted" if weighted else ""),
+                 marks=() if weighted or shape == _GROUP_SHAPES[-1] else pytest.mark.slow)
+    for weighted in (False, True) for shape in _GROUP_SHAPES])
 @pytest.mark.parametrize("kk", [pytest.param(1, marks=pytest.mark.slow), 2,
                                 pytest.param(3, marks=pytest.mark.slow)])   # (1, 3: -m slow)
-@pytest.mark.parametrize("weighted", [False, True], ids=["", "weighted"])
 def test_group_update_is_the_primal_optimum(variant, rho, shared, kk, weighted):
     """The weighted problem: row i's slack terms multiplied by its weight s_i."""
     rng = np.random.default_rng([VARIANTS.index(variant), kk, shared, rho == "half", weighted])

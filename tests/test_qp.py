@@ -112,7 +112,7 @@ def test_positive_definite_matches_bvls(k):
         np.testing.assert_allclose(res.a, ref, rtol=1e-7, atol=1e-8)
 
 
-@pytest.mark.parametrize("k", [6, 10, 16])
+@pytest.mark.parametrize("k", [6, 10, pytest.param(16, marks=pytest.mark.slow)])  # (16: -m slow)
 def test_singular_matches_lbfgsb(k):
     rng = np.random.default_rng(11 * k)
     for _ in range(8):
@@ -128,7 +128,8 @@ def test_singular_matches_lbfgsb(k):
         assert objective(Q, b, res.a) == pytest.approx(objective(Q, b, ref), rel=1e-8)
 
 
-@pytest.mark.parametrize("k, rank", [(10, 4), (16, 5), (20, 3)])
+@pytest.mark.parametrize("k, rank", [(10, 4), pytest.param(16, 5, marks=pytest.mark.slow),
+                                     pytest.param(20, 3, marks=pytest.mark.slow)])  # -m slow
 def test_low_rank_gram_with_wide_box(k, rank):
     """Mini-batch duals with B > d + 1: the objective rises along null directions of Q
     until the box stops it, far from 0 (plain coordinate ascent needs >10^4 sweeps)."""
