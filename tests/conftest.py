@@ -125,13 +125,3 @@ def last_iterate(name, **params):
         est.set_params(average=False)
     return est
 
-
-def assert_close(actual, desired, rtol, atol, err_msg=""):
-    """``np.testing.assert_allclose`` (same criterion, |actual - desired| <= atol + rtol
-    |desired|), its passing case decided by one numpy expression first: the per-round
-    checks of the reference tests call it thousands of times."""
-    a, b = np.asarray(actual), np.asarray(desired)
-    with np.errstate(invalid="ignore", over="ignore"):
-        if a.shape == b.shape and np.all(np.abs(a - b) <= atol + rtol * np.abs(b)):
-            return
-    np.testing.assert_allclose(actual, desired, rtol=rtol, atol=atol, err_msg=err_msg)

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 import cwkit
 
-from conftest import BINARY_CASES, OTHER_CASES, assert_close, case_id
+from conftest import BINARY_CASES, OTHER_CASES, case_id
 
 CASES = BINARY_CASES + OTHER_CASES
 IDS = [case_id(c) + ("-sliding" if c[1].get("window") == "sliding" else "") for c in CASES]
@@ -76,7 +76,7 @@ def _has_form(name, p, X, y):
 
 def _close(actual, expected):
     scale = np.max(np.abs(expected)) if expected.size else 0.0
-    assert_close(actual, expected, rtol=RTOL, atol=RTOL * scale)
+    np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=RTOL * scale)
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import OTHER_SHAPES, assert_close, case_id, last_iterate, make_binary
+from conftest import OTHER_SHAPES, case_id, last_iterate, make_binary
 from reference import binary_run, binary_scores
 
 
@@ -28,7 +28,8 @@ def _est_state(est, full):
 def _close(a, b, what, rnd):
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
-    assert_close(a, b, rtol=RTOL, atol=RTOL * scale, err_msg=f"{what} differs after round {rnd}")
+    np.testing.assert_allclose(a, b, rtol=RTOL, atol=RTOL * scale,
+                               err_msg=f"{what} differs after round {rnd}")
 
 
 def _compare_run(name, params, X, y, sparse, fit_intercept):

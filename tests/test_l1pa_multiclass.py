@@ -9,7 +9,7 @@ KKT certificate, and the estimator protocol (dense == CSR, pieces, save / load, 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import assert_close, last_iterate, shared_file
+from conftest import last_iterate, shared_file
 from reference_steps import l1pa_step
 from reference import (feature, l1_projection, l1_projection_multi, l1pa_top1_run,
                        l1pa_topk_run)
@@ -47,7 +47,7 @@ def _weights(est):
 
 def _close(got, ref, what):
     scale = max(1.0, float(np.abs(ref).max(initial=0.0)))
-    assert_close(got, ref, rtol=RTOL, atol=RTOL * scale, err_msg=what)
+    np.testing.assert_allclose(got, ref, rtol=RTOL, atol=RTOL * scale, err_msg=what)
 
 
 @pytest.mark.parametrize("beta", [3.0, 1e4])

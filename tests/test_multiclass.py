@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import last_iterate, BINARY_CASES, assert_close, case_id
+from conftest import last_iterate, BINARY_CASES, case_id
 from reference import multiclass_run, multiclass_scores
 
 import cwkit
@@ -61,7 +61,8 @@ def _close(a, b, what, rnd, rtol=RTOL):
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
     scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
-    assert_close(a, b, rtol=rtol, atol=rtol * scale, err_msg=f"{what} differs after round {rnd}")
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale,
+                               err_msg=f"{what} differs after round {rnd}")
 
 
 def _ill_posed_round(ref_state, x, label, k, fit_intercept, delta_mode):
