@@ -41,7 +41,12 @@ class Rows(NamedTuple):
         """The largest number of stored entries of a row (for scratch buffers)."""
         if not self.sparse:
             return self.n_features
-        return int(np.diff(self.X.indptr).max()) if self.n_rows else 0
+        return int(np.diff(self._csr.indptr).max()) if self.n_rows else 0
+
+    @property
+    def _csr(self):
+        """What holds the CSR arrays (``data``, ``indptr``) of sparse rows."""
+        return self.X
 
     @property
     def sparse(self):
@@ -67,7 +72,7 @@ class Rows(NamedTuple):
         """The fraction of nonzero entries of the first `n_rows` rows, counted in their
         values (so that a dense array and its CSR copy, explicit zeros or not, agree)."""
         m = min(self.n_rows, n_rows)
-        X = self.X
+        X = self._csr if self.sparse else self.X
         if self.sparse:
             nnz = np.count_nonzero(X.data[X.indptr[0]:X.indptr[m]])
         else:
@@ -77,9 +82,53 @@ class Rows(NamedTuple):
     def mean_squared_norm(self, n_rows):
         """The mean of the squared L2 norms of the first `n_rows` rows (0 for none)."""
         m = min(self.n_rows, n_rows)
-        X = self.X
+        X = self._csr if self.sparse else self.X
         values = X.data[X.indptr[0]:X.indptr[m]] if self.sparse else np.ravel(X[:m])
         return float(np.dot(values, values)) / max(m, 1)
+
+
+class CSRArrays(NamedTuple):
+    """The arrays of a CSR matrix, without scipy.sparse: what the svmlight parser gives
+    an evaluation's learners (:func:`parsed_rows`), which read only the rows' view, so
+    that ``cwkit eval`` need not import scipy.sparse (about a quarter of a second of
+    CPU).  `indptr` is int64, `indices` int32, `data` float64."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    shape: tuple
+
+    def matrix(self):
+        """The scipy CSR matrix of these arrays (not copied)."""
+        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape,
+                             copy=False)
+
+    def row_slice(self, start, stop):
+        """Rows ``start:stop``: views of the values and indices, indptr from 0."""
+        a, b = self.indptr[start], self.indptr[stop]
+        return CSRArrays(self.data[a:b], self.indices[a:b],
+                         self.indptr[start:stop + 1] - a, (stop - start, self.shape[1]))
+
+
+class _ArrayRows(Rows):
+    """`Rows` of `CSRArrays`: ``X``, the scipy matrix, is made on its first read (a
+    kernel form's model or a narrower model's padding reads it; the first-order and
+    diagonal passes read only ``view``)."""
+
+    @property
+    def X(self):
+        matrix = self.__dict__.get("matrix")
+        if matrix is None:
+            matrix = self.__dict__["matrix"] = self[0].matrix()
+        return matrix
+
+    @property
+    def sparse(self):
+        return True
+
+    @property
+    def _csr(self):
+        return self[0]
 
 
 def _dense_idx(d):
@@ -320,15 +369,16 @@ def unchecked_rows(X):
 
 
 def parsed_rows(X):
-    """`Rows` of the CSR matrix X whose rows the svmlight parser checked, as
-    :func:`as_rows` makes them without its checks: float64 values, all finite, the
-    indices of each row strictly increasing in [0, X.shape[1]), no spare capacity (what
-    ``cwkit.iter_svmlight`` yields without ``hash_bits``, and any row subset of it)."""
+    """`Rows` of the CSR matrix X (or `CSRArrays`) whose rows the svmlight parser
+    checked, as :func:`as_rows` makes them without its checks: float64 values, all
+    finite, the indices of each row strictly increasing in [0, X.shape[1]), no spare
+    capacity (what ``cwkit.iter_svmlight`` yields without ``hash_bits``, and any row
+    subset of it)."""
     n, d = X.shape
     indices = X.indices if X.indices.dtype == _I32 else X.indices.astype(np.int32)
     view = _core.RowView(X.data, indices, X.indptr.astype(np.int64, copy=False), _EMPTY_I32,
                          d)
-    return Rows(X, view, n, d)
+    return (_ArrayRows if isinstance(X, CSRArrays) else Rows)(X, view, n, d)
 
 
 def as_rows(X, n_features=None, name="X", owner="the model", first_row=0):

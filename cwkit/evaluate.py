@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._lazy import issparse
-from ._rowdata import as_rows, parsed_rows
+from ._rowdata import CSRArrays, as_rows, parsed_rows
 from ._threads import signals_blocked, usable_cores
 from ._lazy import sparse as sp
 from . import datasets
@@ -105,12 +105,17 @@ class _StreamConfig:
     regression: bool = False
 
 
-def _weighted_chunks(source):
+def _weighted_chunks(source, arrays=False):
     """``(X, y, index, sample_weight)`` of `source`: the importance weights its rows
     carry (a Vowpal Wabbit file's), None where it has none or a chunk's are all 1
-    (weights of 1 learn as no weights, bit for bit, on the faster path)."""
+    (weights of 1 learn as no weights, bit for bit, on the faster path). `arrays`: X
+    may be :class:`cwkit._rowdata.CSRArrays` (``chunks(arrays=True)`` of a source
+    whose ``array_chunks`` is true)."""
     if not getattr(source, "weighted", False):
-        for X, y, index in source.chunks():
+        chunks = (source.chunks(arrays=True) if arrays and getattr(source, "array_chunks",
+                                                                    False)
+                  else source.chunks())
+        for X, y, index in chunks:
             yield X, y, index, None
         return
     for X, y, index, w in source.chunks(weights=True):
@@ -123,7 +128,9 @@ def _stream(source, cfg, pass_no):
     classes = source.classes
 
     def prepared():
-        for X, y, index, w in _weighted_chunks(source):
+        # (rows cut out or shuffled: scipy matrices; else the parser's arrays may do)
+        arrays = cfg.keep is None and not cfg.shuffle
+        for X, y, index, w in _weighted_chunks(source, arrays):
             if cfg.keep is not None:
                 mask = cfg.keep(index)
                 if not mask.all():
@@ -514,7 +521,9 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
             for X, y_clean, y_train, flipped, index, w in _stream(source, cfg, pass_no):
                 for piece in _pieces(y_clean.size, seen, curve_every):
                     # (a whole chunk as is: slicing a CSR matrix copies it)
-                    Xp = X if piece.stop - piece.start == y_clean.size else X[piece]
+                    Xp = X if piece.stop - piece.start == y_clean.size else (
+                        X.row_slice(piece.start, piece.stop) if isinstance(X, CSRArrays)
+                        else X[piece])
                     _learn_piece(pool, learners, Xp, y_clean[piece], y_train[piece],
                                  flipped[piece], index[piece], parsed,
                                  None if w is None else w[piece], source.origin)
@@ -539,13 +548,16 @@ def _learn_piece(pool, learners, X, y_clean, y_train, flipped, index, parsed=Fal
     compiled passes release the GIL; each learner has its own state and counters, so the
     results are those of one after another), or one after another without a pool.
     ``parsed``: the rows are valid as the svmlight parser checked them (the source's
-    ``parsed``), so they are not checked again; ``weights``: the rows' importance
-    weights (None: 1). ``origin``: the source's, to name the data's row in place of a
-    row of the piece in the models' warnings."""
+    ``parsed``), so they are not checked again, as the rows of ``CSRArrays`` (the
+    parser's arrays, never a scipy matrix unless a model reads one); ``weights``: the
+    rows' importance weights (None: 1). ``origin``: the source's, to name the data's row
+    in place of a row of the piece in the models' warnings."""
     at = None if origin is None else functools.partial(_data_row, origin, index)
 
     active = [lr for lr in learners if lr.failed is None]
-    if len(active) > 1 and y_clean.size > 1:   # (one row: a model's own one-row path)
+    if isinstance(X, CSRArrays):    # (the parser's rows: a one-row piece as a matrix)
+        X = parsed_rows(X) if y_clean.size > 1 else X.matrix()
+    elif len(active) > 1 and y_clean.size > 1:   # (one row: a model's own one-row path)
         try:    # once for all: each model's partial_fit takes the validated rows
             X = parsed_rows(X) if parsed else as_rows(X)
         except _MODEL_FAILURES:

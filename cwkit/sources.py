@@ -14,7 +14,8 @@ import numpy as np
 from ._lazy import issparse
 from ._lazy import sparse as sp
 from . import datasets
-from .svmlight import SvmlightError, default_jobs, iter_svmlight, scan_svmlight
+from .svmlight import (SvmlightError, default_jobs, iter_parsed_arrays, iter_svmlight,
+                       scan_svmlight)
 from .text import treat_rows
 from .vw import DEFAULT_HASH_BITS, iter_vw, scan_vw
 
@@ -94,6 +95,8 @@ class SvmlightSource:
     the scan does not collect (``classes`` is then empty): memory stays bounded.
     """
 
+    array_chunks = True     # chunks(arrays=True)
+
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, n_features=None,
                  zero_based="auto", classes=None, hash_bits=None, n_jobs=None, rows="raw",
                  labels=True):
@@ -120,7 +123,6 @@ class SvmlightSource:
     def scan(self, check=False):
         """Read the file once (:func:`cwkit.scan_svmlight`): rows, width, base, labels;
         with ``check`` every line is parsed and checked (the first bad one raises)."""
-        sp.preload()    # the chunks are CSR: import scipy.sparse while the file is read
         info = scan_svmlight(self.path, zero_based=self.zero_based, hash_bits=self.hash_bits,
                              n_jobs=self.n_jobs, check=check, labels=self.labels)
         self.checked = self.checked or check or info.nnz is not None
@@ -151,16 +153,24 @@ class SvmlightSource:
         """``(name, row)``: the file and its 0-based row (example, not line) ``index``."""
         return self.name, int(index)
 
-    def chunks(self):
-        """Chunks ``(X, y, index)`` as :func:`cwkit.iter_svmlight` reads them."""
+    def chunks(self, arrays=False):
+        """Chunks ``(X, y, index)`` as :func:`cwkit.iter_svmlight` reads them; with
+        `arrays`, X is :class:`cwkit._rowdata.CSRArrays` where the rows are ``parsed``
+        and raw (no scipy.sparse needed), a scipy CSR matrix otherwise."""
         if self.needs_scan:
             self.scan()
         start = 0
         width = self.n_features if self.hash_bits is None else None
+        if arrays and self.parsed and self.rows == "raw":
+            batches = iter_parsed_arrays(self.path, self.batch_size, width, self.zero_based,
+                                         self.n_jobs)
+        else:
+            sp.preload()    # (imported on a helper thread while the first batches parse)
+            batches = iter_svmlight(self.path, batch_size=self.batch_size, n_features=width,
+                                    zero_based=self.zero_based, hash_bits=self.hash_bits,
+                                    n_jobs=self.n_jobs)
         try:
-            for X, y in iter_svmlight(self.path, batch_size=self.batch_size,
-                                      n_features=width, zero_based=self.zero_based,
-                                      hash_bits=self.hash_bits, n_jobs=self.n_jobs):
+            for X, y in batches:
                 stop = start + X.shape[0]
                 yield treat_rows(X, self.rows), np.asarray(y), np.arange(start, stop)
                 start = stop
@@ -186,6 +196,7 @@ class VWSource(SvmlightSource):
 
     zero_based = True
     parsed = False
+    array_chunks = False
     weighted = True     # its lines carry importance weights (chunks(weights=True))
 
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, classes=None,

@@ -39,6 +39,7 @@ from ._lazy import issparse
 from ._lazy import sparse as sp
 from . import _core
 from ._atomic import atomic_write
+from ._rowdata import CSRArrays
 from ._threads import start, usable_cores
 
 __all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight",
@@ -1213,8 +1214,17 @@ def iter_svmlight(f, batch_size=4096, n_features=None, zero_based="auto", dtype=
                  prefetch, chunk_size, hash_bits, _check_jobs(n_jobs))
 
 
+def iter_parsed_arrays(f, batch_size, n_features, zero_based, n_jobs):
+    """:func:`iter_svmlight`'s batches ``(X, y)`` of float64 values without
+    ``hash_bits`` (the rows as the parser checked them: :func:`cwkit._rowdata.parsed_rows`),
+    X as :class:`cwkit._rowdata.CSRArrays` rather than a scipy matrix: a reader that
+    needs only the arrays does not import scipy.sparse."""
+    return _iter(f, batch_size, n_features, zero_based, np.float64, False, False, "raise",
+                 True, _CHUNK, None, _check_jobs(n_jobs), arrays=True)
+
+
 def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on_error,
-          prefetch, chunk_size, hash_bits, n_jobs):
+          prefetch, chunk_size, hash_bits, n_jobs, arrays=False):
     source = _Source(f)
     parser = _Parser(source.name, n_features, zero_based, query_id, multilabel, on_error,
                      n_jobs)
@@ -1238,7 +1248,8 @@ def _iter(f, batch_size, n_features, zero_based, dtype, query_id, multilabel, on
             _check_base(parser, out.hi, base)
             if n_features is None:
                 width = max(width, out.hi.value + (1 if base else 0))
-            X = _csr(out, width, dtype, hash_bits)
+            X = (CSRArrays(out.data, out.indices, out.indptr, (out.n_rows, width)) if arrays
+                 else _csr(out, width, dtype, hash_bits))
             y = _labels(out)
             yield (X, y, out.qids) if query_id else (X, y)
         parser.warn_skipped()
