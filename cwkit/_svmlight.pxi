@@ -19,10 +19,11 @@
 # PLDI 1990, Sect. 4), otherwise the C library's strtod, correctly rounded,
 # converts a canonical copy of the token with no decimal point
 # ("<digits>e<exp>"), so the result does not depend on LC_NUMERIC.  Either way
-# the value equals Python's float() of the token bit for bit.  The usual
-# feature token (short digit runs, no exponent) is first tried by _svm_pair,
-# which reads it 8 bytes at a time into the same digits and exponent, and
-# leaves anything else (errors included) to the byte-by-byte readers.
+# the value equals Python's float() of the token bit for bit.  Labels and
+# feature tokens whose mantissa has at most 15 digits (and exponent at most 4)
+# are first read 16 and 8 bytes at a time (cwkit_svm_run, cwkit_svm_value)
+# into the same digits and power of ten; anything else (errors included) is
+# left to the byte-by-byte readers.
 #
 # Writing: `_svm_format` renders rows with Python's shortest round-tripping
 # repr into one C buffer per call: an exact fast path for up to 15 digits
@@ -74,8 +75,6 @@ cdef enum:
     _C_CONTROL = 4
 
 cdef unsigned char _svm_class[256]
-cdef double _svm_pow10[23]
-cdef uint64_t _svm_pow10_u64[9]
 
 
 cdef void _svm_init_tables() noexcept:
@@ -86,12 +85,6 @@ cdef void _svm_init_tables() noexcept:
         _svm_class[b] = _C_SPACE
     _svm_class[10] = _C_NEWLINE
     _svm_class[35] = _C_HASH
-    _svm_pow10[0] = 1.0
-    for b in range(1, 23):
-        _svm_pow10[b] = _svm_pow10[b - 1] * 10.0   # exact: 10**22 < 2**53 * 2**22
-    _svm_pow10_u64[0] = 1
-    for b in range(1, 9):
-        _svm_pow10_u64[b] = _svm_pow10_u64[b - 1] * 10
 
 
 _svm_init_tables()
@@ -111,12 +104,19 @@ cdef inline bint _is_digit(unsigned char c) noexcept nogil:
     return 48 <= c <= 57
 
 
-# The usual feature token, "<index>:<value>" with short digit runs, is read 8
-# bytes at a time (SWAR, "SIMD within a register", as in [Lem21]): a
-# little-endian load puts the first byte lowest; with t = x ^ "00000000" a
-# byte is a digit iff its t <= 9, flagged without carries between bytes by
-# ((t & 0x7f..) + 0x76..) | t (on x86-64 two SSE2 16-byte compares give the
-# same mask), and three multiply-shifts combine up to 8 digits into their value.
+# Feature tokens, labels and values are read 8 and 16 bytes at a time (SWAR, "SIMD
+# within a register", as in [Lem21]) where they fit in a window of 32 bytes: one
+# mask of the window's non-digits (bit j for t[j]: with SSE2, every x86-64, two
+# 16-byte compares; else four 8-byte SWAR masks) gives the token's shape by a few
+# bit operations instead of a byte loop (so that the next token's position does
+# not wait for a chain of compares, and tokens overlap in the processor), and up
+# to 8 digits are combined into their value by three multiply-shifts.  A number
+# "[+-]<i digits>[.<f digits>][e[+-]<1-4 digits>]" (i, f <= 8, i + f >= 1) is read
+# so: its digits as an integer m < 10**16 and its power of ten x (the exponent
+# less f), the value +-m * 10**x; when m <= 2**53 and |x| <= 22 that is one
+# correctly rounded operation on two exact doubles (Clinger's fast path, as in
+# _svm_number).  Anything else (errors included) is left to the byte-by-byte
+# readers, whose results are the same.
 cdef extern from *:
     """
     #include <stdint.h>
@@ -142,18 +142,20 @@ cdef extern from *:
         return n;
     #endif
     }
-    /* Bit j set when t[j] (j < 24) is not an ASCII digit, and bit 24: with SSE2
-       (every x86-64) two 16-byte compares, else three 8-byte SWAR masks. */
+    /* Bit j set when t[j] (j < 32) is not an ASCII digit, and the sentinels 32 and 63
+       (so that the mask shifted right by up to 32 is never zero): with SSE2 (every
+       x86-64) two 16-byte compares, else four 8-byte SWAR masks. */
+    #define CWKIT_SENTINELS ((1ULL << 32) | (1ULL << 63))
     #if defined(__SSE2__)
     #include <emmintrin.h>
-    static inline uint64_t cwkit_nondigits24(const unsigned char* t) {
+    static inline uint64_t cwkit_nondigits32(const unsigned char* t) {
         const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
         __m128i a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)t), zero);
         __m128i b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(t + 16)), zero);
         /* a byte d = c - '0' is a digit iff min(d, 9) == d (unsigned) */
         uint32_t da = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, nine), a));
         uint32_t db = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, nine), b));
-        return ((~(da | (db << 16))) & 0xFFFFFFu) | (1ULL << 24);
+        return (uint64_t)(uint32_t)~(da | (db << 16)) | CWKIT_SENTINELS;
     }
     #else
     static inline uint64_t cwkit_nondigit_bits(uint64_t x) {
@@ -162,10 +164,11 @@ cdef extern from *:
             & 0x8080808080808080ULL;
         return ((t >> 7) * 0x0102040810204080ULL) >> 56;
     }
-    static inline uint64_t cwkit_nondigits24(const unsigned char* t) {
+    static inline uint64_t cwkit_nondigits32(const unsigned char* t) {
         return cwkit_nondigit_bits(cwkit_load_le64(t))
             | (cwkit_nondigit_bits(cwkit_load_le64(t + 8)) << 8)
-            | (cwkit_nondigit_bits(cwkit_load_le64(t + 16)) << 16) | (1ULL << 24);
+            | (cwkit_nondigit_bits(cwkit_load_le64(t + 16)) << 16)
+            | (cwkit_nondigit_bits(cwkit_load_le64(t + 24)) << 24) | CWKIT_SENTINELS;
     }
     #endif
     /* The newlines and colons in p[0:n], added to *nl and *co: with SSE2 16 bytes at a
@@ -199,20 +202,212 @@ cdef extern from *:
         *nl += a;
         *co += b;
     }
+    static const double cwkit_pow10[23] = {
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+        1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};   /* exact: 10**22 < 2**53 * 2**22 */
+    /* x << s, 0 for s = 64. */
+    static inline uint64_t cwkit_shl(uint64_t x, int s) {
+        return s < 64 ? x << s : 0;
+    }
+    /* The value of the n <= 8 digits at p (the first the most significant): the bytes
+       past them shifted out, the 8 digits combined pairwise by three multiply-shifts. */
+    static inline uint64_t cwkit_digits8(const unsigned char* p, int n) {
+        uint64_t x = cwkit_shl(cwkit_load_le64(p), 64 - 8 * n);   /* zeros: leading 0s */
+        x = ((x & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8;
+        x = ((x & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
+        return ((x & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
+    }
+    /* A separator, end of line or comment ('\\t', '\\n', '\\v', '\\f', '\\r', ' ', '#'). */
+    static inline int cwkit_ends_token(unsigned char c) {
+        return c < 64 && ((0x0000000900003E00ULL >> c) & 1);
+    }
+    /* The mantissa "<k digits>[.<f digits>]" at d (k + f <= 15, e = k + f + 1 with the
+       point, else k) as m * 10**x: with SSE2 its 16 bytes in one register, the point
+       taken out by shifting the integer digits up one byte (0 above them, so that m
+       < 10**15) and the digits combined pairwise in three steps (x = k - 15); else two
+       8-digit words (k, f <= 8, else 0 is returned, x = -f).  Returns 1. */
+    #if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64))
+    static const unsigned char cwkit_ones_from[32] = {
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255};
+    /* The 16 bytes whose lanes j >= i are 0xFF. */
+    static inline __m128i cwkit_from(int i) {
+        return _mm_loadu_si128((const __m128i*)(cwkit_ones_from + 16 - i));
+    }
+    static inline int cwkit_mantissa(const unsigned char* d, int k, int e, uint64_t* m,
+                                     int* x) {
+        __m128i y = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)d), _mm_set1_epi8('0'));
+        __m128i gk = cwkit_from(k + 1);
+        /* lanes 1..k the integer digits, k+1..e-1 the fraction's, 0 elsewhere */
+        __m128i v = _mm_or_si128(_mm_andnot_si128(gk, _mm_slli_si128(y, 1)),
+                                 _mm_andnot_si128(cwkit_from(e), _mm_and_si128(y, gk)));
+        /* 16-bit lanes 10 a + b of their bytes a, b (the low 16 bits of (a + 256 b) *
+           2561 are a + 256 (10 a + b)); 32-bit lanes 100 c + d; 64-bit 10**4 g + h */
+        v = _mm_srli_epi16(_mm_mullo_epi16(v, _mm_set1_epi16(2561)), 8);
+        v = _mm_madd_epi16(v, _mm_set1_epi32(0x00010064));
+        v = _mm_add_epi64(_mm_mul_epu32(v, _mm_set1_epi64x(10000)), _mm_srli_epi64(v, 32));
+        *m = (uint64_t)_mm_cvtsi128_si64(v) * 100000000
+            + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
+        *x = k - 15;
+        return 1;
+    }
+    #else
+    static const uint64_t cwkit_pow10_u64[9] = {
+        1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+    static inline int cwkit_mantissa(const unsigned char* d, int k, int e, uint64_t* m,
+                                     int* x) {
+        int f = e - k - (e > k);
+        if (k > 8 || f > 8)
+            return 0;
+        *m = cwkit_digits8(d, k) * cwkit_pow10_u64[f] + cwkit_digits8(d + k + 1, f);
+        *x = -f;
+        return *m <= 9007199254740992ULL;
+    }
+    #endif
+    /* The number "[+-]<k digits>[.<f digits>][e[+-]<1-4 digits>]" (1 <= k + f <= 15)
+       at v, w the mask of v's non-digits (bit j for v[j], as cwkit_nondigits32's shifted,
+       sentinels included): its length (the byte after it not checked), its value as
+       +-m * 10**x (m < 10**16) in *m, *x and *neg; 0 for any other shape. */
+    static inline int cwkit_number(const unsigned char* v, uint64_t w, uint64_t* m,
+                                   int* x, int* neg) {
+        int s = (v[0] == '-') | (v[0] == '+');
+        const unsigned char* d = v + s;
+        int k, e, dot, es, xd;
+        w >>= s;
+        k = cwkit_ctz64(w);                 /* integer digits */
+        dot = d[k] == '.';
+        e = dot ? cwkit_ctz64(w & (w - 1)) : k;     /* the end of the mantissa */
+        if (e - dot == 0 || e - dot > 15 || !cwkit_mantissa(d, k, e, m, x))
+            return 0;
+        *neg = v[0] == '-';
+        if ((d[e] | 0x20) == 'e') {         /* an exponent: rare */
+            es = (d[e + 1] == '-') | (d[e + 1] == '+');
+            xd = cwkit_ctz64(w >> (e + 1 + es));     /* its digits */
+            if (xd == 0 || xd > 4)
+                return 0;
+            *x += (d[e + 1] == '-' ? -1 : 1) * (int)cwkit_digits8(d + e + 1 + es, xd);
+            e += 1 + es + xd;
+        }
+        return s + e;
+    }
+    /* The number at v of cwkit_number's shape (w as there) with m <= 2**53 and
+       |x| <= 22: its length, its value in *val, one correctly rounded operation on two
+       exact doubles; 0 for any other token. */
+    static inline int cwkit_svm_value(const unsigned char* v, uint64_t w, double* val) {
+        uint64_t m;
+        int x, neg, len = cwkit_number(v, w, &m, &x, &neg);
+        double d;
+        if (len == 0 || m > 9007199254740992ULL || x < -22 || x > 22)
+            return 0;
+        d = (double)(int64_t)m;                    /* exact: m <= 2**53 */
+        d = x < 0 ? d / cwkit_pow10[-x] : d * cwkit_pow10[x];
+        *val = neg ? -d : d;
+        return len;
+    }
+    /* The feature token "<1-8 digits>:<number>" at t (t[:48] readable) whose index is in
+       [lo, hi] and number is cwkit_svm_value's, followed within t[:32] by a separator:
+       its length, its index in *idx and its value in *val; 0 for any other token. */
+    static inline int cwkit_svm_pair(const unsigned char* t, long long lo, long long hi,
+                                     long long* idx, double* val) {
+        uint64_t mask = cwkit_nondigits32(t);
+        int n = cwkit_ctz64(mask), len;
+        long long i;
+        if (n == 0 || n > 8 || t[n] != ':')
+            return 0;
+        i = (long long)cwkit_digits8(t, n);
+        if (i < lo || i > hi)
+            return 0;
+        len = cwkit_svm_value(t + n + 1, mask >> (n + 1), val);
+        if (len == 0)
+            return 0;
+        len += n + 1;
+        if (len >= 32 || !cwkit_ends_token(t[len]))
+            return 0;
+        *idx = i;
+        return len;
+    }
+    /* Append the feature token at buf[p] and those that follow it one space apart
+       while they are of cwkit_svm_pair's shape, start before fast_end and fit (*nnz <
+       cap), their indices increasing from lo (the first) up to hi, stored less shift.
+       Returns where it stopped: after the last token read (at a byte other than a
+       space), or at the start of a token not read, with *slow set.  *idx and *ts
+       become the last token's index and start.  The usual token, "<1-8 digits>:<k
+       digits>.<f digits>" (k >= 1) and a separator, is read here, anything else by
+       cwkit_svm_pair; each value's division is done in the loop (the next token does
+       not wait for it).  Not inlined: its own registers for the loop. */
+    #if defined(__GNUC__) || defined(__clang__)
+    __attribute__((noinline))
+    #endif
+    static Py_ssize_t cwkit_svm_run(const unsigned char* buf, Py_ssize_t p,
+                                    Py_ssize_t fast_end, long long lo, long long hi,
+                                    long long shift, double* data, int* indices,
+                                    Py_ssize_t* nnz_io, Py_ssize_t cap, long long* idx,
+                                    Py_ssize_t* ts, int* slow) {
+        const unsigned char* t = buf + p;
+        const unsigned char* last = NULL;
+        const unsigned char* tend = buf + fast_end;
+        Py_ssize_t nnz = *nnz_io;
+        long long i;
+        uint64_t mask, w, m;
+        int n, k, e, x;
+        double v;
+        unsigned char c;
+        *slow = 1;
+        for (; nnz < cap && t < tend; t++) {
+            mask = cwkit_nondigits32(t);
+            n = cwkit_ctz64(mask);
+            if ((unsigned)(n - 1) > 7 || t[n] != ':')
+                break;
+            i = (long long)cwkit_digits8(t, n);
+            if (i < lo || i > hi)
+                break;
+            w = mask >> (n + 1);
+            k = cwkit_ctz64(w);
+            e = cwkit_ctz64(w & (w - 1));
+            if (k == 0 || e > 16 || t[n + 1 + k] != '.')
+                goto other;
+            c = t[n + 1 + e];
+            if ((c != ' ' && !cwkit_ends_token(c))
+                    || !cwkit_mantissa(t + n + 1, k, e, &m, &x))
+                goto other;
+            v = (double)(int64_t)m / cwkit_pow10[-x];   /* exact operands: x <= 0 */
+            goto store;
+        other:      /* anything else: a sign, an exponent, no point, long */
+            e = cwkit_svm_pair(t, lo, hi, &i, &v) - n - 1;
+            if (e < 0)
+                break;
+            c = t[n + 1 + e];
+        store:
+            data[nnz] = v;
+            indices[nnz] = (int)(i - shift);
+            nnz++;
+            lo = i + 1;
+            last = t;
+            t += n + 1 + e;
+            if (c != ' ') {
+                *slow = 0;
+                break;
+            }
+        }
+        *nnz_io = nnz;
+        if (last != NULL) {
+            *idx = lo - 1;
+            *ts = last - buf;
+        }
+        return t - buf;
+    }
     """
     uint64_t cwkit_load_le64(const unsigned char* p) noexcept nogil
     void cwkit_count_nl_colon(const unsigned char* p, Py_ssize_t n, Py_ssize_t* nl,
                               Py_ssize_t* co) noexcept nogil
-    int cwkit_ctz64(uint64_t m) noexcept nogil
-    uint64_t cwkit_nondigits24(const unsigned char* t) noexcept nogil
-
-
-cdef inline uint64_t _svm_eight(uint64_t x) noexcept nogil:
-    # the value of the 8 digits in x, the first (most significant) lowest;
-    # zero bytes read as leading zeros
-    x = ((x & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8
-    x = ((x & 0x00FF00FF00FF00FFULL) * 6553601) >> 16
-    return ((x & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32
+    uint64_t cwkit_nondigits32(const unsigned char* t) noexcept nogil
+    int cwkit_ends_token(unsigned char c) noexcept nogil
+    int cwkit_svm_value(const unsigned char* v, uint64_t w, double* val) noexcept nogil
+    Py_ssize_t cwkit_svm_run(const unsigned char* buf, Py_ssize_t p, Py_ssize_t fast_end,
+                             long long lo, long long hi, long long shift, double* data,
+                             int* indices, Py_ssize_t* nnz_io, Py_ssize_t cap,
+                             long long* idx, Py_ssize_t* ts, int* slow) noexcept nogil
+    const double cwkit_pow10[23]
 
 
 cdef int _svm_slow_number(const unsigned char* s, const unsigned char* e,
@@ -326,9 +521,9 @@ cdef inline int _svm_number(const unsigned char* s, double* out,
             and -22 <= ex <= 22):
         v = <double>mant   # exact: mant <= 2**53
         if ex >= 0:
-            v = v * _svm_pow10[ex]
+            v = v * cwkit_pow10[ex]
         else:
-            v = v / _svm_pow10[-ex]   # divisor >= 10: never zero
+            v = v / cwkit_pow10[-ex]   # divisor >= 10: never zero
         out[0] = -v if neg else v
         return _NUM_OK
     return _svm_slow_number(s, p, ex, out)
@@ -387,16 +582,23 @@ cdef int _svm_bad_token(const unsigned char* buf, Py_ssize_t ts, int status,
     return status
 
 
-cdef inline int _svm_labels(const unsigned char* buf, Py_ssize_t* pos, bint multilabel,
-                            SvmOut* o, SvmErr* err) noexcept nogil:
+cdef inline int _svm_labels(const unsigned char* buf, Py_ssize_t* pos, Py_ssize_t fast_end,
+                            bint multilabel, SvmOut* o, SvmErr* err) noexcept nogil:
     """The label(s) of the row starting at buf[pos]: one number, or with
     `multilabel` a comma-separated list (none when the first token is a
-    feature); pos moves past them.  Returns a status."""
+    feature); pos moves past them.  A label starting before fast_end is
+    tried with cwkit_svm_value first.  Returns a status."""
     cdef Py_ssize_t ts = pos[0], te, p
     cdef double val
     cdef const unsigned char* ne
-    cdef int r
+    cdef int r, n
     if not multilabel:
+        if ts < fast_end:
+            n = cwkit_svm_value(buf + ts, cwkit_nondigits32(buf + ts), &val)
+            if n != 0 and n < 32 and cwkit_ends_token(buf[ts + n]):
+                o.labels[o.n_rows] = val
+                pos[0] = ts + n
+                return SVM_OK
         r = _svm_number(buf + ts, &val, &ne)
         pos[0] = ne - buf
         if r != _NUM_OK or not _svm_ends_token(buf[pos[0]]):
@@ -493,134 +695,6 @@ cdef inline int _svm_index(const unsigned char* buf, Py_ssize_t ts, Py_ssize_t* 
     return SVM_OK
 
 
-cdef inline bint _svm_pair(const unsigned char* buf, Py_ssize_t ts, long long lo,
-                           long long hi, long long* idx, double* val, int* scale,
-                           Py_ssize_t* pos) noexcept nogil:
-    """The usual feature token at t = buf + ts: "<1-7 digits>:[-]<1-8 digits>",
-    optionally ".<0-8 digits>", a separator within t[:24], its index in [lo, hi].
-    Sets its index, value as +-m (the digits m, at most 2**53: exact; up to 16
-    digits may exceed it, and such a token is left to the general readers) and f,
-    the number of fraction digits, with pos past it; the value is then +-m / 10**f,
-    one correctly rounded operation as in _svm_number, done by _svm_scale.
-    False, with nothing set, for any other token, left to the general readers.
-    Reads t[:33].
-
-    The token's shape comes from one mask of its non-digits (bit j for t[j]),
-    not from reading it byte by byte: the next token's position then depends
-    on a few bit operations, so that tokens overlap in the processor."""
-    cdef const unsigned char* t = buf + ts
-    cdef uint64_t a, y, z, mant, mask
-    cdef int n, v, p, e, k, f
-    cdef long long i
-    cdef bint neg
-    a = cwkit_load_le64(t)
-    mask = cwkit_nondigits24(t)
-    n = cwkit_ctz64(mask)
-    if n == 0 or n > 7 or t[n] != 58:          # ':'
-        return False
-    i = <long long>_svm_eight(a << (64 - 8 * n))
-    if i < lo or i > hi:
-        return False
-    mask &= mask - 1
-    v = n + 1
-    neg = t[v] == 45                           # '-'
-    if neg:
-        mask &= mask - 1
-        v += 1
-    p = cwkit_ctz64(mask)
-    k = p - v
-    if k == 0 or k > 8:
-        return False
-    y = cwkit_load_le64(t + v)
-    if t[p] == 46:                             # '.'
-        e = cwkit_ctz64(mask & (mask - 1))
-        f = e - p - 1
-        if f > 8:
-            return False
-        z = cwkit_load_le64(t + p + 1)
-        if f == 0:
-            mant = _svm_eight(y << (64 - 8 * k))
-        elif k + f <= 8:                       # the digits without the '.'
-            mant = _svm_eight((((y & ((1ULL << (8 * k)) - 1)) | (z << (8 * k)))
-                               << (64 - 8 * (k + f))))
-        else:       # 9 to 16 digits: the only m that can exceed 2**53
-            mant = (_svm_eight(y << (64 - 8 * k)) * _svm_pow10_u64[f]
-                    + _svm_eight(z << (64 - 8 * f)))
-            if mant > 9007199254740992ULL:
-                return False
-    else:
-        e = p
-        f = 0
-        mant = _svm_eight(y << (64 - 8 * k))
-    if e >= 24 or not _svm_ends_token(t[e]):
-        return False
-    val[0] = -<double><long long>mant if neg else <double><long long>mant
-    scale[0] = f
-    idx[0] = i
-    pos[0] = ts + e
-    return True
-
-
-cdef inline void _svm_scale(double* data, const unsigned char* scale,
-                            Py_ssize_t n) noexcept nogil:
-    # data[j] /= 10**scale[j] (n <= 256): apart from the token loop, whose next token
-    # does not wait for the division then; the divisors first, so that the divisions
-    # are one loop the compiler makes two (SSE2) or more at a time
-    cdef double div[256]
-    cdef Py_ssize_t j
-    for j in range(n):
-        div[j] = _svm_pow10[scale[j]]   # 10**0 = 1: x / 1 == x
-    for j in range(n):
-        data[j] = data[j] / div[j]
-
-
-cdef inline void _svm_store(SvmOut* o, long long idx, double val, int f,
-                            unsigned char* scale, Py_ssize_t* s0) noexcept nogil:
-    """Append a nonzero (its value still to be divided by 10**f: the values from
-    o.data[s0] on are, 256 at a time)."""
-    o.data[o.nnz] = val
-    o.indices[o.nnz] = <int>(idx - o.shift)
-    scale[o.nnz - s0[0]] = <unsigned char>f
-    o.nnz += 1
-    if o.nnz - s0[0] == 256:
-        _svm_scale(o.data + s0[0], scale, 256)
-        s0[0] = o.nnz
-
-
-cdef inline Py_ssize_t _svm_run(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t fast_end,
-                                long long max_idx, SvmOut* o, unsigned char* scale,
-                                Py_ssize_t* s0, long long* idx, Py_ssize_t* ts) noexcept nogil:
-    """Append the usual tokens (_svm_pair's) that follow buf[pos], one space before
-    each, with no byte classes; returns where the first other token (or the line's
-    end) is.  idx and ts become the last token's index and start.  Locals only in
-    the loop: the stores through scale (bytes) could otherwise alias o."""
-    cdef double* data = o.data
-    cdef int* indices = o.indices
-    cdef long long shift = o.shift, i = idx[0]
-    cdef Py_ssize_t nnz = o.nnz, cap = o.cap_nnz, s = s0[0], t, p = pos
-    cdef double v
-    cdef int f
-    while buf[p] == 32 and p + 1 < fast_end and nnz < cap:
-        if not _svm_pair(buf, p + 1, i + 1, max_idx, &i, &v, &f, &p):
-            break
-        data[nnz] = v
-        indices[nnz] = <int>(i - shift)
-        scale[nnz - s] = <unsigned char>f
-        nnz += 1
-        if nnz - s == 256:
-            _svm_scale(data + s, scale, 256)
-            s = nnz
-    if p != pos:            # the last token's start: after the space before it
-        t = p
-        while buf[t - 1] != 32:
-            t -= 1
-        ts[0] = t
-    o.nnz = nnz
-    s0[0] = s
-    idx[0] = i
-    return p
-
-
 cdef inline Py_ssize_t _svm_next_line(const unsigned char* buf, Py_ssize_t pos,
                                       Py_ssize_t end) noexcept nogil:
     """The start of the line after the one holding buf[pos] (buf[end - 1] is b"\\n")."""
@@ -649,16 +723,14 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
                           SvmErr* err) noexcept nogil:
     # Parses lines in buf[pos:end]; buf[end - 1] must be b"\n" so that every
     # scan stops inside the buffer.  Feature tokens starting before fast_end
-    # are tried with _svm_pair first (it reads 33 bytes); the values from
-    # o.data[s0] on still have to be divided by 10**scale[j - s0].  On error
-    # the partial row is dropped.
+    # are read by cwkit_svm_run first (it reads 48 bytes from a token's
+    # start).  On error the partial row is dropped.
     cdef Py_ssize_t line = 0
     cdef Py_ssize_t ts = 0, p, line_start = pos, row_nnz0 = 0, row_lab0 = 0
-    cdef Py_ssize_t row_ts = 0
+    cdef Py_ssize_t row_ts = 0, t0
     cdef long long idx, prev, q, lo
-    cdef unsigned char scale[256]
-    cdef Py_ssize_t s0 = 0
-    cdef int f
+    cdef int slow
+    cdef Py_ssize_t n
     cdef int status = SVM_OK
     cdef int r
     cdef unsigned char k
@@ -684,12 +756,11 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
         has_qid = False
         q = 0
         # label(s)
-        status = _svm_labels(buf, &pos, multilabel, o, err)
+        status = _svm_labels(buf, &pos, fast_end, multilabel, o, err)
         if status != SVM_OK:
             break
         prev = -1
         lo = max(min_idx, 0)
-        s0 = o.nnz
         while True:
             while _svm_class[buf[pos]] == _C_SPACE:
                 pos += 1
@@ -710,18 +781,32 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
                 has_qid = True
                 continue
             first = False
-            f = 0
-            if not (ts < fast_end and _svm_pair(buf, ts, lo, max_idx, &idx, &val, &f, &pos)):
-                status = _svm_index(buf, ts, &p, &idx, min_idx, max_idx, prev, err)
-                if status != SVM_OK:
-                    break
-                r = _svm_number(buf + p + 1, &val, &ne)
-                pos = ne - buf
-                if r != _NUM_OK or not _svm_ends_token(buf[pos]):
-                    status = _svm_bad_token(
-                        buf, ts, SVM_NONFINITE_VALUE if r == _NUM_NONFINITE else SVM_BAD_VALUE,
-                        err)
-                    break
+            if ts < fast_end:
+                n = o.nnz
+                t0 = ts
+                pos = cwkit_svm_run(buf, ts, fast_end, lo, max_idx, o.shift, o.data,
+                                    o.indices, &o.nnz, o.cap_nnz, &idx, &ts, &slow)
+                if o.nnz > n:
+                    if prev < 0 and o.indices[n] + o.shift < o.min_raw:
+                        o.min_raw = o.indices[n] + o.shift
+                        o.min_line = line
+                        o.min_tok = t0
+                    prev = idx
+                    lo = idx + 1
+                if not slow or _svm_class[buf[pos]] != _C_TOKEN:
+                    continue        # (a separator after a space: the loop skips it)
+                ts = pos
+            # the token at ts byte by byte
+            status = _svm_index(buf, ts, &p, &idx, min_idx, max_idx, prev, err)
+            if status != SVM_OK:
+                break
+            r = _svm_number(buf + p + 1, &val, &ne)
+            pos = ne - buf
+            if r != _NUM_OK or not _svm_ends_token(buf[pos]):
+                status = _svm_bad_token(
+                    buf, ts, SVM_NONFINITE_VALUE if r == _NUM_NONFINITE else SVM_BAD_VALUE,
+                    err)
+                break
             if o.nnz >= o.cap_nnz:
                 status = SVM_CAPACITY
                 break
@@ -729,8 +814,9 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
                 o.min_raw = idx
                 o.min_line = line
                 o.min_tok = ts
-            _svm_store(o, idx, val, f, scale, &s0)
-            pos = _svm_run(buf, pos, fast_end, max_idx, o, scale, &s0, &idx, &ts)
+            o.data[o.nnz] = val
+            o.indices[o.nnz] = <int>(idx - o.shift)
+            o.nnz += 1
             prev = idx
             lo = idx + 1
         if status != SVM_OK:
@@ -738,8 +824,6 @@ cdef int _svm_parse_lines(const unsigned char* buf, Py_ssize_t pos, Py_ssize_t e
         if need_qid and not has_qid:
             status = _svm_bad_token(buf, row_ts, SVM_MISSING_QID, err)
             break
-        if o.nnz > s0:
-            _svm_scale(o.data + s0, scale, o.nnz - s0)
         _svm_end_row(o, prev, q, line, ts)
         line += 1
     err.line = line
@@ -813,8 +897,9 @@ def _svm_parse(const unsigned char[::1] buf, Py_ssize_t pos, Py_ssize_t end,
     o.min_line = o.min_tok = o.max_line = o.max_tok = -1
     err.line = err.tok_start = err.tok_end = 0
     err.next_line = end
-    # _svm_pair's division is exact only when double arithmetic is (see _svm_number)
-    fast_end = buf.shape[0] - 33 if FLT_EVAL_METHOD == 0 else 0
+    # the fast readers' operations are exact only when double arithmetic is (see
+    # _svm_number); they read 48 bytes from a token's start
+    fast_end = buf.shape[0] - 48 if FLT_EVAL_METHOD == 0 else 0
     if end > pos:
         with nogil:
             status = _svm_parse_lines(&buf[0], pos, end, fast_end, min_idx, max_idx,
@@ -1028,11 +1113,11 @@ cdef inline Py_ssize_t _svm_put_double(char* out, double v) except -1:
         k = 14 - e10
         if k > 18:
             k = 18
-        c = rint(a * _svm_pow10[k])
+        c = rint(a * cwkit_pow10[k])
         if c > 9007199254740992.0 and k > 0:   # log10 rounded up: one digit too many
             k -= 1
-            c = rint(a * _svm_pow10[k])
-        if c <= 9007199254740992.0 and c / _svm_pow10[k] == a:   # 10**k >= 1
+            c = rint(a * cwkit_pow10[k])
+        if c <= 9007199254740992.0 and c / cwkit_pow10[k] == a:   # 10**k >= 1
             m = <uint64_t>c
             while k > 0 and m % 10 == 0:
                 m = m // 10

@@ -235,6 +235,67 @@ def test_feature_tokens_read_the_same_with_and_without_room_after_them(
         assert alone[0][-1] == int(index)
 
 
+digit_text = st.text("0123456789", max_size=18)
+
+
+@st.composite
+def number_spellings(draw):
+    """A number of any shape the format allows: sign, integer and fraction digits (up
+    to 18 each, so that mantissas run past 8 and 16 digits and past the fast readers'
+    15), optional exponent of 1-5 digits with its sign."""
+    whole, frac = draw(digit_text), draw(digit_text)
+    if not whole and not frac:
+        whole = "0"
+    text = draw(st.sampled_from(["", "-", "+"])) + whole
+    if frac or draw(st.booleans()):
+        text += "." + frac
+    if draw(st.booleans()):
+        text += (draw(st.sampled_from(["e", "E"])) + draw(st.sampled_from(["", "-", "+"]))
+                 + draw(st.text("0123456789", min_size=1, max_size=5)))
+    return text
+
+
+TOKEN_LINES = (number_spellings(),
+               st.lists(st.tuples(st.integers(1, 3), st.sampled_from(["", "0", "00", "+"]),
+                                  number_spellings()), max_size=6),
+               st.integers(0, 40), st.sampled_from([" ", "  ", "\t"]),
+               st.sampled_from(["", " ", " # c", "\r"]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(*TOKEN_LINES)
+@example("0.0296772", [(15839, "", "0.0296772"), (1, "", "0.00857121")], 0, " ", "")
+@example("-1", [(1, "", "1234567.12345678"), (1, "", "1.5e-3")], 31, " ", "")
+@example("1e22", [(1, "", "9007199254740993"), (1, "", "-0.0e0")], 17, " ", "")
+@example("+.5", [(1, "", "123456789012345.6"), (1, "", "1.23456789012345e-7")], 1, "\t", "")
+def test_every_token_shape_reads_as_float_and_int(label, features, pad, sep, end):
+    # Labels and feature tokens of every shape, long and short, at every offset from
+    # the start of a line and of the 32-byte windows the fast readers classify at once
+    # (pad), and at the end of the buffer (no room after them: the byte-by-byte
+    # readers) against Python's float() and int(), bit for bit.
+    index, toks, rows = 0, [], []
+    for gap, zeros, value in features:
+        index += gap
+        toks.append(f"{zeros}{index}:{value}")
+        rows.append((index, float(value)))
+    if any(np.isinf(v) for _, v in rows) or np.isinf(float(label)):
+        return                            # out of range: an error, checked elsewhere
+    line = "#" + "x" * pad + "\n" + sep.join([label, *toks]) + end
+    for text in (line + "\n", line + "\n# " + "y" * 60 + "\n"):
+        X, y = load_svmlight(io.BytesIO(text.encode()), zero_based=True)
+        assert X.indices.tolist() == [i for i, _ in rows]
+        assert same_bits(X.data, [v for _, v in rows])
+        assert same_bits(y, [float(label)])
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None)
+@given(*TOKEN_LINES)
+def test_every_token_shape_reads_as_float_and_int_many(label, features, pad, sep, end):
+    test_every_token_shape_reads_as_float_and_int.hypothesis.inner_test(
+        label, features, pad, sep, end)
+
+
 # --------------------------------------------------------------------------
 # Chunk boundaries, batches and streaming.
 
