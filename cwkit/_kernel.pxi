@@ -21,9 +21,9 @@
 # `so_dual_remove` written once), kernel_bpa_pass and kernel_bpa_top1_pass
 # (mini-batch PA), kernel_scores (test-time scores and x^T Sigma x).
 # Uses: RowView, get_row (_rows.pxi); KernelFn, kernel_fn, kernel_value, gram_row
-# (_gram.pxi); bpa_gram_row, bpa_box (_minibatch.pxi); Counts, counts_start, count_margin,
-# count_argmax, count_round, count_hinge, fail_row, fail_round, Workspace,
-# scaled_rescale (_driver.pxi); Hyper, fo_step, hyper_first_order,
+# (_gram.pxi); cwkit_tri_rows (_tri.pxi); bpa_gram_row, bpa_box (_minibatch.pxi);
+# Counts, counts_start, count_margin, count_argmax, count_round, count_hinge, fail_row,
+# fail_round, Workspace, scaled_rescale (_driver.pxi); Hyper, fo_step, hyper_first_order,
 # hyper_second_order, AUX_* (_binary.pxi); full_step (_full.pxi); competitor,
 # all_finite (_mc_rows.pxi).
 
@@ -456,13 +456,14 @@ cdef inline double so_quad(const double* Zm, Py_ssize_t n, Py_ssize_t ld, const 
 # A + sum_t s_t u_t u_t^T with rank-one terms pending (`LowRank`): an update and its
 # removal add their terms in O(n) (the removal reads its column through them), and A
 # takes them in the sweep of its next matrix-vector product (`lr_mv`: each row takes
-# its terms, then its share of the product), Z at the next round and G at the next
+# its terms, then its share of the product; `cwkit_tri_rows`, with AVX2 where the
+# processor has it, the same bits either way), Z at the next round and G at the next
 # update, so each matrix is read and written once per use (memory traffic: the
 # matrices do not fit in a core's cache).  A term is the same whenever it is taken,
 # and the call's end takes what is pending (`dso_end`), so the result does not
 # depend on how the rows are split into calls.
 cdef enum:
-    SO_PENDING = 32
+    SO_PENDING = 32         # at most 32 (`cwkit_tri_rows`)
 
 cdef struct LowRank:
     double* A               # the lower triangle by slot, packed by rows (`tri`)
@@ -493,53 +494,15 @@ cdef inline Py_ssize_t tri(Py_ssize_t p) noexcept nogil:
     return (p * (p + 1)) >> 1
 
 
-cdef inline double dot4(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
-    """a.b in four interleaved sums (vectorisable; a fixed order for a given n)."""
-    cdef Py_ssize_t q = 0
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    while q + 4 <= n:
-        s0 += a[q] * b[q]
-        s1 += a[q + 1] * b[q + 1]
-        s2 += a[q + 2] * b[q + 2]
-        s3 += a[q + 3] * b[q + 3]
-        q += 4
-    while q < n:
-        s0 += a[q] * b[q]
-        q += 1
-    return (s0 + s1) + (s2 + s3)
-
-
-cdef inline void lr_take_row(LowRank* L, Py_ssize_t p, Py_ssize_t ld) noexcept nogil:
-    """Row p of A (its entries q <= p) takes the pending terms: each entry gets
-    s_t (u_tp u_tq)."""
-    cdef Py_ssize_t q, t
-    cdef double* row = L.A + tri(p)
-    cdef const double* u
-    cdef double st, up
-    for t in range(L.m):
-        u = L.U + t * ld
-        st = L.s[t]
-        up = u[p]
-        for q in range(p + 1):
-            row[q] += st * (up * u[q])
-
-
 cdef inline double lr_mv(LowRank* L, Py_ssize_t P, Py_ssize_t ld, const double* x,
                          double* out) noexcept nogil:
-    """The pending terms taken (`lr_take_row`), then out = A x over the first P slots
-    and returns x^T out.  Row p, right after it took its terms, gives out[p] its
-    entries q <= p (`dot4`) and adds x_p times its entries q < p to out[q] (A's
+    """The pending terms taken, then out = A x over the first P slots and returns
+    x^T out, in one sweep of the rows (`cwkit_tri_rows`: row p takes its terms, gives
+    out[p] its entries q <= p and adds x_p times its entries q < p to out[q], A's
     entries p > q of column q)."""
-    cdef Py_ssize_t p, q
-    cdef const double* row
-    cdef double xp, d = 0.0
-    for p in range(P):
-        lr_take_row(L, p, ld)
-        xp = x[p]
-        row = L.A + tri(p)
-        for q in range(p):
-            out[q] += xp * row[q]
-        out[p] = dot4(row, x, p + 1)
+    cdef Py_ssize_t q
+    cdef double d = 0.0
+    cwkit_tri_rows(L.A, P, L.U, L.s, L.m, ld, x, out)
     L.m = 0
     for q in range(P):
         d += x[q] * out[q]
@@ -574,10 +537,9 @@ cdef inline double lr_diag(const LowRank* L, Py_ssize_t ld, Py_ssize_t j) noexce
 
 
 cdef inline void lr_flush(LowRank* L, Py_ssize_t P, Py_ssize_t ld) noexcept nogil:
-    """A takes the pending terms (`lr_take_row`); none pending after."""
-    cdef Py_ssize_t p
-    for p in range(P):
-        lr_take_row(L, p, ld)
+    """A takes the pending terms (`cwkit_tri_rows`); none pending after."""
+    if L.m > 0:
+        cwkit_tri_rows(L.A, P, L.U, L.s, L.m, ld, NULL, NULL)
     L.m = 0
 
 
