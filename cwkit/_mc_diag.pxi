@@ -144,7 +144,8 @@ cdef inline bint diag_top1_round(const Hyper* h, double* MU, double* SG, Py_ssiz
     cdef Py_ssize_t c = competitor(sc, K, yi)
     cdef double m = sc[yi] - sc[c], v, alpha, cc
     cdef bint tiny = False
-    v = vy + (vs[c] if sum_update else blk_sqdot(SG + c, x, idx, nnz, bias, D, K))
+    v = vy + (vs[c] if sum_update else
+              blk_sqdot_ahead(SG + c, x, idx, nnz, bias, D, K, U + c if U != NULL else NULL))
     if not isfinite(v):
         fail_row(cnt, NONFINITE_INPUT, i)
         return True
@@ -258,9 +259,10 @@ def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
                     break
                 vy = vs[y[i]]                  # = blk_sqdot of block y, bit for bit
             else:
-                # top1: v_y in the same walk, v_c once c is known
+                # top1: v_y in the same walk, v_c once c is known; averaging: the
+                # lazy sum's entries of y prefetched in this walk, of c in v_c's
                 walk_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr, mu, K, x, idx,
-                         nnz, bias, D, sc, sg, y[i], &vy)
+                         nnz, bias, D, sc, sg, y[i], &vy, up)
             if not all_finite(sc, K):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break

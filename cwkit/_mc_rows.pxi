@@ -19,7 +19,7 @@
 #
 # Provides: the 1-of-k walks over a (D, K) state shared by the multi-class
 # drivers (walk_row / row_dots / all_dots with their prefetch, all_sqdots,
-# blk_dot, blk_sqdot), the choice of competitors (competitor, top_competitors),
+# blk_dot, blk_sqdot, blk_sqdot_ahead), the choice of competitors (competitor, top_competitors),
 # the update of blocks (blk_add, pair_add, blk_axpy; undone by restore_coords of
 # _driver.pxi) and the test-time scores `mc_row_scores`.
 # Uses: RowView, Rows, get_row, CWKIT_PREFETCH* (_rows.pxi); restore_coords
@@ -44,6 +44,29 @@ cdef inline double blk_sqdot(const double* sg, const double* x, const int* idx,
     cdef double s = sg[(D - 1) * ks] * bias * bias
     cdef Py_ssize_t j
     for j in range(nnz):
+        s += sg[idx[j] * ks] * x[j] * x[j]
+    return s
+
+
+cdef inline double blk_sqdot_ahead(const double* sg, const double* x, const int* idx,
+                                   Py_ssize_t nnz, double bias, Py_ssize_t D, Py_ssize_t ks,
+                                   const double* A=NULL) noexcept nogil:
+    """`blk_sqdot` (the same sum, bit for bit) of a block whose entries no walk has
+    brought in: each is prefetched MC_AHEAD coordinates ahead, and so is the same
+    block's entry of A (another array shaped as sg, which the driver reads next)
+    unless A is NULL."""
+    cdef double s = sg[(D - 1) * ks] * bias * bias
+    cdef Py_ssize_t j, t
+    for t in range(min(nnz, <Py_ssize_t>MC_AHEAD)):
+        CWKIT_PREFETCH(sg + idx[t] * ks)
+        if A != NULL:
+            CWKIT_PREFETCH(A + idx[t] * ks)
+    for j in range(nnz):
+        t = j + MC_AHEAD
+        if t < nnz:
+            CWKIT_PREFETCH(sg + idx[t] * ks)
+            if A != NULL:
+                CWKIT_PREFETCH(A + idx[t] * ks)
         s += sg[idx[j] * ks] * x[j] * x[j]
     return s
 
@@ -83,7 +106,8 @@ cdef inline NextRow no_next_row() noexcept nogil:
 cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
                             Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
                             bint warm, const NextRow* nr, const double* S=NULL,
-                            Py_ssize_t ys=-1, double* vy=NULL) noexcept nogil:
+                            Py_ssize_t ys=-1, double* vy=NULL,
+                            const double* A=NULL) noexcept nogil:
     """out[c] = W_c . x~ for every class of a (D, K) state; returns ||x~||^2.
 
     A coordinate's K class weights are adjacent, so a row touches nnz + 1 short
@@ -93,7 +117,9 @@ cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, cons
     (`warm`: prefetch this row's first coordinates here, when the previous call did
     not).  S (another (D, K) array the driver reads next) is prefetched alongside:
     whole rows, or only class ys's entry when ys >= 0, and then, if vy is not NULL,
-    vy = x~^T diag(S_ys) x~ (in `blk_sqdot`'s order).
+    vy = x~^T diag(S_ys) x~ (in `blk_sqdot`'s order).  With ys >= 0, class ys's
+    entry of A (a third (D, K) array, the averaged top-1 driver's lazy sum, which
+    its update writes) is prefetched too, unless A is NULL.
 
     Four coordinates per pass over the classes: out[c] gets their four terms one
     after the other in a register (the order of one coordinate at a time, so the
@@ -117,6 +143,8 @@ cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, cons
                 CWKIT_PREFETCH(S + idx[t] * K + ys)
             elif S != NULL:
                 CWKIT_PREFETCH_SPAN(S + idx[t] * K, K)
+            if A != NULL:
+                CWKIT_PREFETCH(A + idx[t] * K + ys)
     j = 0
     while j < nnz:
         # prefetch MC_AHEAD coordinates ahead of the (up to) four scored now
@@ -128,11 +156,15 @@ cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, cons
                     CWKIT_PREFETCH(S + f * K + ys)
                 elif S != NULL:
                     CWKIT_PREFETCH_SPAN(S + f * K, K)
+                if A != NULL:
+                    CWKIT_PREFETCH(A + f * K + ys)
             elif nr != NULL and t - nnz < nr.nnz:
                 f = nr.idx[t - nnz]
                 CWKIT_PREFETCH_SPAN(W + f * K, K)
                 if S != NULL and ys >= 0:
                     CWKIT_PREFETCH(S + f * K + nr.y)
+                if A != NULL:
+                    CWKIT_PREFETCH(A + f * K + nr.y)
         if j + 4 <= nnz:
             x0 = x[j]
             x1 = x[j + 1]
@@ -170,12 +202,13 @@ cdef inline double walk_row(const Rows* R, const Py_ssize_t* order, Py_ssize_t n
                             Py_ssize_t k, const Py_ssize_t* y, NextRow* nr, const double* W,
                             Py_ssize_t K, const double* x, const int* idx, Py_ssize_t nnz,
                             double bias, Py_ssize_t D, double* out, const double* S=NULL,
-                            Py_ssize_t ys=-1, double* vy=NULL) noexcept nogil:
+                            Py_ssize_t ys=-1, double* vy=NULL,
+                            const double* A=NULL) noexcept nogil:
     """`row_dots` on row x (position k of `order`), prefetching on into the row
     after it; nr: the row after the previous one on entry, after this one on exit."""
     cdef bint warm = nr.nnz < MC_AHEAD
     next_row(R, order, n_order, k, y, nr)
-    return row_dots(W, K, x, idx, nnz, bias, D, out, warm, nr, S, ys, vy)
+    return row_dots(W, K, x, idx, nnz, bias, D, out, warm, nr, S, ys, vy, A)
 
 
 cdef inline void all_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
