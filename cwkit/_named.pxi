@@ -41,6 +41,24 @@ cdef extern from *:
         if (s == NULL) PyErr_Clear();
         return s;
     }
+    /* The version of the dict d (PEP 509: globally unique, a new value at every
+       change of d; the field is deprecated since 3.12 but kept, and documented so,
+       up to 3.13); 0 (unknown: never the same) where Python has no such field. */
+    static inline uint64_t cwkit_dict_version(PyObject* d) {
+    #if PY_VERSION_HEX < 0x030E0000
+    #if defined(__GNUC__)
+    #pragma GCC diagnostic push
+    #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    #endif
+        return ((PyDictObject*)d)->ma_version_tag;
+    #if defined(__GNUC__)
+    #pragma GCC diagnostic pop
+    #endif
+    #else
+        (void)d;
+        return 0;
+    #endif
+    }
     static inline int cwkit_exact_float(PyObject* v, double* out) {
         if (!PyFloat_CheckExact(v)) return 0;
         *out = PyFloat_AS_DOUBLE(v);
@@ -49,6 +67,7 @@ cdef extern from *:
     """
     const char* cwkit_exact_str(PyObject* k, Py_ssize_t* n) noexcept
     bint cwkit_exact_float(PyObject* v, double* out) noexcept
+    uint64_t cwkit_dict_version(PyObject* d) noexcept
 
 
 cdef cnp.PyUFuncGenericFunction _np_exp, _np_log
@@ -105,13 +124,23 @@ cdef inline bint _small(object v, long long* out) except -1:
     return overflow == 0 and -(1LL << 62) < out[0] < (1LL << 62)
 
 
-cdef inline int _add(dict d, str key, long long n) except -1:
-    """``d[key] += n`` (n small), as Python adds (nothing to do for n = 0)."""
-    cdef object v
-    cdef long long c
+cdef inline bint _add(dict d, str key, long long n, long long* c) except -1:
+    """``d[key] += n`` (n small), as Python adds (nothing written for n = 0):
+    whether the sum is an int of `_small`'s range, then its value in c."""
+    cdef object v = <object>_get(d, key)
+    cdef bint small = _small(v, c)
+    if small:
+        c[0] += n
     if n != 0:
-        v = <object>_get(d, key)
-        d[key] = c + n if _small(v, &c) else v + n
+        d[key] = c[0] if small else v + n
+    return small
+
+
+cdef inline int _bump(dict d, str key, long long n, long long* c) except -1:
+    """``d[key] += n`` where d[key] is known to be the int c (`NamedOne.unchanged`)."""
+    if n != 0:
+        c[0] += n
+        d[key] = c[0]
     return 0
 
 
@@ -122,6 +151,17 @@ cdef inline int _set_count(dict d, str key, long long n) except -1:
     if _get(d, key) != <PyObject*>v:
         d[key] = v
     return 0
+
+
+# `NamedOne.count`'s counters
+cdef enum:
+    C_T = 0
+    C_MISTAKES = 1
+    C_UPDATES = 2
+    C_LAST_MISTAKES = 3
+    C_LAST_UPDATES = 4
+    C_SEEN = 5          # the calibration window's rounds
+    N_COUNTS = 6
 
 
 cdef inline object _attr(est, dict d, str name):
@@ -184,6 +224,15 @@ cdef class NamedOne:
     cdef double* save
     cdef int* ahead
     cdef long long ptr[2]
+    # What `noted` saw (`unchanged`): the estimator's __dict__ (NULL: nothing), the
+    # versions of it, of the model's __dict__, of the state and of the calibration's
+    # __dict__, whether of a learning round (then the counters in `count` too), the
+    # intercept's value; `plain`: `current` found all it read in those dicts.
+    cdef PyObject* seen_d
+    cdef uint64_t seen[4]
+    cdef bint seen_learning, plain
+    cdef double x0
+    cdef long long count[N_COUNTS]
 
     def __init__(self, int shape, model, fmap, classes, cal, frozenset label_types):
         cdef double[::1] flat
@@ -266,7 +315,36 @@ cdef class NamedOne:
         for k in range(len(self.arrays)):
             if _get(self.state, self.array_keys[k]) != <PyObject*>self.arrays[k]:
                 return False
-        return not learning or _attr(est, d, "class_weight") is None
+        if learning and _attr(est, d, "class_weight") is not None:
+            return False
+        self.x0 = self.bias(est, d)
+        self.plain = (PyDict_GetItemWithError(d, "class_weight") != NULL
+                      and PyDict_GetItemWithError(d, "fit_intercept") != NULL)
+        return True
+
+    cdef inline bint unchanged(self, dict d, bint learning) noexcept:
+        """Whether nothing this path reads has changed since `noted`: `d`, the
+        model's __dict__, its state and the calibration's __dict__ are at the
+        versions it noted (of a learning round where `learning`), so that `current`
+        holds, `x0` is the intercept's value and `count` the counters."""
+        return (self.seen_d == <PyObject*>d and (self.seen_learning or not learning)
+                and cwkit_dict_version(<PyObject*>d) == self.seen[0]
+                and cwkit_dict_version(<PyObject*>self.model_dict) == self.seen[1]
+                and cwkit_dict_version(<PyObject*>self.state) == self.seen[2]
+                and (self.cal_dict is None
+                     or cwkit_dict_version(<PyObject*>self.cal_dict) == self.seen[3]))
+
+    cdef inline void noted(self, dict d, bint learning) noexcept:
+        """Note the versions `unchanged` compares (nothing where `current` read an
+        attribute outside those dicts, or where Python keeps no versions)."""
+        cdef uint64_t v = cwkit_dict_version(<PyObject*>d)
+        self.seen_d = <PyObject*>d if self.plain and v != 0 else NULL
+        self.seen[0] = v
+        self.seen[1] = cwkit_dict_version(<PyObject*>self.model_dict)
+        self.seen[2] = cwkit_dict_version(<PyObject*>self.state)
+        self.seen[3] = (cwkit_dict_version(<PyObject*>self.cal_dict)
+                        if self.cal_dict is not None else 0)
+        self.seen_learning = learning
 
     def is_current(self, est):
         """Whether this path is still that of `est` (the caller holds its lock)."""
@@ -304,8 +382,9 @@ cdef class NamedOne:
         A dict of str names and float values is read in two passes: its entries'
         objects first, all their loads issued together (a stream's names are
         scattered in memory and seldom in cache: their misses overlap there rather
-        than follow one another), then each name hashed; any other row, or any other
-        name or value type, is read entry by entry (`entries`)."""
+        than follow one another), then each name hashed, the state of its column
+        prefetched (`fetch`); any other row, or any other name or value type, is
+        read entry by entry (`entries`)."""
         cdef Py_ssize_t n = 0, k, pos = 0, cap, size
         cdef PyObject* pk
         cdef PyObject* pv
@@ -332,7 +411,15 @@ cdef class NamedOne:
             self.keys[k] = _hashed_key(<const unsigned char*>s, size, self.signed,
                                        self.mask, k, &val)
             self.vals[k] = val
+            self.fetch(self.keys[k] >> 32)
         return self.canonical(n)
+
+    cdef inline void fetch(self, Py_ssize_t j) noexcept:
+        """Prefetch the state of column j (its weight, or mean and variance, and its
+        lazy sum), which the round reads after the row's other names are hashed."""
+        CWKIT_PREFETCH(self.w + (j if self.shape == ONE_FIRST_ORDER else 2 * j))
+        if self.up != NULL:
+            CWKIT_PREFETCH(self.up + j)
 
     cdef Py_ssize_t entries(self, row) except -2:
         """`hashed` entry by entry, for any row: each name and value converted as
@@ -416,26 +503,27 @@ cdef class NamedOne:
         cdef Counts cnt
         cdef Rows R
         cdef double[::1] target
+        cdef bint known = self.unchanged(d, True)
         if self.classes is None:      # a regressor: a finite real target
             if not (type(y) is float or type(y) is np.float64 or (
                     type(y) is int and -2**53 <= y <= 2**53)):
                 return 0
             self.y_real[0] = y
-            if not isfinite(self.y_real[0]) or not self.current(est, d, True):
+            if not isfinite(self.y_real[0]) or not (known or self.current(est, d, True)):
                 return 0
             target = self.y_real
         else:
             if not (type(y) is bool or type(y) is int or type(y) in self.label_types):
                 return 0
             found = PyDict_GetItem(self.codes, y)
-            if found == NULL or not self.current(est, d, True):
+            if found == NULL or not (known or self.current(est, d, True)):
                 return 0
             code = 1 if found == <PyObject*>_TRUE else 0
             target = self.y_pos if code else self.y_neg
         nnz = self.hashed(x)
         if nnz < 0:
             return 0
-        bias = self.bias(est, d)
+        bias = self.x0
         self.ptr[0] = 0
         self.ptr[1] = nnz
         R.data = self.data
@@ -460,39 +548,76 @@ cdef class NamedOne:
         else:
             diag_rows(&R, &cnt, target, self.order1, bias, self.w, self.D,
                       self.up, &self.h, self.save, nnz + 1, self.ahead)
-        _add(d, "t_", cnt.rounds)
+        if known:
+            self.counted(d, &cnt)
+        else:
+            self.counts(d, &cnt)
         if cnt.status != OK:
             return -cnt.status
-        _add(d, "mistakes_", cnt.mistakes)
-        _add(d, "n_updates_", cnt.updates)
-        _set_count(d, "last_mistakes_", cnt.mistakes)
-        _set_count(d, "last_n_updates_", cnt.updates)
         if self.cal is None:     # a regressor's errors (its `_learn`, `_count_last`)
             e = self.y_real[0] - score
             d["squared_error_"] = d["squared_error_"] + e * e
             d["absolute_error_"] = d["absolute_error_"] + fabs(e)
             d["last_squared_error_"] = e * e
             d["last_absolute_error_"] = fabs(e)
-            return 1
-        self.calibrated(score, code)
+        else:
+            self.calibrated(score, code, known)
+        self.noted(d, True)
         return 2 if cnt.collapsed >= 0 else 1
 
-    cdef int calibrated(self, double score, Py_ssize_t code) except -1:
+    cdef int counts(self, dict d, const Counts* cnt) except -1:
+        """The round's counters added to the estimator's (its __dict__ `d`), as
+        ``partial_fit`` adds them (``t_`` alone where the round failed); their
+        values kept in `count`, `plain` cleared where one is not a small int."""
+        cdef long long* c = self.count
+        self.plain &= _add(d, "t_", cnt.rounds, &c[C_T])
+        if cnt.status != OK:
+            return 0
+        self.plain &= _add(d, "mistakes_", cnt.mistakes, &c[C_MISTAKES])
+        self.plain &= _add(d, "n_updates_", cnt.updates, &c[C_UPDATES])
+        _set_count(d, "last_mistakes_", cnt.mistakes)
+        _set_count(d, "last_n_updates_", cnt.updates)
+        c[C_LAST_MISTAKES] = cnt.mistakes
+        c[C_LAST_UPDATES] = cnt.updates
+        return 0
+
+    cdef int counted(self, dict d, const Counts* cnt) except -1:
+        """`counts` where the counters are known (`unchanged`): in `count`."""
+        cdef long long* c = self.count
+        _bump(d, "t_", cnt.rounds, &c[C_T])
+        if cnt.status != OK:
+            return 0
+        _bump(d, "mistakes_", cnt.mistakes, &c[C_MISTAKES])
+        _bump(d, "n_updates_", cnt.updates, &c[C_UPDATES])
+        if c[C_LAST_MISTAKES] != cnt.mistakes:
+            d["last_mistakes_"] = c[C_LAST_MISTAKES] = cnt.mistakes
+        if c[C_LAST_UPDATES] != cnt.updates:
+            d["last_n_updates_"] = c[C_LAST_UPDATES] = cnt.updates
+        return 0
+
+    cdef int calibrated(self, double score, Py_ssize_t code, bint known) except -1:
         """The round of score `score` and class index `code` recorded in the
-        calibration window, as ``Calibration.add`` records it."""
+        calibration window, as ``Calibration.add`` records it (its rounds in
+        `count` where `known`)."""
         cdef dict cd = self.cal_dict
-        cdef object seen = <object>_get(cd, "seen")
-        cdef long long c
+        cdef object seen
+        cdef long long* c = &self.count[C_SEEN]
         cdef Py_ssize_t k
-        if _small(seen, &c) and c >= 0:
-            k = c % self.window
+        if known:       # (the window's last slopes were cleared by the last round)
+            k = c[0] % self.window
+            _bump(cd, "seen", 1, c)
         else:
-            k = seen % self.window
-        _add(cd, "seen", 1)
+            seen = <object>_get(cd, "seen")
+            if _small(seen, c) and c[0] >= 0:
+                k = c[0] % self.window
+            else:
+                k = seen % self.window
+                self.plain = False
+            _add(cd, "seen", 1, c)
+            if _get(cd, "_slopes") != <PyObject*>None:
+                cd["_slopes"] = None
         self.cal_s[k] = score
         self.cal_l[k] = code
-        if _get(cd, "_slopes") != <PyObject*>None:
-            cd["_slopes"] = None
         return 0
 
     def score(self, est, x):
@@ -512,14 +637,15 @@ cdef class NamedOne:
 
     cdef object _score(self, est, dict d, x):
         cdef Py_ssize_t nnz, j
-        cdef double bias, dot
-        if not self.current(est, d, False):
-            return None
+        cdef double dot
+        if not self.unchanged(d, False):
+            if not self.current(est, d, False):
+                return None
+            self.noted(d, False)
         nnz = self.hashed(x)
         if nnz < 0:
             return None
-        bias = self.bias(est, d)
-        dot = self.weight(self.D - 1) * bias
+        dot = self.weight(self.D - 1) * self.x0
         for j in range(nnz):
             dot += self.weight(self.idx[j]) * self.data[j]
         return dot if isfinite(dot) else None

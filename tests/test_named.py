@@ -172,33 +172,47 @@ def _assert_same(one, ref):
 
 
 def test_the_compiled_round_follows_whatever_else_changes_the_estimator():
-    """learn_one's compiled round keeps pointers into the model: pickling, set_params,
-    new state arrays, a wider matrix, a refit and a copy each leave learn_one as
+    """learn_one's compiled round keeps pointers into the model, and skips its checks
+    while the dicts it read keep their versions: the calibration's slopes cached by
+    predict_proba_one, new state arrays (alone, or in a new state dict), pickling,
+    set_params, a wider matrix, a refit and a copy each leave learn_one as
     partial_fit on the hashed rows (state compared after each), and predict_one as
     predict."""
     import pickle
-    rows, y = named_stream(70, seed=11)
+    rows, y = named_stream(80, seed=11)
     R = ref_rows(rows, bits=5)
     one = cwkit.make("pa1", average=True).use_features(hash_bits=5)
     ref = cwkit.make("pa1", average=True)
 
-    def both(i, j):
+    def learn(i, j):
         for k in range(i, j):
             one.learn_one(rows[k], y[k], classes=[0, 1])
             ref.partial_fit(R[k], y[k:k + 1], classes=[0, 1])
+
+    def both(i, j):
+        learn(i, j)
         _assert_same(one, ref)
         for k in range(i, j):
             assert one.predict_one(rows[k]) == ref.predict(R[k])[0]
             assert list(one.predict_proba_one(rows[k]).values()) == \
                 ref.predict_proba(R[k]).ravel().tolist()
 
-    both(0, 10)
+    both(0, 5)
+    both(5, 10)     # (nothing between but the calibration's slopes)
+    learn(10, 11)
+    for est in (one, ref):      # the arrays alone, then the state dict alone, replaced
+        est._model.state.update({k: v.copy() for k, v in est._model.state.items()})
+    both(11, 12)
+    learn(12, 13)
+    for est in (one, ref):
+        est._model.state = {k: v.copy() for k, v in est._model.state.items()}
+    both(13, 14)
     copy, ref_copy = pickle.loads(pickle.dumps(one)), pickle.loads(pickle.dumps(ref))
     one.set_params(fit_intercept=False)
     ref.set_params(fit_intercept=False)
     for est in (one, ref):      # the state's arrays replaced (the path holds their addresses)
         est._model.state.update({k: v.copy() for k, v in est._model.state.items()})
-    both(10, 20)
+    both(14, 20)
     wide = sp.hstack([R[20:30], sp.random(10, 3, density=0.5, random_state=0)]).tocsr()
     one.partial_fit(wide, y[20:30])     # the model grows: named rows take the general path
     ref.partial_fit(wide, y[20:30])
@@ -207,7 +221,7 @@ def test_the_compiled_round_follows_whatever_else_changes_the_estimator():
     ref.fit(R[:40], y[:40])
     both(40, 55)
     one, ref = copy, ref_copy
-    both(55, 70)
+    both(55, 80)
 
 
 def test_a_name_alone_and_true_mean_one_and_ints_are_their_text():
