@@ -1,5 +1,6 @@
 """Hyper-parameter constraints: each checks one value and says what is valid."""
 import numbers
+import sys
 
 import numpy as np
 
@@ -88,9 +89,11 @@ class Seed:
         return "None, an integer >= 0 or a numpy.random.Generator"
 
     def check(self, value):
-        return (value is None or isinstance(value, np.random.Generator)
+        # (a Generator exists only once numpy.random is imported: not imported for this)
+        return (value is None
                 or (isinstance(value, numbers.Integral) and not isinstance(value, bool)
-                    and value >= 0))
+                    and value >= 0)
+                or "numpy.random" in sys.modules and isinstance(value, np.random.Generator))
 
 
 POSITIVE = Real(0.0, np.inf, open_lo=True, open_hi=True)

@@ -1374,7 +1374,8 @@ def _quick_scan(f, zero_based, chunk_size, hash_bits, collect=True):
     if zero_based == "auto" and base:
         _warn_lone_zero(parser, lo, n_zero, n_rows)
     width = max(hi.value + (1 if base else 0), 0) if hash_bits is None else 1 << hash_bits
-    return SvmlightInfo(n_rows, width, None, base, np.unique(np.array(sorted(labels), float)))
+    # (finite values of a set, sorted: np.unique's result, without its import of numpy.ma)
+    return SvmlightInfo(n_rows, width, None, base, np.array(sorted(labels), float))
 
 
 def label_line(f, label):

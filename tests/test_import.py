@@ -7,9 +7,11 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import cwkit
+from cwkit.base import _distinct
 
 
 def _python(code, quiet=False, **kwargs):
@@ -86,20 +88,32 @@ def test_readme_command_from_the_project_root():
 def test_import_leaves_scipy_sparse_and_special_for_later(tmp_path):
     """scipy.sparse and scipy.special take longer to import than numpy: ``import cwkit``
     and ``import cwkit.cli`` need neither, nor does ``cwkit eval`` of a file, whose
-    learners take the parser's arrays; fitting CSR data brings in scipy.sparse, and CW
+    learners take the parser's arrays (nor numpy.ma, which np.unique imports, nor
+    numpy.random); fitting CSR data brings in scipy.sparse, and CW
     scipy.special only for an eta other than its defaults (``cwkit.linear._phi``)."""
     path = tmp_path / "f.svm"
     path.write_bytes(b"1 1:0.5 3:1\n-1 2:2\n1 3:1\n" * 5)
     code = ("import sys, cwkit, cwkit.cli; before = sorted(m for m in ('scipy.sparse', "
             "'scipy.special') if m in sys.modules); "
             f"cwkit.cli.main(['eval', '--algos', 'pa,cw,arow', '--quiet', {str(path)!r}]); "
-            "after = 'scipy.sparse' in sys.modules; "
+            "after = [m for m in ('scipy.sparse', 'numpy.ma', 'numpy.random') "
+            "if m in sys.modules]; "
             "import numpy as np, scipy.sparse as sp; X = sp.csr_matrix(np.eye(2)); "
             "cwkit.make('cw').fit(X, [0, 1]); cwkit.make('cw-stdev').fit(X, [0, 1]); "
             "default = 'scipy.special' in sys.modules; "
             "cwkit.make('cw', eta=0.8).fit(X, [0, 1]); "
             "print(before, after, default, 'scipy.special' in sys.modules)")
-    assert _python(code)[-4:] == ["[]", "False", "False", "True"]
+    assert _python(code)[-4:] == ["[]", "[]", "False", "True"]
+
+
+@pytest.mark.parametrize("values", [[0.0, -0.0], [-0.0, 0.0], [1.0, np.nan, np.nan, -1.0],
+                                    [2, 1, 2], ["b", "a", "b"], [True, False]])
+def test_distinct_labels_are_np_unique(values):
+    """The labels of a first ``partial_fit`` (``cwkit.base._distinct``, which spares the
+    numpy.ma import) are np.unique's, the sign of a zero label included."""
+    values = np.array(values)
+    got, want = _distinct(values), np.unique(values)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
 
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="threads have no "
