@@ -8,6 +8,7 @@ streaming svmlight/libsvm input, with one compiled Cython core.
 """
 from . import _interrupt  # noqa: F401  (first: holds Ctrl-C while the command line starts)
 from . import _blas  # noqa: F401  (before numpy: the command line's BLAS threads poll briefly)
+from . import _malloc  # noqa: F401  (the command line's freed batches stay for the next ones)
 from ._version import __version__  # noqa: F401  (cwkit.__version__)
 
 try:

@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import lzma
+import platform
 import subprocess
 import sys
 import tempfile
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 import cwkit
-from cwkit import _blas, cli, datasets
+from cwkit import _blas, _malloc, cli, datasets
 from cwkit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,6 +161,35 @@ def test_command_line_limits_blas_polling(monkeypatch, cli_run, env, expected):
     monkeypatch.setattr(_blas, "launched_as_cli", lambda: cli_run)
     _blas.limit_polling()
     assert _blas.os.environ.get("OPENBLAS_THREAD_TIMEOUT") == expected
+
+
+@pytest.mark.parametrize(("cli_run", "env", "expected"), [
+    (True, {}, True),
+    (True, {"MALLOC_TRIM_THRESHOLD_": "131072"}, False),    # the user's choice stays
+    (True, {"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=131072"}, False),
+    (False, {}, False),                                   # a library import: nothing
+])
+def test_command_line_keeps_freed_memory(monkeypatch, cli_run, env, expected):
+    """The command line's glibc keeps the memory of freed batches for the next ones: five
+    4 MB arrays made and freed ten times fault their pages in once, not ten times."""
+    if not (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"):
+        pytest.skip("glibc's mallopt only")
+    monkeypatch.setattr(_malloc.os, "environ", dict(env))
+    monkeypatch.setattr(_malloc, "launched_as_cli", lambda: cli_run)
+    assert _malloc.keep_freed_memory() is expected
+    if not expected:
+        return
+    code = ("import resource, numpy as np, cwkit._malloc as m\n"
+            "m.launched_as_cli = lambda: {keep}; m.keep_freed_memory()\n"
+            "f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+            "for _ in range(10):\n"
+            "    arrays = [np.ones(1 << 19) for _ in range(5)]\n"
+            "    del arrays\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)\n")
+    faults = [int(subprocess.run([sys.executable, "-c", code.format(keep=keep)],
+                                 capture_output=True, text=True, check=True).stdout)
+              for keep in (False, True)]
+    assert faults[1] < 0.3 * faults[0], faults
 
 
 def test_docs_describe_every_json_key():

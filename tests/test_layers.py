@@ -51,7 +51,8 @@ def graph():
 #: itself (its ``__init__``) sits above them all and nothing imports it back.
 LAYERS = [
     {"cwkit._core", "cwkit._version", "cwkit._atomic", "cwkit._lazy",
-     "cwkit._threads", "cwkit._interrupt", "cwkit._blas", "cwkit.references"},   # kernels
+     "cwkit._threads", "cwkit._interrupt", "cwkit._blas", "cwkit._malloc",
+     "cwkit.references"},   # kernels
     {"cwkit._params", "cwkit._rowdata", "cwkit._weights", "cwkit.qp",
      "cwkit.features", "cwkit.text"},                           # validation
     {"cwkit.models"},                                         # the model factory
