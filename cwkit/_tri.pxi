@@ -3,25 +3,23 @@
 # matrix-vector product in the same pass: the kernel full-covariance drivers' `lr_mv`
 # and `lr_flush` (_kernel.pxi), where their time goes on a budget.
 #
-# Written in C twice, plain and with AVX2 (x86-64, gcc or clang: a function compiled
-# for AVX2 and called only when the processor has it, `__builtin_cpu_supports`), with
-# the same arithmetic, so that every processor and either path give the same bits:
-# each entry takes its terms in their order as a + s_t (u_tp u_tq) and the product's
-# sums have a fixed order whatever the vector width (four interleaved sums, lane q
-# mod 4, the remainder into the first, then (s0 + s1) + (s2 + s3): what a four-lane
-# register holds; the plain form's four scalars the same).  No multiply-add is fused
-# (no "fma" target; setup.py passes -ffp-contract=off for builds that enable FMA).
+# Written in C twice with the same arithmetic, so that every processor and every path
+# give the same bits: a plain form (the definition; any compiler) and a vector form of
+# four doubles a vector (gcc / clang vector extensions: two SSE2 or NEON instructions
+# each, or, compiled a second time for AVX2 on x86-64 and called when the processor has
+# it, `__builtin_cpu_supports`, one AVX2 instruction).  Each entry takes its terms in
+# their order as a + s_t (u_tp u_tq), and the product's sums have a fixed order whatever
+# the vector width (four interleaved sums, lane q mod 4, the remainder into the first,
+# then (s0 + s1) + (s2 + s3): what a four-lane vector holds; the plain form's four
+# scalars the same).  No multiply-add is fused (no "fma" target; setup.py passes
+# -ffp-contract=off, which builds for processors with FMA need).
 #
-# Provides: cwkit_tri_rows, and for tests `_simd_level` (the path's private switch: the
-# plain form forced, to compare the two bit for bit) and `_tri_sweep` (the sweep itself).
+# Provides: cwkit_tri_rows, and for tests `_simd_level` (the path's private switch, to
+# compare the paths bit for bit) and `_tri_sweep` (the sweep itself).
 # Uses nothing from the other includes.
 
 cdef extern from *:
     """
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-    #include <immintrin.h>
-    #define CWKIT_TRI_AVX2 1
-    #endif
     #if defined(__clang__)
     #pragma STDC FP_CONTRACT OFF
     #endif
@@ -72,39 +70,56 @@ cdef extern from *:
         }
     }
 
-    #ifdef CWKIT_TRI_AVX2
-    #define CWKIT_TRI_INLINE __attribute__((target("avx2"), always_inline)) static inline
+    #if defined(__GNUC__) || defined(__clang__)
+    /* The vector form: four doubles a vector (gcc / clang vector extensions: each
+       lane's product and sum rounded as the plain form's; the compiler makes two
+       SSE2 or NEON instructions of each, or one AVX2 instruction where the function
+       targets AVX2). */
+    #define CWKIT_TRI_V4 1
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC diagnostic push
+    /* gcc 12 takes the rows' u_tp vectors for unset when m is a constant */
+    #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+    #endif
+    #define CWKIT_TRI_INLINE __attribute__((always_inline)) static inline
+    typedef double cwkit_v4 __attribute__((vector_size(32)));
+    /* Four doubles in memory at any address, read or written in place (as
+       immintrin.h's __m256d_u); no vector passes by value (its ABI depends on the
+       target). */
+    typedef double cwkit_v4u __attribute__((vector_size(32), may_alias, aligned(8)));
+    #define CWKIT_V4(p) (*(cwkit_v4u*)(p))
+    #define CWKIT_V4_SET1(a) ((cwkit_v4){(a), (a), (a), (a)})
 
-    /* r (entries q .. q + 3 of row p) after the m terms: vs[t] = s_t, vu[t] = u_tp. */
-    CWKIT_TRI_INLINE __m256d cwkit_tri_take4(__m256d r, const double* U, Py_ssize_t ld,
-                                             Py_ssize_t q, const __m256d* vs,
-                                             const __m256d* vu, Py_ssize_t m) {
+    /* r (entries q .. q + 3 of row p) takes the m terms: vs[t] = s_t, vu[t] = u_tp. */
+    CWKIT_TRI_INLINE void cwkit_tri_take4(cwkit_v4* r, const double* U, Py_ssize_t ld,
+                                          Py_ssize_t q, const cwkit_v4* vs,
+                                          const cwkit_v4* vu, Py_ssize_t m) {
         Py_ssize_t t;
         for (t = 0; t < m; t++)
-            r = _mm256_add_pd(r, _mm256_mul_pd(vs[t], _mm256_mul_pd(
-                vu[t], _mm256_loadu_pd(U + t * ld + q))));
-        return r;
+            *r = *r + vs[t] * (vu[t] * CWKIT_V4(U + t * ld + q));
     }
 
-    /* Row p from entry q (a multiple of 4; acc: the four sums of entries < q) to its
-       end: takes the terms (s_t in sl[t] and vs[t], u_tp in up[t] and vu[t]), out[q']
-       += x_p a_pq' and out[p] = the sum. */
+    /* Row p from entry q (a multiple of 4; acc: the four sums of the entries before
+       q) to its end: takes the terms (s_t in sl[t] and vs[t], u_tp in up[t] and
+       vu[t]), adds x_p a_pq' to out[q'] and sets out[p] to the sum. */
     CWKIT_TRI_INLINE void cwkit_tri_finish(double* row, Py_ssize_t p, Py_ssize_t q,
-                                           __m256d acc, const double* U, Py_ssize_t ld,
-                                           const double* sl, const double* up,
-                                           const __m256d* vs, const __m256d* vu,
-                                           Py_ssize_t m, const double* x, double* out) {
+                                           const cwkit_v4* acc, const double* U,
+                                           Py_ssize_t ld, const double* sl,
+                                           const double* up, const cwkit_v4* vs,
+                                           const cwkit_v4* vu, Py_ssize_t m,
+                                           const double* x, double* out) {
         Py_ssize_t t;
         double sum[4], r0, xp = x[p];
-        __m256d r, vxp = _mm256_set1_pd(xp);
+        cwkit_v4 r, o, a = *acc, vxp = CWKIT_V4_SET1(xp);
         for (; q + 4 <= p + 1; q += 4) {
-            r = cwkit_tri_take4(_mm256_loadu_pd(row + q), U, ld, q, vs, vu, m);
-            _mm256_storeu_pd(row + q, r);
-            _mm256_storeu_pd(out + q, _mm256_add_pd(_mm256_loadu_pd(out + q),
-                                                    _mm256_mul_pd(vxp, r)));
-            acc = _mm256_add_pd(acc, _mm256_mul_pd(r, _mm256_loadu_pd(x + q)));
+            r = CWKIT_V4(row + q);
+            cwkit_tri_take4(&r, U, ld, q, vs, vu, m);
+            CWKIT_V4(row + q) = r;
+            o = CWKIT_V4(out + q) + vxp * r;
+            CWKIT_V4(out + q) = o;
+            a = a + r * CWKIT_V4(x + q);
         }
-        _mm256_storeu_pd(sum, acc);
+        CWKIT_V4(sum) = a;
         for (; q <= p; q++) {
             r0 = row[q];
             for (t = 0; t < m; t++) r0 += sl[t] * (up[t] * U[t * ld + q]);
@@ -115,23 +130,23 @@ cdef extern from *:
         out[p] = (sum[0] + sum[1]) + (sum[2] + sum[3]);
     }
 
-    /* `cwkit_tri_rows_plain` with x, rows taken in pairs: rows p and p + 1 share
-       the loads of u_t, x and out over entries q < p & ~3, row p's contribution to
-       out[q] added before row p + 1's, as one row after the other; then each
-       row's remaining entries (`cwkit_tri_finish`), p's first, as out[p] must
-       have its sum before row p + 1 adds to it.  m a constant where inlined. */
-    CWKIT_TRI_INLINE void cwkit_tri_avx2_m(double* A, Py_ssize_t P,
-                                           const double* U, const double* s,
-                                           Py_ssize_t m, Py_ssize_t ld,
-                                           const double* x, double* out) {
+    /* `cwkit_tri_rows_plain` with x, four entries a vector, rows taken in pairs:
+       rows p and p + 1 share the loads of u_t, x and out over the entries
+       q < p & ~3, row p's contribution to out[q] added before row p + 1's, as one
+       row after the other; then each row's remaining entries (`cwkit_tri_finish`),
+       p's first, as out[p] must have its sum before row p + 1 adds to it.  m a
+       constant where inlined. */
+    CWKIT_TRI_INLINE void cwkit_tri_v4_m(double* A, Py_ssize_t P, const double* U,
+                                         const double* s, Py_ssize_t m, Py_ssize_t ld,
+                                         const double* x, double* out) {
         Py_ssize_t p, q, t, jb;
         double sl[32], up0[32], up1[32];
         double* row0;
         double* row1;
-        __m256d vs[32], vu0[32], vu1[32], r0, r1, u, o, xq, acc0, acc1, vx0, vx1;
+        cwkit_v4 vs[32], vu0[32], vu1[32], r0, r1, u, o, xq, acc0, acc1, vx0, vx1;
         for (t = 0; t < m; t++) {
             sl[t] = s[t];
-            vs[t] = _mm256_set1_pd(sl[t]);
+            vs[t] = CWKIT_V4_SET1(sl[t]);
         }
         for (p = 0; p + 1 < P; p += 2) {
             row0 = A + ((p * (p + 1)) >> 1);
@@ -139,80 +154,107 @@ cdef extern from *:
             for (t = 0; t < m; t++) {
                 up0[t] = U[t * ld + p];
                 up1[t] = U[t * ld + p + 1];
-                vu0[t] = _mm256_set1_pd(up0[t]);
-                vu1[t] = _mm256_set1_pd(up1[t]);
+                vu0[t] = CWKIT_V4_SET1(up0[t]);
+                vu1[t] = CWKIT_V4_SET1(up1[t]);
             }
-            vx0 = _mm256_set1_pd(x[p]);
-            vx1 = _mm256_set1_pd(x[p + 1]);
-            acc0 = acc1 = _mm256_setzero_pd();
+            vx0 = CWKIT_V4_SET1(x[p]);
+            vx1 = CWKIT_V4_SET1(x[p + 1]);
+            acc0 = acc1 = CWKIT_V4_SET1(0.0);
             jb = p & ~(Py_ssize_t)3;
             for (q = 0; q < jb; q += 4) {
-                r0 = _mm256_loadu_pd(row0 + q);
-                r1 = _mm256_loadu_pd(row1 + q);
+                r0 = CWKIT_V4(row0 + q);
+                r1 = CWKIT_V4(row1 + q);
                 for (t = 0; t < m; t++) {
-                    u = _mm256_loadu_pd(U + t * ld + q);
-                    r0 = _mm256_add_pd(r0, _mm256_mul_pd(vs[t], _mm256_mul_pd(vu0[t], u)));
-                    r1 = _mm256_add_pd(r1, _mm256_mul_pd(vs[t], _mm256_mul_pd(vu1[t], u)));
+                    u = CWKIT_V4(U + t * ld + q);
+                    r0 = r0 + vs[t] * (vu0[t] * u);
+                    r1 = r1 + vs[t] * (vu1[t] * u);
                 }
-                _mm256_storeu_pd(row0 + q, r0);
-                _mm256_storeu_pd(row1 + q, r1);
-                o = _mm256_add_pd(_mm256_loadu_pd(out + q), _mm256_mul_pd(vx0, r0));
-                _mm256_storeu_pd(out + q, _mm256_add_pd(o, _mm256_mul_pd(vx1, r1)));
-                xq = _mm256_loadu_pd(x + q);
-                acc0 = _mm256_add_pd(acc0, _mm256_mul_pd(r0, xq));
-                acc1 = _mm256_add_pd(acc1, _mm256_mul_pd(r1, xq));
+                CWKIT_V4(row0 + q) = r0;
+                CWKIT_V4(row1 + q) = r1;
+                o = CWKIT_V4(out + q) + vx0 * r0;
+                o = o + vx1 * r1;
+                CWKIT_V4(out + q) = o;
+                xq = CWKIT_V4(x + q);
+                acc0 = acc0 + r0 * xq;
+                acc1 = acc1 + r1 * xq;
             }
-            cwkit_tri_finish(row0, p, jb, acc0, U, ld, sl, up0, vs, vu0, m, x, out);
-            cwkit_tri_finish(row1, p + 1, jb, acc1, U, ld, sl, up1, vs, vu1, m, x, out);
+            cwkit_tri_finish(row0, p, jb, &acc0, U, ld, sl, up0, vs, vu0, m, x, out);
+            cwkit_tri_finish(row1, p + 1, jb, &acc1, U, ld, sl, up1, vs, vu1, m, x, out);
         }
         if (p < P) {
             for (t = 0; t < m; t++) {
                 up0[t] = U[t * ld + p];
-                vu0[t] = _mm256_set1_pd(up0[t]);
+                vu0[t] = CWKIT_V4_SET1(up0[t]);
             }
-            cwkit_tri_finish(A + ((p * (p + 1)) >> 1), p, 0, _mm256_setzero_pd(), U, ld,
-                             sl, up0, vs, vu0, m, x, out);
+            acc0 = CWKIT_V4_SET1(0.0);
+            cwkit_tri_finish(A + ((p * (p + 1)) >> 1), p, 0, &acc0, U, ld, sl, up0, vs,
+                             vu0, m, x, out);
         }
     }
 
-    /* The AVX2 form (x not NULL), with the usual numbers of pending terms as
+    /* The vector form (x not NULL) with the usual numbers of pending terms as
        constants (0 after a round without an update, 1 or 2 after one). */
-    __attribute__((target("avx2")))
-    static void cwkit_tri_rows_avx2(double* A, Py_ssize_t P,
-                                    const double* U, const double* s, Py_ssize_t m,
-                                    Py_ssize_t ld, const double* x, double* out) {
+    CWKIT_TRI_INLINE void cwkit_tri_v4(double* A, Py_ssize_t P, const double* U,
+                                       const double* s, Py_ssize_t m, Py_ssize_t ld,
+                                       const double* x, double* out) {
         switch (m) {
-        case 0: cwkit_tri_avx2_m(A, P, U, s, 0, ld, x, out); break;
-        case 1: cwkit_tri_avx2_m(A, P, U, s, 1, ld, x, out); break;
-        case 2: cwkit_tri_avx2_m(A, P, U, s, 2, ld, x, out); break;
-        default: cwkit_tri_avx2_m(A, P, U, s, m, ld, x, out);
+        case 0: cwkit_tri_v4_m(A, P, U, s, 0, ld, x, out); break;
+        case 1: cwkit_tri_v4_m(A, P, U, s, 1, ld, x, out); break;
+        case 2: cwkit_tri_v4_m(A, P, U, s, 2, ld, x, out); break;
+        default: cwkit_tri_v4_m(A, P, U, s, m, ld, x, out);
         }
+    }
+
+    static void cwkit_tri_rows_v4(double* A, Py_ssize_t P, const double* U,
+                                  const double* s, Py_ssize_t m, Py_ssize_t ld,
+                                  const double* x, double* out) {
+        cwkit_tri_v4(A, P, U, s, m, ld, x, out);
+    }
+
+    #if defined(__x86_64__)
+    #define CWKIT_TRI_AVX2 1
+    __attribute__((target("avx2")))
+    static void cwkit_tri_rows_avx2(double* A, Py_ssize_t P, const double* U,
+                                    const double* s, Py_ssize_t m, Py_ssize_t ld,
+                                    const double* x, double* out) {
+        cwkit_tri_v4(A, P, U, s, m, ld, x, out);
     }
     #endif
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC diagnostic pop
+    #endif
+    #endif
 
-    /* 1: the AVX2 form, 0: the plain one; -1 until the processor is asked. */
+    /* The path: 2 the vector form compiled for AVX2, 1 the vector form for the
+       build's target, 0 the plain form; -1 until the processor is asked. */
     static int cwkit_tri_level = -1;
 
     static int cwkit_tri_simd(int level) {
-    #ifdef CWKIT_TRI_AVX2
-        if (level != 0) {
-            __builtin_cpu_init();
-            level = __builtin_cpu_supports("avx2") ? 1 : 0;
-        }
-        cwkit_tri_level = level;
-    #else
-        cwkit_tri_level = 0;
+        int best = 0;
+    #ifdef CWKIT_TRI_V4
+        best = 1;
     #endif
+    #ifdef CWKIT_TRI_AVX2
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2")) best = 2;
+    #endif
+        cwkit_tri_level = level < 0 || level > best ? best : level;
         return cwkit_tri_level;
     }
 
     static void cwkit_tri_rows(double* A, Py_ssize_t P, const double* U,
                                const double* s, Py_ssize_t m, Py_ssize_t ld,
                                const double* x, double* out) {
-    #ifdef CWKIT_TRI_AVX2
         if (cwkit_tri_level < 0) cwkit_tri_simd(-1);
-        if (cwkit_tri_level && x != NULL) {
+    #ifdef CWKIT_TRI_AVX2
+        if (cwkit_tri_level == 2 && x != NULL) {
             cwkit_tri_rows_avx2(A, P, U, s, m, ld, x, out);
+            return;
+        }
+    #endif
+    #ifdef CWKIT_TRI_V4
+        if (cwkit_tri_level >= 1 && x != NULL) {
+            cwkit_tri_rows_v4(A, P, U, s, m, ld, x, out);
             return;
         }
     #endif
@@ -226,9 +268,10 @@ cdef extern from *:
 
 
 def _simd_level(int level=-1):
-    """The packed sweeps' path (private, for tests): 1 AVX2, 0 the plain C form;
-    level -1 chooses by the processor (the default), 0 forces the plain form, 1 AVX2
-    where the processor and the build have it.  Returns the path now in use."""
+    """The packed sweeps' path (private, for tests): 0 the plain form, 1 the vector
+    form for the build's target, 2 the vector form for AVX2; -1 (the default) the best
+    the build and the processor have, and a level above that gives that best.
+    Returns the path now in use."""
     return cwkit_tri_simd(level)
 
 

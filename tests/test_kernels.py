@@ -228,13 +228,14 @@ def simd_default():
 
 def test_packed_sweep_same_bits_on_every_path(simd_default):
     """The kernel full-covariance drivers' sweep (the pending rank-one terms taken and
-    the product, one pass over a packed triangle) gives its definition's bits, on the
-    plain C path and on the AVX2 path where the processor has it: every size up to a
-    few blocks of four, the tails, 0 to 5 terms and 32 (the most that can be pending),
-    with and without the product."""
+    the product, one pass over a packed triangle) gives its definition's bits on every
+    path the build and the processor have (plain C, the vector form for the build's
+    target, the vector form for AVX2): every size up to a few blocks of four and the
+    pairs of rows, the tails, 0 to 5 terms and 32 (the most that can be pending), with
+    and without the product."""
     core = simd_default
     rng = np.random.default_rng(3)
-    paths = sorted({core._simd_level(0), core._simd_level(-1)})
+    paths = sorted({core._simd_level(level) for level in (0, 1, 2)})
     cases = [(P, m) for P in range(0, 23) for m in (0, 1, 2, 3, 5)] + [(41, 32)]
     for P, m in cases:
         A = rng.normal(size=P * (P + 1) // 2)
@@ -251,22 +252,23 @@ def test_packed_sweep_same_bits_on_every_path(simd_default):
                 np.testing.assert_array_equal(got[1], want[1], err_msg=f"{P} {m} {level}")
 
 
-def test_kernel_arow_same_bits_with_and_without_avx2(simd_default):
-    """Kernel AROW on a budget and CW without one learn the same bits on the plain and
-    the AVX2 path of their sweeps."""
+def test_kernel_arow_same_bits_on_every_path(simd_default):
+    """Kernel AROW on a budget and CW without one learn the same bits on every path of
+    their sweeps."""
     core = simd_default
     rng = np.random.default_rng(8)
     X = rng.normal(size=(300, 4))
     y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
     runs = []
-    for level in (0, -1):
-        core._simd_level(level)
+    for path in sorted({core._simd_level(level) for level in (0, 1, 2)}):
+        core._simd_level(path)
         runs.append([(e.dual_coef_, e._model.state["Z"]) for e in (
             last_iterate("arow", kernel="rbf", gamma=0.5, budget=37).fit(X, y),
             last_iterate("cw", kernel="rbf", gamma=0.5).fit(X[:120], y[:120]))])
-    for a, b in zip(*runs):
-        np.testing.assert_array_equal(a[0], b[0])
-        np.testing.assert_array_equal(a[1], b[1])
+    for run in runs[1:]:
+        for (coef, Z), (coef0, Z0) in zip(run, runs[0]):
+            np.testing.assert_array_equal(coef, coef0)
+            np.testing.assert_array_equal(Z, Z0)
 
 
 @pytest.mark.parametrize("name,params", FIRST_ORDER[:1] + FIRST_ORDER[2:3])
