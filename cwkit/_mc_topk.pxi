@@ -403,7 +403,7 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 for j in range(K):
                     T.sc[j] = blk_dot(mu + j * D, x, idx, nnz, bias, D, 1)
             else:
-                all_dots(mu, K, x, idx, nnz, bias, D, T.sc)
+                all_dots(mu, K, x, idx, nnz, bias, D, T.sc, S)    # S's rows prefetched
                 all_sqdots(S, K, x, idx, nnz, bias, D, T.vs)
             if not (all_finite(T.sc, K) and isfinite(n) and (full or all_finite(T.vs, K))):
                 fail_row(&cnt, NONFINITE_INPUT, i)
