@@ -1248,8 +1248,8 @@ def _parse_jobs_option(group):
     group.add_argument("--parse-jobs", type=_positive_int, metavar="N",
                        help="threads parsing the data files at the same time (default: the "
                        "cores, at most 4, less one per learner of eval and train, at least "
-                       "1; 1 turns parallel parsing off); eval's learners then share the "
-                       "cores the parsing threads leave; never changes the results")
+                       "1; 1 turns parallel parsing off); eval's learners run on as many "
+                       "threads as the cores; never changes the results")
 
 
 def _learning_parse_jobs(args, n_learners):
@@ -1258,8 +1258,8 @@ def _learning_parse_jobs(args, n_learners):
     core busy while the next block is parsed, so more parsing threads than the cores
     left only take turns with the learners (on 2 cores, one parsing thread made eval
     of pa,cw,arow 1.07x and of pa alone 1.08x faster than two; benchmarks/README.md).
-    The learners, in turn, get the cores the parsing threads leave
-    (``cwkit.evaluate``)."""
+    The learners run on a thread per core (``cwkit.evaluate``): the parser, ahead by up
+    to four pieces, idles while they are the slower side."""
     if args.parse_jobs is None:
         args.parse_jobs = default_jobs(busy=n_learners)
 

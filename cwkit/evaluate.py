@@ -508,12 +508,13 @@ def _run(source, cfg, learners, passes, *, curve_every=0, progress=None, label="
         n = getattr(source, "n_examples", None) if cfg.keep is None else None
         total = n * passes if isinstance(n, int) else None
     parsed = getattr(source, "parsed", False)   # (a source of another kind may lack it)
-    # learner threads: the cores the source's parsing threads leave, one at least (more
-    # only take turns with the parser, whose rows they wait for); several learners learn
-    # on them even when that is one thread, so that Ctrl-C, which reaches only the main
+    # learner threads: one per core, at most one per learner. The parser, up to four
+    # pieces ahead, idles while the learners are the slower side (pa,cw,arow on 2 cores:
+    # their passes take longer than the parse, so one thread for the three left a core
+    # idle); otherwise a learner's thread takes turns with it. Several learners learn on
+    # a pool even when it is one thread, so that Ctrl-C, which reaches only the main
     # thread, finds every learner between two pieces
-    cores = max(1, usable_cores() - getattr(source, "parse_threads", 0))
-    workers = min(len(learners), cores)
+    workers = min(len(learners), usable_cores())
     pool = (ThreadPoolExecutor(workers) if len(learners) > 1
             else contextlib.nullcontext())
     with pool as pool:

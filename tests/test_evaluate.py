@@ -417,13 +417,13 @@ def test_ctrl_c_while_a_chunk_is_handed_out_waits_for_its_learners(monkeypatch):
     assert pa["notes"] == ["RuntimeWarning: pa warns (2 times)"] and leaked == []
 
 
-@pytest.mark.parametrize("cores, n_jobs, pool", [(2, 1, 1), (4, 1, 3), (4, 2, 2),
-                                                 (4, 3, 1), (2, "array", 2), (1, 1, 1)])
-def test_learner_threads_are_the_cores_the_parser_leaves(tmp_path, monkeypatch, cores,
-                                                        n_jobs, pool):
-    """Three learners: a pool of as many threads as the cores the source's parsing threads
-    leave, one at least (the learners then take turns on it); an in-memory source has
-    every core. The results are those of one learner at a time."""
+@pytest.mark.parametrize("cores, n_jobs, pool", [(2, 1, 2), (4, 1, 3), (4, 3, 3),
+                                                 (2, "array", 2), (1, 1, 1)])
+def test_learner_threads_are_the_cores(tmp_path, monkeypatch, cores, n_jobs, pool):
+    """Three learners: a pool of a thread per core, at most one per learner, whatever the
+    source's parsing threads (up to four pieces ahead, they idle while the learners are
+    the slower side); one core: the learners take turns on one thread. The results are
+    those of one learner at a time."""
     from cwkit import evaluate as ev
     from cwkit.svmlight import dump_svmlight
 
