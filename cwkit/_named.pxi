@@ -191,7 +191,7 @@ cdef class NamedOne:
     cdef dict state             # the model's state, as the model held it
     cdef dict model_dict, cal_dict  # the model's and the calibration's __dict__
     cdef object n_in            # the estimator's n_features_in_ (as the model's width)
-    cdef object lock, acquire, release      # the estimator's lock and its methods
+    cdef StateLock lock         # the estimator's lock
     cdef tuple array_keys, arrays   # the state's arrays and their keys (None: absent)
     cdef dict codes             # label -> True for classes_[1], False for classes_[0]
     cdef frozenset label_types  # the label types taken (as scalars)
@@ -483,17 +483,21 @@ cdef class NamedOne:
         try:
             return self._learn(est, d, x, y)
         finally:
-            self.release()
+            self.lock.leave()
 
     cdef bint locked(self, dict d) except -1:
-        """Take the estimator's lock (True); False, not taken, where it has none yet."""
-        cdef PyObject* lock = _get(d, "_lock")
-        if lock == <PyObject*>None:
-            return False
-        if lock != <PyObject*>self.lock:
-            self.lock = <object>lock
-            self.acquire, self.release = self.lock.acquire, self.lock.release
-        self.acquire()
+        """Take the estimator's lock (True), a C call; False, not taken, where it
+        has none yet.  (The lock noted with `d`'s version is the one `d` holds.)"""
+        cdef PyObject* lock
+        if not (self.seen_d == <PyObject*>d
+                and cwkit_dict_version(<PyObject*>d) == self.seen[0]):
+            lock = _get(d, "_lock")
+            if type(<object>lock) is not StateLock:
+                return False
+            if lock != <PyObject*>self.lock:    # (what was noted was under another)
+                self.lock = <StateLock>lock
+                self.seen_d = NULL
+        self.lock.enter()
         return True
 
     cdef int _learn(self, est, dict d, x, y) except? -100:
@@ -633,7 +637,7 @@ cdef class NamedOne:
         try:
             return self._score(est, d, x)
         finally:
-            self.release()
+            self.lock.leave()
 
     cdef object _score(self, est, dict d, x):
         cdef Py_ssize_t nnz, j
@@ -691,7 +695,7 @@ cdef class NamedOne:
                     return None
                 view[i] = s
         finally:
-            self.release()
+            self.lock.leave()
         return out
 
     def proba(self, est, x):
@@ -714,7 +718,7 @@ cdef class NamedOne:
             cached = _get(self.cal_dict, "_slopes")     # (the window's, while it holds)
             slopes = <object>cached if cached != <PyObject*>None else self.cal.slopes()
         finally:
-            self.release()
+            self.lock.leave()
         s = score
         a = slopes[1] if s > 0.0 else slopes[0]    # the predicted class's slope
         z = a * s

@@ -263,7 +263,7 @@ class OnlineClassifier(NamedFeatures):
         lock = self.__dict__.get("_lock")
         if lock is None:
             with _LOCK_CREATION:
-                lock = self.__dict__.setdefault("_lock", threading.RLock())
+                lock = self.__dict__.setdefault("_lock", _core.StateLock())
         return lock
 
     def __getstate__(self):

@@ -78,15 +78,22 @@ def test_the_lock_is_not_a_parameter_and_not_pickled():
 
 
 @pytest.mark.parametrize("method", ["fit", "partial_fit", "decision_function", "predict",
-                                    "predict_proba", "score", "coef_", "pickle", "save"])
+                                    "predict_proba", "score", "coef_", "pickle", "save",
+                                    "learn_one", "predict_one"])
 def test_entry_points_hold_the_lock(method, tmp_path):
     """While another thread holds the estimator's lock, every entry point waits."""
     import threading
-    est = cwkit.make("arow").fit(np.eye(3), [0, 1, 1])
+    if method in ("learn_one", "predict_one"):     # (through their compiled path)
+        est = cwkit.make("arow").learn_many([{"a": 1.0}, {"b": 1.0}], [0, 1], classes=[0, 1])
+        est.learn_one({"a": 1.0}, 1)
+        assert "_one" in est.__dict__
+        args = ({"a": 1.0, "b": 2.0}, 0)[:2 if method == "learn_one" else 1]
+    else:
+        est = cwkit.make("arow").fit(np.eye(3), [0, 1, 1])
+        args = (np.eye(3),) if method in ("decision_function", "predict",
+                                          "predict_proba") else (np.eye(3), [0, 1, 1])
     lock = est._state_lock()
     done = threading.Event()
-    args = (np.eye(3),) if method in ("decision_function", "predict", "predict_proba") else (
-        np.eye(3), [0, 1, 1])
     call = {"coef_": lambda: est.coef_, "pickle": lambda: pickle.dumps(est),
             "save": lambda: cwkit.save(est, tmp_path / "m.cwk")}.get(
         method, lambda: getattr(est, method)(*args))
