@@ -738,11 +738,15 @@ cdef inline DualSO dso_start(double[:, ::1] Zm, double[:, ::1] Gm, Py_ssize_t[::
 
 
 cdef inline void dso_end(DualSO* D, Py_ssize_t room) noexcept nogil:
-    """The pending terms taken by Z, and Z back as a full matrix by slot (the caller's
-    state, rows of Zm; room its rows); G is left packed (the caller does not keep it)."""
+    """The pending terms taken by Z and G, and both back as full matrices by slot (the
+    caller's state, rows of Zm and Gm; room their rows): the caller keeps G for its
+    next call, so that a split stream projects as one call does."""
     if D.Z.A != NULL:
         lr_flush(&D.Z, D.P, D.ld)
         unpack_lower(D.Z.A, D.P, room, D.ld)
+    if D.G.A != NULL:
+        lr_flush(&D.G, D.P, D.ld)
+        unpack_lower(D.G.A, D.P, room, D.ld)
 
 
 cdef inline void so_avg_store(double[::1] aux, bint avg, double t, double P) noexcept:
@@ -783,7 +787,7 @@ def kernel_so_pass(RowView rows not None, const double[::1] y, const Py_ssize_t[
     mu' = (mu + ay Z k, ay a0), Z' = [[Z, 0], [0, 0]] - beta c c^T.  Zm holds the
     items by slot (`DualSO`; item a in row slots[a], on entry and on return; the
     pass keeps it packed in place).  On a budget (Gm with room as Zm, G =
-    (K + lam I)^-1 over the support set on entry, its memory used by the pass), G
+    (K + lam I)^-1 over the support set, by slot on entry and on return), G
     is kept up to date (`so_dual_update`) and a removed item is projected
     (`so_dual_remove`).  Averaging (u with room as mu): the sums of `so_avg_flush`,
     with aux's t and P (rounds since the sums).  Returns (rounds, mistakes, updates,

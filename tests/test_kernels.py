@@ -176,6 +176,43 @@ def test_budget_every_round(name, params, policy, average):
         np.testing.assert_allclose(whole._model.state["Z"], Z, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("name,K,policy", [("arow", 2, "smallest"), ("cw", 2, "oldest"),
+                                            ("arow", 3, "oldest")])
+def test_second_order_budget_split_calls_are_one_call(name, K, policy, tmp_path):
+    """On a budget the projection's G = (K + lam I)^-1 is kept from one call to the
+    next (and in the model file): calls of any size, a save and a load between them,
+    give the one-call model (to rounding: the support set's order in the matrices
+    differs after removals).  A file without G (written before it was kept) rebuilds it."""
+    _, X, y = data(n=90, K=K, seed=6)
+    X = np.vstack([X, X[:30] + 1e-9])           # near-duplicates: an ill-conditioned K
+    y = np.concatenate([y, y[:30]])
+    make = lambda: last_iterate(name, kernel="rbf", gamma=0.5, budget=8,    # noqa: E731
+                                budget_policy=policy)
+    whole = make().fit(X, y)
+    split = make()
+    cuts = [0, 1, 2, 9, 40, 41, 77, 100, len(y)]
+    for i, (a, b) in enumerate(zip(cuts, cuts[1:])):
+        split.partial_fit(X[a:b], y[a:b], classes=np.unique(y))
+        if i == 4:
+            cwkit.save(split, tmp_path / "m.cwk")
+            split = cwkit.load(tmp_path / "m.cwk")
+    assert set(split._model.state) == set(whole._model.state) and "G" in whole._model.state
+    for key, value in whole._model.state.items():
+        np.testing.assert_allclose(split._model.state[key], value, rtol=1e-9, atol=1e-12,
+                                   err_msg=key)
+    np.testing.assert_allclose(split.decision_function(X), whole.decision_function(X),
+                               rtol=1e-9, atol=1e-10)
+    with np.load(tmp_path / "m.cwk") as z:       # the same file without G
+        arrays = {k: z[k] for k in z.files if k != "state/G"}
+    with open(tmp_path / "old.cwk", "wb") as f:
+        np.savez(f, **arrays)
+    old = cwkit.load(tmp_path / "old.cwk")
+    assert "G" not in old._model.state
+    old.partial_fit(X[41:], y[41:])
+    np.testing.assert_allclose(old.decision_function(X), whole.decision_function(X),
+                               rtol=1e-6, atol=1e-9)
+
+
 @pytest.mark.parametrize("policy", ["oldest", "smallest"])
 def test_second_order_budget_keeps_sigma_psd(policy):
     """Many removals (budget 10 over 600 rows): Z stays negative semi-definite, so

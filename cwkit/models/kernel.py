@@ -400,11 +400,19 @@ class SecondOrderDual(DualModel):
 
     def coef_state(self, n):
         st = {"coef": np.zeros((n, 1)), "Z": np.zeros((n, n))}
+        if self.spec.budget > 0:
+            st["G"] = np.zeros((n, n))
         if self.K:
             st["pairs"] = np.zeros((n, 2))
         if self.averaged:
             st["u"] = np.zeros((n, 1))
         return st
+
+    def state_shapes(self, n, shapes):
+        want = super().state_shapes(n, shapes)
+        if "G" not in shapes:       # a file written before G was kept: built at the next call
+            want.pop("G", None)
+        return want
 
     def chunk(self, remaining):
         if self.spec.budget > 0:
@@ -423,7 +431,7 @@ class SecondOrderDual(DualModel):
             u[:n] = st["u"][:, 0]
         G = np.zeros((cap, cap) if spec.budget > 0 else (0, 0))
         if spec.budget > 0:
-            G[:n, :n] = self.gram_inverse(bias)
+            G[:n, :n] = st["G"] if "G" in st else self.gram_inverse(bias)
         args = (*self.kernel_args(), self.rule, spec.phi, spec.r, spec.a)
         slots = np.arange(cap, dtype=np.intp)
         support = (spec.budget, POLICIES[spec.budget_policy], data, idx, start, length, sqn,
@@ -440,6 +448,10 @@ class SecondOrderDual(DualModel):
         n = int(aux[_core.KAUX_N])
         st["coef"] = mu[:n, None].copy()
         st["Z"] = Z[np.ix_(slots[:n], slots[:n])]      # by slot -> in item order
+        if spec.budget > 0:
+            st["G"] = G[np.ix_(slots[:n], slots[:n])]
+        else:
+            st.pop("G", None)
         if self.averaged:
             st["u"] = u[:n, None].copy()
         return result
@@ -447,7 +459,8 @@ class SecondOrderDual(DualModel):
     def gram_inverse(self, bias):
         """(K + lam I)^-1 for the support items' Gram matrix K (top-1: the items'
         (e_i.e_j) k~(x_i, x_j)), lam = `PROJECTION_RIDGE`: what the driver keeps up to
-        date on a budget, built at the start of each call (O(n^3), n <= budget)."""
+        date on a budget, kept in the state as ``G`` from one call to the next; built
+        here (O(n^3), n <= budget) only for a model file written before ``G`` was kept."""
         data, idx, indptr, sqn = self.support()
         n = self.n_support
         S = sp.csr_matrix((data, idx, indptr), shape=(n, self.n_features))
@@ -501,8 +514,11 @@ class SecondOrderDual(DualModel):
 
     def invariants(self):
         yield from super().invariants()
-        Z = self.state["Z"]
-        yield "Z must be symmetric", bool(np.allclose(Z, Z.T, rtol=1e-9, atol=1e-300))
+        for key in ("Z", "G"):
+            M = self.state.get(key)
+            if M is not None:
+                yield f"{key} must be symmetric", bool(np.allclose(M, M.T, rtol=1e-9,
+                                                                   atol=1e-300))
         yield from self.round_invariants()
         if self.K:
             pairs = self.state["pairs"]
