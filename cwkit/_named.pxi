@@ -42,10 +42,11 @@ cdef extern from *:
         return s;
     }
     /* The version of the dict d (PEP 509: globally unique, a new value at every
-       change of d; the field is deprecated since 3.12 but kept, and documented so,
-       up to 3.13); 0 (unknown: never the same) where Python has no such field. */
+       change of d; the field is deprecated since 3.12); 0 (unknown: never the same)
+       from 3.13 on, where an attribute stored into an object's inline values changes
+       the object's __dict__ without a new version (seen: the calibration's slopes). */
     static inline uint64_t cwkit_dict_version(PyObject* d) {
-    #if PY_VERSION_HEX < 0x030E0000
+    #if PY_VERSION_HEX < 0x030D0000
     #if defined(__GNUC__)
     #pragma GCC diagnostic push
     #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
