@@ -3,7 +3,9 @@
 Prints a ``# machine:`` line (the processor's model name, cores, load average, the
 clock), then one machine-readable row per measurement (``name rows_per_second``):
 cwkit's ``pa``, ``pa1``, ``pa2``, ``arow`` and ``cw`` (two classes, hashed into 2^18
-columns, their defaults) through ``learn_one`` (one dict per call), ``predict_one``,
+columns, their defaults; ``--classes K``: K classes, the multi-class top-1 models;
+``--names vocabulary``: an exact growing vocabulary, ``features="vocabulary"``) through
+``learn_one`` (one dict per call), ``predict_one``,
 ``predict_proba_one``, ``learn_many`` and ``predict_many`` (lists of ``--batch``
 dicts), cwkit's PA-I regressor through ``learn_one`` and ``predict_one``, and river's
 ``PAClassifier`` (the peer, PA-I with C=1) and ``PARegressor`` through ``learn_one``,
@@ -17,6 +19,7 @@ time far more than CPU time; every run is one thread).  ``--only`` limits cwkit'
 are skipped, saying so).
 
     python benchmarks/bench_named.py [--rows N] [--features 20] [--vocab 100000] [--repeat 3]
+                                     [--classes 2] [--names hash|vocabulary]
 """
 import argparse
 import os
@@ -36,6 +39,12 @@ def stream(n, n_features, vocab, seed=0):
     names = [f"w{i}" for i in range(vocab)]
     rows = [{rng.choice(names): rng.random() for _ in range(n_features)} for _ in range(n)]
     return rows, [rng.random() < 0.5 for _ in range(n)]
+
+
+def class_labels(n, n_classes, seed=1):
+    """Labels 0 .. n_classes - 1 of n rows (cwkit's rows of ``--classes``)."""
+    rng = random.Random(seed)
+    return [rng.randrange(n_classes) for _ in range(n)]
 
 
 def _learn_one(make, rows, y):
@@ -68,15 +77,18 @@ def _predict_many(model, rows, batch):
     return run
 
 
-def cwkit_runs(rows, y, batch, rules):
-    """(label, run) of every cwkit measurement."""
+def cwkit_runs(rows, y, batch, rules, n_classes=2, names="hash"):
+    """(label, run) of every cwkit measurement (`n_classes` classes: labels of their own)."""
     import cwkit
     runs = []
     classes = [False, True]
+    if n_classes != 2:
+        y, classes = class_labels(len(rows), n_classes), list(range(n_classes))
     for name in rules:
         # (the first row gives the classes: the rows after it are learnt one per call)
         def make(name=name):
-            return cwkit.make(name).learn_one(rows[0], y[0], classes=classes)
+            return cwkit.make(name).use_features(names).learn_one(rows[0], y[0],
+                                                                   classes=classes)
         fitted = make()
         _learn_one(lambda m=fitted: m, rows, y)()
         runs += [(f"cwkit-{name}-learn_one", _learn_one(make, rows, y))]
@@ -85,11 +97,12 @@ def cwkit_runs(rows, y, batch, rules):
         runs += [(f"cwkit-{name}-learn_many", _learn_many(make, rows, y, batch)),
                  (f"cwkit-{name}-predict_many", _predict_many(fitted, rows, batch))]
     targets = [1.0 if v else -1.0 for v in y]
-    reg = cwkit.make_regressor("pa1")
+    def make_reg():
+        return cwkit.make_regressor("pa1").use_features(names)
+    reg = make_reg()
     _learn_one(lambda: reg, rows, targets)()
     return runs + [
-        ("cwkit-pa1-regressor-learn_one",
-         _learn_one(lambda: cwkit.make_regressor("pa1"), rows, targets)),
+        ("cwkit-pa1-regressor-learn_one", _learn_one(make_reg, rows, targets)),
         ("cwkit-pa1-regressor-predict_one", _predict(reg, rows, type(reg).predict_one))]
 
 
@@ -123,13 +136,19 @@ def main():
     p.add_argument("--batch", type=int, default=1000)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
+    p.add_argument("--classes", type=int, default=2,
+                   help="cwkit's classes (river's PAClassifier always has two)")
+    p.add_argument("--names", choices=("hash", "vocabulary"), default="hash",
+                   help="cwkit's feature names: hashed into 2^18 columns, or a vocabulary")
     p.add_argument("--only", default=",".join(RULES),
                    help="cwkit's rules, comma-separated (default: all of them)")
     args = p.parse_args()
     rows, y = stream(args.rows, args.features, args.vocab)
     print(f"# machine: {processor_name()}, {os.cpu_count()} cores, load average "
-          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f"; {args.clock} time")
-    runs = cwkit_runs(rows, y, args.batch, args.only.split(",")) + river_runs(rows, y)
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f"; {args.clock} time; cwkit: "
+          f"{args.classes} classes, names {args.names}")
+    runs = (cwkit_runs(rows, y, args.batch, args.only.split(","), args.classes, args.names)
+            + river_runs(rows, y))
     best = best_of_interleaved(args.repeat, runs, CLOCKS[args.clock])
     for label, _ in runs:
         print(f"{label} {len(rows) / best[label][0]:.0f}")

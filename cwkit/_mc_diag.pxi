@@ -2,9 +2,9 @@
 # (mu, sigma), the diagonal second-order Perceptron and AdaGrad-RDA, each (D, K).
 #
 # Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update, avg_blk
-# (also used by the top-k AROW driver), mc_diag_pass, the driver of the additive
-# rules (additive_pass, averaged by add_average: mc_sop_diag_pass, mc_adagrad_pass),
-# mc_sop_scores.
+# (also used by the top-k AROW driver), mc_diag_pass and its loop mc_diag_rows (also
+# run by `NamedOne`, _named.pxi), the driver of the additive rules (additive_pass,
+# averaged by add_average: mc_sop_diag_pass, mc_adagrad_pass), mc_sop_scores.
 # Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
 # newly_tiny, count_collapse, Workspace, sigma_step, restore_coords (_driver.pxi);
 # Hyper, so_step, may_collapse, rda_weight, rda_sum, AUX_T (_binary.pxi); the 1-of-k walks
@@ -225,61 +225,73 @@ def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
     ovr: the binary rule on every block with label +1 for y and -1 otherwise.
     Averaging (U (D + 1, K) not empty, U[D] = T): U[p, c] += t (mu new - old) over
     the coordinates an update touches ([FS99], as `diag_pass`).
+    The loop is `mc_diag_rows`.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, direct)
-    cdef double* up = &U[0, 0] if U.shape[0] > 0 else NULL
-    cdef double t = U[U.shape[0] - 1, 0] if up != NULL else 0.0
-    cdef Py_ssize_t K = MU.shape[1], D = MU.shape[0], k, nnz, i
+    cdef Py_ssize_t K = MU.shape[1]
     cdef Counts cnt = counts_start(rows)
+    cdef Workspace ws = Workspace()
+    cdef Py_ssize_t nsave = max_row_nnz(&rows.R, order) + 1
+    cdef double* sc = ws.doubles(4 * K + (2 * K if ovr else 4) * nsave)
+    h.C = C
+    with nogil:
+        mc_diag_rows(&rows.R, &cnt, &y[0] if y.shape[0] > 0 else NULL, order, bias, ovr,
+                     &MU[0, 0], &SG[0, 0], K, MU.shape[0], &h, sum_update,
+                     &U[0, 0] if U.shape[0] > 0 else NULL, sc, nsave)
+    return counts_result(&cnt)
+
+
+cdef void mc_diag_rows(const Rows* R, Counts* cnt, const Py_ssize_t* y,
+                       const Py_ssize_t[::1] order, double bias, bint ovr, double* mu,
+                       double* sg, Py_ssize_t K, Py_ssize_t D, Hyper* h, bint sum_update,
+                       double* up, double* sc, Py_ssize_t nsave) noexcept nogil:
+    """The loop of `mc_diag_pass` over `order`'s rows of R (labels y): the states mu,
+    sigma (D, K) and the lazy sum up (NULL: no averaging; (D + 1, K), its last row
+    T) updated in place, the rounds counted in cnt; `sc` holds 4 K + (2 K if ovr
+    else 4) `nsave` doubles, `nsave` the longest row's entries plus one."""
+    cdef double t = up[D * K] if up != NULL else 0.0
+    cdef Py_ssize_t k, nnz, i
     cdef const double* x
     cdef const int* idx
     cdef double vy = 0.0
     cdef bint stop
-    cdef double* mu = &MU[0, 0]
-    cdef double* sg = &SG[0, 0]
-    cdef Workspace ws = Workspace()
-    cdef Py_ssize_t nsave = max_row_nnz(&rows.R, order) + 1
-    cdef double* sc = ws.doubles(4 * K + (2 * K if ovr else 4) * nsave)   # scores mu_c . x
     cdef double* al = sc + K            # ovr: alpha y_c per class
     cdef double* cs = sc + 2 * K        # ovr: covariance coefficient per class
     cdef double* vs = sc + 3 * K        # ovr / sum update: v_c per class
     cdef double* save = sc + 4 * K      # old (mu, sigma) of updated coordinates
     cdef NextRow nr = no_next_row()
-    h.C = C
-    with nogil:
-        for k in range(order.shape[0]):
-            i = order[k]
-            nnz = get_row(&rows.R, i, &x, &idx)
-            if ovr or sum_update:
-                all_dots(mu, K, x, idx, nnz, bias, D, sc, sg, -1)
-                all_sqdots(sg, K, x, idx, nnz, bias, D, vs)
-                if not all_finite(vs, K):
-                    fail_row(&cnt, NONFINITE_INPUT, i)
-                    break
-                vy = vs[y[i]]                  # = blk_sqdot of block y, bit for bit
-            else:
-                # top1: v_y in the same walk, v_c once c is known; averaging: the
-                # lazy sum's entries of y prefetched in this walk, of c in v_c's
-                walk_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr, mu, K, x, idx,
-                         nnz, bias, D, sc, sg, y[i], &vy, up)
-            if not all_finite(sc, K):
-                fail_row(&cnt, NONFINITE_INPUT, i)
+    for k in range(order.shape[0]):
+        i = order[k]
+        nnz = get_row(R, i, &x, &idx)
+        if ovr or sum_update:
+            all_dots(mu, K, x, idx, nnz, bias, D, sc, sg, -1)
+            all_sqdots(sg, K, x, idx, nnz, bias, D, vs)
+            if not all_finite(vs, K):
+                fail_row(cnt, NONFINITE_INPUT, i)
                 break
-            h.s = row_weight(&cnt, i)
-            if ovr:
-                stop = diag_ovr_round(&h, mu, sg, K, D, x, idx, nnz, bias, sc, vs, y[i], al,
-                                      cs, save, &cnt, i, up, t + 1.0)
-            else:
-                stop = diag_top1_round(&h, mu, sg, K, D, x, idx, nnz, bias, sc, vs, vy, y[i],
-                                       sum_update, save, &cnt, i, up, t + 1.0)
-            if stop:
-                break
-            t += 1.0
+            vy = vs[y[i]]                  # = blk_sqdot of block y, bit for bit
+        else:
+            # top1: v_y in the same walk, v_c once c is known; averaging: the
+            # lazy sum's entries of y prefetched in this walk, of c in v_c's
+            walk_row(R, &order[0], order.shape[0], k, y, &nr, mu, K, x, idx, nnz, bias, D,
+                     sc, sg, y[i], &vy, up)
+        if not all_finite(sc, K):
+            fail_row(cnt, NONFINITE_INPUT, i)
+            break
+        h.s = row_weight(cnt, i)
+        if ovr:
+            stop = diag_ovr_round(h, mu, sg, K, D, x, idx, nnz, bias, sc, vs, y[i], al, cs,
+                                  save, cnt, i, up, t + 1.0)
+        else:
+            stop = diag_top1_round(h, mu, sg, K, D, x, idx, nnz, bias, sc, vs, vy, y[i],
+                                   sum_update, save, cnt, i, up, t + 1.0)
+        if stop:
+            break
+        t += 1.0
     if up != NULL:
         for k in range(K):
-            U[U.shape[0] - 1, k] = t
-    return counts_result(&cnt)
+            up[D * K + k] = t
 
 
 cdef inline double sop_blk_score(const double* vv, const double* A, const double* x,

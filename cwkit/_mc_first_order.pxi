@@ -1,7 +1,8 @@
 # Multi-class first-order drivers on the 1-of-k map (top-1 / one-vs-rest), the
 # state W = s V of the binary first-order pass.
 #
-# Provides: mc_first_order_pass.
+# Provides: mc_first_order_pass, and its loop mc_first_order_rows (also run by
+# `NamedOne`, _named.pxi).
 # Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax, Workspace,
 # scaled_rescale (_driver.pxi); Hyper, fo_step, AUX_* (_binary.pxi); the 1-of-k
 # walks and block updates (_mc_rows.pxi).
@@ -177,42 +178,57 @@ def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
     aux (s, ||V||^2, t) per class in ovr (K independent binary problems).
     U (same shape as V, or empty) is the lazy sum of averaging (see
     `first_order_pass`), per class in ovr.
+    The loop is `mc_first_order_rows`.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
-    cdef Py_ssize_t K = V.shape[1], D = V.shape[0], na = aux.shape[1], k, nnz, i, c
+    cdef Py_ssize_t K = V.shape[1]
     cdef Counts cnt = counts_start(rows)
-    cdef const double* x
-    cdef const int* idx
-    cdef double n
-    cdef bint stop
-    cdef double* Vp = &V[0, 0]
-    cdef double* Up = &U[0, 0] if U.shape[0] > 0 else NULL
     cdef Workspace ws = Workspace()
     cdef Py_ssize_t* act = ws.indices(K)     # ovr: the classes updated
     # scores, ovr per-class steps, and the old values of updated coordinates
     cdef double* sc = ws.doubles(5 * K + (K if ovr else 2) * (max_row_nnz(&rows.R, order) + 1))
+    with nogil:
+        mc_first_order_rows(&rows.R, &cnt, &y[0] if y.shape[0] > 0 else NULL, order, bias,
+                            ovr, &V[0, 0], K, V.shape[0], &aux[0, 0], aux.shape[1],
+                            &U[0, 0] if U.shape[0] > 0 else NULL, &h, sc, act)
+    return counts_result(&cnt)
+
+
+cdef void mc_first_order_rows(const Rows* R, Counts* cnt, const Py_ssize_t* y,
+                              const Py_ssize_t[::1] order, double bias, bint ovr,
+                              double* Vp, Py_ssize_t K, Py_ssize_t D, double* aux,
+                              Py_ssize_t na, double* Up, Hyper* h, double* sc,
+                              Py_ssize_t* act) noexcept nogil:
+    """The loop of `mc_first_order_pass` over `order`'s rows of R (labels y): the
+    state V (D, K), aux (rows of na values: one, or one per class in ovr) and the
+    lazy sum Up (NULL: no averaging) updated in place, the rounds counted in cnt;
+    `sc` holds 5 K + (K if ovr else 2) (the longest row's entries + 1) doubles,
+    `act` K indices (ovr)."""
+    cdef Py_ssize_t k, nnz, i, c
+    cdef const double* x
+    cdef const int* idx
+    cdef double n
+    cdef bint stop
     cdef double* save = sc + 5 * K
     cdef NextRow nr = no_next_row()
-    with nogil:
-        for k in range(order.shape[0]):
-            i = order[k]
-            nnz = get_row(&rows.R, i, &x, &idx)
-            n = walk_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr, Vp, K, x, idx,
-                         nnz, bias, D, sc)
-            for c in range(K):
-                sc[c] *= aux[c if ovr else 0, AUX_S]
-            if not (all_finite(sc, K) and isfinite(n)):
-                fail_row(&cnt, NONFINITE_INPUT, i)
-                break
-            c = count_argmax(&cnt, sc, K, y[i], i)
-            h.s = row_weight(&cnt, i)
-            if ovr:
-                stop = fo_ovr_round(&h, Vp, &aux[0, 0], na, Up, K, D, x, idx, nnz, bias, sc,
-                                    n, y[i], sc + K, act, save, &cnt, i)
-            else:
-                stop = fo_top1_round(&h, Vp, &aux[0, 0], Up, K, D, x, idx, nnz, bias, sc, n,
-                                     y[i], c, save, &cnt, i, na > AUX_SSUM)
-            if stop:
-                break
-    return counts_result(&cnt)
+    for k in range(order.shape[0]):
+        i = order[k]
+        nnz = get_row(R, i, &x, &idx)
+        n = walk_row(R, &order[0], order.shape[0], k, y, &nr, Vp, K, x, idx, nnz, bias, D,
+                     sc)
+        for c in range(K):
+            sc[c] *= aux[(c if ovr else 0) * na + AUX_S]
+        if not (all_finite(sc, K) and isfinite(n)):
+            fail_row(cnt, NONFINITE_INPUT, i)
+            break
+        c = count_argmax(cnt, sc, K, y[i], i)
+        h.s = row_weight(cnt, i)
+        if ovr:
+            stop = fo_ovr_round(h, Vp, aux, na, Up, K, D, x, idx, nnz, bias, sc, n, y[i],
+                                sc + K, act, save, cnt, i)
+        else:
+            stop = fo_top1_round(h, Vp, aux, Up, K, D, x, idx, nnz, bias, sc, n, y[i], c,
+                                 save, cnt, i, na > AUX_SSUM)
+        if stop:
+            break

@@ -1,5 +1,6 @@
 # The river protocol's one-row path: a whole round of `learn_one`, or the score of
-# `predict_one`, on a fitted two-class model of hashed names, in one compiled call.
+# `predict_one`, on a fitted first-order or diagonal model of hashed names, in one
+# compiled call.
 #
 # Provides: `NamedOne` (the path of one estimator: its model's state read through
 # pointers, the checks that it is still the estimator's current state, the row
@@ -11,19 +12,22 @@
 # Uses: `_hashed_key`, `_one_value`, `_one_name`, `_is_names`, `_canonical`,
 # NAMED_OK (_hash.pxi); Rows, CWKIT_PREFETCH (_rows.pxi); Counts, Hyper, the AUX_* slots,
 # hyper_first_order, hyper_second_order, first_order_rows, diag_rows (_binary.pxi,
-# _driver.pxi); Status (_status.pxi).
+# _driver.pxi); mc_first_order_rows, mc_diag_rows, argmax_first (_mc_first_order.pxi,
+# _mc_diag.pxi, _driver.pxi); Status (_status.pxi).
 
-from libc.string cimport memset
+from libc.string cimport memset, memcpy
 from cpython.object cimport PyObject_GenericGetDict
 from cpython.dict cimport PyDict_GetItemWithError
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 cimport numpy as cnp
 
 # `NamedOne`'s state shapes (also `cwkit._core.ONE_*`): cwkit.models.binary's
-# FirstOrder and Diagonal.
+# FirstOrder and Diagonal, cwkit.models.multiclass's FirstOrder and Diagonal.
 cpdef enum:
     ONE_FIRST_ORDER = 0
     ONE_DIAGONAL = 1
+    ONE_MC_FIRST_ORDER = 2
+    ONE_MC_DIAGONAL = 3
 
 
 cdef extern from *:
@@ -172,9 +176,10 @@ cdef inline object _attr(est, dict d, str name):
 
 
 cdef class NamedOne:
-    """The one-row path of an estimator whose model is a two-class or regression
-    `FirstOrder` or `Diagonal` model of ``2**bits`` hashed columns (``cwkit.named``;
-    a regressor's `classes` and `cal` are None).
+    """The one-row path of an estimator whose model is a two-class, multi-class
+    (top-1 or one-vs-rest) or regression `FirstOrder` or `Diagonal` model of
+    ``2**bits`` hashed columns (``cwkit.named``; a regressor's `classes` and `cal`
+    are None).
 
     Built from the estimator's current model, classes, calibration window and
     feature hasher; every call first checks, under the estimator's lock, that
@@ -183,10 +188,11 @@ cdef class NamedOne:
     or label it does not take: the caller then takes the general path, which
     rebuilds the path or reports what is wrong.  `learn` is ``partial_fit``'s
     round on the row's CSR matrix, bit for bit: the same driver loop
-    (`first_order_rows`, `diag_rows`), the same counters and calibration round;
-    `score` is ``decision_function``'s score of the row, bit for bit: each weight
-    (its mean over the rounds when averaging) computed from its own feature's
-    state as ``weights()`` computes it, summed as ``row_scores`` sums.
+    (`first_order_rows`, `diag_rows`, `mc_first_order_rows`, `mc_diag_rows`), the
+    same counters and calibration round; `score` is ``decision_function``'s score
+    of the row, bit for bit: each weight (its mean over the rounds when averaging)
+    computed from its own feature's state as ``weights()`` computes it, summed as
+    ``row_scores`` / ``mc_row_scores`` sum.
     """
     cdef object model, spec, classes, cal, fmap
     cdef dict state             # the model's state, as the model held it
@@ -194,17 +200,23 @@ cdef class NamedOne:
     cdef object n_in            # the estimator's n_features_in_ (as the model's width)
     cdef StateLock lock         # the estimator's lock
     cdef tuple array_keys, arrays   # the state's arrays and their keys (None: absent)
-    cdef dict codes             # label -> True for classes_[1], False for classes_[0]
+    cdef dict codes             # label -> its index in classes_
+    cdef tuple labels           # classes_'s items (numpy scalars), a multi-class model's
     cdef frozenset label_types  # the label types taken (as scalars)
     cdef readonly object negative, positive     # classes_[0], classes_[1]
     cdef object keys0, keys1    # the same as Python objects (predict_proba_one's keys)
     cdef int shape
+    cdef Py_ssize_t K           # a multi-class model's classes (0: two, or a regressor)
+    cdef bint ovr, sum_update   # a multi-class model's strategy, its covariance update
+    cdef Py_ssize_t na          # a multi-class first-order model's aux: values per row
+    cdef Py_ssize_t stride      # a column's values in w
     cdef Hyper h
     cdef int bits
     cdef bint signed
     cdef uint64_t mask
     cdef Py_ssize_t D           # features + 1 (the intercept last)
-    cdef double* w              # v (first-order) or the (mu, sigma) pairs (diagonal)
+    cdef double* w              # v (first-order), the (mu, sigma) pairs (diagonal), V or mu
+    cdef double* sg             # a multi-class diagonal model's sigma (D, K), else NULL
     cdef double* aux            # first-order: the scale, norm, rounds (and sum of scales)
     cdef bint keep_sum
     cdef double* up             # the lazy sum of averaging, NULL without
@@ -215,6 +227,7 @@ cdef class NamedOne:
     cdef double[::1] y_neg, y_pos   # the target of the row: -1, +1
     cdef double[::1] y_real         # a regressor's target
     cdef Py_ssize_t[::1] order1     # the one row
+    cdef Py_ssize_t code[1]         # its class (multi-class)
     cdef void* buf              # the row's entries and the driver's scratch
     cdef PyObject** objs        # a dict row's names and values (borrowed)
     cdef Py_ssize_t cap
@@ -224,6 +237,8 @@ cdef class NamedOne:
     cdef int* idx
     cdef double* save
     cdef int* ahead
+    cdef double* out            # the row's scores (K, or 1), then a multi-class
+    cdef Py_ssize_t* act        # driver's scratch and its classes (`room`)
     cdef long long ptr[2]
     # What `noted` saw (`unchanged`): the estimator's __dict__ (NULL: nothing), the
     # versions of it, of the model's __dict__, of the state and of the calibration's
@@ -250,11 +265,15 @@ cdef class NamedOne:
         self.mask = (<uint64_t>1 << self.bits) - 1
         self.label_types = label_types
         if classes is not None:
-            self.negative, self.positive = classes[0], classes[1]
-            self.codes = {classes[0].item(): False, classes[1].item(): True}
-            self.keys0, self.keys1 = classes.tolist()
+            self.negative, self.positive = classes[0], classes[-1]
+            self.codes = {c: i for i, c in enumerate(classes.tolist())}
+            self.labels = tuple(classes)
+            self.keys0, self.keys1 = classes[0].item(), classes[-1].item()
         self.eps = spec.epsilon
-        if shape == ONE_FIRST_ORDER:
+        self.stride = 1 if shape == ONE_FIRST_ORDER else 2
+        if shape == ONE_MC_FIRST_ORDER or shape == ONE_MC_DIAGONAL:
+            self.mc_state(model, st)
+        elif shape == ONE_FIRST_ORDER:
             self.array_keys = ("v", "aux", "u")
             flat = st["v"]
             self.w = &flat[0]
@@ -279,9 +298,10 @@ cdef class NamedOne:
             self.h.C = spec.C
         self.h.task = spec.task_code
         self.arrays = tuple(st.get(key) for key in self.array_keys)
+        self.room(0)
         if cal is not None:
             self.cal_dict = cal.__dict__
-            flat = cal.scores
+            flat = cal.scores.reshape(-1)       # (a view: (window,) or (window, K))
             labels = cal.labels
             self.cal_s = &flat[0]
             self.cal_l = &labels[0]
@@ -290,6 +310,35 @@ cdef class NamedOne:
         self.y_pos = np.array([1.0])
         self.order1 = np.zeros(1, dtype=np.intp)
         self.y_real = np.zeros(1)
+
+    cdef int mc_state(self, model, dict st) except -1:
+        """`__init__`'s reading of a multi-class model's state."""
+        cdef double[:, ::1] a
+        spec = model.spec
+        self.ovr, self.sum_update = model.ovr, model.sum_update
+        if self.shape == ONE_MC_FIRST_ORDER:
+            self.array_keys = ("v", "aux", "u")
+            self.h = hyper_first_order(spec.rule, spec.C, spec.alpha, spec.beta)
+            a = st["aux"]
+            self.aux = &a[0, 0]
+            self.na = a.shape[1]
+            self.keep_sum = self.na > AUX_SSUM
+            a = st["v"]
+        else:
+            self.array_keys = ("mu", "sigma", "u")
+            self.h = hyper_second_order(spec.rule, spec.phi, spec.r, spec.direct)
+            self.h.C = spec.C
+            a = st["sigma"]
+            self.sg = &a[0, 0]
+            a = st["mu"]
+        self.w = &a[0, 0]
+        self.D, self.K = a.shape[0], a.shape[1]
+        self.stride = self.K
+        u = st.get("u")
+        if u is not None and u.shape[0] > 0:
+            a = u
+            self.up = &a[0, 0]
+        return 0
 
     def __dealloc__(self):
         free(self.buf)
@@ -353,14 +402,19 @@ cdef class NamedOne:
 
     cdef int room(self, Py_ssize_t n) except -1:
         """Buffers for a row of n names (and the driver's scratch)."""
-        cdef Py_ssize_t cap = max(n, 2 * self.cap, 32)
+        cdef Py_ssize_t cap = max(n, 2 * self.cap, 32), K = self.K
+        # the scores (K, or 1) and a multi-class driver's scratch (`mc_first_order_rows`:
+        # 5 K + (K or 2) (cap + 1); `mc_diag_rows`: 4 K + (2 K or 4) (cap + 1))
+        cdef Py_ssize_t n_out = 6 * K + max(2 * K, 4) * (cap + 1) if K else 1
         cdef void* p
         if n <= self.cap and self.buf != NULL:
             return 0
-        # keys (2 cap), values, data, save (4 (cap + 1)), objects (2 cap), indices,
-        # ahead (cap + 1)
-        p = malloc((2 * cap) * sizeof(unsigned long long) + (6 * cap + 4) * sizeof(double)
-                   + (2 * cap) * sizeof(PyObject*) + (2 * cap + 1) * sizeof(int))
+        # keys (2 cap), values, data, save (4 (cap + 1)), out, objects (2 cap), act (K),
+        # indices, ahead (cap + 1)
+        p = malloc((2 * cap) * sizeof(unsigned long long)
+                   + (6 * cap + 4 + n_out) * sizeof(double)
+                   + (2 * cap) * sizeof(PyObject*) + K * sizeof(Py_ssize_t)
+                   + (2 * cap + 1) * sizeof(int))
         if p == NULL:
             raise MemoryError()
         free(self.buf)
@@ -370,8 +424,10 @@ cdef class NamedOne:
         self.vals = <double*>(self.keys + 2 * cap)
         self.data = self.vals + cap
         self.save = self.data + cap
-        self.objs = <PyObject**>(self.save + 4 * (cap + 1))
-        self.idx = <int*>(self.objs + 2 * cap)
+        self.out = self.save + 4 * (cap + 1)
+        self.objs = <PyObject**>(self.out + n_out)
+        self.act = <Py_ssize_t*>(self.objs + 2 * cap)
+        self.idx = <int*>(self.act + K)
         self.ahead = self.idx + cap
         return 0
 
@@ -418,9 +474,11 @@ cdef class NamedOne:
     cdef inline void fetch(self, Py_ssize_t j) noexcept:
         """Prefetch the state of column j (its weight, or mean and variance, and its
         lazy sum), which the round reads after the row's other names are hashed."""
-        CWKIT_PREFETCH(self.w + (j if self.shape == ONE_FIRST_ORDER else 2 * j))
+        CWKIT_PREFETCH(self.w + j * self.stride)
+        if self.sg != NULL:
+            CWKIT_PREFETCH(self.sg + j * self.stride)
         if self.up != NULL:
-            CWKIT_PREFETCH(self.up + j)
+            CWKIT_PREFETCH(self.up + j * (self.stride if self.K else 1))
 
     cdef Py_ssize_t entries(self, row) except -2:
         """`hashed` entry by entry, for any row: each name and value converted as
@@ -504,7 +562,7 @@ cdef class NamedOne:
     cdef int _learn(self, est, dict d, x, y) except? -100:
         cdef PyObject* found
         cdef Py_ssize_t nnz, code = 0
-        cdef double bias, score = 0.0, e
+        cdef double bias, e
         cdef Counts cnt
         cdef Rows R
         cdef double[::1] target
@@ -523,8 +581,9 @@ cdef class NamedOne:
             found = PyDict_GetItem(self.codes, y)
             if found == NULL or not (known or self.current(est, d, True)):
                 return 0
-            code = 1 if found == <PyObject*>_TRUE else 0
-            target = self.y_pos if code else self.y_neg
+            code = <object>found
+            self.code[0] = code
+            target = self.y_pos if code else self.y_neg     # (two classes)
         nnz = self.hashed(x)
         if nnz < 0:
             return 0
@@ -542,7 +601,7 @@ cdef class NamedOne:
         cnt.status = OK
         cnt.pos = cnt.collapsed = -1
         cnt.clean = NULL
-        cnt.out = &score
+        cnt.out = self.out
         cnt.y = &target[0]
         cnt.wt = NULL
         memset(self.ahead, 0, (nnz + 1) * sizeof(int))
@@ -550,9 +609,17 @@ cdef class NamedOne:
             first_order_rows(&R, &cnt, target, self.order1, bias, self.w,
                              self.D, self.aux, self.keep_sum, self.up, &self.h,
                              self.h.task, self.eps, self.save, self.ahead)
-        else:
+        elif self.shape == ONE_DIAGONAL:
             diag_rows(&R, &cnt, target, self.order1, bias, self.w, self.D,
                       self.up, &self.h, self.save, nnz + 1, self.ahead)
+        elif self.shape == ONE_MC_FIRST_ORDER:
+            mc_first_order_rows(&R, &cnt, self.code, self.order1, bias, self.ovr, self.w,
+                                self.K, self.D, self.aux, self.na, self.up, &self.h,
+                                self.out + self.K, self.act)
+        else:
+            mc_diag_rows(&R, &cnt, self.code, self.order1, bias, self.ovr, self.w,
+                         self.sg, self.K, self.D, &self.h, self.sum_update, self.up,
+                         self.out + self.K, nnz + 1)
         if known:
             self.counted(d, &cnt)
         else:
@@ -560,13 +627,13 @@ cdef class NamedOne:
         if cnt.status != OK:
             return -cnt.status
         if self.cal is None:     # a regressor's errors (its `_learn`, `_count_last`)
-            e = self.y_real[0] - score
+            e = self.y_real[0] - self.out[0]
             d["squared_error_"] = d["squared_error_"] + e * e
             d["absolute_error_"] = d["absolute_error_"] + fabs(e)
             d["last_squared_error_"] = e * e
             d["last_absolute_error_"] = fabs(e)
         else:
-            self.calibrated(score, code, known)
+            self.calibrated(code, known)
         self.noted(d, True)
         return 2 if cnt.collapsed >= 0 else 1
 
@@ -600,8 +667,8 @@ cdef class NamedOne:
             d["last_n_updates_"] = c[C_LAST_UPDATES] = cnt.updates
         return 0
 
-    cdef int calibrated(self, double score, Py_ssize_t code, bint known) except -1:
-        """The round of score `score` and class index `code` recorded in the
+    cdef int calibrated(self, Py_ssize_t code, bint known) except -1:
+        """The round of scores `out` and class index `code` recorded in the
         calibration window, as ``Calibration.add`` records it (its rounds in
         `count` where `known`)."""
         cdef dict cd = self.cal_dict
@@ -621,14 +688,18 @@ cdef class NamedOne:
             _add(cd, "seen", 1, c)
             if _get(cd, "_slopes") != <PyObject*>None:
                 cd["_slopes"] = None
-        self.cal_s[k] = score
+        if self.K:
+            memcpy(self.cal_s + k * self.K, self.out, self.K * sizeof(double))
+        else:
+            self.cal_s[k] = self.out[0]
         self.cal_l[k] = code
         return 0
 
     def score(self, est, x):
         """``decision_function``'s score of the named row `x` for `est`, under its
-        lock (a float); None, having done nothing, where this path is not taken or
-        the score is not finite (the general path reports it)."""
+        lock (a float; a multi-class model's, an array of its K scores); None, having
+        done nothing, where this path is not taken or a score is not finite (the
+        general path reports it)."""
         return self.score_row(est, est.__dict__, x)
 
     cdef object score_row(self, est, dict d, x):
@@ -636,24 +707,42 @@ cdef class NamedOne:
         if not self.locked(d):
             return None
         try:
-            return self._score(est, d, x)
+            if not self.scored(est, d, x):
+                return None
+            if self.K:
+                return np.array(<double[:self.K]>self.out)
+            return self.out[0]
         finally:
             self.lock.leave()
 
-    cdef object _score(self, est, dict d, x):
-        cdef Py_ssize_t nnz, j
-        cdef double dot
+    cdef bint scored(self, est, dict d, x) except -1:
+        """The scores of the named row `x` written to `out` (its K scores, or its
+        one): True; False, having done nothing, as `score`."""
+        cdef Py_ssize_t nnz, j, c, p, K = self.K
+        cdef double dot, xj
+        cdef double* out = self.out
         if not self.unchanged(d, False):
             if not self.current(est, d, False):
-                return None
+                return False
             self.noted(d, False)
         nnz = self.hashed(x)
         if nnz < 0:
-            return None
-        dot = self.weight(self.D - 1) * self.x0
+            return False
+        out = self.out      # (`hashed` may have moved it)
+        if K == 0:
+            dot = self.weight(self.D - 1) * self.x0
+            for j in range(nnz):
+                dot += self.weight(self.idx[j]) * self.data[j]
+            out[0] = dot
+            return isfinite(dot)
+        for c in range(K):
+            out[c] = self.mc_weight(self.D - 1, c) * self.x0
         for j in range(nnz):
-            dot += self.weight(self.idx[j]) * self.data[j]
-        return dot if isfinite(dot) else None
+            p = self.idx[j]
+            xj = self.data[j]
+            for c in range(K):
+                out[c] += self.mc_weight(p, c) * xj
+        return all_finite(out, K)
 
     cdef double bias(self, est, dict d) except? -1.0:
         """The intercept's feature value: ``intercept_scaling_``, 0 without intercept."""
@@ -679,30 +768,49 @@ cdef class NamedOne:
         t = self.up[self.D]
         return mu if t == 0.0 else ((t + 1.0) * mu - self.up[p]) / t
 
+    cdef inline double mc_weight(self, Py_ssize_t p, Py_ssize_t c) noexcept:
+        """The weight ``weights_dk()[p, c]`` of a multi-class model reports, as
+        `weight` (first-order: class c's aux row in one-vs-rest)."""
+        cdef Py_ssize_t q = p * self.K + c
+        cdef double t, S
+        cdef double* a
+        if self.shape == ONE_MC_FIRST_ORDER:
+            a = self.aux + (c if self.ovr else 0) * self.na
+            t = a[AUX_T]
+            if self.up == NULL or not t > 0.0:
+                return a[AUX_S] * self.w[q]
+            S = a[AUX_SSUM] if self.keep_sum else t
+            return ((S + 1.0) * self.w[q] - self.up[q]) / t
+        if self.up == NULL:
+            return self.w[q]
+        t = self.up[self.D * self.K]
+        return self.w[q] if t == 0.0 else ((t + 1.0) * self.w[q] - self.up[q]) / t
+
     def scores(self, est, list rows):
-        """``decision_function``'s scores of the named `rows` (an array), as `score`
-        scores each; None, having done nothing, as `score` for any of them."""
+        """``decision_function``'s scores of the named `rows` (an array: (n,), or (n,
+        K) for a multi-class model), as `score` scores each; None, having done
+        nothing, as `score` for any of them."""
         cdef dict d = est.__dict__
-        cdef Py_ssize_t i, n = len(rows)
-        cdef double[::1] view
-        out = np.empty(n)
+        cdef Py_ssize_t i, n = len(rows), m = max(self.K, 1)
+        cdef double[:, ::1] view
+        out = np.empty((n, m))
         view = out
         if not self.locked(d):
             return None
         try:
             for i in range(n):
-                s = self._score(est, d, rows[i])
-                if s is None:
+                if not self.scored(est, d, rows[i]):
                     return None
-                view[i] = s
+                memcpy(&view[i, 0], self.out, m * sizeof(double))
         finally:
             self.lock.leave()
-        return out
+        return out if self.K else out.reshape(n)
 
     def proba(self, est, x):
-        """``predict_proba_one``'s dict {class: probability} of the named row `x`, as
-        ``Calibration.proba`` computes it from `score`'s score (``softmax(a s)``: its
-        max subtracted, numpy's own exp and log loops), or None as `score`."""
+        """``predict_proba_one``'s dict {class: probability} of the named row `x` of a
+        two-class model, as ``Calibration.proba`` computes it from `score`'s score
+        (``softmax(a s)``: its max subtracted, numpy's own exp and log loops), or
+        None as `score` (and for any other model)."""
         return self.proba_row(est, est.__dict__, x)
 
     cdef object proba_row(self, est, dict d, x):
@@ -710,17 +818,16 @@ cdef class NamedOne:
         cdef double s, a, z, m, t0, t1, out
         cdef double[::1] slopes
         cdef PyObject* cached
-        if self.classes is None or not self.locked(d):
+        if self.classes is None or self.K or not self.locked(d):
             return None
         try:
-            score = self._score(est, d, x)
-            if score is None:
+            if not self.scored(est, d, x):
                 return None
+            s = self.out[0]
             cached = _get(self.cal_dict, "_slopes")     # (the window's, while it holds)
             slopes = <object>cached if cached != <PyObject*>None else self.cal.slopes()
         finally:
             self.lock.leave()
-        s = score
         a = slopes[1] if s > 0.0 else slopes[0]    # the predicted class's slope
         z = a * s
         m = z if z > 0.0 else 0.0                   # max(a 0, a s)
@@ -738,10 +845,18 @@ cdef class NamedOne:
         """``predict``'s prediction of the named row `x` for `est` (whose __dict__ is
         `d`): its class (a numpy scalar), a regressor's value (a float); None as
         `score`."""
-        s = self.score_row(est, d, x)
-        if s is None or self.classes is None:
-            return s
-        return self.positive if <double>s > 0.0 else self.negative
+        if not self.locked(d):
+            return None
+        try:
+            if not self.scored(est, d, x):
+                return None
+            if self.classes is None:
+                return self.out[0]
+            if self.K:
+                return self.labels[argmax_first(self.out, self.K)]
+            return self.positive if self.out[0] > 0.0 else self.negative
+        finally:
+            self.lock.leave()
 
 
 cdef inline dict _dict_of(est):
@@ -774,7 +889,8 @@ def learn_one(self, x, y, classes=None):
     Notes
     -----
     The round is ``partial_fit``'s on the row's CSR matrix, bit for bit.  On a
-    fitted two-class first-order or diagonal model of hashed names it is this one
+    fitted first-order or diagonal model of hashed names (two classes, more with
+    top-1 or one-vs-rest, or a regressor) without class weights it is this one
     compiled call (the estimator's ``cwkit._core.NamedOne``); otherwise, or for a
     row or label that path does not take, the estimator's ``_learn_one``.
     """

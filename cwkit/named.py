@@ -12,11 +12,13 @@ import numpy as np
 
 from . import _core
 from .features import DEFAULT_HASH_BITS, FeatureHasher, Vocabulary
-from .models.binary import Diagonal, FirstOrder
+from .models import binary, multiclass
 from .models.interface import CLASSIFICATION, raise_status
 
 #: The models the compiled one-row path takes, by type: its shape of state.
-_ONE_SHAPES = {FirstOrder: _core.ONE_FIRST_ORDER, Diagonal: _core.ONE_DIAGONAL}
+_ONE_SHAPES = {binary.FirstOrder: _core.ONE_FIRST_ORDER, binary.Diagonal: _core.ONE_DIAGONAL,
+               multiclass.FirstOrder: _core.ONE_MC_FIRST_ORDER,
+               multiclass.Diagonal: _core.ONE_MC_DIAGONAL}
 #: The labels ``learn_one`` takes without an array (numpy's scalars of those kinds too).
 _SCALAR_LABELS = frozenset({bool, int, float, str, np.bool_, np.int64, np.int32, np.float64,
                             np.str_})
@@ -101,8 +103,8 @@ class NamedFeatures:
     def _one_path(self, fmap):
         """The compiled one-row path of this estimator (``cwkit._core.NamedOne``, kept
         as ``_one`` until the model, its classes or its hasher change), or None for a
-        model it does not take (not a two-class or regression first-order or diagonal
-        model of the hasher's columns)."""
+        model it does not take (not a two-class, multi-class (top-1 or one-vs-rest) or
+        regression first-order or diagonal model of the hasher's columns)."""
         fast = self.__dict__.pop("_one", None)
         if fast is not None and fast.is_current(self):
             self._one = fast
@@ -110,10 +112,9 @@ class NamedFeatures:
         model = self.__dict__.get("_model")
         shape = _ONE_SHAPES.get(type(model))
         classes = self.__dict__.get("classes_")
-        if (shape is None or model.K is not None
-                or self.n_features_in_ != fmap.n_features
+        if (shape is None or self.n_features_in_ != fmap.n_features
                 or (model.spec.task == CLASSIFICATION) != (classes is not None)
-                or (classes is not None and len(classes) != 2)):
+                or (classes is not None and len(classes) != (model.K or 2))):
             return None
         fast = self._one = _core.NamedOne(shape, model, fmap, classes,
                                           self.__dict__.get("_calibration"), _SCALAR_LABELS)

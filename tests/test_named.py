@@ -133,32 +133,50 @@ def test_dict_rows_learn_as_the_hashed_csr_rows_bit_for_bit(name, n_classes):
 ROUND, ROW, GENERAL = "round", "row", "general"
 
 
-@pytest.mark.parametrize("name, params, path", [
-    ("pa1", {}, ROUND), ("pa", {}, ROUND), ("arow", {"average": True, "covariance": "diag"},
-                                            ROUND),
-    ("cw", {"covariance": "diag"}, ROUND), ("cw", {"covariance": "full"}, ROW),
-    ("adagrad", {}, ROW),
-    ("perceptron", {"class_weight": {0: 2.0, 1: 1.0}}, GENERAL)])
-def test_learn_one_is_partial_fit_on_the_hashed_row_after_every_round(name, params, path,
-                                                                      monkeypatch):
-    """Two-class learn_one learns the row as partial_fit learns its CSR row, each of its
-    paths: state, counters and calibration window equal after every round, signed
-    hashes, lists of names and repeated columns included."""
-    calls = []
+@pytest.mark.parametrize("name, params, path, n_classes", [
+    ("pa1", {}, ROUND, 2), ("pa", {}, ROUND, 2),
+    ("arow", {"average": True, "covariance": "diag"}, ROUND, 2),
+    ("cw", {"covariance": "diag"}, ROUND, 2), ("cw", {"covariance": "full"}, ROW, 2),
+    ("adagrad", {}, ROW, 2),
+    ("perceptron", {"class_weight": {0: 2.0, 1: 1.0}}, GENERAL, 2),
+    ("pa1", {"average": True}, ROUND, 3), ("perceptron", {}, ROUND, 4),
+    ("pa2", {"multiclass": "ovr", "average": True}, ROUND, 3),
+    ("arow", {"average": True, "covariance": "diag"}, ROUND, 3),
+    ("arow", {"covariance": "diag", "sigma_update": "sum"}, ROUND, 3),
+    ("cw", {"covariance": "diag", "multiclass": "ovr"}, ROUND, 3),
+    ("arow", {"covariance": "full"}, GENERAL, 3), ("pa", {"multiclass": "topk"}, GENERAL, 3)])
+def test_learn_one_is_partial_fit_on_the_hashed_row_after_every_round(
+        name, params, path, n_classes, monkeypatch):
+    """learn_one learns the row as partial_fit learns its CSR row, each of its paths:
+    state, counters and calibration window equal after every round, signed hashes,
+    lists of names and repeated columns included; predict_one and predict_proba_one
+    as predict and predict_proba on the row."""
+    calls, general = [], []
     named_one = cwkit._core.named_one
     monkeypatch.setattr(cwkit._core, "named_one",
                         lambda *a: calls.append(1) or named_one(*a))
-    rows, y = named_stream(40, seed=7)
+    rows, y = named_stream(40, seed=7, n_classes=n_classes)
     R = ref_rows(rows, bits=5, signed=True)
+    classes = list(range(n_classes))
     one = cwkit.make(name, **params).use_features(hash_bits=5, signed=True)
     ref = cwkit.make(name, **params)
+    learn_named = type(one)._learn_named
+    monkeypatch.setattr(type(one), "_learn_named",
+                        lambda *a: general.append(1) or learn_named(*a))
     for i, (x, label) in enumerate(zip(rows, y)):
-        one.learn_one(x, label, classes=[0, 1])
-        ref.partial_fit(R[i], y[i:i + 1], classes=[0, 1])
+        one.learn_one(x, label, classes=classes)
+        ref.partial_fit(R[i], y[i:i + 1], classes=classes)
         _assert_same(one, ref)
+        if i % 8 == 7:
+            assert one.predict_one(rows[i]) == ref.predict(R[i])[0]
+            assert list(one.predict_proba_one(rows[i]).values()) == \
+                ref.predict_proba(R[i]).ravel().tolist()
     assert len(calls) == (len(rows) - 1 if path == ROW else 0)
+    # (the first row fits the model; later rows take the compiled round)
+    assert len(general) == (1 if path in (ROUND, ROW) else len(rows))
     # (with class weights the compiled path serves predict_one, not learn_one)
-    assert ("_one" in one.__dict__) == (path != ROW)
+    assert ("_one" in one.__dict__) == (path != ROW and "topk" not in params.values()
+                                        and "full" not in params.values())
 
 
 def _assert_same(one, ref):
