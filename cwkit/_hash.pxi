@@ -33,9 +33,29 @@ cdef extern from *:
     static inline uint32_t cwkit_rotl32(uint32_t x, int r) {
         return (x << r) | (x >> (32 - r));
     }
+    /* The UTF-8 bytes of an exact str (NULL, no error left set: another type, or a
+       str with lone surrogates); whether v is an exact float, its value in out. */
+    static inline const char* cwkit_exact_str(PyObject* k, Py_ssize_t* n) {
+        const char* s;
+        if (!PyUnicode_CheckExact(k)) return NULL;
+        if (PyUnicode_IS_COMPACT_ASCII(k)) {     /* its characters are its UTF-8 */
+            *n = PyUnicode_GET_LENGTH(k);
+            return (const char*)PyUnicode_DATA(k);
+        }
+        s = PyUnicode_AsUTF8AndSize(k, n);
+        if (s == NULL) PyErr_Clear();
+        return s;
+    }
+    static inline int cwkit_exact_float(PyObject* v, double* out) {
+        if (!PyFloat_CheckExact(v)) return 0;
+        *out = PyFloat_AS_DOUBLE(v);
+        return 1;
+    }
     """
     uint32_t cwkit_load_le32(const unsigned char* p) noexcept nogil
     uint32_t cwkit_rotl32(uint32_t x, int r) noexcept nogil
+    const char* cwkit_exact_str(PyObject* k, Py_ssize_t* n) noexcept
+    bint cwkit_exact_float(PyObject* v, double* out) noexcept
 
 
 cdef uint32_t _murmur3_32(const unsigned char* key, Py_ssize_t n,
@@ -116,6 +136,39 @@ cdef inline unsigned long long _hashed_key(
     if signed and _murmur3_32(s, k, 0) >> 31:
         val[0] = -val[0]
     return ((_name_hash(s, k, 0) & mask) << 32) | <unsigned long long>n
+
+
+cdef Py_ssize_t _exact_dict(dict row, PyObject** objs, unsigned long long* keys,
+                            double* vals, Py_ssize_t cap, bint signed,
+                            uint64_t mask) noexcept:
+    """The entries of the dict `row` hashed as `_hashed_key` hashes them (their
+    number), where every name is an exact str and every value an exact float; -1
+    (nothing reported) for any other dict, or one of more than `cap` entries.
+
+    Read in two passes: the entries' objects first (into `objs`, 2 cap of them), all
+    their loads issued together (a stream's names are scattered in memory and seldom
+    in cache: their misses overlap there rather than follow one another), then each
+    name hashed."""
+    cdef Py_ssize_t n = 0, k, pos = 0, size
+    cdef PyObject* pk
+    cdef PyObject* pv
+    cdef const char* s
+    cdef double val
+    while PyDict_Next(row, &pos, &pk, &pv):
+        if n == cap:
+            return -1
+        objs[2 * n] = pk
+        objs[2 * n + 1] = pv
+        CWKIT_PREFETCH(<const double*>pv)
+        CWKIT_PREFETCH(<const double*>pk + 7)   # (the name's bytes after its header)
+        n += 1
+    for k in range(n):
+        s = cwkit_exact_str(objs[2 * k], &size)
+        if s == NULL or not cwkit_exact_float(objs[2 * k + 1], &val):
+            return -1
+        keys[k] = _hashed_key(<const unsigned char*>s, size, signed, mask, k, &val)
+        vals[k] = val
+    return n
 
 
 cdef inline bint _is_names(object row):
@@ -200,8 +253,7 @@ cdef Py_ssize_t _canonical(unsigned long long* keys, unsigned long long* tmp,
     return m + 1
 
 
-def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint grow,
-                double[::1] data, int[::1] indices, long long[::1] indptr):
+def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint grow):
     """Rows of named features as canonical CSR arrays.
 
     Each row is a dict of name -> value or a list, tuple, set or frozenset of
@@ -210,13 +262,17 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
     (`_name_hash`, seed 0), its value negated with `signed` when bit 31 of
     MurmurHash3_x86_32 of the name is set; otherwise its column in the
     vocabulary (`vocab`: name -> column, `names` in column order; a new name
-    is appended when `grow`, else it is dropped).  `data` and `indices` hold
-    at least as many entries as the rows have names, `indptr` one more than
-    rows.  Returns ``(status, nnz, row, name, value)``: on an error, the row,
-    name and value at fault; the caller rolls back the names a failed call
-    appended to the vocabulary.
+    is appended when `grow`, else it is dropped).  Returns ``(status, nnz, row,
+    name, value, data, indices, indptr)``: the arrays (``data[:nnz]``,
+    ``indices[:nnz]``, ``indptr``); on an error, the row, name and value at
+    fault.  The caller rolls back the names a failed call appended to the
+    vocabulary.
+
+    A hashed dict of str names and float values is read by `_exact_dict`; any
+    other row, or a row whose sums are not all finite, entry by entry (which
+    finds the entry at fault).
     """
-    cdef Py_ssize_t r, k, n, total = 0, start, cap = data.shape[0]
+    cdef Py_ssize_t r, k, n, total = 0, start, cap = 0
     cdef Py_ssize_t nr = len(rows), j, max_n = 0, pos
     cdef Py_ssize_t n_cols = (<Py_ssize_t>1 << bits) if vocab is None else 2147483647
     cdef uint64_t mask = (<uint64_t>1 << bits) - 1
@@ -225,30 +281,56 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
     cdef const unsigned char* s
     cdef double val
     cdef int status
-    cdef unsigned long long* keys = NULL
-    cdef unsigned long long* tmp = NULL
-    cdef double* vals = NULL
+    cdef void* buf = NULL
+    cdef unsigned long long* keys
+    cdef unsigned long long* tmp
+    cdef double* vals
+    cdef PyObject** objs
+    cdef double[::1] data
+    cdef int[::1] indices
+    cdef long long[::1] indptr
     cdef object row, key, value, name
-    if indptr.shape[0] < nr + 1 or indices.shape[0] < cap:
-        raise ValueError("_named_rows: output arrays too small")
     for r in range(nr):
-        n = len(rows[r]) if (isinstance(rows[r], dict) or _is_names(rows[r])) else 0
-        max_n = max(max_n, n)
-    keys = <unsigned long long*>malloc((2 * max_n + 1) * sizeof(unsigned long long))
-    vals = <double*>malloc((max_n + 1) * sizeof(double))
-    if keys == NULL or vals == NULL:
-        free(keys)
-        free(vals)
+        row = rows[r]
+        if isinstance(row, dict) or _is_names(row):
+            n = len(row)
+            cap += n
+            max_n = max(max_n, n)
+    out_data = np.empty(cap, np.float64)
+    out_indices = np.empty(cap, np.int32)
+    out_indptr = np.empty(nr + 1, np.int64)
+    data, indices, indptr = out_data, out_indices, out_indptr
+    # keys (2 max_n: the sort's room too), values, objects (2 max_n)
+    buf = malloc((max_n + 1) * (2 * sizeof(unsigned long long) + sizeof(double)
+                                + 2 * sizeof(PyObject*)))
+    if buf == NULL:
         raise MemoryError()
+    keys = <unsigned long long*>buf
     tmp = keys + max_n
+    vals = <double*>(keys + 2 * (max_n + 1))
+    objs = <PyObject**>(vals + max_n + 1)
     try:
         indptr[0] = 0
         for r in range(nr):
             row = rows[r]
+            start = total
+            if vocab is None and type(row) is dict and len(row) <= cap - total:
+                n = _exact_dict(row, objs, keys, vals, max_n, signed, mask)
+                if n >= 0:
+                    total += _canonical(keys, tmp, vals, &data[start], &indices[start],
+                                        n, n_cols)
+                    for k in range(start, total):
+                        if not isfinite(data[k]):
+                            total = start    # (read again entry by entry below)
+                            break
+                    else:
+                        indptr[r + 1] = total
+                        continue
             n = 0
             if isinstance(row, dict):
                 if len(row) > max_n or total + len(row) > cap:
-                    return NAMED_BAD_ROW, total, r, None, None    # changed meanwhile
+                    return (NAMED_BAD_ROW, total, r, None, None,     # changed meanwhile
+                            out_data, out_indices, out_indptr)
                 pos = 0
                 while PyDict_Next(row, &pos, &pk, &pv):
                     key = <object>pk
@@ -258,14 +340,15 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
                     if name is None:
                         status = NAMED_BAD_NAME
                     if status != NAMED_OK:
-                        return status, total, r, key, value
+                        return status, total, r, key, value, out_data, out_indices, out_indptr
                     if vocab is None:
                         keys[n] = _hashed_key(s, k, signed, mask, n, &val)
                     else:
                         j = _vocab_index(name, vocab,
                                          names, grow)
                         if j == -3:
-                            return NAMED_TOO_MANY, total, r, key, value
+                            return (NAMED_TOO_MANY, total, r, key, value,
+                                    out_data, out_indices, out_indptr)
                         if j < 0:
                             continue
                         keys[n] = (<unsigned long long>j << 32) | <unsigned long long>n
@@ -273,11 +356,12 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
                     n += 1
             elif _is_names(row):
                 if len(row) > max_n or total + len(row) > cap:
-                    return NAMED_BAD_ROW, total, r, None, None
+                    return NAMED_BAD_ROW, total, r, None, None, out_data, out_indices, out_indptr
                 for key in row:
                     name = _one_name(key, &s, &k)
                     if name is None:
-                        return NAMED_BAD_NAME, total, r, key, None
+                        return (NAMED_BAD_NAME, total, r, key, None,
+                                out_data, out_indices, out_indptr)
                     val = 1.0
                     if vocab is None:
                         keys[n] = _hashed_key(s, k, signed, mask, n, &val)
@@ -285,32 +369,25 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
                         j = _vocab_index(name, vocab,
                                          names, grow)
                         if j == -3:
-                            return NAMED_TOO_MANY, total, r, key, None
+                            return (NAMED_TOO_MANY, total, r, key, None,
+                                    out_data, out_indices, out_indptr)
                         if j < 0:
                             continue
                         keys[n] = (<unsigned long long>j << 32) | <unsigned long long>n
                     vals[n] = val
                     n += 1
             else:
-                return NAMED_BAD_ROW, total, r, None, None
+                return NAMED_BAD_ROW, total, r, None, None, out_data, out_indices, out_indptr
             if vocab is not None:
                 n_cols = len(names)
-            start = total
-            with nogil:
-                total += _canonical(keys, tmp, vals, &data[start], &indices[start], n,
-                                    n_cols)
-                for k in range(start, total):
-                    if not isfinite(data[k]):
-                        break
-                else:
-                    k = -1
-            if k >= 0:
-                return NAMED_OVERFLOW, start, r, None, None
+            total += _canonical(keys, tmp, vals, &data[start], &indices[start], n, n_cols)
+            for k in range(start, total):
+                if not isfinite(data[k]):
+                    return NAMED_OVERFLOW, start, r, None, None, out_data, out_indices, out_indptr
             indptr[r + 1] = total
     finally:
-        free(keys)
-        free(vals)
-    return NAMED_OK, total, nr, None, None
+        free(buf)
+    return NAMED_OK, total, nr, None, None, out_data, out_indices, out_indptr
 
 
 def named_one(row, int bits, bint signed, scores):

@@ -32,19 +32,6 @@ cpdef enum:
 
 cdef extern from *:
     """
-    /* The UTF-8 bytes of an exact str (NULL, no error left set: another type, or a
-       str with lone surrogates); whether v is an exact float, its value in out. */
-    static inline const char* cwkit_exact_str(PyObject* k, Py_ssize_t* n) {
-        const char* s;
-        if (!PyUnicode_CheckExact(k)) return NULL;
-        if (PyUnicode_IS_COMPACT_ASCII(k)) {     /* its characters are its UTF-8 */
-            *n = PyUnicode_GET_LENGTH(k);
-            return (const char*)PyUnicode_DATA(k);
-        }
-        s = PyUnicode_AsUTF8AndSize(k, n);
-        if (s == NULL) PyErr_Clear();
-        return s;
-    }
     /* The version of the dict d (PEP 509: globally unique, a new value at every
        change of d; the field is deprecated since 3.12); 0 (unknown: never the same)
        from 3.13 on, where an attribute stored into an object's inline values changes
@@ -64,14 +51,7 @@ cdef extern from *:
         return 0;
     #endif
     }
-    static inline int cwkit_exact_float(PyObject* v, double* out) {
-        if (!PyFloat_CheckExact(v)) return 0;
-        *out = PyFloat_AS_DOUBLE(v);
-        return 1;
-    }
     """
-    const char* cwkit_exact_str(PyObject* k, Py_ssize_t* n) noexcept
-    bint cwkit_exact_float(PyObject* v, double* out) noexcept
     uint64_t cwkit_dict_version(PyObject* d) noexcept
 
 
@@ -436,38 +416,18 @@ cdef class NamedOne:
         summed, as `_named_rows`); its entries, or -1 for a row `_named_rows` would
         refuse (whose call reports it).
 
-        A dict of str names and float values is read in two passes: its entries'
-        objects first, all their loads issued together (a stream's names are
-        scattered in memory and seldom in cache: their misses overlap there rather
-        than follow one another), then each name hashed, the state of its column
-        prefetched (`fetch`); any other row, or any other name or value type, is
-        read entry by entry (`entries`)."""
-        cdef Py_ssize_t n = 0, k, pos = 0, cap, size
-        cdef PyObject* pk
-        cdef PyObject* pv
-        cdef PyObject** objs
-        cdef const char* s
-        cdef double val
+        A dict of str names and float values is read by `_exact_dict`, then the
+        state of each entry's column prefetched (`fetch`); any other row, or any
+        other name or value type, is read entry by entry (`entries`)."""
+        cdef Py_ssize_t n, k
         if type(row) is not dict:
             return self.entries(row)
-        cap = len(row)
-        self.room(cap)
-        objs = self.objs
-        while PyDict_Next(row, &pos, &pk, &pv):
-            if n == cap:
-                return -1
-            objs[2 * n] = pk
-            objs[2 * n + 1] = pv
-            CWKIT_PREFETCH(<const double*>pv)
-            CWKIT_PREFETCH(<const double*>pk + 7)   # (the name's bytes after its header)
-            n += 1
+        self.room(len(row))
+        n = _exact_dict(row, self.objs, self.keys, self.vals, self.cap, self.signed,
+                        self.mask)
+        if n < 0:
+            return self.entries(row)
         for k in range(n):
-            s = cwkit_exact_str(objs[2 * k], &size)
-            if s == NULL or not cwkit_exact_float(objs[2 * k + 1], &val):
-                return self.entries(row)
-            self.keys[k] = _hashed_key(<const unsigned char*>s, size, self.signed,
-                                       self.mask, k, &val)
-            self.vals[k] = val
             self.fetch(self.keys[k] >> 32)
         return self.canonical(n)
 

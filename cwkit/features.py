@@ -23,7 +23,7 @@ name its column:
 Names a row has twice (as a column, after hashing) are summed, so the rows are
 canonical CSR.  Everything per feature runs in the compiled core
 (``cwkit._core._named_rows``: the row's dict walked in C, names hashed from
-their UTF-8 bytes, entries sorted and summed without the GIL).
+their UTF-8 bytes, entries sorted and summed in C).
 """
 import numpy as np
 
@@ -35,7 +35,6 @@ __all__ = ["FeatureHasher", "Vocabulary", "murmurhash3_32", "name_hash"]
 
 _N = _core.NamedStatus
 DEFAULT_HASH_BITS = 18
-_ROW_TYPES = (dict, list, tuple, set, frozenset)
 
 
 def _utf8(data):
@@ -108,14 +107,9 @@ class _NamedMap:
 
     def _arrays(self, rows, grow, where):
         """``(data, indices, indptr)`` of `rows` (a list); raises naming the row."""
-        total = sum(len(r) for r in rows if isinstance(r, _ROW_TYPES))
-        data = np.empty(total, np.float64)
-        indices = np.empty(total, np.int32)
-        indptr = np.empty(len(rows) + 1, np.int64)
         before = None if self._names is None else len(self._names)
-        status, nnz, r, key, value = _core._named_rows(
-            rows, self._bits, self.signed, self._vocab, self._names, grow, data, indices,
-            indptr)
+        status, nnz, r, key, value, data, indices, indptr = _core._named_rows(
+            rows, self._bits, self.signed, self._vocab, self._names, grow)
         if status != _N.NAMED_OK:
             if before is not None:          # nothing learnt from a rejected call
                 self.truncate(before)

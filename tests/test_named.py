@@ -279,6 +279,19 @@ def test_bad_rows_are_refused_naming_the_row_and_nothing_is_learnt(row, message)
         assert list(getattr(clf.feature_map_, "names_", [])) == vocab
 
 
+def test_hashed_values_summing_beyond_a_double_are_refused_naming_the_row():
+    # "0" and "256" share column 0 of 2**8 (a name of digits is its number)
+    rows = [{"a": 1.0}, {"0": 1e308, "256": 1e308}]
+    for x in (rows[1], {"0": 1e308, "256": 1e308, "b": 1}):     # (float values, or not)
+        with pytest.raises(ValueError, match="row 1: the values of features sharing a "
+                                             "column sum beyond the range of a double"):
+            FeatureHasher(BITS).transform([rows[0], x])
+    clf = cwkit.make("pa").use_features(hash_bits=BITS).learn_one(rows[0], True)
+    with pytest.raises(ValueError, match="^x: the values"):
+        clf.learn_one(rows[1], True)
+    assert clf.t_ == 1
+
+
 def test_a_rejected_label_learns_nothing_not_even_new_names():
     rows, y = named_stream(20, seed=5)
     clf = cwkit.make("pa").use_features("vocabulary").learn_many(rows, y, classes=[0, 1])
