@@ -7,6 +7,7 @@ family [LMC09], mini-batch PA, multi-class reductions and
 streaming svmlight/libsvm input, with one compiled Cython core.
 """
 from . import _interrupt  # noqa: F401  (first: holds Ctrl-C while the command line starts)
+from . import _collector  # noqa: F401  (no cyclic collection while the command line starts)
 from . import _blas  # noqa: F401  (before numpy: the command line's BLAS threads poll briefly)
 from . import _malloc  # noqa: F401  (the command line's freed batches stay for the next ones)
 from ._version import __version__  # noqa: F401  (cwkit.__version__)
@@ -23,49 +24,54 @@ except ImportError as exc:  # pragma: no cover - exercised only on an unbuilt tr
         "with `pip install .` is only imported from outside the source tree."
     ) from exc
 
-from .svmlight import (
-    SvmlightError,
-    SvmlightInfo,
-    SvmlightWarning,
-    dump_svmlight,
-    iter_svmlight,
-    load_svmlight,
-    scan_svmlight,
-)
-from .vw import VWError, iter_vw, load_vw, scan_vw  # noqa: E402
-from .features import FeatureHasher, Vocabulary  # noqa: E402
-from .text import text_rows  # noqa: E402
-from .base import NotFittedError  # noqa: E402
-from .models.interface import ModelError  # noqa: E402
-from .models.collapse import VarianceCollapseWarning  # noqa: E402
-from .models.size import ModelSizeError  # noqa: E402
-from .l1pa import L1ConstrainedPA  # noqa: E402
-from .linear import (  # noqa: E402
-    AROW,
-    AdaGrad,
-    ConfidenceWeighted,
-    PassiveAggressive,
-    Perceptron,
-    RegularizedPA,
-    SecondOrderPerceptron,
-)
-from .minibatch import MiniBatchPA  # noqa: E402
-from .gaussian import NormalHerd, SoftConfidenceWeighted  # noqa: E402
-from .regression import AROWRegressor, PARegressor, make_regressor, regressors  # noqa: E402
-from .persist import ModelFileError, describe, load, save  # noqa: E402
-from .registry import algorithms, make  # noqa: E402
-from . import distributed  # noqa: E402,F401  (cwkit.distributed.fit; imports Dask only when used)
+#: where each public name lives: imported at its first use, so that the command line,
+#: which needs only some of the modules, does not import the others as it starts
+_PUBLIC = {
+    ".svmlight": ("SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight",
+                  "iter_svmlight", "load_svmlight", "scan_svmlight"),
+    ".vw": ("VWError", "iter_vw", "load_vw", "scan_vw"),
+    ".features": ("FeatureHasher", "Vocabulary"),
+    ".text": ("text_rows",),
+    ".base": ("NotFittedError",),
+    ".models.interface": ("ModelError",),
+    ".models.collapse": ("VarianceCollapseWarning",),
+    ".models.size": ("ModelSizeError",),
+    ".l1pa": ("L1ConstrainedPA",),
+    ".linear": ("AROW", "AdaGrad", "ConfidenceWeighted", "PassiveAggressive", "Perceptron",
+                "RegularizedPA", "SecondOrderPerceptron"),
+    ".minibatch": ("MiniBatchPA",),
+    ".gaussian": ("NormalHerd", "SoftConfidenceWeighted"),
+    ".regression": ("AROWRegressor", "PARegressor", "make_regressor", "regressors"),
+    ".persist": ("ModelFileError", "describe", "load", "save"),
+    ".registry": ("algorithms", "make"),
+}
+_WHERE = {name: module for module, names in _PUBLIC.items() for name in names}
 
-#: the modules ``cwkit.NAME`` reaches after ``import cwkit`` alone, imported on first use
-_SUBMODULES = ("datasets", "evaluate", "kernel_approx", "kernels", "report", "sources")
+#: the public modules, reached as ``cwkit.NAME`` after ``import cwkit`` alone (as is any
+#: other module of the package), imported on first use (``cwkit.distributed.fit`` imports
+#: Dask only when called)
+_SUBMODULES = ("datasets", "distributed", "evaluate", "kernel_approx", "kernels", "report",
+               "sources")
 
 
 def __getattr__(name):
-    if name in _SUBMODULES:
-        import importlib
+    import importlib
 
-        return importlib.import_module(f"{__name__}.{name}")
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+        globals()[name] = value     # later reads find it directly
+        return value
+    if not name.startswith("__"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_WHERE, *_SUBMODULES})
 
 
 __all__ = [

@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from . import _interrupt, datasets, references, report, sources
+from . import _collector, _interrupt, datasets, references, report, sources
 from ._diagnose import did_you_mean, not_svmlight
 from ._params import SSIZE_MAX
 from ._weights import check_class_weight
@@ -281,7 +281,8 @@ def _file_source(path, name, args, opened):
                                      n_features=args.n_features,
                                      zero_based=_zero_based(args), classes=classes,
                                      hash_bits=args.hash_bits, n_jobs=args.parse_jobs,
-                                     rows=_rows_of(args, name), labels=labels)
+                                     rows=_rows_of(args, name), labels=labels,
+                                     scan_jobs=args.scan_jobs)
     opened.append(src)
     if src.needs_scan:
         src.classes = None      # the file's own, checked against --classes
@@ -533,7 +534,7 @@ def _file_tasks(args, spool, notes, opened):
                     spool.path(tname), name=tname, batch_size=args.batch_size,
                     zero_based=src.zero_based, n_features=args.n_features,
                     hash_bits=args.hash_bits, n_jobs=args.parse_jobs, rows=src.rows,
-                    labels=src.labels)
+                    labels=src.labels, scan_jobs=args.scan_jobs)
             opened.append(tst)
             tst.scan()
             if args.task == "classification":
@@ -1259,7 +1260,9 @@ def _learning_parse_jobs(args, n_learners):
     left only take turns with the learners (on 2 cores, one parsing thread made eval
     of pa,cw,arow 1.07x and of pa alone 1.08x faster than two; benchmarks/README.md).
     The learners run on a thread per core (``cwkit.evaluate``): the parser, ahead by up
-    to four pieces, idles while they are the slower side."""
+    to four pieces, idles while they are the slower side.  The files' summary scans,
+    before any learner starts, take every core by default (``scan_jobs``)."""
+    args.scan_jobs = args.parse_jobs or default_jobs()
     if args.parse_jobs is None:
         args.parse_jobs = default_jobs(busy=n_learners)
 
@@ -1572,6 +1575,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def main(argv=None):
     """Run the command line; returns the exit status (0, 1 data error, 2 usage error)."""
+    _collector.resume()     # (the modules are imported: what they made is kept for good)
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
     spool = _Spool()

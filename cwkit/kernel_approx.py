@@ -333,7 +333,10 @@ class ApproxFeatures:
 
 def approx_form(cls):
     """`cls` (a linear rule) learning from approximate kernel features (a subclass
-    with the parameters of :class:`ApproxFeatures` added, keyword-only)."""
+    with the parameters of :class:`ApproxFeatures` added, keyword-only), made once."""
+    made = globals().get(cls.__name__ + "Approx")
+    if made is not None and cls in made.__bases__:
+        return made
     sig = inspect.signature(cls.__init__)
     extra = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
              for k, v in APPROX_PARAMS.items()]
@@ -352,3 +355,17 @@ def approx_form(cls):
     # a module attribute, so that pickle (joblib, Dask) finds the class by its name
     globals()[name] = form
     return form
+
+
+def __getattr__(name):
+    """A registered rule's form on approximate kernel features by its name
+    (``AROWApprox``), made on first use: unpickling one (joblib, Dask's workers) in a
+    process that has not yet made it finds its class so."""
+    if name.endswith("Approx"):
+        from . import gaussian, l1pa, linear, minibatch
+
+        for module in (linear, gaussian, minibatch, l1pa):
+            cls = vars(module).get(name[:-len("Approx")])
+            if isinstance(cls, type) and vars(cls).get("_names"):
+                return approx_form(cls)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

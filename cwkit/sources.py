@@ -87,8 +87,10 @@ class SvmlightSource:
     ``hash_bits`` folds the columns into ``2**hash_bits`` (:func:`cwkit.load_svmlight`),
     which is then the number of features; ``n_jobs`` is the number of parsing threads
     (:func:`cwkit.load_svmlight`), ``parse_threads`` that number once the default is
-    resolved. ``rows``: the treatment of the chunks' rows, ``"raw"`` (as read) or
-    ``"text"`` (:func:`cwkit.text_rows`). ``parsed``: the chunks' rows are valid as the
+    resolved; ``scan_jobs`` that of :meth:`scan` and :meth:`verify` (default
+    ``n_jobs``), which read the file before any pass, while nothing else runs.
+    ``rows``: the treatment of the chunks' rows, ``"raw"`` (as read) or ``"text"``
+    (:func:`cwkit.text_rows`). ``parsed``: the chunks' rows are valid as the
     parser checked them
     (:func:`cwkit._rowdata.parsed_rows`), except with ``hash_bits``, whose sums of folded
     values may overflow. ``labels=False``: the labels are real-valued targets, whose set
@@ -99,11 +101,12 @@ class SvmlightSource:
 
     def __init__(self, path, *, name=None, batch_size=DEFAULT_BATCH_SIZE, n_features=None,
                  zero_based="auto", classes=None, hash_bits=None, n_jobs=None, rows="raw",
-                 labels=True):
+                 labels=True, scan_jobs=None):
         self.path = path
         self.labels = labels
         self.rows = rows
         self.n_jobs = n_jobs
+        self.scan_jobs = n_jobs if scan_jobs is None else scan_jobs
         self.parse_threads = default_jobs() if n_jobs is None else int(n_jobs)
         self.name = str(path) if name is None else name
         self.batch_size = int(batch_size)
@@ -124,7 +127,7 @@ class SvmlightSource:
         """Read the file once (:func:`cwkit.scan_svmlight`): rows, width, base, labels;
         with ``check`` every line is parsed and checked (the first bad one raises)."""
         info = scan_svmlight(self.path, zero_based=self.zero_based, hash_bits=self.hash_bits,
-                             n_jobs=self.n_jobs, check=check, labels=self.labels)
+                             n_jobs=self.scan_jobs, check=check, labels=self.labels)
         self.checked = self.checked or check or info.nnz is not None
         self.zero_based = bool(info.zero_based)
         self.n_examples = int(info.n_samples)
@@ -140,7 +143,7 @@ class SvmlightSource:
         bad line earlier in the file must precede."""
         if not self.checked:
             scan_svmlight(self.path, zero_based=self.given_zero_based,
-                          hash_bits=self.hash_bits, n_jobs=self.n_jobs)
+                          hash_bits=self.hash_bits, n_jobs=self.scan_jobs)
             self.checked = True
 
     def count(self):

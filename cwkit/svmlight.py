@@ -49,7 +49,7 @@ _S = _core.SvmStatus
 _INT32_MAX = 2**31 - 1
 _CHUNK = 1 << 20            # bytes read per block
 _AHEAD = 4                  # batches iter_svmlight parses ahead of its caller
-_MAPPED_SLICE = 1 << 26     # bytes of a mapped file scanned per call (Ctrl-C between them)
+_MAPPED_SLICE = 1 << 24     # bytes of a mapped file scanned per call (Ctrl-C between them)
 _SPAN_BLOCKS = 16           # a mapped file is parsed this many chunk_size blocks at a time
 _MMAP_MIN = 1 << 24         # output arrays this large (bytes) get their own mapping
 _PIECE_MIN = 1 << 16        # blocks are cut into pieces for the threads no smaller than this
@@ -336,17 +336,72 @@ def _release(view, a, b):
         view.madvise(mmap.MADV_DONTNEED, a, b - a)
 
 
-def _mapped_blocks(source, chunk_size):
-    """:func:`_blocks` of ``source`` from :func:`_spans`: a mapped file in slices of about
-    ``_MAPPED_SLICE`` bytes, each a view from its start (the summary scan then makes a
-    call without the GIL per slice, and Ctrl-C is taken between slices; the mapping
-    lasts one scan, about 0.07 s per 300 MB from the page cache)."""
-    for buf, begin, end in _spans(source, chunk_size, _MAPPED_SLICE):
-        if not begin:
-            yield buf, end
-            continue
-        with memoryview(buf)[begin:end] as block:    # (released before the map closes)
-            yield block, end - begin
+def _block_summaries(source, chunk_size, n_jobs=1):
+    """``(block, summary)`` for the blocks of ``source`` in file order: ``summary`` is
+    :func:`_core._svm_scan` of the block (None: a token it does not know), ``block`` a
+    buffer whose offsets the summary's token positions are.
+
+    A mapped file comes in slices of about ``_MAPPED_SLICE`` bytes, scanned by up to
+    ``n_jobs`` threads at once (the scan releases the GIL: the summary, which nothing
+    else waits on, takes the cores the parse takes next), the calling thread among them,
+    which takes Ctrl-C between two of its slices; each slice's pages are let go of once
+    scanned, and the mapping lasts one scan (about 0.07 s of CPU per 300 MB from the
+    page cache).  Other streams come as :func:`_spans` reads them."""
+    # (a mapped file as one span, its slices cut here; its last line, without a line
+    # end, as a copy)
+    for buf, begin, end in _spans(source, chunk_size, mapped_size=sys.maxsize):
+        if source.mappable and not isinstance(buf, bytes):   # (the copy: bytes)
+            yield from _mapped_summaries(buf, begin, end, n_jobs)
+        else:
+            yield buf, _core._svm_scan(buf, end)
+
+
+def _mapped_summaries(view, begin, end, n_jobs):
+    """:func:`_block_summaries` of ``view[begin:end]`` (complete lines of a mapping)."""
+    cuts = [begin]
+    while cuts[-1] < end:
+        cuts.append(view.find(b"\n", min(cuts[-1] + _MAPPED_SLICE, end) - 1, end) + 1)
+    spans = list(itertools.pairwise(cuts))
+    summaries = [None] * len(spans)
+    claimed = itertools.count()     # (next() of a count is atomic: each slice scanned once)
+    failed = []                     # a helper's exception, or True: a slice summarised None
+
+    def work():
+        for k in claimed:
+            if k >= len(spans) or failed:
+                return
+            a, b = spans[k]
+            with memoryview(view)[a:b] as block:
+                summaries[k] = _core._svm_scan(block, b - a)
+            _release(view, a, b)
+            if summaries[k] is None:
+                failed.append(True)
+
+    def helper():
+        try:
+            work()
+        except BaseException as exc:    # handed to the caller
+            failed.append(exc)
+
+    threads = [threading.Thread(target=helper, name="cwkit-svmlight-scan", daemon=True)
+               for _ in range(min(n_jobs, len(spans)) - 1)]
+    try:
+        for thread in threads:
+            start(thread)
+        work()
+    finally:
+        failed.append(True)         # (the helpers stop after their current slice)
+        for thread in threads:
+            if thread.ident is not None:
+                thread.join()
+    for exc in failed:
+        if isinstance(exc, BaseException):
+            raise exc
+    for (a, b), summary in zip(spans, summaries):
+        with memoryview(view)[a:b] as block:    # (released before the map closes)
+            yield block, summary
+        if summary is None:
+            return
 
 
 def _prefetched(iterable, ahead=1):
@@ -1288,9 +1343,10 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
         line), as ``cwkit eval`` does.  On a valid file both give the same
         summary.  Ignored (a full check) with ``query_id``, ``multilabel``
         or ``on_error="skip"``.  An uncompressed file is read through a
-        memory mapping, 64 MiB at a time, without a copy (the pages are
-        the page cache's; a process truncating the file meanwhile stops
-        this one with SIGBUS, as with any mapped file).
+        memory mapping, without a copy, 16 MiB at a time by the ``n_jobs``
+        threads at once (the pages are the page cache's; a process
+        truncating the file meanwhile stops this one with SIGBUS, as with
+        any mapped file).
     labels : bool
         False: the label set is not collected (``classes`` is empty), so that memory
         stays bounded whatever the number of distinct labels (regression targets).
@@ -1304,7 +1360,7 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
                                 hash_bits)
     n_jobs = _check_jobs(n_jobs)
     if not check and not (query_id or multilabel or on_error == "skip"):
-        info = _quick_scan(f, zero_based, chunk_size, hash_bits, labels)
+        info = _quick_scan(f, zero_based, chunk_size, hash_bits, labels, n_jobs)
         if info is not None:
             return info
     source = _Source(f)
@@ -1335,11 +1391,11 @@ def scan_svmlight(f, zero_based="auto", query_id=False, multilabel=False, on_err
     return SvmlightInfo(n_rows, width, nnz, base, classes)
 
 
-def _quick_scan(f, zero_based, chunk_size, hash_bits, collect=True):
+def _quick_scan(f, zero_based, chunk_size, hash_bits, collect=True, n_jobs=1):
     """:func:`scan_svmlight` with ``check=False``: the summary from the labels and the
     first and last index of every row (``nnz`` None), or None when a token it reads is
     not one it knows, or a path cannot be reopened (the caller then parses in full);
-    ``collect``: the label set too."""
+    ``collect``: the label set too; ``n_jobs``: the threads scanning a mapped file."""
     if hasattr(f, "read") or isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
         return None     # a stream cannot be read a second time
     source = _Source(f)
@@ -1348,8 +1404,7 @@ def _quick_scan(f, zero_based, chunk_size, hash_bits, collect=True):
     lo, hi = _Extreme(2**31), _Extreme(-1)
     labels, zero_signs = set(), set()
     try:
-        for buf, end in _mapped_blocks(source, chunk_size):
-            summary = _core._svm_scan(buf, end)
+        for buf, summary in _block_summaries(source, chunk_size, n_jobs):
             if summary is None:
                 return None
             rows, lines, zeros, mn, mx, block_labels = summary

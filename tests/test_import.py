@@ -230,3 +230,41 @@ def test_submodules_are_reachable_after_import_cwkit():
             "try:\n    cwkit.no_such_module\nexcept AttributeError as exc:\n    print(exc)")
     assert _python(code, quiet=True) == ["False", "683", "True", "module", "'cwkit'", "has",
                                          "no", "attribute", "'no_such_module'"]
+
+
+def test_a_rules_kernel_approx_form_unpickles_in_a_fresh_process():
+    """``import cwkit`` imports its modules on first use; a rule's form on approximate
+    kernel features (made by the registry) is still found by pickle in a process that
+    has not imported the registry (as a Dask worker's)."""
+    import pickle
+
+    model = cwkit.make("arow", kernel_approx="rff", gamma=0.5, n_components=8)
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    model.partial_fit(X, np.sign(X[:, 0]), classes=[-1, 1])
+    code = ("import pickle, sys; m = pickle.loads(sys.stdin.buffer.read()); "
+            "print(type(m).__name__, 'cwkit.registry' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(model),
+                          capture_output=True)
+    assert proc.stdout.split() == [b"AROWApprox", b"False"], proc.stderr
+
+
+def test_the_command_line_starts_with_the_collector_paused(monkeypatch):
+    """Launched as the command line, the package's import pauses the cyclic collector;
+    the command line resumes it with what was made frozen. Imported otherwise, nothing."""
+    import gc
+
+    from cwkit import _collector
+
+    assert gc.isenabled()
+    _collector.pause()                  # (pytest is not the command line)
+    assert gc.isenabled()
+    monkeypatch.setattr(_collector, "launched_as_cli", lambda: True)
+    frozen = gc.get_freeze_count()
+    try:
+        _collector.pause()
+        assert not gc.isenabled()
+        cwkit.cli.main(["--version"])
+        assert gc.isenabled() and gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()
+        gc.enable()

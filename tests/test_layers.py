@@ -50,7 +50,7 @@ def graph():
 #: or those below.  Every module of the package belongs to one; the package ``cwkit``
 #: itself (its ``__init__``) sits above them all and nothing imports it back.
 LAYERS = [
-    {"cwkit._core", "cwkit._version", "cwkit._atomic", "cwkit._lazy",
+    {"cwkit._core", "cwkit._version", "cwkit._atomic", "cwkit._lazy", "cwkit._collector",
      "cwkit._threads", "cwkit._interrupt", "cwkit._blas", "cwkit._malloc",
      "cwkit.references"},   # kernels
     {"cwkit._params", "cwkit._rowdata", "cwkit._weights", "cwkit.qp",

@@ -5,6 +5,7 @@ References: a slow pure-Python parser written from the format description
 scikit-learn's ``load_svmlight_file`` where it is installed.
 """
 import bz2
+import functools
 import gzip
 import io
 import lzma
@@ -1062,10 +1063,11 @@ def test_summary_scan_of_a_mapped_file_equals_the_read_one(tmp_path, text):
     read = outcome(lambda: scan_svmlight(packed, check=False, chunk_size=3))
     assert mapped == (read[0], [w.replace(str(packed), str(plain)) for w in read[1]])
     assert any("index 0" in w for w in mapped[1]) == (b" 0:" in text)
-    for cut in (1, 2, 7):   # slices of the mapping cut at every line end
+    for cut, jobs in ((1, 1), (2, 3), (7, 2)):  # slices cut at every line end, on threads
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(cwkit.svmlight, "_MAPPED_SLICE", cut)
-            assert outcome(lambda: scan_svmlight(plain, check=False)) == mapped
+            scan = functools.partial(scan_svmlight, plain, check=False, n_jobs=jobs)
+            assert outcome(scan) == mapped
     with pytest.MonkeyPatch.context() as mp:    # a file that cannot be mapped: read it
         def refuse(*args, **kwargs):
             raise OSError("no mapping here")
