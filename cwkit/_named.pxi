@@ -5,7 +5,8 @@
 # Provides: `NamedOne` (the path of one estimator: its model's state read through
 # pointers, the checks that it is still the estimator's current state, the row
 # hashed into its own buffers, the round run by the driver `partial_fit` runs, the
-# counters and the calibration window written); `learn_one`, `predict_one`,
+# counters and the calibration window written; `round`, the round after its checks,
+# which `_onerow.pxi` runs on a CSR row); `learn_one`, `predict_one`,
 # `predict_proba_one`, the estimators' methods of those names (bound by
 # cwkit.named.NamedFeatures): the estimator's `NamedOne` called without a Python
 # frame, its `_learn_one`, `_predict_one`, `_predict_proba_one` otherwise.
@@ -159,7 +160,8 @@ cdef class NamedOne:
     """The one-row path of an estimator whose model is a two-class, multi-class
     (top-1 or one-vs-rest) or regression `FirstOrder` or `Diagonal` model of
     ``2**bits`` hashed columns (``cwkit.named``; a regressor's `classes` and `cal`
-    are None).
+    are None); built with another `fmap` (None, a vocabulary), the path of
+    ``partial_fit``'s single CSR rows of a two-class model alone (`_onerow.pxi`).
 
     Built from the estimator's current model, classes, calibration window and
     feature hasher; every call first checks, under the estimator's lock, that
@@ -191,6 +193,7 @@ cdef class NamedOne:
     cdef Py_ssize_t na          # a multi-class first-order model's aux: values per row
     cdef Py_ssize_t stride      # a column's values in w
     cdef Hyper h
+    cdef bint hashes            # whether `fmap` hashes names (a FeatureHasher's path)
     cdef int bits
     cdef bint signed
     cdef uint64_t mask
@@ -240,9 +243,11 @@ cdef class NamedOne:
         self.model_dict = model.__dict__
         self.classes, self.cal = classes, cal
         self.shape = shape
-        self.bits = fmap.hash_bits
-        self.signed = fmap.signed
-        self.mask = (<uint64_t>1 << self.bits) - 1
+        self.hashes = getattr(fmap, "hash_bits", None) is not None
+        if self.hashes:
+            self.bits = fmap.hash_bits
+            self.signed = fmap.signed
+            self.mask = (<uint64_t>1 << self.bits) - 1
         self.label_types = label_types
         if classes is not None:
             self.negative, self.positive = classes[0], classes[-1]
@@ -420,6 +425,8 @@ cdef class NamedOne:
         state of each entry's column prefetched (`fetch`); any other row, or any
         other name or value type, is read entry by entry (`entries`)."""
         cdef Py_ssize_t n, k
+        if not self.hashes:     # (the path of CSR rows, `_onerow.pxi`)
+            return -1
         if type(row) is not dict:
             return self.entries(row)
         self.room(len(row))
@@ -522,9 +529,6 @@ cdef class NamedOne:
     cdef int _learn(self, est, dict d, x, y) except? -100:
         cdef PyObject* found
         cdef Py_ssize_t nnz, code = 0
-        cdef double bias, e
-        cdef Counts cnt
-        cdef Rows R
         cdef double[::1] target
         cdef bint known = self.unchanged(d, True)
         if self.classes is None:      # a regressor: a finite real target
@@ -547,11 +551,22 @@ cdef class NamedOne:
         nnz = self.hashed(x)
         if nnz < 0:
             return 0
+        return self.round(d, self.data, self.idx, nnz, target, code, known)
+
+    cdef int round(self, dict d, const double* data, const int* idx, Py_ssize_t nnz,
+                   double[::1] target, Py_ssize_t code, bint known) except? -100:
+        """`learn`'s round, after its checks, on the row of `nnz` canonical entries
+        `data`, `idx` (of at most `D - 1` columns; `room` made for them) whose target
+        is `target` (class index `code`, also in `self.code`); `known`: `unchanged`
+        held."""
+        cdef double bias, e
+        cdef Counts cnt
+        cdef Rows R
         bias = self.x0
         self.ptr[0] = 0
         self.ptr[1] = nnz
-        R.data = self.data
-        R.indices = self.idx
+        R.data = data
+        R.indices = idx
         R.indptr = self.ptr
         R.dense_idx = NULL
         R.n_cols = self.D - 1

@@ -334,6 +334,7 @@ def one_csr_row(X, n_features, scores):
         if "scipy.sparse" not in sys.modules:   # no sparse matrix can exist yet
             return None
         _CSR_TYPES.extend((sp.csr_matrix, sp.csr_array))   # (waits for an import underway)
+        _core.csr_types(*_CSR_TYPES)     # (what the compiled partial_fit reads)
     if type(X) not in _CSR_TYPES:
         return None
     view = _core.csr_row(X, n_features, scores)

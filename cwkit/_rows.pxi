@@ -8,12 +8,14 @@
 # cwkit._rowdata), the prefetch macros and `Ahead` (`ahead_start`, `ahead_row`),
 # which names the features whose state a driver prefetches AHEAD_DIST nonzeros
 # ahead of its scoring walk.
-# `csr_row` checks and views one CSR row (``partial_fit`` on one example);
+# `csr_row` checks and views one CSR row (``partial_fit`` on one example), with
+# `one_csr_entries` and `sort_one_row`, which `_onerow.pxi` shares;
 # `RowView.unchecked` and `row_ok`: rows checked by the pass that reads them.
 # Uses nothing from the other includes.
 
 from libc.math cimport isfinite
 from libc.stdlib cimport malloc, free
+cimport numpy as cnp
 
 cdef extern from *:
     """
@@ -203,88 +205,133 @@ cdef unsigned long long* _radix_sort(unsigned long long* a, unsigned long long* 
     return a
 
 
-def csr_row(X, Py_ssize_t n_cols, scores):
-    """The view of X, one CSR row, whose passes write its score into `scores`
-    (float64 (1,), as `RowView.counting`); None unless X holds exactly one valid row.
+cdef struct OneRow:
+    # one CSR row read in place (`one_csr_entries`): its entries, their number, and
+    # whether its indices are increasing, or decreasing (scipy's products leave them so)
+    const double* data
+    const int* indices
+    Py_ssize_t nnz
+    bint ordered, descending
 
-    Valid: shape (1, n_cols); float64 data and int32 indices, contiguous, of one
-    length nnz; int32 or int64 indptr [0, nnz]; the indices unique and in
-    [0, n_cols), the values finite.  Indices out of order are sorted into the
-    view's own storage (X is not changed).  The checks of cwkit._rowdata.as_rows
-    for the case of ``partial_fit`` on one row, in one pass over the row; None
-    sends the caller to as_rows, which reports what is wrong.
-    """
-    cdef const double[::1] data
-    cdef const int[::1] indices
-    cdef const int[::1] p32
-    cdef const long long[::1] p64
-    cdef Py_ssize_t j, nnz
+
+cdef inline const void* _c_array(a, int typenum, Py_ssize_t* n) noexcept:
+    """The data of `a` when it is a 1-D ndarray of `typenum`, C-contiguous, aligned
+    and in the machine's byte order (its length in n); else NULL."""
+    if not cnp.PyArray_Check(a):
+        return NULL
+    cdef cnp.ndarray arr = <cnp.ndarray>a
+    if (cnp.PyArray_NDIM(arr) != 1 or cnp.PyArray_TYPE(arr) != typenum
+            or not cnp.PyArray_ISCARRAY_RO(arr)):
+        return NULL
+    n[0] = cnp.PyArray_DIM(arr, 0)
+    return cnp.PyArray_DATA(arr)
+
+
+cdef bint one_csr_entries(X, Py_ssize_t n_cols, bint narrower, OneRow* r) except -1:
+    """Whether X (a CSR matrix) holds exactly one valid row of `n_cols` columns
+    (when `narrower`, of at most `n_cols`), read in place into r.
+
+    Valid: shape (1, c); float64 data and int32 indices, contiguous, of one length
+    nnz; int32 or int64 indptr [0, nnz]; the indices unique and in [0, c), the
+    values finite (uniqueness is left to `sort_one_row` where the indices are
+    neither increasing nor decreasing).  The checks of cwkit._rowdata.as_rows for
+    ``partial_fit`` on one row, in one pass over the row."""
+    cdef Py_ssize_t j, nnz, n_ptr, n_idx, width
     cdef long long start, stop
+    cdef const void* ptr
+    cdef const double* data
+    cdef const int* indices
     cdef int f, prev = 0
     cdef bint ordered = True, descending = True
-    cdef unsigned long long* keys
-    cdef double* sdata
-    cdef int* sidx
-    cdef RowView v
     shape = X.shape
-    if len(shape) != 2 or shape[0] != 1 or shape[1] != n_cols:
-        return None
-    ptr = X.indptr
-    try:
-        data = X.data
-        indices = X.indices
-        if ptr.dtype.itemsize == 4:
-            p32 = ptr
-            if p32.shape[0] != 2:
-                return None
-            start, stop = p32[0], p32[1]
-        else:
-            p64 = ptr
-            if p64.shape[0] != 2:
-                return None
-            start, stop = p64[0], p64[1]
-    except (ValueError, TypeError, AttributeError):   # another dtype or layout
-        return None
-    nnz = data.shape[0]
-    if indices.shape[0] != nnz or start != 0 or stop != nnz:
-        return None
+    if type(shape) is not tuple or len(shape) != 2:
+        return False
+    rows, cols = shape
+    if type(rows) is not int or type(cols) is not int or rows != 1:
+        return False
+    if not (cols == n_cols or (narrower and 0 <= cols < n_cols)):
+        return False
+    width = cols
+    data = <const double*>_c_array(X.data, cnp.NPY_DOUBLE, &nnz)
+    indices = <const int*>_c_array(X.indices, cnp.NPY_INT32, &n_idx)
+    indptr = X.indptr
+    ptr = _c_array(indptr, cnp.NPY_INT32, &n_ptr)
+    if ptr != NULL and n_ptr == 2:
+        start, stop = (<const int*>ptr)[0], (<const int*>ptr)[1]
+    else:
+        ptr = _c_array(indptr, cnp.NPY_INT64, &n_ptr)
+        if ptr == NULL or n_ptr != 2:
+            return False
+        start, stop = (<const long long*>ptr)[0], (<const long long*>ptr)[1]
+    if data == NULL or indices == NULL or n_idx != nnz or start != 0 or stop != nnz:
+        return False
     for j in range(nnz):
         f = indices[j]
-        if not isfinite(data[j]) or f < 0 or f >= n_cols:
-            return None
+        if not isfinite(data[j]) or f < 0 or f >= width:
+            return False
         if j > 0:
             ordered &= f > prev
             descending &= f < prev
         prev = f
+    r.data, r.indices, r.nnz = data, indices, nnz
+    r.ordered, r.descending = ordered, descending
+    return True
+
+
+cdef bint sort_one_row(OneRow* r, unsigned long long* keys, double* sdata, int* sidx,
+                       Py_ssize_t n_cols) noexcept nogil:
+    """The entries of r, whose indices are out of order, in index order in sdata and
+    sidx (r then points at them; `keys`: 2 nnz scratch); False where an index
+    repeats (as_rows sums them)."""
+    cdef Py_ssize_t j, nnz = r.nnz
+    cdef const double* data = r.data
+    cdef const int* indices = r.indices
+    if r.descending:      # reversed (as scipy's products leave them): O(nnz)
+        for j in range(nnz):
+            sidx[j] = indices[nnz - 1 - j]
+            sdata[j] = data[nnz - 1 - j]
+    else:               # (index, position) keys sorted: the entries in index order
+        for j in range(nnz):
+            keys[j] = (<unsigned long long>indices[j] << 32) | <unsigned long long>j
+        keys = _radix_sort(keys, keys + nnz, nnz, n_cols)
+        for j in range(nnz):
+            sidx[j] = <int>(keys[j] >> 32)
+            sdata[j] = data[<Py_ssize_t>(keys[j] & 0xffffffffULL)]
+            if j > 0 and sidx[j] == sidx[j - 1]:
+                return False
+    r.data, r.indices = sdata, sidx
+    r.ordered = True
+    return True
+
+
+def csr_row(X, Py_ssize_t n_cols, scores):
+    """The view of X, one CSR row, whose passes write its score into `scores`
+    (float64 (1,), as `RowView.counting`); None unless X holds exactly one valid row
+    of `n_cols` columns (`one_csr_entries`).
+
+    Indices out of order are sorted into the view's own storage (X is not
+    changed).  None sends the caller to as_rows, which reports what is wrong.
+    """
+    cdef OneRow r
+    cdef unsigned long long* keys
+    cdef RowView v
+    if not one_csr_entries(X, n_cols, False, &r):
+        return None
     v = RowView.__new__(RowView)
-    v.data = data
-    v.indices = indices
-    v.R.data = &data[0] if nnz > 0 else NULL
-    v.R.indices = &indices[0] if nnz > 0 else NULL
-    if not ordered:
-        v.own = malloc(nnz * (3 * sizeof(unsigned long long) + sizeof(int)))
+    v.data = X.data
+    v.indices = X.indices
+    if not r.ordered:
+        v.own = malloc(r.nnz * (3 * sizeof(unsigned long long) + sizeof(int)))
         if v.own == NULL:
             raise MemoryError()
         keys = <unsigned long long*>v.own
-        sdata = <double*>(keys + 2 * nnz)
-        sidx = <int*>(sdata + nnz)
-        if descending:      # reversed (as scipy's products leave them): O(nnz)
-            for j in range(nnz):
-                sidx[j] = indices[nnz - 1 - j]
-                sdata[j] = data[nnz - 1 - j]
-        else:               # (index, position) keys sorted: the entries in index order
-            for j in range(nnz):
-                keys[j] = (<unsigned long long>indices[j] << 32) | <unsigned long long>j
-            keys = _radix_sort(keys, keys + nnz, nnz, n_cols)
-            for j in range(nnz):
-                sidx[j] = <int>(keys[j] >> 32)
-                sdata[j] = data[<Py_ssize_t>(keys[j] & 0xffffffffULL)]
-                if j > 0 and sidx[j] == sidx[j - 1]:
-                    return None          # repeated indices: as_rows sums them
-        v.R.data = sdata
-        v.R.indices = sidx
+        if not sort_one_row(&r, keys, <double*>(keys + 2 * r.nnz),
+                            <int*>(keys + 3 * r.nnz), n_cols):
+            return None
+    v.R.data = r.data if r.nnz > 0 else NULL
+    v.R.indices = r.indices if r.nnz > 0 else NULL
     v.one_ptr[0] = 0
-    v.one_ptr[1] = nnz
+    v.one_ptr[1] = r.nnz
     v.R.indptr = v.one_ptr
     v.R.dense_idx = NULL
     v.R.n_cols = n_cols

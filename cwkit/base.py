@@ -386,38 +386,16 @@ class OnlineClassifier(NamedFeatures):
         self._warn_collapse(collapsed)
         return self
 
+    #: One online pass over the rows in the given order (one row, one round): one
+    #: compiled call for a single CSR row (``cwkit._core.partial_fit``), else
+    #: `_partial_fit`.
+    partial_fit = _core.partial_fit
+
     @serialised
-    def partial_fit(self, X, y, classes=None, sample_weight=None, *, y_clean=None):
-        """One online pass over the rows in the given order (one row, one round).
-
-        Parameters
-        ----------
-        X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
-            Rows of any width: wider than any seen, the model grows first, each new
-            feature at the rule's prior (weight 0, variance ``a``), exactly as if
-            every earlier row had had zeros there; narrower rows are padded with
-            zeros.  ``n_features_in_`` becomes the widest width learnt.
-        y : array-like of shape (n_samples,)
-        classes : array-like, optional
-            All labels the stream may hold; needed on the first call when the
-            first batch may not contain every class.  Ignored later.
-        y_clean : array-like of shape (n_samples,), optional
-            The labels each round is counted against (``mistakes_``) while ``y``
-            is learnt: the label-noise protocol of [AROW13] Sect. 5, ``y`` the
-            noisy labels and ``y_clean`` the true ones.  Each must be one of the
-            classes.  Learning does not depend on it.
-        sample_weight : array-like of shape (n_samples,), optional
-            As for :meth:`fit`.
-
-        Returns
-        -------
-        self
-
-        Notes
-        -----
-        ``t_``, ``mistakes_`` and ``n_updates_`` add up over the calls since the last
-        ``fit``; ``last_mistakes_`` and ``last_n_updates_`` are this call's.
-        """
+    def _partial_fit(self, X, y, classes=None, sample_weight=None, *, y_clean=None):
+        """``partial_fit`` where its compiled round did not take the call: a single row
+        of a fitted two-class estimator (`_one_row`), the first call on a CSR matrix
+        the pass checks, or any other input."""
         weighted = sample_weight is not None or self.class_weight is not None
         done = self._one_row(X, y) if y_clean is None and not weighted else None
         if done is None and not weighted and not hasattr(self, "classes_"):
@@ -539,7 +517,10 @@ class OnlineClassifier(NamedFeatures):
         if rows is None:
             return None
         self._widen(width)
-        return self._one_pass(rows, scores, positive)
+        done = self._one_pass(rows, scores, positive)
+        # the compiled path of the next rows (``cwkit._core.partial_fit``)
+        self._one_path(self.__dict__.get("feature_map_"))
+        return done
 
     def _one_label(self, label):
         """Whether the scalar `label` is the positive class of a fitted two-class

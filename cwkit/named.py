@@ -104,7 +104,9 @@ class NamedFeatures:
         """The compiled one-row path of this estimator (``cwkit._core.NamedOne``, kept
         as ``_one`` until the model, its classes or its hasher change), or None for a
         model it does not take (not a two-class, multi-class (top-1 or one-vs-rest) or
-        regression first-order or diagonal model of the hasher's columns)."""
+        regression first-order or diagonal model of the hasher's columns).  `fmap`: the
+        estimator's ``feature_map_`` (None: numbered columns, whose single CSR rows of a
+        two-class model the path takes, ``cwkit._core.partial_fit``)."""
         fast = self.__dict__.pop("_one", None)
         if fast is not None and fast.is_current(self):
             self._one = fast
@@ -112,7 +114,7 @@ class NamedFeatures:
         model = self.__dict__.get("_model")
         shape = _ONE_SHAPES.get(type(model))
         classes = self.__dict__.get("classes_")
-        if (shape is None or self.n_features_in_ != fmap.n_features
+        if (shape is None or (fmap is not None and self.n_features_in_ != fmap.n_features)
                 or (model.spec.task == CLASSIFICATION) != (classes is not None)
                 or (classes is not None and len(classes) != (model.K or 2))):
             return None

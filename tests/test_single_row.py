@@ -8,6 +8,7 @@ The general path is the same call with ``y_clean=y`` (the rounds counted against
 the labels learnt: the same counts), which the single-row path does not take.
 """
 import copy
+import pickle
 
 import numpy as np
 import pytest
@@ -138,34 +139,40 @@ ROWS = {
 
 
 def test_single_rows_the_path_refuses_give_the_general_paths_result_or_error():
-    """Run in a child: an unchecked index would crash the process, not fail a test."""
+    """Run in a child: an unchecked index would crash the process, not fail a test.
+    Each label given as a list (``_one_row``) and as an array (the compiled call of an
+    estimator whose one-row path is built: after a single row), state after an error
+    as before the call."""
     result = run_child(f"""
         import copy, json
         import numpy as np, scipy.sparse as sp, cwkit
         out = {{}}
+        warm = sp.csr_matrix(np.eye(4)[2:3])
         for name in ("pa1", "arow", "l1-pa"):
             fitted = cwkit.make(name).partial_fit(np.eye(4)[:2] + 0.1, [0, 1])
             for case, code in {ROWS!r}.items():
                 outcome = []
-                for clean in (False, True):
+                for clean, array in ((False, False), (False, True), (True, False)):
                     ns = {{"np": np, "sp": sp, "y": [1]}}
                     exec(code, ns)
-                    est = copy.deepcopy(fitted)
+                    y = np.array(ns["y"]) if array else ns["y"]
+                    est = copy.deepcopy(fitted).partial_fit(warm, [0])
+                    error = ""
                     try:
                         if clean:    # the general path
-                            est.partial_fit(ns["X"], ns["y"], y_clean=ns["y"])
+                            est.partial_fit(ns["X"], y, y_clean=y)
                         else:
-                            est.partial_fit(ns["X"], ns["y"])
-                        outcome.append(repr((est.coef_.tolist(), est.intercept_.tolist(),
-                                             est.t_, est._calibration.seen)))
+                            est.partial_fit(ns["X"], y)
                     except ValueError as exc:
-                        outcome.append("ValueError: " + str(exc))
+                        error = "ValueError: " + str(exc)
+                    outcome.append(error + repr((est.coef_.tolist(), est.intercept_.tolist(),
+                                                 est.t_, est.mistakes_, est._calibration.seen)))
                 out[name + " " + case] = outcome
         print(json.dumps(out))
     """)
     assert len(result) == 3 * len(ROWS)
-    for key, (fast, general) in result.items():
-        assert fast == general, key
+    for key, (fast, array, general) in result.items():
+        assert fast == array == general, key
     errors = {case for case in ROWS if result["pa1 " + case][0].startswith("ValueError")}
     assert errors == set(list(ROWS)[:13])
 
@@ -210,3 +217,75 @@ def test_compiled_row_view_refuses_what_it_does_not_check():
         X = ok.copy()
         edit(X)
         assert _core.csr_row(X, 4, np.empty(1)) is None
+
+
+#: The labels of the compiled call, as arrays of one label of several dtypes (classes
+#: 0 and 1, int64): the same dtype, float64 (numpy compares its value with the classes
+#: cast), and others, which take ``_partial_fit``.
+LABELS = [np.array([1]), np.array([0.0]), np.array([1.0]), np.array([1], dtype=np.int8),
+          np.array([True]), np.array([0], dtype=np.uint16), np.array([1]).astype(">i8")]
+COMPILED = [True, True, True, False, False, False, False]
+
+
+#: The rules of the compiled call (first-order and diagonal), and a full covariance.
+ONE_NAMES = [(n, p) for n, p in NAMES[:9] if n not in ("cw", "cw-stdev", "arow")] + [
+    (n, {**p, "covariance": "diag"}) for n, p in NAMES[5:9]] + [NAMES[9]]
+
+
+@pytest.mark.parametrize("name,params", ONE_NAMES, ids=[f"{n}{p}" for n, p in ONE_NAMES])
+def test_compiled_round_equals_the_general_path(name, params, monkeypatch):
+    """``partial_fit`` on one CSR row of a two-class first-order or diagonal model
+    whose label is an array of the classes' dtype (or float64) is one compiled call
+    (``cwkit._core.partial_fit``), which never calls ``_partial_fit``; its state after
+    every call is the general path's."""
+    X, y = _stream(seed=2)
+    y = (y == "yes").astype(np.int64)
+    rows = _variants(X)
+    fast = cwkit.make(name, **params).partial_fit(X[:2], y[:2], classes=[0, 1])
+    slow = copy.deepcopy(fast)
+    fast.partial_fit(rows[0], y[:1])      # (the one-row path built)
+    slow.partial_fit(rows[0], y[:1], y_clean=y[:1])
+    taken = params.get("covariance") != "full"
+    general, calls = type(fast)._partial_fit, []
+    monkeypatch.setattr(type(fast), "_partial_fit",
+                        lambda *a, **k: calls.append(1) or general(*a, **k))
+    for i, r in enumerate(rows[1:], 1):
+        label = LABELS[i % len(LABELS)].copy()
+        label[...] = y[i]
+        calls.clear()
+        fast.partial_fit(r, label)
+        assert (not calls) == (taken and COMPILED[i % len(LABELS)]), (name, i, label)
+        slow.partial_fit(r, y[i:i + 1], y_clean=y[i:i + 1])
+        assert _same(_state(fast, X), _state(slow, X)), (name, i)
+    assert np.array_equal(fast.predict_proba(X), slow.predict_proba(X))
+
+
+def test_compiled_round_follows_what_changes_the_estimator():
+    """The compiled call's path (``_one``) is the estimator's current model, classes,
+    calibration and parameters: after set_params, a wider row, fit, pickling,
+    class weights or a new first call, each call equals the general path's."""
+    X, y = _stream(seed=3)
+    y = np.where(y == "yes", 1, -1)
+    W = sp.hstack([X, X]).tocsr()
+    changes = [lambda e: e.set_params(fit_intercept=False),
+               lambda e: e.set_params(fit_intercept=True),
+               lambda e: setattr(e, "intercept_scaling_", 2.0),
+               lambda e: e.partial_fit(W[5], y[5:6]),              # wider: the model grows
+               lambda e: e.set_params(class_weight={-1: 2.0}),
+               lambda e: e.set_params(class_weight=None),
+               lambda e: e.partial_fit(X[:3], y[:3], classes=[-1, 1, 7]),
+               lambda e: e.fit(X[:4] * 2, [-1, 1, 1, -1]),
+               lambda e: e.fit(X[:4], np.array([0, 1, 1, 0]))]
+    for name in ("pa1", "arow"):
+        fast = cwkit.make(name, average=True).partial_fit(X[:2], y[:2], classes=[-1, 1])
+        slow = copy.deepcopy(fast)
+        for k, change in enumerate(changes):
+            for e in (fast, slow):
+                change(e)
+            fast = pickle.loads(pickle.dumps(fast)) if k == 3 else fast
+            for i in range(6, 12):
+                label = y[i:i + 1] if len(fast.classes_) == 2 and fast.classes_[0] == -1 \
+                    else (y[i:i + 1] > 0).astype(np.int64)
+                fast.partial_fit(X[i], label)
+                slow.partial_fit(X[i], label, y_clean=label)
+                assert _same(_state(fast, W), _state(slow, W)), (name, k, i)
