@@ -1,8 +1,11 @@
 # Multi-class drivers with a diagonal state on the 1-of-k map: CW / AROW
 # (mu, sigma), the diagonal second-order Perceptron and AdaGrad-RDA, each (D, K).
+# CW / AROW's mu, sigma and lazy sum U are views of one array whose row p holds
+# coordinate p's K means, K variances and K sums (`feature_stride`): the rows of
+# all three at one stride ld, what a row's update touches in a few adjacent lines.
 #
-# Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update, avg_blk
-# (also used by the top-k AROW driver), mc_diag_pass and its loop mc_diag_rows (also
+# Provides: diag_coord, blk_diag_step, blk_diag_restore, sum_sigma_update, avg_blk,
+# feature_stride (also used by the top-k AROW driver), mc_diag_pass and its loop mc_diag_rows (also
 # run by `NamedOne`, _named.pxi), the driver of the additive rules (additive_pass,
 # averaged by add_average: mc_sop_diag_pass, mc_adagrad_pass), mc_sop_scores.
 # Uses: RowView, get_row, max_row_nnz (_rows.pxi); Counts, count_argmax,
@@ -47,21 +50,22 @@ cdef inline double blk_diag_step(double* mu, double* sg, double ay, double cc, i
     return chk
 
 
-cdef inline double pair_diag_step(double* MU, double* SG, Py_ssize_t K, Py_ssize_t a,
+cdef inline double pair_diag_step(double* MU, double* SG, Py_ssize_t ld, Py_ssize_t a,
                                   Py_ssize_t b, double alpha, double cc, int direct,
                                   const double* x, const int* idx, Py_ssize_t nnz,
                                   double bias, Py_ssize_t D, double* save,
                                   bint* tiny) noexcept nogil:
     """`blk_diag_step` with ay = alpha on block a and ay = -alpha on block b of a
-    (D, K) state in one walk of the row.  Old pairs go to save[0 .. 2 nnz + 1] (a)
-    and from save + 2 (nnz + 1) (b), as for `blk_diag_restore`; returns the two
-    blocks' check sums, each in `blk_diag_step`'s order, added; tiny as there."""
+    (D, K) state (rows at stride ld) in one walk of the row.  Old pairs go to
+    save[0 .. 2 nnz + 1] (a) and from save + 2 (nnz + 1) (b), as for
+    `blk_diag_restore`; returns the two blocks' check sums, each in
+    `blk_diag_step`'s order, added; tiny as there."""
     cdef Py_ssize_t j, p
     cdef double xj, ca = 0.0, cb = 0.0
     cdef double* sb = save + 2 * (nnz + 1)
     cdef bint t = False                # (a local: tiny may alias the state)
     for j in range(nnz + 1):
-        p = (idx[j] if j < nnz else D - 1) * K
+        p = (idx[j] if j < nnz else D - 1) * ld
         xj = x[j] if j < nnz else bias
         diag_coord(MU + p + a, SG + p + a, alpha, cc, direct, xj, save + 2 * j)
         ca += MU[p + a] + SG[p + a]
@@ -103,7 +107,8 @@ cdef inline void blk_sigma_only(double* sg, double cc, int direct, const double*
         tiny[0] = True
 
 
-cdef inline void sum_sigma_update(double* SG, Py_ssize_t K, const double* vs, double r,
+cdef inline void sum_sigma_update(double* SG, Py_ssize_t K, Py_ssize_t ld, const double* vs,
+                                  double r,
                                   bint direct, const double* x, const int* idx,
                                   Py_ssize_t nnz, double bias, Py_ssize_t D,
                                   bint* tiny) noexcept nogil:
@@ -119,7 +124,7 @@ cdef inline void sum_sigma_update(double* SG, Py_ssize_t K, const double* vs, do
     else:
         cc = 1.0 / r                   # r > 0
     for c in range(K):
-        blk_sigma_only(SG + c, cc, direct, x, idx, nnz, bias, D, K, tiny)
+        blk_sigma_only(SG + c, cc, direct, x, idx, nnz, bias, D, ld, tiny)
 
 
 cdef inline void avg_blk(double* U, const double* MU, const double* save, const int* idx,
@@ -133,7 +138,7 @@ cdef inline void avg_blk(double* U, const double* MU, const double* save, const 
 
 
 cdef inline bint diag_top1_round(const Hyper* h, double* MU, double* SG, Py_ssize_t K,
-                                 Py_ssize_t D, const double* x, const int* idx,
+                                 Py_ssize_t ld, Py_ssize_t D, const double* x, const int* idx,
                                  Py_ssize_t nnz, double bias, const double* sc,
                                  const double* vs, double vy, Py_ssize_t yi, bint sum_update,
                                  double* save, Counts* cnt, Py_ssize_t i, double* U,
@@ -145,7 +150,7 @@ cdef inline bint diag_top1_round(const Hyper* h, double* MU, double* SG, Py_ssiz
     cdef double m = sc[yi] - sc[c], v, alpha, cc
     cdef bint tiny = False
     v = vy + (vs[c] if sum_update else
-              blk_sqdot_ahead(SG + c, x, idx, nnz, bias, D, K, U + c if U != NULL else NULL))
+              blk_sqdot_ahead(SG + c, x, idx, nnz, bias, D, ld, U + c if U != NULL else NULL))
     if not isfinite(v):
         fail_row(cnt, NONFINITE_INPUT, i)
         return True
@@ -157,24 +162,24 @@ cdef inline bint diag_top1_round(const Hyper* h, double* MU, double* SG, Py_ssiz
     if sum_update:
         cc = 0.0                       # covariance updated below, with f
     cdef bint* watch = &tiny if may_collapse(h.rule, h.direct) else NULL
-    if not isfinite(pair_diag_step(MU, SG, K, yi, c, alpha, cc, h.direct, x, idx, nnz, bias,
+    if not isfinite(pair_diag_step(MU, SG, ld, yi, c, alpha, cc, h.direct, x, idx, nnz, bias,
                                    D, save, watch)):
-        blk_diag_restore(MU + c, SG + c, save + 2 * (nnz + 1), idx, nnz, D, K)
-        blk_diag_restore(MU + yi, SG + yi, save, idx, nnz, D, K)
+        blk_diag_restore(MU + c, SG + c, save + 2 * (nnz + 1), idx, nnz, D, ld)
+        blk_diag_restore(MU + yi, SG + yi, save, idx, nnz, D, ld)
         fail_round(cnt, NONFINITE_STATE, i)
         return True
     if sum_update:       # (r / s: the importance weight's r, see `so_step`)
-        sum_sigma_update(SG, K, vs, h.r / h.s, h.direct, x, idx, nnz, bias, D, watch)
+        sum_sigma_update(SG, K, ld, vs, h.r / h.s, h.direct, x, idx, nnz, bias, D, watch)
     if U != NULL:
-        avg_blk(U + yi, MU + yi, save, idx, nnz, D, K, t)
-        avg_blk(U + c, MU + c, save + 2 * (nnz + 1), idx, nnz, D, K, t)
+        avg_blk(U + yi, MU + yi, save, idx, nnz, D, ld, t)
+        avg_blk(U + c, MU + c, save + 2 * (nnz + 1), idx, nnz, D, ld, t)
     count_collapse(cnt, tiny, i)
     cnt.updates += 1
     return False
 
 
 cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize_t K,
-                                Py_ssize_t D, const double* x, const int* idx,
+                                Py_ssize_t ld, Py_ssize_t D, const double* x, const int* idx,
                                 Py_ssize_t nnz, double bias, const double* sc,
                                 const double* vs, Py_ssize_t yi, double* al, double* cs,
                                 double* save, Counts* cnt, Py_ssize_t i, double* U,
@@ -195,26 +200,42 @@ cdef inline bint diag_ovr_round(const Hyper* h, double* MU, double* SG, Py_ssize
     for c in range(K):
         if al[c] != 0.0:
             chk += blk_diag_step(MU + c, SG + c, al[c], cs[c], h.direct, x, idx, nnz, bias, D,
-                                 save + c * sv, K, watch)
+                                 save + c * sv, ld, watch)
     if not isfinite(chk):
         for c in range(K):
             if al[c] != 0.0:
-                blk_diag_restore(MU + c, SG + c, save + c * sv, idx, nnz, D, K)
+                blk_diag_restore(MU + c, SG + c, save + c * sv, idx, nnz, D, ld)
         fail_round(cnt, NONFINITE_STATE, i)
         return True
     count_collapse(cnt, tiny, i)
     for c in range(K):
         if al[c] != 0.0:
             if U != NULL:
-                avg_blk(U + c, MU + c, save + c * sv, idx, nnz, D, K, t)
+                avg_blk(U + c, MU + c, save + c * sv, idx, nnz, D, ld, t)
             cnt.updates += 1
     return False
 
 
+cdef Py_ssize_t feature_stride(double[:, :] MU, double[:, :] SG,
+                               double[:, :] U) except -1:
+    """The distance (in doubles) from one feature's row to the next that the (D, K)
+    arrays of a diagonal state share (U, the lazy sum of averaging, (D + 1, K), when
+    not empty): the model keeps a feature's means, variances and sums side by side in
+    one row, each array a view of its columns; a class's entries adjacent in every
+    row."""
+    cdef Py_ssize_t f = sizeof(double)
+    if (MU.strides[1] != f or SG.strides[1] != f or SG.strides[0] != MU.strides[0]
+            or U.shape[0] > 0 and (U.strides[1] != f or U.strides[0] != MU.strides[0])
+            or MU.strides[0] % f):
+        raise ValueError("a diagonal multi-class state's arrays must share their row "
+                         "stride, the classes of a row adjacent")
+    return MU.strides[0] // f
+
+
 def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
                  const Py_ssize_t[::1] order, double bias, bint ovr,
-                 double[:, ::1] MU, double[:, ::1] SG, int rule, double phi, double r,
-                 int direct, bint sum_update, double[:, ::1] U, double C=0.0):
+                 double[:, :] MU, double[:, :] SG, int rule, double phi, double r,
+                 int direct, bint sum_update, double[:, :] U, double C=0.0):
     """One multi-class pass of a diagonal rule: CW-Var, CW-Stdev, AROW, AROW-H, SCW-I,
     SCW-II, NHERD (C: the last three's; `direct`: the DiagUpdate of `sigma_step`).
 
@@ -224,12 +245,12 @@ def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
     with f = sum_y f(x, y), i.e. every block with x^2 (direct: beta = 1/(r + sum_c v_c)).
     ovr: the binary rule on every block with label +1 for y and -1 otherwise.
     Averaging (U (D + 1, K) not empty, U[D] = T): U[p, c] += t (mu new - old) over
-    the coordinates an update touches ([FS99], as `diag_pass`).
-    The loop is `mc_diag_rows`.
+    the coordinates an update touches ([FS99], as `diag_pass`).  MU, SG and U share
+    their row stride (`feature_stride`).  The loop is `mc_diag_rows`.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_second_order(rule, phi, r, direct)
-    cdef Py_ssize_t K = MU.shape[1]
+    cdef Py_ssize_t K = MU.shape[1], ld = feature_stride(MU, SG, U)
     cdef Counts cnt = counts_start(rows)
     cdef Workspace ws = Workspace()
     cdef Py_ssize_t nsave = max_row_nnz(&rows.R, order) + 1
@@ -237,20 +258,22 @@ def mc_diag_pass(RowView rows not None, const Py_ssize_t[::1] y,
     h.C = C
     with nogil:
         mc_diag_rows(&rows.R, &cnt, &y[0] if y.shape[0] > 0 else NULL, order, bias, ovr,
-                     &MU[0, 0], &SG[0, 0], K, MU.shape[0], &h, sum_update,
+                     &MU[0, 0], &SG[0, 0], K, ld, MU.shape[0], &h, sum_update,
                      &U[0, 0] if U.shape[0] > 0 else NULL, sc, nsave)
     return counts_result(&cnt)
 
 
 cdef void mc_diag_rows(const Rows* R, Counts* cnt, const Py_ssize_t* y,
                        const Py_ssize_t[::1] order, double bias, bint ovr, double* mu,
-                       double* sg, Py_ssize_t K, Py_ssize_t D, Hyper* h, bint sum_update,
-                       double* up, double* sc, Py_ssize_t nsave) noexcept nogil:
+                       double* sg, Py_ssize_t K, Py_ssize_t ld, Py_ssize_t D, Hyper* h,
+                       bint sum_update, double* up, double* sc,
+                       Py_ssize_t nsave) noexcept nogil:
     """The loop of `mc_diag_pass` over `order`'s rows of R (labels y): the states mu,
     sigma (D, K) and the lazy sum up (NULL: no averaging; (D + 1, K), its last row
-    T) updated in place, the rounds counted in cnt; `sc` holds 4 K + (2 K if ovr
-    else 4) `nsave` doubles, `nsave` the longest row's entries plus one."""
-    cdef double t = up[D * K] if up != NULL else 0.0
+    T), rows at stride ld (`feature_stride`), updated in place, the rounds counted
+    in cnt; `sc` holds 4 K + (2 K if ovr else 4) `nsave` doubles, `nsave` the
+    longest row's entries plus one."""
+    cdef double t = up[D * ld] if up != NULL else 0.0
     cdef Py_ssize_t k, nnz, i
     cdef const double* x
     cdef const int* idx
@@ -265,8 +288,8 @@ cdef void mc_diag_rows(const Rows* R, Counts* cnt, const Py_ssize_t* y,
         i = order[k]
         nnz = get_row(R, i, &x, &idx)
         if ovr or sum_update:
-            all_dots(mu, K, x, idx, nnz, bias, D, sc, sg, -1)
-            all_sqdots(sg, K, x, idx, nnz, bias, D, vs)
+            all_dots(mu, K, ld, x, idx, nnz, bias, D, sc, sg, -1)
+            all_sqdots(sg, K, ld, x, idx, nnz, bias, D, vs)
             if not all_finite(vs, K):
                 fail_row(cnt, NONFINITE_INPUT, i)
                 break
@@ -274,24 +297,24 @@ cdef void mc_diag_rows(const Rows* R, Counts* cnt, const Py_ssize_t* y,
         else:
             # top1: v_y in the same walk, v_c once c is known; averaging: the
             # lazy sum's entries of y prefetched in this walk, of c in v_c's
-            walk_row(R, &order[0], order.shape[0], k, y, &nr, mu, K, x, idx, nnz, bias, D,
-                     sc, sg, y[i], &vy, up)
+            walk_row(R, &order[0], order.shape[0], k, y, &nr, mu, K, ld, x, idx, nnz, bias,
+                     D, sc, sg, y[i], &vy, up)
         if not all_finite(sc, K):
             fail_row(cnt, NONFINITE_INPUT, i)
             break
         h.s = row_weight(cnt, i)
         if ovr:
-            stop = diag_ovr_round(h, mu, sg, K, D, x, idx, nnz, bias, sc, vs, y[i], al, cs,
+            stop = diag_ovr_round(h, mu, sg, K, ld, D, x, idx, nnz, bias, sc, vs, y[i], al, cs,
                                   save, cnt, i, up, t + 1.0)
         else:
-            stop = diag_top1_round(h, mu, sg, K, D, x, idx, nnz, bias, sc, vs, vy, y[i],
+            stop = diag_top1_round(h, mu, sg, K, ld, D, x, idx, nnz, bias, sc, vs, vy, y[i],
                                    sum_update, save, cnt, i, up, t + 1.0)
         if stop:
             break
         t += 1.0
     if up != NULL:
         for k in range(K):
-            up[D * K + k] = t
+            up[D * ld + k] = t
 
 
 cdef inline double sop_blk_score(const double* vv, const double* A, const double* x,

@@ -215,8 +215,8 @@ cdef void mc_first_order_rows(const Rows* R, Counts* cnt, const Py_ssize_t* y,
     for k in range(order.shape[0]):
         i = order[k]
         nnz = get_row(R, i, &x, &idx)
-        n = walk_row(R, &order[0], order.shape[0], k, y, &nr, Vp, K, x, idx, nnz, bias, D,
-                     sc)
+        n = walk_row(R, &order[0], order.shape[0], k, y, &nr, Vp, K, K, x, idx, nnz, bias,
+                     D, sc)
         for c in range(K):
             sc[c] *= aux[(c if ovr else 0) * na + AUX_S]
         if not (all_finite(sc, K) and isfinite(n)):

@@ -402,7 +402,7 @@ def mc_l1pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&rows.R, i, &x, &idx)
-            all_dots(w, K, x, idx, nnz, bias, D, sc)
+            all_dots(w, K, K, x, idx, nnz, bias, D, sc)
             if not all_finite(sc, K):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break

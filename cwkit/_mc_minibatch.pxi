@@ -64,7 +64,7 @@ cdef inline int _mcbpa_rows(const Rows* R, const Py_ssize_t* rows, Py_ssize_t nb
         na = get_row(R, rows[r], &xa, &ia)
         sc = S.sc + r * K
         if r < first_cached:
-            all_dots(W, K, xa, ia, na, bias, D, sc)
+            all_dots(W, K, K, xa, ia, na, bias, D, sc)
             if not all_finite(sc, K):
                 bad[0] = rows[r]
                 return NONFINITE_INPUT
@@ -329,7 +329,7 @@ def mc_bpa_pass(RowView rows not None,
                 nnz = get_row(&rows.R, i, &x, &idx)
                 # block mode: kept for the group's update (W does not change before it)
                 sc = S.sc if sliding else S.sc + (t - g.start) * K
-                all_dots(&W[0, 0], K, x, idx, nnz, bias, D, sc)
+                all_dots(&W[0, 0], K, K, x, idx, nnz, bias, D, sc)
                 if not all_finite(sc, K):
                     fail_row(&cnt, NONFINITE_INPUT, i)
                     break

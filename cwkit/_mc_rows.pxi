@@ -1,9 +1,12 @@
 # Multi-class drivers ([CS03]): the 1-of-k feature function
 # f(x, y) = e_y (x) x~, one block per class, the intercept last in every block.
-# State (D, K) C-contiguous (block c is column c, stride K; full covariance keeps
-# mu (K, D)): a coordinate's K class weights are adjacent, so a row is scored in
-# one walk of nnz + 1 short runs, prefetched ahead (`row_dots`), and an update
-# touches the lines that walk brought in.  The training drivers walk a row once
+# State (D, K) (block c is column c; full covariance keeps mu (K, D)): a
+# coordinate's K class weights are adjacent, so a row is scored in one walk of
+# nnz + 1 short runs, prefetched ahead (`row_dots`), and an update touches the
+# lines that walk brought in.  Coordinate p's run starts at p ld (`ld` = K, or
+# more for the diagonal rules' arrays, views of the columns of one wider array
+# that keeps a coordinate's means, variances and sums side by side:
+# `feature_stride` of _mc_diag.pxi).  The training drivers walk a row once
 # to score it (with ||x~||^2 and, diagonal top1, v_y), and once per update;
 # ||V||^2 is kept for l2-pa only (as in the binary driver).
 #
@@ -103,12 +106,13 @@ cdef inline NextRow no_next_row() noexcept nogil:
     return nr
 
 
-cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
-                            Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
+cdef inline double row_dots(const double* W, Py_ssize_t K, Py_ssize_t ld, const double* x,
+                            const int* idx, Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
                             bint warm, const NextRow* nr, const double* S=NULL,
                             Py_ssize_t ys=-1, double* vy=NULL,
                             const double* A=NULL) noexcept nogil:
-    """out[c] = W_c . x~ for every class of a (D, K) state; returns ||x~||^2.
+    """out[c] = W_c . x~ for every class of a (D, K) state, row p at W + p ld (S and
+    A too); returns ||x~||^2.
 
     A coordinate's K class weights are adjacent, so a row touches nnz + 1 short
     contiguous runs; the state is far larger than the caches, so they are
@@ -125,7 +129,7 @@ cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, cons
     after the other in a register (the order of one coordinate at a time, so the
     sums are the same bit for bit), not a load and a store per coordinate."""
     cdef Py_ssize_t j, c, t, f
-    cdef const double* row = W + (D - 1) * K
+    cdef const double* row = W + (D - 1) * ld
     cdef const double* r0
     cdef const double* r1
     cdef const double* r2
@@ -135,45 +139,45 @@ cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, cons
     for c in range(K):
         out[c] = row[c] * bias
     if sum_v:
-        v = S[(D - 1) * K + ys] * bias * bias
+        v = S[(D - 1) * ld + ys] * bias * bias
     if warm:
         for t in range(min(nnz, <Py_ssize_t>MC_AHEAD)):
-            CWKIT_PREFETCH_SPAN(W + idx[t] * K, K)
+            CWKIT_PREFETCH_SPAN(W + idx[t] * ld, K)
             if S != NULL and ys >= 0:
-                CWKIT_PREFETCH(S + idx[t] * K + ys)
+                CWKIT_PREFETCH(S + idx[t] * ld + ys)
             elif S != NULL:
-                CWKIT_PREFETCH_SPAN(S + idx[t] * K, K)
+                CWKIT_PREFETCH_SPAN(S + idx[t] * ld, K)
             if A != NULL:
-                CWKIT_PREFETCH(A + idx[t] * K + ys)
+                CWKIT_PREFETCH(A + idx[t] * ld + ys)
     j = 0
     while j < nnz:
         # prefetch MC_AHEAD coordinates ahead of the (up to) four scored now
         for t in range(j + MC_AHEAD, j + MC_AHEAD + 4):
             if t < nnz:
                 f = idx[t]
-                CWKIT_PREFETCH_SPAN(W + f * K, K)
+                CWKIT_PREFETCH_SPAN(W + f * ld, K)
                 if S != NULL and ys >= 0:
-                    CWKIT_PREFETCH(S + f * K + ys)
+                    CWKIT_PREFETCH(S + f * ld + ys)
                 elif S != NULL:
-                    CWKIT_PREFETCH_SPAN(S + f * K, K)
+                    CWKIT_PREFETCH_SPAN(S + f * ld, K)
                 if A != NULL:
-                    CWKIT_PREFETCH(A + f * K + ys)
+                    CWKIT_PREFETCH(A + f * ld + ys)
             elif nr != NULL and t - nnz < nr.nnz:
                 f = nr.idx[t - nnz]
-                CWKIT_PREFETCH_SPAN(W + f * K, K)
+                CWKIT_PREFETCH_SPAN(W + f * ld, K)
                 if S != NULL and ys >= 0:
-                    CWKIT_PREFETCH(S + f * K + nr.y)
+                    CWKIT_PREFETCH(S + f * ld + nr.y)
                 if A != NULL:
-                    CWKIT_PREFETCH(A + f * K + nr.y)
+                    CWKIT_PREFETCH(A + f * ld + nr.y)
         if j + 4 <= nnz:
             x0 = x[j]
             x1 = x[j + 1]
             x2 = x[j + 2]
             x3 = x[j + 3]
-            r0 = W + idx[j] * K
-            r1 = W + idx[j + 1] * K
-            r2 = W + idx[j + 2] * K
-            r3 = W + idx[j + 3] * K
+            r0 = W + idx[j] * ld
+            r1 = W + idx[j + 1] * ld
+            r2 = W + idx[j + 2] * ld
+            r3 = W + idx[j + 3] * ld
             for c in range(K):
                 o = out[c]
                 o += r0[c] * x0
@@ -183,7 +187,7 @@ cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, cons
                 out[c] = o
             t = j + 4
         else:
-            r0 = W + idx[j] * K
+            r0 = W + idx[j] * ld
             x0 = x[j]
             for c in range(K):
                 out[c] += r0[c] * x0
@@ -191,7 +195,7 @@ cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, cons
         while j < t:
             n += x[j] * x[j]
             if sum_v:
-                v += S[idx[j] * K + ys] * x[j] * x[j]
+                v += S[idx[j] * ld + ys] * x[j] * x[j]
             j += 1
     if sum_v:
         vy[0] = v
@@ -200,37 +204,38 @@ cdef inline double row_dots(const double* W, Py_ssize_t K, const double* x, cons
 
 cdef inline double walk_row(const Rows* R, const Py_ssize_t* order, Py_ssize_t n_order,
                             Py_ssize_t k, const Py_ssize_t* y, NextRow* nr, const double* W,
-                            Py_ssize_t K, const double* x, const int* idx, Py_ssize_t nnz,
-                            double bias, Py_ssize_t D, double* out, const double* S=NULL,
+                            Py_ssize_t K, Py_ssize_t ld, const double* x, const int* idx,
+                            Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
+                            const double* S=NULL,
                             Py_ssize_t ys=-1, double* vy=NULL,
                             const double* A=NULL) noexcept nogil:
     """`row_dots` on row x (position k of `order`), prefetching on into the row
     after it; nr: the row after the previous one on entry, after this one on exit."""
     cdef bint warm = nr.nnz < MC_AHEAD
     next_row(R, order, n_order, k, y, nr)
-    return row_dots(W, K, x, idx, nnz, bias, D, out, warm, nr, S, ys, vy, A)
+    return row_dots(W, K, ld, x, idx, nnz, bias, D, out, warm, nr, S, ys, vy, A)
 
 
-cdef inline void all_dots(const double* W, Py_ssize_t K, const double* x, const int* idx,
-                          Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
+cdef inline void all_dots(const double* W, Py_ssize_t K, Py_ssize_t ld, const double* x,
+                          const int* idx, Py_ssize_t nnz, double bias, Py_ssize_t D, double* out,
                           const double* W2=NULL, Py_ssize_t y2=-1) noexcept nogil:
     """out[c] = W_c . x~ for every class of a (D, K) state (`row_dots` on one row).
     The same rows of W2 (another (D, K) array the driver reads next) are prefetched
     too: whole rows, or only class y2's entry when y2 >= 0."""
-    row_dots(W, K, x, idx, nnz, bias, D, out, True, NULL, W2, y2, NULL)
+    row_dots(W, K, ld, x, idx, nnz, bias, D, out, True, NULL, W2, y2, NULL)
 
 
-cdef inline void all_sqdots(const double* S, Py_ssize_t K, const double* x, const int* idx,
-                            Py_ssize_t nnz, double bias, Py_ssize_t D,
+cdef inline void all_sqdots(const double* S, Py_ssize_t K, Py_ssize_t ld, const double* x,
+                            const int* idx, Py_ssize_t nnz, double bias, Py_ssize_t D,
                             double* out) noexcept nogil:
-    """out[c] = x~^T diag(S_c) x~ for every class of a (D, K) state."""
+    """out[c] = x~^T diag(S_c) x~ for every class of a (D, K) state, row p at S + p ld."""
     cdef Py_ssize_t j, c
-    cdef const double* row = S + (D - 1) * K
+    cdef const double* row = S + (D - 1) * ld
     cdef double xj
     for c in range(K):
         out[c] = row[c] * bias * bias
     for j in range(nnz):
-        row = S + idx[j] * K
+        row = S + idx[j] * ld
         xj = x[j]
         for c in range(K):
             out[c] += row[c] * xj * xj          # the binary drivers' rounding order
@@ -320,12 +325,19 @@ cdef inline void blk_axpy(double* w, double c, const double* x, const int* idx,
 
 
 def mc_row_scores(RowView rows not None,
-                  double bias, const double[:, ::1] W,
-                  const double[:, ::1] S2, double[:, ::1] out_m, double[:, ::1] out_v):
+                  double bias, const double[:, :] W,
+                  const double[:, :] S2, double[:, ::1] out_m, double[:, ::1] out_v):
     """Test-time class scores w_c.x~ (and x~^T diag(s2_c) x~ when S2 is not empty)
     of a (D, K) state, out (n, K): the row walk of the training drivers, so
-    dense == CSR bit for bit."""
+    dense == CSR bit for bit.  W and S2 may be views of a wider array (a row's
+    classes adjacent: `feature_stride`)."""
     cdef Py_ssize_t K = W.shape[1], D = W.shape[0], i, nnz
+    cdef Py_ssize_t ldw = W.strides[0] // sizeof(double)
+    cdef Py_ssize_t lds = S2.strides[0] // sizeof(double) if S2.shape[0] > 0 else 0
+    if (W.strides[1] != sizeof(double) or W.strides[0] % sizeof(double)
+            or S2.shape[0] > 0 and (S2.strides[1] != sizeof(double)
+                                    or S2.strides[0] % sizeof(double))):
+        raise ValueError("mc_row_scores: a row's classes must be adjacent")
     cdef bint quad = S2.shape[0] > 0, warm
     cdef const double* x
     cdef const int* idx
@@ -336,9 +348,9 @@ def mc_row_scores(RowView rows not None,
             nnz = get_row(&rows.R, i, &x, &idx)
             warm = nr.nnz < MC_AHEAD
             nr.nnz = get_row(&rows.R, i + 1, &xn, &nr.idx) if i + 1 < out_m.shape[0] else 0
-            row_dots(&W[0, 0], K, x, idx, nnz, bias, D, &out_m[i, 0], warm, &nr)
+            row_dots(&W[0, 0], K, ldw, x, idx, nnz, bias, D, &out_m[i, 0], warm, &nr)
             if quad:
-                all_sqdots(&S2[0, 0], K, x, idx, nnz, bias, D, &out_v[i, 0])
+                all_sqdots(&S2[0, 0], K, lds, x, idx, nnz, bias, D, &out_v[i, 0])
 
 
 cdef inline void top_competitors(const double* sc, Py_ssize_t K, Py_ssize_t y,

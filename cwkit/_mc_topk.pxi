@@ -218,7 +218,7 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&rows.R, i, &x, &idx)
-            n = walk_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr, Vp, K, x, idx,
+            n = walk_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr, Vp, K, K, x, idx,
                          nnz, bias, D, T.sc)
             for c in range(K):
                 T.sc[c] *= aux[0, AUX_S]
@@ -252,7 +252,7 @@ cdef inline bint topk_arow_solve(TopK* T, Counts* cnt, Py_ssize_t i) noexcept no
 
 
 cdef inline bint topk_arow_diag_round(TopK* T, double* mu, double* S, Py_ssize_t K,
-                                      Py_ssize_t D, const double* x, const int* idx,
+                                      Py_ssize_t ld, Py_ssize_t D, const double* x, const int* idx,
                                       Py_ssize_t nnz, double bias, Py_ssize_t yi, double r,
                                       bint direct, bint sum_update, double* save,
                                       Counts* cnt, Py_ssize_t i, double* U,
@@ -270,28 +270,28 @@ cdef inline bint topk_arow_diag_round(TopK* T, double* mu, double* S, Py_ssize_t
     if not topk_arow_solve(T, cnt, i):
         return True
     # (the mean steps, c = 0, leave the variances as they are)
-    chk = blk_diag_step(mu + yi, S + yi, T.asum, 0.0, False, x, idx, nnz, bias, D, save, K,
+    chk = blk_diag_step(mu + yi, S + yi, T.asum, 0.0, False, x, idx, nnz, bias, D, save, ld,
                         NULL)
     for j in range(kk):
         chk += blk_diag_step(mu + T.comp[j], S + T.comp[j], -T.a[j], 0.0, False, x, idx,
-                             nnz, bias, D, save + (j + 1) * sv, K, NULL)
+                             nnz, bias, D, save + (j + 1) * sv, ld, NULL)
     if not isfinite(chk):
         for j in range(kk - 1, -1, -1):
             blk_diag_restore(mu + T.comp[j], S + T.comp[j], save + (j + 1) * sv, idx, nnz, D,
-                             K)
-        blk_diag_restore(mu + yi, S + yi, save, idx, nnz, D, K)
+                             ld)
+        blk_diag_restore(mu + yi, S + yi, save, idx, nnz, D, ld)
         fail_round(cnt, NONFINITE_STATE, i)
         return True
     if sum_update:
-        sum_sigma_update(S, K, T.vs, r, direct, x, idx, nnz, bias, D, watch)
+        sum_sigma_update(S, K, ld, T.vs, r, direct, x, idx, nnz, bias, D, watch)
     else:
         cc = 1.0 / (T.vs[yi] + T.vs[T.comp[0]] + r) if direct else 1.0 / r   # r > 0
-        blk_sigma_only(S + yi, cc, direct, x, idx, nnz, bias, D, K, watch)
-        blk_sigma_only(S + T.comp[0], cc, direct, x, idx, nnz, bias, D, K, watch)
+        blk_sigma_only(S + yi, cc, direct, x, idx, nnz, bias, D, ld, watch)
+        blk_sigma_only(S + T.comp[0], cc, direct, x, idx, nnz, bias, D, ld, watch)
     if U != NULL:
-        avg_blk(U + yi, mu + yi, save, idx, nnz, D, K, t)
+        avg_blk(U + yi, mu + yi, save, idx, nnz, D, ld, t)
         for j in range(kk):
-            avg_blk(U + T.comp[j], mu + T.comp[j], save + (j + 1) * sv, idx, nnz, D, K, t)
+            avg_blk(U + T.comp[j], mu + T.comp[j], save + (j + 1) * sv, idx, nnz, D, ld, t)
     count_collapse(cnt, tiny, i)
     cnt.updates += 1
     return False
@@ -350,8 +350,8 @@ cdef inline bint topk_arow_full_round(TopK* T, double* mu, double* S, int K, int
 
 def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
                       const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
-                      double[:, ::1] MU, double[:, ::1] SG, bint full, double r,
-                      bint direct, bint sum_update, double[::1] U):
+                      double[:, :] MU, double[:, :] SG, bint full, double r,
+                      bint direct, bint sum_update, double[:, :] U):
     """One top-k pass of AROW ([AROW13] Fig. 2, eqs. 25-30).
 
     If max_j l_j > 0: a = argmax l^T a - a^T (G + r 11^T) a / 2 over a >= 0 with
@@ -365,13 +365,17 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
     Sigma Delta_j = P_y - P_cj.  An importance weight s: r becomes r / s (the
     loss terms 1/(2r) become s/(2r), as in `so_step`).
     Averaging (U not empty, its last entry T the rounds so far): U += t (mu new -
-    old) on an update of round t, U the flat (D + 1, K) sum of `mc_diag_pass`
-    (diagonal) or the (K D + 1) one of `mc_full_pass` (full).
+    old) on an update of round t, U the (D + 1, K) sum of `mc_diag_pass`
+    (diagonal, sharing the row stride of MU and SG: `feature_stride`) or the
+    (K D + 1) one of `mc_full_pass` as one row (full, every array C-contiguous).
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
-    # diagonal: (D, K) state, block c at offset c with stride K; full: (K, D)
+    # diagonal: (D, K) state, block c at offset c with stride ld; full: (K, D)
     cdef int K = <int>(MU.shape[0] if full else MU.shape[1])
     cdef int D = <int>(MU.shape[1] if full else MU.shape[0]), KD = K * D
+    cdef Py_ssize_t ld = 0 if full else feature_stride(MU, SG, U)
+    if full and not (MU.is_c_contig() and SG.is_c_contig() and U.is_c_contig()):
+        raise ValueError("a full top-k AROW state's arrays must be C-contiguous")
     cdef Py_ssize_t j, nnz, i, q
     cdef Counts cnt = counts_start(rows)
     cdef const double* x
@@ -390,8 +394,8 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* g = u + KD
     cdef double* mu = &MU[0, 0]
     cdef double* S = &SG[0, 0]
-    cdef double* up = &U[0] if U.shape[0] > 0 else NULL
-    cdef double t = U[U.shape[0] - 1] if up != NULL else 0.0
+    cdef double* up = &U[0, 0] if U.shape[0] > 0 else NULL
+    cdef double t = U[U.shape[0] - 1, U.shape[1] - 1] if up != NULL else 0.0
     with nogil:
         for q in range(order.shape[0]):
             i = order[q]
@@ -403,8 +407,8 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 for j in range(K):
                     T.sc[j] = blk_dot(mu + j * D, x, idx, nnz, bias, D, 1)
             else:
-                all_dots(mu, K, x, idx, nnz, bias, D, T.sc, S)    # S's rows prefetched
-                all_sqdots(S, K, x, idx, nnz, bias, D, T.vs)
+                all_dots(mu, K, ld, x, idx, nnz, bias, D, T.sc, S)    # S's rows prefetched
+                all_sqdots(S, K, ld, x, idx, nnz, bias, D, T.vs)
             if not (all_finite(T.sc, K) and isfinite(n) and (full or all_finite(T.vs, K))):
                 fail_row(&cnt, NONFINITE_INPUT, i)
                 break
@@ -418,15 +422,12 @@ def mc_topk_arow_pass(RowView rows not None, const Py_ssize_t[::1] y,
                 stop = topk_arow_full_round(&T, mu, S, K, D, xs, y[i], r / sw, sum_update, f,
                                             P, u, g, &cnt, i, up, t + 1.0)
             else:
-                stop = topk_arow_diag_round(&T, mu, S, K, D, x, idx, nnz, bias, y[i], r / sw,
+                stop = topk_arow_diag_round(&T, mu, S, K, ld, D, x, idx, nnz, bias, y[i], r / sw,
                                             direct, sum_update, save, &cnt, i, up, t + 1.0)
             if stop:
                 break
             t += 1.0
     if up != NULL:
-        if full:
-            U[U.shape[0] - 1] = t
-        else:
-            for j in range(K):
-                U[U.shape[0] - 1 - j] = t
+        for j in range(1 if full else K):
+            U[U.shape[0] - 1, U.shape[1] - 1 - j] = t
     return counts_result(&cnt)

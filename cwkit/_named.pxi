@@ -309,20 +309,26 @@ cdef class NamedOne:
             self.na = a.shape[1]
             self.keep_sum = self.na > AUX_SSUM
             a = st["v"]
-        else:
-            self.array_keys = ("mu", "sigma", "u")
-            self.h = hyper_second_order(spec.rule, spec.phi, spec.r, spec.direct)
-            self.h.C = spec.C
-            a = st["sigma"]
-            self.sg = &a[0, 0]
-            a = st["mu"]
+            self.w = &a[0, 0]
+            self.D, self.K = a.shape[0], a.shape[1]
+            self.stride = self.K
+            u = st["u"]
+            if u.shape[0] > 0:
+                a = u
+                self.up = &a[0, 0]
+            return 0
+        # diagonal: one array, a feature's K means, K variances (and K sums) in a row,
+        # then (averaging) the round counts' row (`multiclass.Diagonal`)
+        self.array_keys = ("by_feature",)
+        self.h = hyper_second_order(spec.rule, spec.phi, spec.r, spec.direct)
+        self.h.C = spec.C
+        a = st["by_feature"]
+        self.K = model.K
+        self.D = a.shape[0] - (1 if spec.average else 0)
+        self.stride = a.shape[1]
         self.w = &a[0, 0]
-        self.D, self.K = a.shape[0], a.shape[1]
-        self.stride = self.K
-        u = st.get("u")
-        if u is not None and u.shape[0] > 0:
-            a = u
-            self.up = &a[0, 0]
+        self.sg = self.w + self.K
+        self.up = self.w + 2 * self.K if spec.average else NULL
         return 0
 
     def __dealloc__(self):
@@ -593,7 +599,7 @@ cdef class NamedOne:
                                 self.out + self.K, self.act)
         else:
             mc_diag_rows(&R, &cnt, self.code, self.order1, bias, self.ovr, self.w,
-                         self.sg, self.K, self.D, &self.h, self.sum_update, self.up,
+                         self.sg, self.K, self.stride, self.D, &self.h, self.sum_update, self.up,
                          self.out + self.K, nnz + 1)
         if known:
             self.counted(d, &cnt)
@@ -746,7 +752,7 @@ cdef class NamedOne:
     cdef inline double mc_weight(self, Py_ssize_t p, Py_ssize_t c) noexcept:
         """The weight ``weights_dk()[p, c]`` of a multi-class model reports, as
         `weight` (first-order: class c's aux row in one-vs-rest)."""
-        cdef Py_ssize_t q = p * self.K + c
+        cdef Py_ssize_t q = p * self.stride + c
         cdef double t, S
         cdef double* a
         if self.shape == ONE_MC_FIRST_ORDER:
@@ -758,7 +764,7 @@ cdef class NamedOne:
             return ((S + 1.0) * self.w[q] - self.up[q]) / t
         if self.up == NULL:
             return self.w[q]
-        t = self.up[self.D * self.K]
+        t = self.up[self.D * self.stride]
         return self.w[q] if t == 0.0 else ((t + 1.0) * self.w[q] - self.up[q]) / t
 
     def scores(self, est, list rows):

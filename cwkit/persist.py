@@ -270,7 +270,7 @@ def _common_contents(model, params):
         "n_updates_": int(getattr(model, "n_updates_", 0)),
         "choices": model._choices(),
     }
-    arrays = {"state/" + k: np.array(v) for k, v in model._model.state.items()}
+    arrays = {"state/" + k: np.array(v) for k, v in model._model.named_state().items()}
     fmap = model.__dict__.get("feature_map_")
     if fmap is not None:
         meta["features"], names = feature_map_record(fmap)
@@ -447,7 +447,7 @@ def _build(meta, classes, files, path):
 
 def _fill_state(est, files, path):
     """Copy the state arrays of the file into the model; they must match it exactly."""
-    state = est._model.state
+    state = est._model.named_state()
     for key in list(state):
         arr = files.pop("state/" + key, None)
         if arr is None:

@@ -220,7 +220,7 @@ def test_state_size_counts_the_averaging_state(case, task):
     est = cwkit.make(name, average=True, **p).fit(X, y)
     from cwkit.models.size import state_size
     assert state_size(est._spec(len(est.classes_), X.shape[1])) == sum(
-        a.size for a in est._model.state.values())
+        a.size for a in est._model.named_state().values())
 
 
 @pytest.mark.parametrize("K, task", [(2, "top1"), (3, "top1"), (3, "ovr")])

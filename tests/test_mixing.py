@@ -447,8 +447,9 @@ def test_averaged_models_mix_to_the_mean_of_every_iterate(case, strategy):
         ref = _load(copy.deepcopy(start0), plain)
         np.testing.assert_allclose(target._model.last_weights(), ref._model.weights(),
                                    rtol=1e-12, atol=1e-14)
-        _check_round_count(model, mixed, [e._model.state for e in shards], c,
-                           start._model.state)
+        _check_round_count(model, model.named_state(mixed),
+                           [e._model.named_state() for e in shards], c,
+                           start._model.named_state())
         one = mixing.mix(model, [shards[1]._model.state], rule=rule, start=start._model.state)
         for key, arr in shards[1]._model.state.items():     # one state: the identity
             assert np.array_equal(one[key], arr)
@@ -497,7 +498,7 @@ def test_averaged_mixed_models_go_on_averaging_every_round(case, strategy):
 
 def _rounds_of(model):
     """The round count the averaged weights are a mean over."""
-    state = model.models[0].state if hasattr(model, "models") else model.state
+    state = model.models[0].state if hasattr(model, "models") else model.named_state()
     if "acc" in state or "v" in state:
         return np.atleast_2d(state["aux"])[0, 2]
     return np.ravel(state["u"][-1])[0]

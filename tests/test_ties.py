@@ -118,7 +118,7 @@ def test_duplicated_classes_score_identically(name):
     y = rng.integers(0, 6, size=80)
     # the diagonal covariance, whose blocks are the (41, 6) state arrays looked at below
     est = last_iterate(name, **({"covariance": "diag"} if name == "arow" else {})).fit(X, y)
-    state = est._model.state
+    state = est._model.named_state()
     dk = [a for a in state.values() if a.ndim == 2 and a.shape == (41, 6)]
     assert dk
     for a in dk:

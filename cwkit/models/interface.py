@@ -256,6 +256,17 @@ class Model(ABC):
         """
         return self.scores(rows, bias)
 
+    def named_state(self, state=None):
+        """The arrays of `state` (default: this model's ``state``) by the names the
+        model file gives them: the state itself, unless the model keeps several of them
+        in one array (then views of its parts, which write through)."""
+        return self.state if state is None else state
+
+    def from_named(self, named):
+        """A state of new arrays holding the arrays `named` (shaped as
+        :meth:`named_state`'s)."""
+        return {key: np.array(arr) for key, arr in named.items()}
+
     def feature_layout(self):
         """Where each state array keeps its features: name -> ``((axis, inner, tail),
         ...)``, one triple per feature axis (``cwkit.models.growth.widen`` grows a model

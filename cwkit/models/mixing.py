@@ -82,6 +82,7 @@ import numpy as np
 from .. import _core
 from . import binary, kernel, l1, minibatch, multiclass
 from .average import mean_of_rounds, rounds
+from .interface import Model
 from .binary import averaged_first_order, rda_reported, rda_sums
 from .ovr import OneVsRest
 
@@ -188,6 +189,14 @@ def _mix(model, states, c, rule, start):
             p0 = None if start is None else {key: start[f"{k}/{key}"] for key in sub.state}
             out.update({f"{k}/{key}": a for key, a in _mix(sub, part, c, rule, p0).items()})
         return out
+    if type(model).named_state is not Model.named_state:     # mixed by their parts
+        named = _mix_named(model, [model.named_state(s) for s in states], c, rule,
+                           None if start is None else model.named_state(start))
+        return model.from_named(named)
+    return _mix_named(model, states, c, rule, start)
+
+
+def _mix_named(model, states, c, rule, start):
     out = {key: mean([s[key] for s in states], c) for key in states[0]}
     for kinds, combine in _RULES:
         if isinstance(model, kinds):

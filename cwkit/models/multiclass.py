@@ -4,9 +4,10 @@ A model holds one weight block per class, D = n_features + 1 weights each (the
 intercept last), and the calls into the multi-class drivers of ``cwkit._core``.
 The state arrays are (D, K): the K class weights of a feature are adjacent, so
 scoring a sparse row reads nnz + 1 short contiguous runs instead of K (nnz + 1)
-scattered values.  Full covariance keeps mu (K, D) and Sigma over the
-class-major stacked blocks.  ``weights`` is (K, D), ``scores`` and ``proba``
-(n, K).
+scattered values; the diagonal rules keep a feature's means, variances and
+averaging sums side by side in one row of one array (:class:`Diagonal`).  Full
+covariance keeps mu (K, D) and Sigma over the class-major stacked blocks.
+``weights`` is (K, D), ``scores`` and ``proba`` (n, K).
 
 Strategies (the estimators' ``multiclass`` parameter):
 
@@ -133,37 +134,63 @@ class FirstOrder(MulticlassModel):
 
 
 class Diagonal(MulticlassModel):
-    """mu, sigma = diag(Sigma) per block; initial sigma = a."""
+    """mu, sigma = diag(Sigma) per block; initial sigma = a.
+
+    One array, ``state["by_feature"]``, holds the state: row p is feature p's K means,
+    then its K variances, then (averaging) its K entries of the lazy sum ``u``, so
+    that what a row's update touches (the means of every class, the variances and
+    sums of two) lies side by side in memory rather than in two or three arrays; an
+    averaged model has one more row, whose lazy-sum columns hold T (its other
+    columns are unused, 0).  :meth:`named_state` gives views of its parts by the
+    names the model file keeps: ``mu``, ``sigma`` (D, K) and ``u`` (D + 1, K)."""
 
     def feature_layout(self):
-        return {"mu": ROWS, "sigma": ROWS, "u": ROWS_T}
+        return {"by_feature": ROWS_T if self.spec.average else ROWS}
 
     def initial_state(self, K, D):
-        st = {"mu": np.zeros((D, K)), "sigma": np.full((D, K), float(self.spec.a))}
-        if self.spec.average:   # the lazy sum of the means, then the round count T (a row)
-            st["u"] = np.zeros((D + 1, K))
-        return st
+        avg = bool(self.spec.average)
+        z = np.zeros((D + avg, (2 + avg) * K))
+        z[:D, K:2 * K] = float(self.spec.a)
+        return {"by_feature": z}
+
+    def named_state(self, state=None):
+        z = (self.state if state is None else state)["by_feature"]
+        K, avg = self.K, bool(self.spec.average)
+        out = {"mu": z[:z.shape[0] - avg, :K], "sigma": z[:z.shape[0] - avg, K:2 * K]}
+        if avg:
+            out["u"] = z[:, 2 * K:]
+        return out
+
+    def from_named(self, named):
+        K, avg = self.K, bool(self.spec.average)
+        mu = named["mu"]
+        z = np.zeros((mu.shape[0] + avg, (2 + avg) * K))
+        out = self.named_state({"by_feature": z})
+        for key, arr in out.items():
+            arr[...] = named[key]
+        return {"by_feature": z}
 
     def run(self, rows, codes, order, bias):
-        st, spec = self.state, self.spec
+        st, spec = self.named_state(), self.spec
         return PassResult(*_core.mc_diag_pass(
             *self._args(rows, codes, order), bias, self.ovr, st["mu"], st["sigma"], self.rule,
             spec.phi, spec.r, spec.direct, self.sum_update,
             st.get("u", np.empty((0, self.K))), spec.C))
 
     def weights_dk(self):
-        return mean_of_rounds(self.state, self.last_weights_dk())
+        return mean_of_rounds(self.named_state(), self.last_weights_dk())
 
     def last_weights_dk(self):
-        return self.last_iterate(self.state)
+        return self.last_iterate(self.named_state())
 
     @staticmethod
     def last_iterate(state):
-        """The last iterate of `state`, shaped as its lazy sum ``u`` (without T)."""
+        """The last iterate of `state` (a :meth:`named_state`), shaped as its lazy sum
+        ``u`` (without T)."""
         return state["mu"]
 
     def variances_dk(self):
-        return self.state["sigma"]
+        return self.named_state()["sigma"]
 
     def status_detail(self, status):
         return collapsed_variance_detail(self, status)
@@ -171,7 +198,7 @@ class Diagonal(MulticlassModel):
     def invariants(self):
         yield from gaussian_invariants(self)
         if self.spec.average:
-            yield counts("the round counts u[-1]", self.state["u"][-1], 0, np.inf)
+            yield counts("the round counts u[-1]", self.named_state()["u"][-1], 0, np.inf)
 
 
 class Full(MulticlassModel):

@@ -19,13 +19,24 @@ def row_scores(rows, w, bias, s2=None):
 
 def mc_row_scores(rows, W, bias, S2=None):
     """(w_c.x~, x~^T diag(s2_c) x~) per row and class, (n, K) each, for (D, K)
-    weights W and variances S2, through the compiled row walk (dense == CSR)."""
-    W = np.ascontiguousarray(W)
+    weights W and variances S2, through the compiled row walk (dense == CSR); W and
+    S2 as they are when a row's classes are adjacent (the views of a diagonal
+    model's state), else copied so."""
+    W = _classes_adjacent(W)
     m = np.empty((rows.n_rows, W.shape[1]))
     v = np.empty(m.shape if S2 is not None else (0, W.shape[1]))
     _core.mc_row_scores(rows.view, bias, W, np.empty((0, W.shape[1])) if S2 is None
-                        else np.ascontiguousarray(S2), m, v)
+                        else _classes_adjacent(S2), m, v)
     return m, v
+
+
+def _classes_adjacent(A):
+    """(D, K) float64 `A` itself when its rows' entries are adjacent, else a C-contiguous
+    copy."""
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim == 2 and A.strides[1] == A.itemsize and A.strides[0] % A.itemsize == 0:
+        return A
+    return np.ascontiguousarray(A)
 
 
 def sign_proba(m, v):

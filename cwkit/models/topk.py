@@ -17,8 +17,6 @@ from .interface import PassResult
 from .minibatch import MulticlassBPA, bpa_rho
 from .rules import SQUARED_SLACK_RULES
 
-_NO_SUM = np.empty(0)
-
 
 class TopKPA(multiclass.FirstOrder):
     """PA / PA-I / PA-II with the k highest-scoring competitors (state of top1)."""
@@ -62,11 +60,15 @@ class _TopKAROW:
         return spec.sigma_update in ("auto", "sum")
 
     def run(self, rows, codes, order, bias):
-        st, spec = self.state, self.spec
+        st, spec = self.named_state(), self.spec
+        if not spec.average:
+            u = np.empty((0, self.K))
+        else:               # full: the flat (K D + 1) lazy sum as one row
+            u = st["u"].reshape(1, -1) if self.full else st["u"]
         return PassResult(*_core.mc_topk_arow_pass(
             *self._args(rows, codes, order), bias, self.kk, st["mu"],
             st["Sigma" if self.full else "sigma"], self.full, spec.r, spec.direct,
-            self.sum_update, st["u"].reshape(-1) if spec.average else _NO_SUM))
+            self.sum_update, u))
 
 
 class TopKAROWDiagonal(_TopKAROW, multiclass.Diagonal):
