@@ -31,7 +31,8 @@ better; for partial_fit calls per second, higher is better), target, met. The pe
 (``vowpalwabbit``, ``svmloader``, ``scikit-learn``) are installed into the running
 environment when absent, for this benchmark only: cwkit does not depend on them. Quick
 check: ``--rows 20000 --repeat 1``; the eval's rows alone (against VW, ``--parse-jobs 2``
-and ``--noise 0.1``): ``--eval-only``.
+and ``--noise 0.1``): ``--eval-only``; the single-row ``partial_fit`` calls alone (no file,
+no peers): ``--partial-fit-only``.
 """
 import argparse
 import compileall
@@ -214,7 +215,13 @@ def main(argv=None):
     ap.add_argument("--eval-only", action="store_true",
                     help="time only the eval's rows: cwkit eval, with --parse-jobs 2 and "
                     "(unless --no-noise) --noise 0.1, and Vowpal Wabbit")
+    ap.add_argument("--partial-fit-only", action="store_true",
+                    help="time only the single-row partial_fit calls (no file, no peers)")
     args = ap.parse_args(argv)
+    if args.partial_fit_only:
+        print(f"# machine: {processor_name()}, {os.cpu_count()} cores", flush=True)
+        single_rows(run([sys.executable, "-c", _PARTIAL_FIT, str(HERE), str(args.repeat)])[2])
+        return
 
     wanted = ["vowpalwabbit"] if args.eval_only else \
         [m for m in PEERS if m != "sklearn" or args.sklearn]
@@ -265,11 +272,7 @@ def main(argv=None):
     for name, times in wall.items():
         print(f"# {name}: " + " ".join(f"{t:.3f}" for t in times) + " s wall, "
               + " ".join(f"{t:.3f}" for t in cpu[name]) + " s CPU", flush=True)
-    calls = {}
     out = "" if args.eval_only else run([py, "-c", _PARTIAL_FIT, str(HERE), str(args.repeat)])[2]
-    for line in out.splitlines():
-        algo, kind, rate = line.split()
-        calls[algo, kind] = float(rate)
     print("# load average at the end: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     wall = {name: statistics.median(v) for name, v in wall.items()}
     cpu = {name: statistics.median(v) for name, v in cpu.items()}
@@ -310,10 +313,20 @@ def main(argv=None):
         row("import cwkit", wall["import cwkit"], "python -c pass", wall["bare interpreter"])
         row("import cwkit", wall["import cwkit"], "import numpy, scipy.sparse",
             wall["import numpy, scipy.sparse"])
-    for (algo, kind), rate in calls.items():
-        met = "yes" if rate >= 50_000 else "no"
-        print("\t".join([f"partial_fit 1 row {algo} {kind} (calls/s)", f"{rate:.0f}", "-",
-                         "-", "-", ">=50000", met]), flush=True)
+    single_rows(out, header=False)
+
+
+def single_rows(out, header=True):
+    """The rows of the single-row partial_fit calls from `out` (the output of
+    ``_PARTIAL_FIT``), after the load average and the table's header when `header`."""
+    if header:
+        print("# load average at the end: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+        print("\t".join(["what", "cwkit_s", "peer", "peer_s", "ratio", "target", "met"]))
+    for line in out.splitlines():
+        algo, kind, rate = line.split()
+        met = "yes" if float(rate) >= 50_000 else "no"
+        print("\t".join([f"partial_fit 1 row {algo} {kind} (calls/s)", f"{float(rate):.0f}",
+                         "-", "-", "-", ">=50000", met]), flush=True)
 
 
 if __name__ == "__main__":
