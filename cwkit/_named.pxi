@@ -207,6 +207,8 @@ cdef class NamedOne:
     cdef double* cal_s          # the calibration window's scores and labels
     cdef Py_ssize_t* cal_l
     cdef Py_ssize_t window
+    cdef object slopes_of       # the calibration's slopes array last read (held), and
+    cdef const double* slopes_p     # its values
     cdef double[::1] y_neg, y_pos   # the target of the row: -1, +1
     cdef double[::1] y_real         # a regressor's target
     cdef Py_ssize_t[::1] order1     # the one row
@@ -250,10 +252,11 @@ cdef class NamedOne:
             self.mask = (<uint64_t>1 << self.bits) - 1
         self.label_types = label_types
         if classes is not None:
-            self.negative, self.positive = classes[0], classes[-1]
+            # (classes[len - 1]: the core is compiled without negative indices)
+            self.negative, self.positive = classes[0], classes[len(classes) - 1]
             self.codes = {c: i for i, c in enumerate(classes.tolist())}
             self.labels = tuple(classes)
-            self.keys0, self.keys1 = classes[0].item(), classes[-1].item()
+            self.keys0, self.keys1 = self.negative.item(), self.positive.item()
         self.eps = spec.epsilon
         self.stride = 1 if shape == ONE_FIRST_ORDER else 2
         if shape == ONE_MC_FIRST_ORDER or shape == ONE_MC_DIAGONAL:
@@ -359,7 +362,9 @@ cdef class NamedOne:
         if learning and _attr(est, d, "class_weight") is not None:
             return False
         self.x0 = self.bias(est, d)
-        self.plain = (PyDict_GetItemWithError(d, "class_weight") != NULL
+        # (a regressor's class_weight is its class's None: it takes no class weights)
+        self.plain = ((self.classes is None
+                       or PyDict_GetItemWithError(d, "class_weight") != NULL)
                       and PyDict_GetItemWithError(d, "fit_intercept") != NULL)
         return True
 
@@ -806,10 +811,13 @@ cdef class NamedOne:
                 return None
             s = self.out[0]
             cached = _get(self.cal_dict, "_slopes")     # (the window's, while it holds)
-            slopes = <object>cached if cached != <PyObject*>None else self.cal.slopes()
+            if cached == <PyObject*>None or cached != <PyObject*>self.slopes_of:
+                self.slopes_of = slopes = (<object>cached if cached != <PyObject*>None
+                                           else self.cal.slopes())
+                self.slopes_p = &slopes[0]
+            a = self.slopes_p[1] if s > 0.0 else self.slopes_p[0]  # (the predicted class's)
         finally:
             self.lock.leave()
-        a = slopes[1] if s > 0.0 else slopes[0]    # the predicted class's slope
         z = a * s
         m = z if z > 0.0 else 0.0                   # max(a 0, a s)
         if not isfinite(m):
