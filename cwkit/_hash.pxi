@@ -3,8 +3,10 @@
 # Provides: `_murmur3_32` (MurmurHash3_x86_32), `_name_hash` (Vowpal Wabbit's
 # hash of a name), `murmurhash3_32` and `name_hash` (their Python entries),
 # `NamedStatus` and `_named_rows` (rows of named features to canonical CSR
-# arrays), `named_one` (one row hashed into a `RowView` of its own, for
-# `learn_one`).  Uses `_radix_sort` from _rows.pxi (the sort of a row's entries).
+# arrays), `_dict_objects` and `_exact_dict` (a dict row's entries, read so that
+# their misses overlap; its hashed keys), `named_one` (one row hashed into a
+# `RowView` of its own, for `learn_one`).  Uses `_radix_sort` from _rows.pxi (the
+# sort of a row's entries).
 #
 # MurmurHash3_x86_32 is Austin Appleby's public-domain hash (SMHasher,
 # MurmurHash3.cpp), the hash Vowpal Wabbit and scikit-learn's FeatureHasher use:
@@ -138,22 +140,14 @@ cdef inline unsigned long long _hashed_key(
     return ((_name_hash(s, k, 0) & mask) << 32) | <unsigned long long>n
 
 
-cdef Py_ssize_t _exact_dict(dict row, PyObject** objs, unsigned long long* keys,
-                            double* vals, Py_ssize_t cap, bint signed,
-                            uint64_t mask) noexcept:
-    """The entries of the dict `row` hashed as `_hashed_key` hashes them (their
-    number), where every name is an exact str and every value an exact float; -1
-    (nothing reported) for any other dict, or one of more than `cap` entries.
-
-    Read in two passes: the entries' objects first (into `objs`, 2 cap of them), all
-    their loads issued together (a stream's names are scattered in memory and seldom
-    in cache: their misses overlap there rather than follow one another), then each
-    name hashed."""
-    cdef Py_ssize_t n = 0, k, pos = 0, size
+cdef Py_ssize_t _dict_objects(dict row, PyObject** objs, Py_ssize_t cap) noexcept:
+    """The entries' objects of the dict `row` into `objs` (name, value, ...: 2 cap
+    of them), all their loads issued together (a stream's names are scattered in
+    memory and seldom in cache: their misses overlap there rather than follow one
+    another): their number, -1 for a dict of more than `cap` entries."""
+    cdef Py_ssize_t n = 0, pos = 0
     cdef PyObject* pk
     cdef PyObject* pv
-    cdef const char* s
-    cdef double val
     while PyDict_Next(row, &pos, &pk, &pv):
         if n == cap:
             return -1
@@ -162,6 +156,21 @@ cdef Py_ssize_t _exact_dict(dict row, PyObject** objs, unsigned long long* keys,
         CWKIT_PREFETCH(<const double*>pv)
         CWKIT_PREFETCH(<const double*>pk + 7)   # (the name's bytes after its header)
         n += 1
+    return n
+
+
+cdef Py_ssize_t _exact_dict(dict row, PyObject** objs, unsigned long long* keys,
+                            double* vals, Py_ssize_t cap, bint signed,
+                            uint64_t mask) noexcept:
+    """The entries of the dict `row` hashed as `_hashed_key` hashes them (their
+    number), where every name is an exact str and every value an exact float; -1
+    (nothing reported) for any other dict, or one of more than `cap` entries.
+
+    Read in two passes: the entries' objects first (`_dict_objects`), then each
+    name hashed."""
+    cdef Py_ssize_t n = _dict_objects(row, objs, cap), k, size
+    cdef const char* s
+    cdef double val
     for k in range(n):
         s = cwkit_exact_str(objs[2 * k], &size)
         if s == NULL or not cwkit_exact_float(objs[2 * k + 1], &val):

@@ -1,18 +1,21 @@
 # The river protocol's one-row path: a whole round of `learn_one`, or the score of
-# `predict_one`, on a fitted first-order or diagonal model of hashed names, in one
-# compiled call.
+# `predict_one`, on a fitted first-order or diagonal model of hashed names or of a
+# vocabulary, in one compiled call.
 #
 # Provides: `NamedOne` (the path of one estimator: its model's state read through
 # pointers, the checks that it is still the estimator's current state, the row
-# hashed into its own buffers, the round run by the driver `partial_fit` runs, the
-# counters and the calibration window written; `round`, the round after its checks,
-# which `_onerow.pxi` runs on a CSR row); `learn_one`, `predict_one`,
+# hashed, or looked up in a vocabulary (which grows, the model with it), into its
+# own buffers, the round run by the driver `partial_fit` runs, the counters and the
+# calibration window written; `round`, the round after its checks, which
+# `_onerow.pxi` runs on a CSR row); `learn_one`, `predict_one`,
 # `predict_proba_one`, the estimators' methods of those names (bound by
 # cwkit.named.NamedFeatures): the estimator's `NamedOne` called without a Python
 # frame, its `_learn_one`, `_predict_one`, `_predict_proba_one` otherwise.
-# Uses: `_hashed_key`, `_one_value`, `_one_name`, `_is_names`, `_canonical`,
-# NAMED_OK (_hash.pxi); Rows, CWKIT_PREFETCH (_rows.pxi); Counts, Hyper, the AUX_* slots,
-# hyper_first_order, hyper_second_order, first_order_rows, diag_rows (_binary.pxi,
+# Uses: `_hashed_key`, `_exact_dict`, `_dict_objects`, `_one_value`, `_one_name`,
+# `_is_names`, `_canonical`, `_vocab_index`, NAMED_OK, cwkit_exact_str,
+# cwkit_exact_float (_hash.pxi); `widen_model` (_growth.pxi, included later: called
+# as a module function); Rows, CWKIT_PREFETCH (_rows.pxi); Counts, Hyper, the AUX_*
+# slots, hyper_first_order, hyper_second_order, first_order_rows, diag_rows (_binary.pxi,
 # _driver.pxi); mc_first_order_rows, mc_diag_rows, argmax_first (_mc_first_order.pxi,
 # _mc_diag.pxi, _driver.pxi); Status (_status.pxi).
 
@@ -52,7 +55,12 @@ cdef extern from *:
         return 0;
     #endif
     }
+    /* Whether k is an exact str of ASCII characters (its UTF-8 bytes its own). */
+    static inline int cwkit_ascii_str(PyObject* k) {
+        return PyUnicode_CheckExact(k) && PyUnicode_IS_COMPACT_ASCII(k);
+    }
     """
+    bint cwkit_ascii_str(PyObject* k) noexcept
     uint64_t cwkit_dict_version(PyObject* d) noexcept
 
 
@@ -159,9 +167,10 @@ cdef inline object _attr(est, dict d, str name):
 cdef class NamedOne:
     """The one-row path of an estimator whose model is a two-class, multi-class
     (top-1 or one-vs-rest) or regression `FirstOrder` or `Diagonal` model of
-    ``2**bits`` hashed columns (``cwkit.named``; a regressor's `classes` and `cal`
-    are None); built with another `fmap` (None, a vocabulary), the path of
-    ``partial_fit``'s single CSR rows of a two-class model alone (`_onerow.pxi`).
+    ``2**bits`` hashed columns or of a vocabulary's columns (``cwkit.named``; a
+    regressor's `classes` and `cal` are None); built without `fmap` (None), the
+    path of ``partial_fit``'s single CSR rows of a two-class model alone
+    (`_onerow.pxi`), which a path of named rows also takes.
 
     Built from the estimator's current model, classes, calibration window and
     feature hasher; every call first checks, under the estimator's lock, that
@@ -179,6 +188,9 @@ cdef class NamedOne:
     cdef object model, spec, classes, cal, fmap
     cdef dict state             # the model's state, as the model held it
     cdef dict model_dict, cal_dict  # the model's and the calibration's __dict__
+    cdef dict fmap_dict         # the feature map's __dict__
+    cdef dict vocab             # a vocabulary's name -> column (None: hashed names)
+    cdef list names             # and its names in column order
     cdef object n_in            # the estimator's n_features_in_ (as the model's width)
     cdef StateLock lock         # the estimator's lock
     cdef tuple array_keys, arrays   # the state's arrays and their keys (None: absent)
@@ -226,27 +238,29 @@ cdef class NamedOne:
     cdef Py_ssize_t* act        # driver's scratch and its classes (`room`)
     cdef long long ptr[2]
     # What `noted` saw (`unchanged`): the estimator's __dict__ (NULL: nothing), the
-    # versions of it, of the model's __dict__, of the state and of the calibration's
-    # __dict__, whether of a learning round (then the counters in `count` too), the
-    # intercept's value; `plain`: `current` found all it read in those dicts.
+    # versions of it, of the model's __dict__, of the state, of the calibration's
+    # __dict__ and of the feature map's, whether of a learning round (then the
+    # counters in `count` too), the intercept's value; `plain`: `current` found all it
+    # read in those dicts.
     cdef PyObject* seen_d
-    cdef uint64_t seen[4]
+    cdef uint64_t seen[5]
     cdef bint seen_learning, plain
     cdef double x0
     cdef long long count[N_COUNTS]
 
     def __init__(self, int shape, model, fmap, classes, cal, frozenset label_types):
         cdef double[::1] flat
-        cdef double[:, ::1] pairs
         cdef Py_ssize_t[::1] labels
         spec = model.spec
-        st = model.state
-        self.model, self.state, self.spec, self.fmap = model, st, spec, fmap
+        self.model, self.state, self.spec, self.fmap = model, model.state, spec, fmap
         self.model_dict = model.__dict__
+        self.fmap_dict = fmap.__dict__ if fmap is not None else {}
         self.classes, self.cal = classes, cal
         self.shape = shape
         self.hashes = getattr(fmap, "hash_bits", None) is not None
-        if self.hashes:
+        if getattr(fmap, "_vocab", None) is not None:    # (a Vocabulary: columns by name)
+            self.vocab, self.names = fmap._vocab, fmap._names
+        elif self.hashes:
             self.bits = fmap.hash_bits
             self.signed = fmap.signed
             self.mask = (<uint64_t>1 << self.bits) - 1
@@ -258,35 +272,19 @@ cdef class NamedOne:
             self.labels = tuple(classes)
             self.keys0, self.keys1 = self.negative.item(), self.positive.item()
         self.eps = spec.epsilon
-        self.stride = 1 if shape == ONE_FIRST_ORDER else 2
-        if shape == ONE_MC_FIRST_ORDER or shape == ONE_MC_DIAGONAL:
-            self.mc_state(model, st)
-        elif shape == ONE_FIRST_ORDER:
-            self.array_keys = ("v", "aux", "u")
-            flat = st["v"]
-            self.w = &flat[0]
-            self.D = flat.shape[0]
-            flat = st["aux"]
-            self.aux = &flat[0]
-            self.keep_sum = flat.shape[0] > AUX_SSUM
-            flat = st["u"]
-            self.up = &flat[0] if flat.shape[0] > 0 else NULL
+        if shape == ONE_FIRST_ORDER or shape == ONE_MC_FIRST_ORDER:
             self.h = hyper_first_order(spec.rule, spec.C, spec.alpha, spec.beta)
         else:
-            u = st.get("u")
-            self.array_keys = ("mu_sigma", "u")
-            pairs = st["mu_sigma"]
-            self.w = &pairs[0, 0]
-            self.D = pairs.shape[0]
-            self.up = NULL
-            if u is not None:
-                flat = u
-                self.up = &flat[0]
             self.h = hyper_second_order(spec.rule, spec.phi, spec.r, spec.direct)
             self.h.C = spec.C
         self.h.task = spec.task_code
-        self.arrays = tuple(st.get(key) for key in self.array_keys)
-        self.room(0)
+        if shape == ONE_MC_FIRST_ORDER or shape == ONE_MC_DIAGONAL:
+            self.ovr, self.sum_update = model.ovr, model.sum_update
+        self.array_keys = {ONE_FIRST_ORDER: ("v", "aux", "u"),
+                           ONE_DIAGONAL: ("mu_sigma", "u"),
+                           ONE_MC_FIRST_ORDER: ("v", "aux", "u"),
+                           ONE_MC_DIAGONAL: ("by_feature",)}[shape]
+        self.read_state()
         if cal is not None:
             self.cal_dict = cal.__dict__
             flat = cal.scores.reshape(-1)       # (a view: (window,) or (window, K))
@@ -299,39 +297,57 @@ cdef class NamedOne:
         self.order1 = np.zeros(1, dtype=np.intp)
         self.y_real = np.zeros(1)
 
-    cdef int mc_state(self, model, dict st) except -1:
-        """`__init__`'s reading of a multi-class model's state."""
+    cdef int read_state(self) except -1:
+        """The model's state arrays (`state`): their addresses and widths (on
+        construction, and after the model grew)."""
+        cdef double[::1] flat
         cdef double[:, ::1] a
-        spec = model.spec
-        self.ovr, self.sum_update = model.ovr, model.sum_update
-        if self.shape == ONE_MC_FIRST_ORDER:
-            self.array_keys = ("v", "aux", "u")
-            self.h = hyper_first_order(spec.rule, spec.C, spec.alpha, spec.beta)
-            a = st["aux"]
-            self.aux = &a[0, 0]
-            self.na = a.shape[1]
-            self.keep_sum = self.na > AUX_SSUM
-            a = st["v"]
+        cdef dict st = self.state
+        u = st.get("u")
+        self.up = NULL
+        if self.shape == ONE_FIRST_ORDER:
+            flat = st["v"]
+            self.w = &flat[0]
+            self.D = flat.shape[0]
+            flat = st["aux"]
+            self.aux = &flat[0]
+            self.keep_sum = flat.shape[0] > AUX_SSUM
+            flat = u
+            self.up = &flat[0] if flat.shape[0] > 0 else NULL
+            self.stride = 1
+        elif self.shape == ONE_DIAGONAL:
+            a = st["mu_sigma"]
             self.w = &a[0, 0]
-            self.D, self.K = a.shape[0], a.shape[1]
-            self.stride = self.K
-            u = st["u"]
-            if u.shape[0] > 0:
-                a = u
-                self.up = &a[0, 0]
-            return 0
-        # diagonal: one array, a feature's K means, K variances (and K sums) in a row,
-        # then (averaging) the round counts' row (`multiclass.Diagonal`)
-        self.array_keys = ("by_feature",)
-        self.h = hyper_second_order(spec.rule, spec.phi, spec.r, spec.direct)
-        self.h.C = spec.C
-        a = st["by_feature"]
-        self.K = model.K
-        self.D = a.shape[0] - (1 if spec.average else 0)
-        self.stride = a.shape[1]
-        self.w = &a[0, 0]
-        self.sg = self.w + self.K
-        self.up = self.w + 2 * self.K if spec.average else NULL
+            self.D = a.shape[0]
+            if u is not None:
+                flat = u
+                self.up = &flat[0]
+            self.stride = 2
+        else:
+            if self.shape == ONE_MC_FIRST_ORDER:
+                a = st["aux"]
+                self.aux = &a[0, 0]
+                self.na = a.shape[1]
+                self.keep_sum = self.na > AUX_SSUM
+                a = st["v"]
+                self.w = &a[0, 0]
+                self.D, self.K = a.shape[0], a.shape[1]
+                self.stride = self.K
+                if u.shape[0] > 0:
+                    a = u
+                    self.up = &a[0, 0]
+            else:
+                # diagonal: one array, a feature's K means, K variances (and K sums) in
+                # a row, then (averaging) the round counts' row (`multiclass.Diagonal`)
+                a = st["by_feature"]
+                self.K = self.model.K
+                self.D = a.shape[0] - (1 if self.spec.average else 0)
+                self.stride = a.shape[1]
+                self.w = &a[0, 0]
+                self.sg = self.w + self.K
+                self.up = self.w + 2 * self.K if self.spec.average else NULL
+        self.arrays = tuple(st.get(key) for key in self.array_keys)
+        self.room(0)
         return 0
 
     def __dealloc__(self):
@@ -339,8 +355,9 @@ cdef class NamedOne:
 
     cdef bint current(self, est, dict d, bint learning) except -1:
         """Whether this path is still that of `est` (its __dict__ `d`): the same
-        model, spec, state arrays, classes, calibration window and hasher, the
-        width of the hasher; when `learning`, without class weights.  (Each is
+        model, spec, state arrays, classes, calibration window and feature map (a
+        vocabulary's dict and list of names), the model's width the estimator's;
+        when `learning`, without class weights.  (Each is
         looked up in its own __dict__, the same objects compared.)"""
         cdef Py_ssize_t k
         cdef PyObject* p
@@ -349,7 +366,10 @@ cdef class NamedOne:
                 or _get(self.model_dict, "state") != <PyObject*>self.state
                 or _get(d, "classes_") != <PyObject*>self.classes
                 or _get(d, "feature_map_") != <PyObject*>self.fmap
-                or _get(d, "_calibration") != <PyObject*>self.cal):
+                or _get(d, "_calibration") != <PyObject*>self.cal
+                or (self.vocab is not None
+                    and (_get(self.fmap_dict, "_vocab") != <PyObject*>self.vocab
+                         or _get(self.fmap_dict, "_names") != <PyObject*>self.names))):
             return False
         p = _get(d, "n_features_in_")
         if p != <PyObject*>self.n_in:
@@ -370,15 +390,17 @@ cdef class NamedOne:
 
     cdef inline bint unchanged(self, dict d, bint learning) noexcept:
         """Whether nothing this path reads has changed since `noted`: `d`, the
-        model's __dict__, its state and the calibration's __dict__ are at the
-        versions it noted (of a learning round where `learning`), so that `current`
-        holds, `x0` is the intercept's value and `count` the counters."""
+        model's __dict__, its state, the calibration's and the feature map's
+        __dict__ are at the versions it noted (of a learning round where
+        `learning`), so that `current` holds, `x0` is the intercept's value and
+        `count` the counters."""
         return (self.seen_d == <PyObject*>d and (self.seen_learning or not learning)
                 and cwkit_dict_version(<PyObject*>d) == self.seen[0]
                 and cwkit_dict_version(<PyObject*>self.model_dict) == self.seen[1]
                 and cwkit_dict_version(<PyObject*>self.state) == self.seen[2]
                 and (self.cal_dict is None
-                     or cwkit_dict_version(<PyObject*>self.cal_dict) == self.seen[3]))
+                     or cwkit_dict_version(<PyObject*>self.cal_dict) == self.seen[3])
+                and cwkit_dict_version(<PyObject*>self.fmap_dict) == self.seen[4])
 
     cdef inline void noted(self, dict d, bint learning) noexcept:
         """Note the versions `unchanged` compares (nothing where `current` read an
@@ -390,6 +412,7 @@ cdef class NamedOne:
         self.seen[2] = cwkit_dict_version(<PyObject*>self.state)
         self.seen[3] = (cwkit_dict_version(<PyObject*>self.cal_dict)
                         if self.cal_dict is not None else 0)
+        self.seen[4] = cwkit_dict_version(<PyObject*>self.fmap_dict)
         self.seen_learning = learning
 
     def is_current(self, est):
@@ -427,15 +450,18 @@ cdef class NamedOne:
         self.ahead = self.idx + cap
         return 0
 
-    cdef Py_ssize_t hashed(self, row) except -2:
+    cdef Py_ssize_t hashed(self, row, bint grow) except -2:
         """Hash the named row into `data`, `idx` (canonical: sorted, repeated columns
         summed, as `_named_rows`); its entries, or -1 for a row `_named_rows` would
-        refuse (whose call reports it).
+        refuse (whose call reports it).  With a vocabulary, its columns there
+        (`looked_up`: new names appended where `grow`, else left out).
 
         A dict of str names and float values is read by `_exact_dict`, then the
         state of each entry's column prefetched (`fetch`); any other row, or any
         other name or value type, is read entry by entry (`entries`)."""
         cdef Py_ssize_t n, k
+        if self.vocab is not None:
+            return self.looked_up(row, grow)
         if not self.hashes:     # (the path of CSR rows, `_onerow.pxi`)
             return -1
         if type(row) is not dict:
@@ -493,12 +519,117 @@ cdef class NamedOne:
                 n += 1
         return self.canonical(n)
 
+    cdef Py_ssize_t looked_up(self, row, bint grow) except -2:
+        """`hashed` with a vocabulary: each name's column in it, as `_named_rows`
+        finds it (`_vocab_index`: a new name appended where `grow`, else left out);
+        -1 for a row `_named_rows` would refuse, the names it appended taken out
+        again (`truncate`).
+
+        A dict of ASCII str names and float values is read in three passes, so
+        that the misses of one name overlap those of the others: its entries'
+        objects (`_dict_objects`), then each name looked up in the vocabulary's dict,
+        then each column read from the int found (prefetched by the pass before);
+        any other row entry by entry (`vocab_entries`)."""
+        cdef Py_ssize_t n, k, size, j, nnz = 0
+        cdef PyObject** objs
+        cdef double val
+        if type(row) is not dict:
+            return self.vocab_entries(row, grow)
+        self.room(len(row))
+        objs = self.objs
+        n = _dict_objects(row, objs, self.cap)
+        if n < 0:
+            return -1
+        for k in range(n):
+            if not (cwkit_ascii_str(objs[2 * k]) and cwkit_exact_float(objs[2 * k + 1], &val)
+                    and isfinite(val)):
+                return self.vocab_entries(row, grow)
+            self.vals[k] = val
+            objs[2 * k + 1] = PyDict_GetItem(self.vocab, <object>objs[2 * k])
+            if objs[2 * k + 1] != NULL:
+                CWKIT_PREFETCH(<const double*>objs[2 * k + 1])
+        size = len(self.names)
+        for k in range(n):
+            if objs[2 * k + 1] != NULL:
+                j = <object>objs[2 * k + 1]
+                self.fetch(j)
+            elif grow:
+                j = _vocab_index(<object>objs[2 * k], self.vocab, self.names, True)
+                if j < 0:
+                    return self.truncate(size)
+            else:
+                continue
+            self.keys[nnz] = (<unsigned long long>j << 32) | <unsigned long long>nnz
+            self.vals[nnz] = self.vals[k]
+            nnz += 1
+        nnz = self.canonical(nnz)
+        return nnz if nnz >= 0 else self.truncate(size)
+
+    cdef Py_ssize_t vocab_entries(self, row, bint grow) except -2:
+        """`looked_up` entry by entry, for any row."""
+        cdef Py_ssize_t n = 0, pos = 0, cap, size = len(self.names), j, nnz
+        cdef PyObject* pk
+        cdef PyObject* pv
+        cdef double val
+        cdef bint is_dict = type(row) is dict
+        if not (is_dict or _is_names(row)):
+            return -1
+        cap = len(row)
+        self.room(cap)
+        if is_dict:
+            while PyDict_Next(row, &pos, &pk, &pv):
+                if n == cap or not (cwkit_exact_float(pv, &val) and isfinite(val)
+                                    or _one_value(<object>pv, &val) == NAMED_OK):
+                    return self.truncate(size)
+                j = self.column(<object>pk, grow)
+                if j < -1:
+                    return self.truncate(size)
+                if j >= 0:
+                    self.keys[n] = (<unsigned long long>j << 32) | <unsigned long long>n
+                    self.vals[n] = val
+                    n += 1
+        else:
+            for key in row:
+                j = self.column(key, grow)
+                if n == cap or j < -1:
+                    return self.truncate(size)
+                if j >= 0:
+                    self.keys[n] = (<unsigned long long>j << 32) | <unsigned long long>n
+                    self.vals[n] = 1.0
+                    n += 1
+        nnz = self.canonical(n)
+        return nnz if nnz >= 0 else self.truncate(size)
+
+    cdef inline Py_ssize_t column(self, key, bint grow) except -4:
+        """The vocabulary's column of the name `key` (`_vocab_index`): -1 for a new
+        name not added, -2 for a key that is not a name, -3 for a full vocabulary."""
+        cdef Py_ssize_t size
+        cdef const unsigned char* s
+        cdef PyObject* found
+        if cwkit_exact_str(<PyObject*>key, &size) == NULL:
+            key = _one_name(key, &s, &size)
+            if key is None:
+                return -2
+        found = PyDict_GetItem(self.vocab, key)
+        if found != NULL:
+            return <object>found
+        return _vocab_index(key, self.vocab, self.names, grow)
+
+    cdef Py_ssize_t truncate(self, Py_ssize_t size) except -2:
+        """The vocabulary back to its first `size` names (``Vocabulary.truncate``): -1."""
+        cdef Py_ssize_t j
+        for j in range(size, len(self.names)):
+            del self.vocab[self.names[j]]
+        del self.names[size:]
+        return -1
+
     cdef Py_ssize_t canonical(self, Py_ssize_t n) noexcept:
         """The n hashed entries in `keys`, `vals` written canonical into `data`, `idx`:
         their number, or -1 where a column's sum is not finite."""
         cdef Py_ssize_t nnz = _canonical(self.keys, self.keys + self.cap, self.vals,
                                          self.data, self.idx, n,
-                                         <Py_ssize_t>1 << self.bits)
+                                         <Py_ssize_t>1 << self.bits if self.vocab is None
+                                         else len(self.names))
         cdef Py_ssize_t k
         for k in range(nnz):
             if not isfinite(self.data[k]):
@@ -539,7 +670,8 @@ cdef class NamedOne:
 
     cdef int _learn(self, est, dict d, x, y) except? -100:
         cdef PyObject* found
-        cdef Py_ssize_t nnz, code = 0
+        cdef Py_ssize_t nnz, code = 0, size = 0
+        cdef int done
         cdef double[::1] target
         cdef bint known = self.unchanged(d, True)
         if self.classes is None:      # a regressor: a finite real target
@@ -559,10 +691,18 @@ cdef class NamedOne:
             code = <object>found
             self.code[0] = code
             target = self.y_pos if code else self.y_neg     # (two classes)
-        nnz = self.hashed(x)
-        if nnz < 0:
+        if self.vocab is not None:
+            size = len(self.names)
+            if size != self.D - 1:
+                return 0
+        nnz = self.hashed(x, True)
+        if nnz < 0 or (self.vocab is not None and len(self.names) != size
+                       and not self.widened(d, size)):
             return 0
-        return self.round(d, self.data, self.idx, nnz, target, code, known)
+        done = self.round(d, self.data, self.idx, nnz, target, code, known)
+        if done < 0 and self.vocab is not None:     # (as `_learn_named`: the model
+            self.truncate(size)                     # stays wider)
+        return done
 
     cdef int round(self, dict d, const double* data, const int* idx, Py_ssize_t nnz,
                    double[::1] target, Py_ssize_t code, bint known) except? -100:
@@ -622,6 +762,23 @@ cdef class NamedOne:
             self.calibrated(code, known)
         self.noted(d, True)
         return 2 if cnt.collapsed >= 0 else 1
+
+    cdef bint widened(self, dict d, Py_ssize_t size) except -1:
+        """The model grown to the vocabulary's width as ``partial_fit`` grows it
+        (`widen_model`, in the room ``cwkit.models.growth`` made), and
+        ``n_features_in_`` (in `d`) with it: True; False, the names after the first
+        `size` taken out again, where the model has no such room (the general path
+        then grows it)."""
+        cdef Py_ssize_t width = len(self.names)
+        cdef dict md = self.model_dict
+        if (_get(md, "_in_room") == <PyObject*>None
+                or _get(md, "spec") != _get(md, "_own_spec")
+                or widen_model(self.model, width) != 1):
+            self.truncate(size)
+            return False
+        d["n_features_in_"] = width
+        self.read_state()
+        return True
 
     cdef int counts(self, dict d, const Counts* cnt) except -1:
         """The round's counters added to the estimator's (its __dict__ `d`), as
@@ -711,7 +868,9 @@ cdef class NamedOne:
             if not self.current(est, d, False):
                 return False
             self.noted(d, False)
-        nnz = self.hashed(x)
+        if self.vocab is not None and len(self.names) != self.D - 1:
+            return False
+        nnz = self.hashed(x, False)
         if nnz < 0:
             return False
         out = self.out      # (`hashed` may have moved it)
@@ -878,8 +1037,9 @@ def learn_one(self, x, y, classes=None):
     Notes
     -----
     The round is ``partial_fit``'s on the row's CSR matrix, bit for bit.  On a
-    fitted first-order or diagonal model of hashed names (two classes, more with
-    top-1 or one-vs-rest, or a regressor) without class weights it is this one
+    fitted first-order or diagonal model (two classes, more with top-1 or
+    one-vs-rest, or a regressor) of hashed names or of a vocabulary, which it
+    grows, without class weights it is this one
     compiled call (the estimator's ``cwkit._core.NamedOne``); otherwise, or for a
     row or label that path does not take, the estimator's ``_learn_one``.
     """

@@ -19,6 +19,8 @@ from .models.interface import CLASSIFICATION, raise_status
 _ONE_SHAPES = {binary.FirstOrder: _core.ONE_FIRST_ORDER, binary.Diagonal: _core.ONE_DIAGONAL,
                multiclass.FirstOrder: _core.ONE_MC_FIRST_ORDER,
                multiclass.Diagonal: _core.ONE_MC_DIAGONAL}
+#: The feature maps the compiled one-row path reads (by type).
+_ONE_MAPS = (FeatureHasher, Vocabulary)
 #: The labels ``learn_one`` takes without an array (numpy's scalars of those kinds too).
 _SCALAR_LABELS = frozenset({bool, int, float, str, np.bool_, np.int64, np.int32, np.float64,
                             np.str_})
@@ -90,21 +92,22 @@ class NamedFeatures:
         """``learn_one`` where its compiled round did not take the row: the path
         (re)built, the row hashed in one compiled call, or the general path."""
         fmap = self.__dict__.get("feature_map_")
-        if type(fmap) is FeatureHasher:     # hashed in one compiled call, no matrix
+        if type(fmap) in _ONE_MAPS:     # the row read in one compiled call, no matrix
             with self._state_lock():
                 fast = self._one_path(fmap)
                 done = fast.learn(self, x, y) if fast is not None else 0
                 if done:
                     return self._one_done(done)
-                if self._one_named(x, y, fmap) is not None:
+                if type(fmap) is FeatureHasher and self._one_named(x, y, fmap) is not None:
                     return self
         return self._learn_named([x], [y], classes, "x")
 
     def _one_path(self, fmap):
         """The compiled one-row path of this estimator (``cwkit._core.NamedOne``, kept
-        as ``_one`` until the model, its classes or its hasher change), or None for a
-        model it does not take (not a two-class, multi-class (top-1 or one-vs-rest) or
-        regression first-order or diagonal model of the hasher's columns).  `fmap`: the
+        as ``_one`` until the model, its classes or its feature map change), or None
+        for a model it does not take (not a two-class, multi-class (top-1 or
+        one-vs-rest) or regression first-order or diagonal model of the feature map's
+        columns: hashed, or an exact vocabulary, which it grows).  `fmap`: the
         estimator's ``feature_map_`` (None: numbered columns, whose single CSR rows of a
         two-class model the path takes, ``cwkit._core.partial_fit``)."""
         fast = self.__dict__.pop("_one", None)
@@ -181,7 +184,7 @@ class NamedFeatures:
         if fmap is None or not hasattr(self, "classes_"):
             return None
         with self._state_lock():
-            fast = self._one_path(fmap) if type(fmap) is FeatureHasher else None
+            fast = self._one_path(fmap) if type(fmap) in _ONE_MAPS else None
             score = fast.score(self, x) if fast is not None else None
             if score is not None:
                 return np.array([score])
@@ -198,7 +201,7 @@ class NamedFeatures:
         """``predict_proba_one`` where its compiled call did not take the row."""
         with self._state_lock():     # (the calibration window as the score's model)
             fmap = self.__dict__.get("feature_map_")
-            fast = self._one_path(fmap) if type(fmap) is FeatureHasher else None
+            fast = self._one_path(fmap) if type(fmap) in _ONE_MAPS else None
             proba = fast.proba(self, x) if fast is not None else None
             if proba is not None:
                 return proba
@@ -213,7 +216,7 @@ class NamedFeatures:
         """``decision_function``'s scores of the named `rows` (a list) in one compiled
         call (``NamedOne.scores``); None where that path is not taken."""
         fmap = self.__dict__.get("feature_map_")
-        if type(fmap) is not FeatureHasher or not rows:
+        if type(fmap) not in _ONE_MAPS or not rows:
             return None
         with self._state_lock():
             fast = self._one_path(fmap)

@@ -133,8 +133,14 @@ def test_dict_rows_learn_as_the_hashed_csr_rows_bit_for_bit(name, n_classes):
 ROUND, ROW, GENERAL = "round", "row", "general"
 
 
+VOCAB = "vocabulary"
+
+
 @pytest.mark.parametrize("name, params, path, n_classes", [
-    ("pa1", {}, ROUND, 2), ("pa", {}, ROUND, 2),
+    ("pa1", {}, ROUND, 2), ("pa", {}, ROUND, 2), ("pa1", {"average": True}, VOCAB, 2),
+    ("arow", {"covariance": "diag"}, VOCAB, 2), ("pa", {"multiclass": "ovr"}, VOCAB, 3),
+    ("arow", {"average": True, "covariance": "diag"}, VOCAB, 3),
+    ("perceptron", {"class_weight": "balanced"}, VOCAB + GENERAL, 3),
     ("arow", {"average": True, "covariance": "diag"}, ROUND, 2),
     ("cw", {"covariance": "diag"}, ROUND, 2), ("cw", {"covariance": "full"}, ROW, 2),
     ("adagrad", {}, ROW, 2),
@@ -146,24 +152,37 @@ ROUND, ROW, GENERAL = "round", "row", "general"
     ("cw", {"covariance": "diag", "multiclass": "ovr"}, ROUND, 3),
     ("arow", {"covariance": "full"}, GENERAL, 3), ("pa", {"multiclass": "topk"}, GENERAL, 3)])
 def test_learn_one_is_partial_fit_on_the_hashed_row_after_every_round(
-        name, params, path, n_classes, monkeypatch):
+        name, params, path, n_classes, monkeypatch, tmp_path):
     """learn_one learns the row as partial_fit learns its CSR row, each of its paths:
     state, counters and calibration window equal after every round, signed hashes,
-    lists of names and repeated columns included; predict_one and predict_proba_one
-    as predict and predict_proba on the row."""
+    lists of names and repeated columns included, or an exact vocabulary that grows
+    (the CSR rows then of a vocabulary of their own, as wide as it has grown), saved
+    and loaded mid-stream; predict_one and predict_proba_one as predict and
+    predict_proba on the row."""
     calls, general = [], []
     named_one = cwkit._core.named_one
     monkeypatch.setattr(cwkit._core, "named_one",
                         lambda *a: calls.append(1) or named_one(*a))
     rows, y = named_stream(40, seed=7, n_classes=n_classes)
-    R = ref_rows(rows, bits=5, signed=True)
     classes = list(range(n_classes))
-    one = cwkit.make(name, **params).use_features(hash_bits=5, signed=True)
+    one = cwkit.make(name, **params)
+    if path.startswith(VOCAB):
+        vocab = Vocabulary()
+        R = [None] * len(rows)     # (the rows of a vocabulary grown as they come)
+        one.use_features(VOCAB)
+    else:
+        R = ref_rows(rows, bits=5, signed=True)
+        one.use_features(hash_bits=5, signed=True)
     ref = cwkit.make(name, **params)
     learn_named = type(one)._learn_named
     monkeypatch.setattr(type(one), "_learn_named",
                         lambda *a: general.append(1) or learn_named(*a))
     for i, (x, label) in enumerate(zip(rows, y)):
+        if i == 20:     # (a model file: the path rebuilt, the growth's room anew)
+            cwkit.save(one, tmp_path / "m.cwk")
+            one = cwkit.load(tmp_path / "m.cwk")
+        if path.startswith(VOCAB):
+            R[i] = vocab.rows([x], grow=True).X.copy()
         one.learn_one(x, label, classes=classes)
         ref.partial_fit(R[i], y[i:i + 1], classes=classes)
         _assert_same(one, ref)
@@ -171,9 +190,15 @@ def test_learn_one_is_partial_fit_on_the_hashed_row_after_every_round(
             assert one.predict_one(rows[i]) == ref.predict(R[i])[0]
             assert list(one.predict_proba_one(rows[i]).values()) == \
                 ref.predict_proba(R[i]).ravel().tolist()
+    if path.startswith(VOCAB):
+        assert one.feature_map_.names_ == vocab.names_
     assert len(calls) == (len(rows) - 1 if path == ROW else 0)
-    # (the first row fits the model; later rows take the compiled round)
-    assert len(general) == (1 if path in (ROUND, ROW) else len(rows))
+    # (the first row fits the model, later rows take the compiled round; a
+    # vocabulary's growth past its room, and the first after loading, the general path)
+    if path == VOCAB:
+        assert 1 < len(general) < 9
+    else:
+        assert len(general) == (1 if path in (ROUND, ROW) else len(rows))
     # (with class weights the compiled path serves predict_one, not learn_one)
     assert ("_one" in one.__dict__) == (path != ROW and "topk" not in params.values()
                                         and "full" not in params.values())
