@@ -36,7 +36,7 @@ def _classes():
     return {**{e.cls.__name__: e.cls for e in registry._REGISTRY.values()},
             **{cls.__name__: cls for cls in regression.FAMILIES},
             **{cls.__name__: cls for cls in registry.KERNEL_FAMILIES.values()},
-            **{cls.__name__: cls for cls in registry.APPROX_FAMILIES.values()}}
+            **{cls.__name__: cls for cls in registry.approx_families().values()}}
 
 
 #: State arrays renamed since version-1 files were first written: name -> former name

@@ -131,7 +131,7 @@ def _make_approx(entry, params):
             raise ValueError(f"{name}: parameter {key!r} does not go with kernel_approx "
                              f"(the linear rule's own, the common ones and "
                              f"{', '.join(kernel_approx.APPROX_PARAMS)})")
-    est = APPROX_FAMILIES[entry.cls](**{**entry.fixed, **params})
+    est = kernel_approx.approx_form(entry.cls)(**{**entry.fixed, **params})
     est._validate_params()
     return est
 
@@ -164,6 +164,8 @@ def name_of(est):
     return type(est).__name__
 
 
-#: linear family -> its form on approximate kernel features (``kernel_approx=``).
-APPROX_FAMILIES = {cls: kernel_approx.approx_form(cls)
-                   for cls in dict.fromkeys(e.cls for e in _REGISTRY.values())}
+def approx_families():
+    """Linear family -> its form on approximate kernel features (``kernel_approx=``),
+    each made on first use (a class each: the command line's start makes none)."""
+    return {cls: kernel_approx.approx_form(cls)
+            for cls in dict.fromkeys(e.cls for e in _REGISTRY.values())}
