@@ -4,7 +4,8 @@ Prints a ``# machine:`` line (the processor's model name, cores, load average, t
 clock), then one machine-readable row per measurement (``name rows_per_second``):
 cwkit's ``pa``, ``pa1``, ``pa2``, ``arow`` and ``cw`` (two classes, hashed into 2^18
 columns, their defaults; ``--classes K``: K classes, the multi-class top-1 models;
-``--names vocabulary``: an exact growing vocabulary, ``features="vocabulary"``) through
+``--names vocabulary``: an exact growing vocabulary, ``features="vocabulary"``; ``arow``
+and ``cw`` diagonal, as their default is at 2^18 columns) through
 ``learn_one`` (one dict per call), ``predict_one``,
 ``predict_proba_one``, ``learn_many`` and ``predict_many`` (lists of ``--batch``
 dicts), cwkit's PA-I regressor through ``learn_one`` and ``predict_one``, and river's
@@ -86,9 +87,12 @@ def cwkit_runs(rows, y, batch, rules, n_classes=2, names="hash"):
         y, classes = class_labels(len(rows), n_classes), list(range(n_classes))
     for name in rules:
         # (the first row gives the classes: the rows after it are learnt one per call)
-        def make(name=name):
-            return cwkit.make(name).use_features(names).learn_one(rows[0], y[0],
-                                                                   classes=classes)
+        # (a vocabulary starts narrow: CW / AROW diagonal, as at 2^18 hashed columns)
+        params = {"covariance": "diag"} if name in ("arow", "cw") else {}
+
+        def make(name=name, params=params):
+            return cwkit.make(name, **params).use_features(names).learn_one(
+                rows[0], y[0], classes=classes)
         fitted = make()
         _learn_one(lambda m=fitted: m, rows, y)()
         runs += [(f"cwkit-{name}-learn_one", _learn_one(make, rows, y))]
