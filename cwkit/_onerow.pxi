@@ -1,12 +1,12 @@
-# `partial_fit` on one CSR row in one compiled call: the single-example stream of a
-# fitted two-class first-order or diagonal model.
+# `partial_fit` on one CSR or dense row in one compiled call: the single-example
+# stream of a fitted two-class first-order or diagonal model.
 #
 # Provides: `partial_fit`, the classifiers' method (bound by cwkit.base.OnlineClassifier):
 # the round run by the estimator's `NamedOne` on the row read in place (or sorted into
 # the path's buffers), its label compared as bytes with the classes'; the estimator's
 # `_partial_fit` for any other call.  `csr_types`: the matrix types it reads.
 # Uses: NamedOne, _dict_of, _one_of (_named.pxi); OneRow, one_csr_entries,
-# sort_one_row (_rows.pxi).
+# one_dense_entries, sort_one_row (_rows.pxi).
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
@@ -107,27 +107,37 @@ cdef Py_ssize_t _label_code(NamedOne one, y) except -2:
     return -1
 
 
-cdef int _csr_round(NamedOne one, est, dict d, X, y) except? -100:
-    """``partial_fit``'s round of `est` (whose __dict__ is `d`) on the CSR row X of
+cdef int _row_round(NamedOne one, est, dict d, X, y) except? -100:
+    """``partial_fit``'s round of `est` (whose __dict__ is `d`) on the row X of
     label `y`, under its lock, as `NamedOne.learn` returns it; 0, having done
     nothing, where the path is not taken: not a two-class path, not that of `est`
-    any more, X not one valid row of at most ``n_features_in_`` columns of a
-    type of `csr_types`, or the label not one `_label_code` takes."""
+    any more, X not one valid CSR row (of a type of `csr_types`) of at most
+    ``n_features_in_`` columns or dense row of exactly as many, or the label not
+    one `_label_code` takes.  A dense row is read as the CSR row of all its columns
+    (the general path's dense view reads every column too)."""
     cdef OneRow r
-    cdef Py_ssize_t code
-    cdef bint known
-    if one.classes is None or one.K or type(X) not in _CSR_TYPES:
+    cdef Py_ssize_t code, j
+    cdef bint known, ok
+    cdef bint dense = type(X) is np.ndarray
+    if one.classes is None or one.K or not (dense or type(X) in _CSR_TYPES):
         return 0
     code = _label_code(one, y)
     if code < 0 or not one.locked(d):
         return 0
     try:
         known = one.unchanged(d, True)
-        if not ((known or one.current(est, d, True))
-                and one_csr_entries(X, one.D - 1, True, &r)):
+        if not (known or one.current(est, d, True)):
+            return 0
+        ok = (one_dense_entries(X, one.D - 1, &r) if dense
+              else one_csr_entries(X, one.D - 1, True, &r))
+        if not ok:
             return 0
         one.room(r.nnz)
-        if not (r.ordered or sort_one_row(&r, one.keys, one.data, one.idx, one.D - 1)):
+        if dense:
+            for j in range(r.nnz):
+                one.idx[j] = <int>j
+            r.indices = one.idx
+        elif not (r.ordered or sort_one_row(&r, one.keys, one.data, one.idx, one.D - 1)):
             return 0
         one.code[0] = code
         return one.round(d, r.data, r.indices, r.nnz, one.y_pos if code else one.y_neg,
@@ -167,8 +177,9 @@ def partial_fit(self, X, y, classes=None, sample_weight=None, *, y_clean=None):
     ``t_``, ``mistakes_`` and ``n_updates_`` add up over the calls since the last
     ``fit``; ``last_mistakes_`` and ``last_n_updates_`` are this call's.
 
-    One CSR row of a fitted two-class first-order or diagonal model, with its
-    label in an array of the classes' dtype, is learnt in one compiled call (the
+    One CSR row (or dense row of ``n_features_in_`` float64 values) of a fitted
+    two-class first-order or diagonal model, with its label in an array of the
+    classes' dtype (or float64), is learnt in one compiled call (the
     estimator's ``cwkit._core.NamedOne``, which ``learn_one`` runs too): the same
     checks, driver, counters and calibration round, bit for bit; any other call
     takes the estimator's ``_partial_fit``.
@@ -180,7 +191,7 @@ def partial_fit(self, X, y, classes=None, sample_weight=None, *, y_clean=None):
         d = _dict_of(self)
         one = _one_of(d)
         if one is not None:
-            done = _csr_round(one, self, d, X, y)
+            done = _row_round(one, self, d, X, y)
             if done == 1:
                 return self
             if done:

@@ -9,7 +9,8 @@
 # which names the features whose state a driver prefetches AHEAD_DIST nonzeros
 # ahead of its scoring walk.
 # `csr_row` checks and views one CSR row (``partial_fit`` on one example), with
-# `one_csr_entries` and `sort_one_row`, which `_onerow.pxi` shares;
+# `one_csr_entries` and `sort_one_row`, which `_onerow.pxi` shares, as
+# `one_dense_entries` (one dense row);
 # `RowView.unchecked` and `row_ok`: rows checked by the pass that reads them.
 # Uses nothing from the other includes.
 
@@ -275,6 +276,31 @@ cdef bint one_csr_entries(X, Py_ssize_t n_cols, bint narrower, OneRow* r) except
         prev = f
     r.data, r.indices, r.nnz = data, indices, nnz
     r.ordered, r.descending = ordered, descending
+    return True
+
+
+cdef bint one_dense_entries(X, Py_ssize_t n_cols, OneRow* r) except -1:
+    """Whether X (an ndarray, not a subclass) holds exactly one valid dense row of
+    `n_cols` columns, read in place into r (its values; its indices, every column,
+    left to the caller): shape (1, n_cols), float64, C-contiguous, aligned, in the
+    machine's byte order, every value finite (the checks of cwkit._rowdata.as_rows,
+    whose view of a dense row reads every column as this one does)."""
+    cdef Py_ssize_t j, n
+    cdef const double* data
+    if not cnp.PyArray_CheckExact(X):
+        return False
+    cdef cnp.ndarray a = <cnp.ndarray>X
+    if (cnp.PyArray_NDIM(a) != 2 or cnp.PyArray_DIM(a, 0) != 1
+            or cnp.PyArray_DIM(a, 1) != n_cols or cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE
+            or not cnp.PyArray_ISCARRAY_RO(a)):
+        return False
+    data = <const double*>cnp.PyArray_DATA(a)
+    n = n_cols
+    for j in range(n):
+        if not isfinite(data[j]):
+            return False
+    r.data, r.indices, r.nnz = data, NULL, n
+    r.ordered, r.descending = True, False
     return True
 
 

@@ -402,7 +402,9 @@ class OnlineClassifier(NamedFeatures):
             done = self._first_rows_checked_by_the_pass(X, y, classes, y_clean)
         if done is None:     # any other input
             done = self._partial_fit_rows(X, y, classes, sample_weight, y_clean)
-        _, mistakes, updates, collapsed = done
+        rounds, mistakes, updates, collapsed = done
+        if rounds == 1 and self._model_reads_the_rows:   # the compiled path of the next
+            self._one_path(self.__dict__.get("feature_map_"))   # rows (_core.partial_fit)
         self._count(mistakes, updates, last=True)
         self._warn_collapse(collapsed)
         return self
@@ -517,10 +519,7 @@ class OnlineClassifier(NamedFeatures):
         if rows is None:
             return None
         self._widen(width)
-        done = self._one_pass(rows, scores, positive)
-        # the compiled path of the next rows (``cwkit._core.partial_fit``)
-        self._one_path(self.__dict__.get("feature_map_"))
-        return done
+        return self._one_pass(rows, scores, positive)
 
     def _one_label(self, label):
         """Whether the scalar `label` is the positive class of a fitted two-class
