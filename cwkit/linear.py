@@ -11,6 +11,7 @@ from . import _core, _params
 from ._lazy import special
 from .base import (AUTO_ROWS, GaussianMixin, OnlineClassifier, Registration, VarianceMixin,
                    dense_rows, serialised)
+from .features import Vocabulary
 from .models.scoring import row_scores
 
 
@@ -368,8 +369,13 @@ class CovarianceChoice:
 
     def _choose(self, rows, n_classes):
         super()._choose(rows, n_classes)
-        self.covariance_type_ = (auto_covariance(rows, n_classes, self.multiclass)
-                                 if self.covariance == "auto" else self.covariance)
+        if self.covariance != "auto":
+            self.covariance_type_ = self.covariance
+        elif isinstance(self.__dict__.get("feature_map_"), Vocabulary):
+            # a vocabulary's width grows with every new name: no bound a full matrix keeps
+            self.covariance_type_ = "diag"
+        else:
+            self.covariance_type_ = auto_covariance(rows, n_classes, self.multiclass)
 
     def _choices(self):
         return {**super()._choices(), "covariance_type_": self.covariance_type_}
@@ -420,7 +426,9 @@ class ConfidenceWeighted(CovarianceChoice, GaussianMixin, OnlineClassifier):
         (dense, low-dimensional data; at most ``cwkit.models.binary.MAX_FULL_DIM`` - 1
         features).  "auto" chooses at the first ``fit`` / ``partial_fit``: full when the
         model is narrow and the first rows dense (:func:`auto_covariance`), else
-        diagonal; the choice is the fitted attribute ``covariance_type_``.
+        diagonal (always for named features in a growing vocabulary,
+        ``use_features("vocabulary")``); the choice is the fitted attribute
+        ``covariance_type_``.
     fit_intercept, intercept_scaling, n_passes, shuffle, random_state, multiclass, k,
     average, class_weight
         As in :class:`Perceptron`.

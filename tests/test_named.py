@@ -389,9 +389,23 @@ def test_a_growing_vocabulary_learns_as_one_fit_at_its_final_width():
     assert clf.n_features_in_ == len(clf.feature_map_.names_) > width
     X = Vocabulary(clf.feature_map_.names_).transform(rows)
     # r="auto" is settled on the first call's rows (30 here): the same r for the one fit
-    ref = cwkit.make("arow", r=clf.r_).partial_fit(X, y, classes=[0, 1])
+    ref = cwkit.make("arow", r=clf.r_, covariance=clf.covariance_type_).partial_fit(
+        X, y, classes=[0, 1])
     np.testing.assert_array_equal(clf.coef_, ref.coef_)
     assert (clf.t_, clf.mistakes_) == (ref.t_, ref.mistakes_)
+
+
+@pytest.mark.parametrize("make, name", [(cwkit.make, "arow"), (cwkit.make, "cw"),
+                                        (cwkit.make, "sop"), (cwkit.make_regressor, "arow")])
+def test_a_growing_vocabulary_keeps_a_diagonal_covariance_past_the_full_bound(make, name):
+    # one dense row of two names would choose a full matrix, which stops at 4,095 features
+    up, down = (True, False) if make is cwkit.make else (1.0, -1.0)
+    clf = make(name).use_features("vocabulary").learn_one({"a": 1.0, "b": 2.0}, up)
+    assert clf.covariance_type_ == "diag"
+    kw = {"classes": [down, up]} if make is cwkit.make else {}
+    assert make(name).partial_fit(np.array([[1.0, 2.0]]), [up], **kw).covariance_type_ == "full"
+    clf.learn_many([{f"w{i}": 1.0} for i in range(5000)], [up, down] * 2500)
+    assert clf.n_features_in_ == 5002
 
 
 @pytest.mark.parametrize("name, params", [
