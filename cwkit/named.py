@@ -117,7 +117,8 @@ class NamedFeatures:
         model = self.__dict__.get("_model")
         shape = _ONE_SHAPES.get(type(model))
         classes = self.__dict__.get("classes_")
-        if (shape is None or (fmap is not None and self.n_features_in_ != fmap.n_features)
+        if (shape is None or not self._model_reads_the_rows     # (a kernel_approx map)
+                or (fmap is not None and self.n_features_in_ != fmap.n_features)
                 or (model.spec.task == CLASSIFICATION) != (classes is not None)
                 or (classes is not None and len(classes) != (model.K or 2))):
             return None
@@ -181,7 +182,7 @@ class NamedFeatures:
         """The scores of one named row, ``decision_function``'s (an array), computed
         over the row's own features; None where that path is not taken."""
         fmap = self.__dict__.get("feature_map_")
-        if fmap is None or not hasattr(self, "classes_"):
+        if fmap is None or not hasattr(self, "classes_") or not self._model_reads_the_rows:
             return None
         with self._state_lock():
             fast = self._one_path(fmap) if type(fmap) in _ONE_MAPS else None

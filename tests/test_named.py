@@ -436,3 +436,18 @@ def test_regressors_learn_dict_rows_as_the_hashed_csr_rows(name, params):
     assert ("_one" in one.__dict__) == ("_one" in many.__dict__) == ("full" not in
                                                                       params.values())
     assert not hasattr(one, "predict_proba_one")
+
+
+def test_a_kernel_approx_form_learns_named_rows_through_its_map():
+    # its model is as wide as the hashed columns here: the compiled path, which feeds the
+    # columns to the model as they are, must not be taken
+    rows, y = named_stream(30, seed=14)
+    one, many = (cwkit.make("pa1", kernel_approx="rff", n_components=2 ** BITS,
+                          gamma=1.0, random_state=0)
+                 .use_features(hash_bits=BITS) for _ in range(2))
+    for x, label in zip(rows, y):
+        one.learn_one(x, label, classes=[0, 1])
+    many.learn_many(rows, y, classes=[0, 1])
+    np.testing.assert_array_equal(one.coef_, many.coef_)
+    assert [one.predict_one(x) for x in rows] == many.predict_many(rows).tolist()
+    assert one.predict_proba_one(rows[0]) == many.predict_proba_one(rows[0])
