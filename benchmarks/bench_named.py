@@ -87,11 +87,8 @@ def cwkit_runs(rows, y, batch, rules, n_classes=2, names="hash"):
         y, classes = class_labels(len(rows), n_classes), list(range(n_classes))
     for name in rules:
         # (the first row gives the classes: the rows after it are learnt one per call)
-        # (a vocabulary starts narrow: CW / AROW diagonal, as at 2^18 hashed columns)
-        params = {"covariance": "diag"} if name in ("arow", "cw") else {}
-
-        def make(name=name, params=params):
-            return cwkit.make(name, **params).use_features(names).learn_one(
+        def make(name=name):
+            return cwkit.make(name).use_features(names).learn_one(
                 rows[0], y[0], classes=classes)
         fitted = make()
         _learn_one(lambda m=fitted: m, rows, y)()

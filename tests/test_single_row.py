@@ -8,7 +8,6 @@ The general path is the same call with ``y_clean=y`` (the rounds counted against
 the labels learnt: the same counts), which the single-row path does not take.
 """
 import copy
-import pickle
 
 import numpy as np
 import pytest
@@ -268,8 +267,9 @@ def test_compiled_round_equals_the_general_path(name, params, monkeypatch):
 
 def test_compiled_round_follows_what_changes_the_estimator():
     """The compiled call's path (``_one``) is the estimator's current model, classes,
-    calibration and parameters: after set_params, a wider row, fit, pickling,
-    class weights or a new first call, each call equals the general path's."""
+    calibration and parameters: after set_params, a wider row, fit, a deep copy
+    (through __getstate__, as pickling), class weights or a new first call, each call
+    equals the general path's."""
     X, y = _stream(seed=3)
     y = np.where(y == "yes", 1, -1)
     W = sp.hstack([X, X]).tocsr()
@@ -288,7 +288,7 @@ def test_compiled_round_follows_what_changes_the_estimator():
         for k, change in enumerate(changes):
             for e in (fast, slow):
                 change(e)
-            fast = pickle.loads(pickle.dumps(fast)) if k == 3 else fast
+            fast = copy.deepcopy(fast) if k == 3 else fast     # (__getstate__ as pickle's)
             for i in range(6, 12):
                 label = y[i:i + 1] if len(fast.classes_) == 2 and fast.classes_[0] == -1 \
                     else (y[i:i + 1] > 0).astype(np.int64)
