@@ -6,8 +6,10 @@ command line's handler runs, or after the command's exit status is decided, esca
 handler: the interpreter then ends itself by SIGINT, with a traceback, instead of exiting
 with status 130 and one line.  When the package is imported to run the command line
 (``cwkit ...`` or ``python -m cwkit ...``), a Ctrl-C is therefore held from the package's
-first line (this module's import) until the command starts (:func:`release` raises it
-there), and ignored once the command is over (:func:`finish`).  Imported any other way,
+first line (this module's import) until the command's arguments are parsed (argparse
+cannot clean up after an interrupt half-way through) and the command starts
+(:func:`release` raises it there), and ignored once the command is over
+(:func:`finish`).  Imported any other way,
 nothing changes.
 """
 import os

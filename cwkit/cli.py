@@ -1581,11 +1581,13 @@ def main(argv=None):
     spool = _Spool()
     started = _interrupt.holding()
     try:
-        _interrupt.release()    # a Ctrl-C pressed while cwkit was imported is raised here
         try:
             args = _parse(argv)
         except SystemExit as exc:  # --help
             return int(exc.code or 0)
+        # a Ctrl-C pressed while cwkit was imported or the arguments parsed is raised
+        # here: argparse's own clean-up fails when interrupted half-way
+        _interrupt.release()
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return args.run(args, spool)

@@ -11,6 +11,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -78,3 +79,32 @@ def test_only_the_command_line_holds_ctrl_c(monkeypatch, orig_argv, argv0, cli):
     monkeypatch.setattr(sys, "orig_argv", orig_argv, raising=False)
     monkeypatch.setattr(sys, "argv", [argv0])
     assert _interrupt.launched_as_cli() is cli
+
+
+def test_ctrl_c_while_parsing_arguments_waits_for_the_parse(monkeypatch, tmp_path, capsys):
+    """argparse's intermixed parse, interrupted half-way, fails in its own clean-up with an
+    AttributeError (exit status 1): Ctrl-C stays held until the parse is over."""
+    import argparse
+
+    from cwkit import cli
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are handled by the main thread only")
+    parsed = []
+    get_values = argparse.ArgumentParser._get_values
+
+    def interrupted(self, action, strings):
+        if not parsed:
+            os.kill(os.getpid(), signal.SIGINT)
+            parsed.append("after the signal")   # reached only if it is held
+        return get_values(self, action, strings)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "_get_values", interrupted)
+    monkeypatch.setattr(_interrupt, "launched_as_cli", lambda: True)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _interrupt.hold()
+        status = cli.main(["predict", str(tmp_path / "m.cwk"), str(tmp_path / "d.svm")])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert parsed == ["after the signal"]
+    assert status == 130 and capsys.readouterr().err == "cwkit: interrupted\n"
