@@ -1619,5 +1619,5 @@ def main(argv=None):
         print("cwkit: interrupted", file=sys.stderr)
         return 130
     finally:
-        spool.close()
         _interrupt.finish(started)  # the status is decided: a Ctrl-C now changes nothing
+        spool.close()               # (nor stops the clean-up half-way)
