@@ -480,15 +480,15 @@ cdef inline double so_step_loss(const Hyper* h, double m, double loss, double v,
     return 0.0
 
 
-cdef inline bint diag_row_finite(const double* w, const int* idx, Py_ssize_t nnz,
-                                 Py_ssize_t D) noexcept nogil:
+cdef inline bint diag_row_finite(const double* w, Py_ssize_t fs, const int* idx,
+                                 Py_ssize_t nnz, Py_ssize_t D) noexcept nogil:
     """Whether the (mu, sigma) pairs of a row's coordinates and of the intercept in
-    the interleaved state w are all finite."""
+    the interleaved state w (a feature's pair every fs values) are all finite."""
     cdef Py_ssize_t j, p
-    cdef bint finite = isfinite(w[2 * (D - 1)]) & isfinite(w[2 * (D - 1) + 1])
+    cdef bint finite = isfinite(w[fs * (D - 1)]) & isfinite(w[fs * (D - 1) + 1])
     for j in range(nnz):
-        p = idx[j]
-        finite &= isfinite(w[2 * p]) & isfinite(w[2 * p + 1])
+        p = fs * idx[j]
+        finite &= isfinite(w[p]) & isfinite(w[p + 1])
     return finite
 
 
@@ -525,41 +525,43 @@ cdef inline void diag_step(const double* om, const double* osg, const double* x,
             nsg[j] = sj / (1.0 + c * (xj * xj) * sj)
 
 
-cdef inline bint diag_put(double* w, const int* idx, const double* x, Py_ssize_t nnz,
-                          const double* osg, double c, int direct, const double* nm,
-                          double* nsg) noexcept nogil:
-    """Write the new (mu, sigma) of `diag_step` into the interleaved state w at the
-    row's coordinates, a pair that is not `normal_pair` with its variance from
-    `sigma_step` (a second walk, taken only when one is not).  Returns whether
-    every pair is `normal_pair`."""
+cdef inline bint diag_put(double* w, Py_ssize_t fs, const int* idx, const double* x,
+                          Py_ssize_t nnz, const double* osg, double c, int direct,
+                          const double* nm, double* nsg) noexcept nogil:
+    """Write the new (mu, sigma) of `diag_step` into the interleaved state w (a
+    feature's pair every fs values) at the row's coordinates, a pair that is not
+    `normal_pair` with its variance from `sigma_step` (a second walk, taken only
+    when one is not).  Returns whether every pair is `normal_pair`."""
     cdef Py_ssize_t j, p
     cdef bint normal = True
     for j in range(nnz):
         normal &= normal_pair(nm[j], nsg[j])
-        p = idx[j]
-        w[2 * p] = nm[j]
-        w[2 * p + 1] = nsg[j]
+        p = fs * idx[j]
+        w[p] = nm[j]
+        w[p + 1] = nsg[j]
     if normal:
         return True
     for j in range(nnz):
         if not normal_pair(nm[j], nsg[j]):
             nsg[j] = sigma_step(osg[j], c, direct, x[j])
-            w[2 * idx[j] + 1] = nsg[j]
+            w[fs * idx[j] + 1] = nsg[j]
     return False
 
 
 def diag_pass(RowView rows not None, const double[::1] y,
               const Py_ssize_t[::1] order, double bias,
-              double[:, ::1] ms,
-              int rule, double phi, double r, int direct, double[::1] u, double C=0.0,
+              double[:, ::1] state,
+              int rule, double phi, double r, int direct, bint average, double C=0.0,
               int task=CLASSIFICATION):
     """One pass of a diagonal second-order rule: CW-Var, CW-Stdev, AROW, AROW-H,
     SCW-I, SCW-II, NHERD (C: the last three's); task=REGRESSION: AROW on real
     targets y, diagonal recursive least squares (`so_step_loss`).
 
-    State: ms[i] = (mu_i, sigma_i), interleaved so that a feature's mean and
-    variance share a cache line (one miss per nonzero instead of two), and that
-    line prefetched AHEAD_DIST nonzeros before the scoring walk reaches it.
+    State: one array, a row per feature: state[i] = (mu_i, sigma_i), and with
+    `average` (mu_i, sigma_i, u_i) and one more row whose u holds T, the rounds so
+    far; a feature's mean, variance and lazy sum interleaved so that they share a
+    cache line (one miss per nonzero instead of two or three), and that line
+    prefetched AHEAD_DIST nonzeros before the scoring walk reaches it.
 
     The scoring walk copies the row's (mu, sigma) into contiguous buffers
     (`om`, `osg`: also what an overflow restores) as it reads them; an update is
@@ -572,9 +574,8 @@ def diag_pass(RowView rows not None, const double[::1] y,
     one-walk pass with the copy as a third walk over the state, and 0.9 of that
     with the copy made by the scoring walk, where the values are in registers).
 
-    Averaging (u not empty: D + 1 entries, u[D] = T the rounds so far): u[p] +=
-    t (mu_p after round t - before) over the coordinates an update touches, so
-    that mu_1 + ... + mu_T = (T + 1) mu_T - u[:D] ([FS99]).
+    Averaging: u_p += t (mu_p after round t - before) over the coordinates an
+    update touches, so that mu_1 + ... + mu_T = (T + 1) mu_T - u ([FS99]).
 
     The loop is `diag_rows`.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
@@ -586,22 +587,25 @@ def diag_pass(RowView rows not None, const double[::1] y,
     cdef Py_ssize_t width = max_row_nnz(&rows.R, order) + 1
     cdef double* om = ws.doubles(4 * width)
     cdef int* ahead_buf = <int*>ws.flags(width * sizeof(int))
+    cdef double* w = &state[0, 0]
     h.C = C
     h.task = task
     with nogil:
-        diag_rows(&rows.R, &cnt, y, order, bias, &ms[0, 0], ms.shape[0],
-                  &u[0] if u.shape[0] > 0 else NULL, &h, om, width, ahead_buf)
+        diag_rows(&rows.R, &cnt, y, order, bias, w, state.shape[1],
+                  state.shape[0] - (1 if average else 0), w + 2 if average else NULL, &h,
+                  om, width, ahead_buf)
     return counts_result(&cnt)
 
 
 cdef void diag_rows(const Rows* R, Counts* cnt, const double[::1] y,
-                    const Py_ssize_t[::1] order, double bias, double* w, Py_ssize_t D,
-                    double* up, Hyper* h, double* om, Py_ssize_t width,
+                    const Py_ssize_t[::1] order, double bias, double* w, Py_ssize_t fs,
+                    Py_ssize_t D, double* up, Hyper* h, double* om, Py_ssize_t width,
                     int* ahead_buf) noexcept nogil:
     """The loop of `diag_pass` over `order`'s rows of R: the interleaved state w (D
-    pairs) and the lazy sum up (NULL: no averaging; D + 1 values) updated in place,
-    the rounds counted in cnt; `om` holds 4 `width` doubles, `ahead_buf` `width`
-    ints (all 0), `width` the longest row's entries plus one."""
+    pairs, a feature's every fs values) and the lazy sum up (NULL: no averaging; D
+    + 1 values, every fs values: in w's rows) updated in place, the rounds counted
+    in cnt; `om` holds 4 `width` doubles, `ahead_buf` `width` ints (all 0), `width`
+    the longest row's entries plus one."""
     cdef Py_ssize_t k, j, nnz, i, p
     cdef const double* x
     cdef const int* idx
@@ -609,14 +613,14 @@ cdef void diag_rows(const Rows* R, Counts* cnt, const double[::1] y,
     cdef bint normal
     cdef double mb, sb, nmb, nsb
     cdef bint avg = up != NULL
-    cdef double t = up[D] if avg else 0.0
+    cdef double t = up[fs * D] if avg else 0.0
     cdef int rule = h.rule, direct = h.direct, task = h.task
     cdef Ahead ah
     cdef const int* pf
     cdef double* osg = om + width
     cdef double* nm = osg + width
     cdef double* nsg = nm + width
-    ahead_start(&ah, R, order, ahead_buf, w, 2, NULL)
+    ahead_start(&ah, R, order, ahead_buf, w, fs, NULL)
     for k in range(order.shape[0]):
         i = order[k]
         nnz = get_row(R, i, &x, &idx)
@@ -624,15 +628,15 @@ cdef void diag_rows(const Rows* R, Counts* cnt, const double[::1] y,
             fail_row(cnt, ROW_UNCHECKED, i)
             break
         pf = ahead_row(&ah, idx, nnz)
-        dot = w[2 * (D - 1)] * bias
-        v = w[2 * (D - 1) + 1] * bias * bias
+        dot = w[fs * (D - 1)] * bias
+        v = w[fs * (D - 1) + 1] * bias * bias
         for j in range(nnz):
-            CWKIT_PREFETCH(w + 2 * <Py_ssize_t>pf[j])   # (mu, sigma) share a line
-            if avg:     # (its update writes u on the same coordinates)
-                CWKIT_PREFETCH(up + pf[j])
-            p = idx[j]
-            mj = w[2 * p]
-            sj = w[2 * p + 1]
+            CWKIT_PREFETCH(w + fs * <Py_ssize_t>pf[j])   # (mu, sigma, u) share a line,
+            if avg:     # (or its end the next one: a row of three doubles straddles two)
+                CWKIT_PREFETCH(w + fs * <Py_ssize_t>pf[j] + 2)
+            p = fs * idx[j]
+            mj = w[p]
+            sj = w[p + 1]
             om[j] = mj
             osg[j] = sj
             dot += mj * x[j]
@@ -656,33 +660,33 @@ cdef void diag_rows(const Rows* R, Counts* cnt, const double[::1] y,
         diag_step(om, osg, x, nnz, ay, c, direct, nm, nsg)
         # every new (mu, sigma) finite and every new sigma >= DBL_MIN (one test
         # for both; an overflow or a small variance is sorted out below)
-        normal = diag_put(w, idx, x, nnz, osg, c, direct, nm, nsg)
-        mb = w[2 * (D - 1)]
-        sb = w[2 * (D - 1) + 1]
+        normal = diag_put(w, fs, idx, x, nnz, osg, c, direct, nm, nsg)
+        mb = w[fs * (D - 1)]
+        sb = w[fs * (D - 1) + 1]
         nmb = mb + ay * sb * bias
         nsb = sigma_step(sb, c, direct, bias)
-        w[2 * (D - 1)] = nmb
-        w[2 * (D - 1) + 1] = nsb
+        w[fs * (D - 1)] = nmb
+        w[fs * (D - 1) + 1] = nsb
         normal &= normal_pair(nmb, nsb)
-        if not normal and not diag_row_finite(w, idx, nnz, D):
+        if not normal and not diag_row_finite(w, fs, idx, nnz, D):
             for j in range(nnz):
-                w[2 * idx[j]] = om[j]
-                w[2 * idx[j] + 1] = osg[j]
-            w[2 * (D - 1)] = mb
-            w[2 * (D - 1) + 1] = sb
+                w[fs * idx[j]] = om[j]
+                w[fs * idx[j] + 1] = osg[j]
+            w[fs * (D - 1)] = mb
+            w[fs * (D - 1) + 1] = sb
             fail_round(cnt, NONFINITE_STATE, i)
             t -= 1.0
             break
         if not normal and may_collapse(rule, direct):   # did one newly collapse?
-            count_collapse(cnt, any_newly_tiny(w + 1, osg, idx, nnz, 2, 1)
+            count_collapse(cnt, any_newly_tiny(w + 1, osg, idx, nnz, fs, 1)
                            or newly_tiny(sb, nsb), i)
         if avg:
             for j in range(nnz):
-                up[idx[j]] += t * (nm[j] - om[j])
-            up[D - 1] += t * (nmb - mb)
+                up[fs * idx[j]] += t * (nm[j] - om[j])
+            up[fs * (D - 1)] += t * (nmb - mb)
         cnt.updates += 1
     if avg:
-        up[D] = t
+        up[fs * D] = t
 
 
 def sop_diag_pass(RowView rows not None, const double[::1] y,

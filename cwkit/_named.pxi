@@ -281,7 +281,7 @@ cdef class NamedOne:
         if shape == ONE_MC_FIRST_ORDER or shape == ONE_MC_DIAGONAL:
             self.ovr, self.sum_update = model.ovr, model.sum_update
         self.array_keys = {ONE_FIRST_ORDER: ("v", "aux", "u"),
-                           ONE_DIAGONAL: ("mu_sigma", "u"),
+                           ONE_DIAGONAL: ("by_feature",),
                            ONE_MC_FIRST_ORDER: ("v", "aux", "u"),
                            ONE_MC_DIAGONAL: ("by_feature",)}[shape]
         self.read_state()
@@ -316,13 +316,13 @@ cdef class NamedOne:
             self.up = &flat[0] if flat.shape[0] > 0 else NULL
             self.stride = 1
         elif self.shape == ONE_DIAGONAL:
-            a = st["mu_sigma"]
+            # one array: a feature's mean, variance (and lazy sum) in a row, then
+            # (averaging) the round count's row (`binary.Diagonal`)
+            a = st["by_feature"]
             self.w = &a[0, 0]
-            self.D = a.shape[0]
-            if u is not None:
-                flat = u
-                self.up = &flat[0]
-            self.stride = 2
+            self.D = a.shape[0] - (1 if self.spec.average else 0)
+            self.stride = a.shape[1]
+            self.up = self.w + 2 if self.spec.average else NULL
         else:
             if self.shape == ONE_MC_FIRST_ORDER:
                 a = st["aux"]
@@ -482,7 +482,7 @@ cdef class NamedOne:
         if self.sg != NULL:
             CWKIT_PREFETCH(self.sg + j * self.stride)
         if self.up != NULL:
-            CWKIT_PREFETCH(self.up + j * (self.stride if self.K else 1))
+            CWKIT_PREFETCH(self.up + j * (1 if self.shape == ONE_FIRST_ORDER else self.stride))
 
     cdef Py_ssize_t entries(self, row) except -2:
         """`hashed` entry by entry, for any row: each name and value converted as
@@ -736,7 +736,7 @@ cdef class NamedOne:
                              self.D, self.aux, self.keep_sum, self.up, &self.h,
                              self.h.task, self.eps, self.save, self.ahead)
         elif self.shape == ONE_DIAGONAL:
-            diag_rows(&R, &cnt, target, self.order1, bias, self.w, self.D,
+            diag_rows(&R, &cnt, target, self.order1, bias, self.w, self.stride, self.D,
                       self.up, &self.h, self.save, nnz + 1, self.ahead)
         elif self.shape == ONE_MC_FIRST_ORDER:
             mc_first_order_rows(&R, &cnt, self.code, self.order1, bias, self.ovr, self.w,
@@ -907,11 +907,11 @@ cdef class NamedOne:
                 return self.aux[AUX_S] * self.w[p]
             S = self.aux[AUX_SSUM] if self.keep_sum else t
             return ((S + 1.0) * self.w[p] - self.up[p]) / t
-        mu = self.w[2 * p]
+        mu = self.w[p * self.stride]
         if self.up == NULL:
             return mu
-        t = self.up[self.D]
-        return mu if t == 0.0 else ((t + 1.0) * mu - self.up[p]) / t
+        t = self.up[self.D * self.stride]
+        return mu if t == 0.0 else ((t + 1.0) * mu - self.up[p * self.stride]) / t
 
     cdef inline double mc_weight(self, Py_ssize_t p, Py_ssize_t c) noexcept:
         """The weight ``weights_dk()[p, c]`` of a multi-class model reports, as

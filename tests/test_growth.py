@@ -123,7 +123,7 @@ def test_one_row_per_call_each_wider_is_the_one_call_model():
 
 
 @pytest.mark.parametrize("name, params, key, n_classes, width", [
-    ("arow", {"covariance": "diag"}, "mu_sigma", 2, 2000),
+    ("cw", {"covariance": "diag"}, "by_feature", 2, 2000),   # (D + 1, 3): u in the rows
     ("adagrad", {"average": True}, "acc", 2, 2000),      # (D, 2): the pairs interleaved
     ("bpa1", {}, "pend", 2, 1000),                        # the features on axis 1
     ("arow", {"covariance": "full"}, "Sigma", 2, 200),   # both axes

@@ -50,7 +50,7 @@ def test_extreme_float_parameters_are_refused_or_score_finitely(originals):
 def test_inconsistent_state_is_named(tmp_path, key, value, message):
     X = np.random.default_rng(0).normal(size=(20, 3))
     est = cwkit.make("cw", covariance="diag").fit(X, X[:, 0] > 0)
-    est._model.state[key][0, 1] = value
+    est._model.named_state()[key][0, 1] = value    # (a view: written through)
     path = tmp_path / "m.cwk"
     cwkit.save(est, path)
     with pytest.raises(cwkit.ModelFileError, match=message):

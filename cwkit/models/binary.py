@@ -149,41 +149,62 @@ def gaussian_invariants(model):
 
 
 class Diagonal(BinaryModel):
-    """mu and sigma = diag(Sigma) (initially a), interleaved as rows of `mu_sigma`."""
+    """mu and sigma = diag(Sigma) (initially a), and with averaging the lazy sum u.
+
+    One array, ``state["by_feature"]``, holds the state: row p is feature p's mean and
+    variance, then (averaging) its entry of the lazy sum ``u``, so that what a row's
+    update touches lies side by side in memory rather than in two arrays; an averaged
+    model has one more row, whose lazy-sum column holds T (its other columns are
+    unused, 0).  :meth:`named_state` gives views of its parts by the names the model
+    file keeps: ``mu_sigma`` (D, 2) and ``u`` (D + 1,)."""
 
     checks_rows = True
 
     def feature_layout(self):
-        return {"mu_sigma": ROWS, "u": ROWS_T}
+        return {"by_feature": ROWS_T if self.spec.average else ROWS}
 
     def initial_state(self, D):
-        # (mu_i, sigma_i) interleaved: one cache line per feature in the kernel
-        ms = np.empty((D, 2))
-        ms[:, MU] = 0.0
-        ms[:, SIGMA] = float(self.spec.a)
-        if self.spec.average:   # the lazy sum of the means, then the round count T
-            return {"mu_sigma": ms, "u": np.zeros(D + 1)}
-        return {"mu_sigma": ms}
+        avg = bool(self.spec.average)
+        z = np.zeros((D + avg, 2 + avg))
+        z[:D, SIGMA] = float(self.spec.a)
+        return {"by_feature": z}
+
+    def named_state(self, state=None):
+        z = (self.state if state is None else state)["by_feature"]
+        avg = bool(self.spec.average)
+        out = {"mu_sigma": z[:z.shape[0] - avg, :2]}
+        if avg:
+            out["u"] = z[:, 2]
+        return out
+
+    def from_named(self, named):
+        avg = bool(self.spec.average)
+        z = np.zeros((named["mu_sigma"].shape[0] + avg, 2 + avg))
+        out = self.named_state({"by_feature": z})
+        for key, arr in out.items():
+            arr[...] = named[key]
+        return {"by_feature": z}
 
     def run(self, rows, y, order, bias):
         spec = self.spec
         return PassResult(*_core.diag_pass(
-            rows.view, y, order, bias, self.state["mu_sigma"], self.rule, spec.phi, spec.r,
-            spec.direct, self.state.get("u", NO_SUM), spec.C, spec.task_code))
+            rows.view, y, order, bias, self.state["by_feature"], self.rule, spec.phi,
+            spec.r, spec.direct, bool(spec.average), spec.C, spec.task_code))
 
     def weights(self):
-        return mean_of_rounds(self.state, self.last_weights())
+        return mean_of_rounds(self.named_state(), self.last_weights())
 
     def last_weights(self):
-        return self.last_iterate(self.state)
+        return self.last_iterate(self.named_state())
 
     @staticmethod
     def last_iterate(state):
-        """The last iterate of `state`, shaped as its lazy sum ``u`` (without T)."""
+        """The last iterate of `state` (a :meth:`named_state`), shaped as its lazy sum
+        ``u`` (without T)."""
         return state["mu_sigma"][:, MU]
 
     def variances(self):
-        return self.state["mu_sigma"][:, SIGMA]
+        return self.named_state()["mu_sigma"][:, SIGMA]
 
     def status_detail(self, status):
         return collapsed_variance_detail(self, status)
@@ -191,7 +212,7 @@ class Diagonal(BinaryModel):
     def invariants(self):
         yield from gaussian_invariants(self)
         if self.spec.average:
-            yield counts("the round count u[-1]", self.state["u"][-1:], 0, np.inf)
+            yield counts("the round count u[-1]", self.named_state()["u"][-1:], 0, np.inf)
 
 
 def initial_variance(spec):
