@@ -325,7 +325,10 @@ def _spans(source, chunk_size, mapped_size=None, prefetch=False):
             _release(view, a, b)
             a = b
     finally:
-        view.close()
+        # (closed early, e.g. by Ctrl-C, while the parser's threads still hold a view of
+        # the map: it is then unmapped when the last of them lets go)
+        with contextlib.suppress(BufferError):
+            view.close()
 
 
 def _release(view, a, b):
