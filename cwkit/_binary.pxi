@@ -158,34 +158,34 @@ cdef inline double fo_step_loss(const Hyper* h, double m, double loss, double n,
     return 0.0
 
 
-cdef inline bint fo_add(double* v, double c, const double* x, const int* idx, Py_ssize_t nnz,
-                        double bias, Py_ssize_t D, double* save, bint track_norm,
-                        double* vn2) noexcept nogil:
-    """v += c x~ (x~ = (x, bias)), old values to save[0..nnz]; vn2 += the change of
-    ||v||^2 when `track_norm`.  On overflow (or a non-finite c or ||v||^2) v is
-    restored and False returned."""
+cdef inline bint fo_add(double* v, Py_ssize_t fs, double c, const double* x, const int* idx,
+                        Py_ssize_t nnz, double bias, Py_ssize_t D, double* save,
+                        bint track_norm, double* vn2) noexcept nogil:
+    """v += c x~ (x~ = (x, bias); a feature's v every fs values), old values to
+    save[0..nnz]; vn2 += the change of ||v||^2 when `track_norm`.  On overflow (or a
+    non-finite c or ||v||^2) v is restored and False returned."""
     cdef Py_ssize_t j
     cdef double old, new, n2 = vn2[0]
     cdef bint finite = True    # an AND of flags: no serial floating-point chain
     for j in range(nnz):
-        old = v[idx[j]]
+        old = v[fs * idx[j]]
         save[j] = old
         new = old + c * x[j]
-        v[idx[j]] = new
+        v[fs * idx[j]] = new
         finite &= isfinite(new)
         if track_norm:
             n2 += new * new - old * old
-    old = v[D - 1]
+    old = v[fs * (D - 1)]
     save[nnz] = old
     new = old + c * bias
-    v[D - 1] = new
+    v[fs * (D - 1)] = new
     finite &= isfinite(new)
     if track_norm:
         n2 += new * new - old * old
     vn2[0] = n2
     if finite and isfinite(n2) and isfinite(c):
         return True
-    restore_coords(v, save, idx, nnz, D, 1, 1)
+    restore_coords(v, save, idx, nnz, D, fs, 1)
     return False
 
 
@@ -225,7 +225,7 @@ cdef inline double avg_unfold(double* v, double* u, Py_ssize_t n, Py_ssize_t str
 
 def first_order_pass(RowView rows not None, const double[::1] y,
                      const Py_ssize_t[::1] order, double bias,
-                     double[::1] v, double[::1] aux, double[::1] u,
+                     double[:, ::1] state, double[::1] aux,
                      int rule, double C, double alpha, double beta,
                      int task=CLASSIFICATION, double eps=0.0):
     """One pass of a first-order rule: perceptron, PA family, [LMC09] family.
@@ -233,14 +233,16 @@ def first_order_pass(RowView rows not None, const double[::1] y,
     task=REGRESSION: y holds real targets and the PA family learns them with the
     epsilon-insensitive loss of tube half-width `eps` (`regression_round`).
 
-    State: w = aux[AUX_S] * v (length D, intercept last).  Averaging (u not
-    empty): with S_t = s_1 + ... + s_t (aux[AUX_SSUM] when aux has that slot,
-    else t: the scale of a rule that does not shrink stays 1), u accumulates
+    State: w = aux[AUX_S] * v (length D, intercept last), v the first column of
+    `state` (D, 1), or when averaging (D, 2) with the lazy sum u in the second (a
+    feature's v and u side by side: one cache line per nonzero).  Averaging: with
+    S_t = s_1 + ... + s_t (aux[AUX_SSUM] when aux has that slot, else t: the scale
+    of a rule that does not shrink stays 1), u accumulates
     (S_{t-1} + 1) Delta v_t over the coordinates an update touches, so that
     w_1 + ... + w_T = (S_T + 1) v_T - u_T (for the perceptron, u = sum_t t
     Delta_t of [FS99]); an update that takes s below AVG_S_MIN is made in w's
     units with v rescaled (`avg_fold`, `avg_unfold`).
-    v is prefetched AHEAD_DIST nonzeros ahead of the scoring walk (`Ahead`).
+    v (and u) is prefetched AHEAD_DIST nonzeros ahead of the scoring walk (`Ahead`).
     The loop is `first_order_rows`.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
@@ -252,20 +254,22 @@ def first_order_pass(RowView rows not None, const double[::1] y,
     cdef double* save = ws.doubles(width)
     cdef int* ahead_buf = <int*>ws.flags(width * sizeof(int))
     with nogil:
-        first_order_rows(&rows.R, &cnt, y, order, bias, &v[0], v.shape[0], &aux[0],
-                         aux.shape[0] > AUX_SSUM, &u[0] if u.shape[0] > 0 else NULL, &h,
-                         task, eps, save, ahead_buf)
+        first_order_rows(&rows.R, &cnt, y, order, bias, &state[0, 0], state.shape[1],
+                         state.shape[0], &aux[0], aux.shape[0] > AUX_SSUM,
+                         &state[0, 1] if state.shape[1] > 1 else NULL, &h, task, eps, save,
+                         ahead_buf)
     return counts_result(&cnt)
 
 
 cdef void first_order_rows(const Rows* R, Counts* cnt, const double[::1] y,
                            const Py_ssize_t[::1] order, double bias, double* vp,
-                           Py_ssize_t D, double* aux, bint keep_sum, double* up, Hyper* h,
-                           int task, double eps, double* save,
+                           Py_ssize_t fs, Py_ssize_t D, double* aux, bint keep_sum,
+                           double* up, Hyper* h, int task, double eps, double* save,
                            int* ahead_buf) noexcept nogil:
     """The loop of `first_order_pass` over `order`'s rows of R: the state v (D
-    values), aux (with its AUX_SSUM slot when `keep_sum`) and the lazy sum up
-    (NULL: no averaging) updated in place, the rounds counted in cnt; `save` and
+    values, a feature's every fs values), aux (with its AUX_SSUM slot when
+    `keep_sum`) and the lazy sum up (NULL: no averaging; D values every fs values,
+    in v's rows) updated in place, the rounds counted in cnt; `save` and
     `ahead_buf` hold the longest row's entries plus one (the latter all 0)."""
     cdef Py_ssize_t k, j, nnz, i
     cdef const double* x
@@ -276,7 +280,7 @@ cdef void first_order_rows(const Rows* R, Counts* cnt, const double[::1] y,
     cdef double S = aux[AUX_SSUM] if keep_sum else t
     cdef Ahead ah
     cdef const int* pf
-    ahead_start(&ah, R, order, ahead_buf, vp, 1, NULL)
+    ahead_start(&ah, R, order, ahead_buf, vp, fs, NULL)
     for k in range(order.shape[0]):
         i = order[k]
         nnz = get_row(R, i, &x, &idx)
@@ -284,13 +288,11 @@ cdef void first_order_rows(const Rows* R, Counts* cnt, const double[::1] y,
             fail_row(cnt, ROW_UNCHECKED, i)
             break
         pf = ahead_row(&ah, idx, nnz)
-        dot = vp[D - 1] * bias
+        dot = vp[fs * (D - 1)] * bias
         n = bias * bias
         for j in range(nnz):
-            CWKIT_PREFETCH(vp + pf[j])
-            if avg:     # (its update writes u on the same coordinates)
-                CWKIT_PREFETCH(up + pf[j])
-            dot += vp[idx[j]] * x[j]
+            CWKIT_PREFETCH(vp + fs * <Py_ssize_t>pf[j])     # (v, u) share a line
+            dot += vp[fs * idx[j]] * x[j]
             n += x[j] * x[j]
         if task == REGRESSION:
             m = 0.0
@@ -311,24 +313,24 @@ cdef void first_order_rows(const Rows* R, Counts* cnt, const double[::1] y,
         if tau != 0.0:
             # v <- v + (tau y / s) x  (so that w <- w + tau y x), then s <- s / Z
             c = tau * yi / s                   # s > 0 always (kept in [S_MIN, S_MAX])
-            if not fo_add(vp, c, x, idx, nnz, bias, D, save, track_norm, &vn2):
+            if not fo_add(vp, fs, c, x, idx, nnz, bias, D, save, track_norm, &vn2):
                 fail_round(cnt, NONFINITE_STATE, i)
                 break
             if avg and s / Z < AVG_S_MIN:
                 # the update again in w's units (v + c x is finite, so is s v + tau y x)
-                restore_coords(vp, save, idx, nnz, D, 1, 1)
-                avg_fold(vp, up, D, 1, s, S)
-                fo_add(vp, tau * yi, x, idx, nnz, bias, D, save, False, &vn2)
-                n2 = avg_unfold(vp, up, D, 1, Z)
+                restore_coords(vp, save, idx, nnz, D, fs, 1)
+                avg_fold(vp, up, D, fs, s, S)
+                fo_add(vp, fs, tau * yi, x, idx, nnz, bias, D, save, False, &vn2)
+                n2 = avg_unfold(vp, up, D, fs, Z)
                 vn2 = n2 if track_norm else vn2
                 s, S, Z = 1.0, 0.0, 1.0
             elif avg:
                 cu = (S + 1.0) * c            # the perceptron's t c ([FS99])
                 for j in range(nnz):
-                    up[idx[j]] += cu * x[j]
-                up[D - 1] += cu * bias
+                    up[fs * idx[j]] += cu * x[j]
+                up[fs * (D - 1)] += cu * bias
             cnt.updates += 1
-            s = scaled_rescale(vp, D, 1, s / Z, &vn2)     # Z >= 1
+            s = scaled_rescale(vp, D, fs, s / Z, &vn2)     # Z >= 1
         if avg:
             S += s
     aux[AUX_S] = s

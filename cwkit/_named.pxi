@@ -280,7 +280,7 @@ cdef class NamedOne:
         self.h.task = spec.task_code
         if shape == ONE_MC_FIRST_ORDER or shape == ONE_MC_DIAGONAL:
             self.ovr, self.sum_update = model.ovr, model.sum_update
-        self.array_keys = {ONE_FIRST_ORDER: ("v", "aux", "u"),
+        self.array_keys = {ONE_FIRST_ORDER: ("by_feature", "aux"),
                            ONE_DIAGONAL: ("by_feature",),
                            ONE_MC_FIRST_ORDER: ("v", "aux", "u"),
                            ONE_MC_DIAGONAL: ("by_feature",)}[shape]
@@ -306,15 +306,15 @@ cdef class NamedOne:
         u = st.get("u")
         self.up = NULL
         if self.shape == ONE_FIRST_ORDER:
-            flat = st["v"]
-            self.w = &flat[0]
-            self.D = flat.shape[0]
+            # one array: a feature's v (and lazy sum) in a row (`binary.FirstOrder`)
+            a = st["by_feature"]
+            self.w = &a[0, 0]
+            self.D = a.shape[0]
+            self.stride = a.shape[1]
+            self.up = self.w + 1 if self.stride > 1 else NULL
             flat = st["aux"]
             self.aux = &flat[0]
             self.keep_sum = flat.shape[0] > AUX_SSUM
-            flat = u
-            self.up = &flat[0] if flat.shape[0] > 0 else NULL
-            self.stride = 1
         elif self.shape == ONE_DIAGONAL:
             # one array: a feature's mean, variance (and lazy sum) in a row, then
             # (averaging) the round count's row (`binary.Diagonal`)
@@ -482,7 +482,7 @@ cdef class NamedOne:
         if self.sg != NULL:
             CWKIT_PREFETCH(self.sg + j * self.stride)
         if self.up != NULL:
-            CWKIT_PREFETCH(self.up + j * (1 if self.shape == ONE_FIRST_ORDER else self.stride))
+            CWKIT_PREFETCH(self.up + j * self.stride)
 
     cdef Py_ssize_t entries(self, row) except -2:
         """`hashed` entry by entry, for any row: each name and value converted as
@@ -732,7 +732,7 @@ cdef class NamedOne:
         cnt.wt = NULL
         memset(self.ahead, 0, (nnz + 1) * sizeof(int))
         if self.shape == ONE_FIRST_ORDER:
-            first_order_rows(&R, &cnt, target, self.order1, bias, self.w,
+            first_order_rows(&R, &cnt, target, self.order1, bias, self.w, self.stride,
                              self.D, self.aux, self.keep_sum, self.up, &self.h,
                              self.h.task, self.eps, self.save, self.ahead)
         elif self.shape == ONE_DIAGONAL:
@@ -903,6 +903,7 @@ cdef class NamedOne:
         cdef double t, S, mu
         if self.shape == ONE_FIRST_ORDER:
             t = self.aux[AUX_T]
+            p *= self.stride
             if self.up == NULL or not t > 0.0:
                 return self.aux[AUX_S] * self.w[p]
             S = self.aux[AUX_SSUM] if self.keep_sum else t

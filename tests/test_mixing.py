@@ -81,16 +81,18 @@ def test_average_is_the_weighted_mean_of_the_weights(case, strategy):
 
 def test_first_order_round_count_and_averaged_vector():
     ests = _models("avg-perceptron", {}, "binary")
-    start = ests[0]._model.state
+    model = ests[0]._model
+    start = model.state
     states = [e._model.state for e in ests]
     t = [s["aux"][2] for s in states]
-    mixed = mixing.mix(ests[0]._model, states, start=start)
+    mixed = mixing.mix(model, states, start=start)
+    named = model.named_state(mixed)
     assert mixed["aux"][2] == t[0] + (t[1] - t[0]) + (t[2] - t[0])
     assert mixed["aux"][0] == 1.0
-    assert mixed["aux"][1] == pytest.approx(float(mixed["v"] @ mixed["v"]), rel=1e-12)
+    assert mixed["aux"][1] == pytest.approx(float(named["v"] @ named["v"]), rel=1e-12)
     target = _load(_models("avg-perceptron", {}, "binary", n_models=1, seed=5)[0], mixed)
-    current = np.mean([s["aux"][0] * s["v"] for s in states], axis=0)
-    np.testing.assert_allclose(target._model.state["v"], current, rtol=1e-12)
+    current = np.mean([s["aux"][0] * s["v"] for s in map(model.named_state, states)], axis=0)
+    np.testing.assert_allclose(target._model.named_state()["v"], current, rtol=1e-12)
     A0, A1, A2 = (e._model.weights() for e in ests)     # t = 30 rounds each, the start's too
     np.testing.assert_allclose(target._model.weights(),
                                (30 * A0 + (30 * A1 - 30 * A0) + (30 * A2 - 30 * A0)) / 30,
@@ -99,6 +101,14 @@ def test_first_order_round_count_and_averaged_vector():
 
 def _first_order_state(w, s=1.0, t=0.0):
     return {"v": np.asarray(w, float) / s, "aux": np.array([s, 0.0, t]), "u": np.empty(0)}
+
+
+def _mix_first_order(model, states, start=None, **options):
+    """``mixing.mix`` of binary first-order states given, and returned, by the names of
+    their arrays (``Model.named_state``)."""
+    mixed = mixing.mix(model, [model.from_named(s) for s in states],
+                       start=None if start is None else model.from_named(start), **options)
+    return model.named_state(mixed)
 
 
 def test_touched_closed_form():
@@ -110,12 +120,12 @@ def test_touched_closed_form():
     d1 = np.array([1.0, 0.0, 2.0, 0.0, -1.0])
     d2 = np.array([3.0, 4.0, 0.0, 0.0, 1.0])
     states = [_first_order_state(w0 + d1, s=0.5, t=14.0), _first_order_state(w0 + d2, t=17.0)]
-    mixed = mixing.mix(est._model, states, c=[1.0, 3.0], rule="touched", start=start)
+    mixed = _mix_first_order(est._model, states, c=[1.0, 3.0], rule="touched", start=start)
     w = w0 + np.array([0.25 * 1.0 + 0.75 * 3.0, 4.0, 2.0, 0.0, 0.25 * -1.0 + 0.75 * 1.0])
     np.testing.assert_allclose(mixed["v"], w, rtol=1e-15)
     assert mixed["v"][3] == w0[3]
     np.testing.assert_array_equal(mixed["aux"], [1.0, w @ w, 10.0 + 4.0 + 7.0])
-    even = mixing.mix(est._model, states, rule="touched", start=start)
+    even = _mix_first_order(est._model, states, rule="touched", start=start)
     np.testing.assert_allclose(even["v"], w0 + [2.0, 4.0, 2.0, 0.0, 0.0], rtol=1e-15)
 
 
@@ -128,9 +138,9 @@ def test_touched_keeps_a_change_made_by_one_shard_whole():
     ds = [np.where(np.arange(7) % 3 == i, rng.normal(size=7), 0.0) for i in range(3)]
     states = [_first_order_state(w0 + d) for d in ds]
     start = _first_order_state(w0)
-    touched = mixing.mix(est._model, states, rule="touched", start=start)
+    touched = _mix_first_order(est._model, states, rule="touched", start=start)
     np.testing.assert_allclose(touched["v"], w0 + sum(ds), rtol=1e-15)
-    averaged = mixing.mix(est._model, states, rule="average", start=start)
+    averaged = _mix_first_order(est._model, states, rule="average", start=start)
     np.testing.assert_allclose(averaged["v"], w0 + sum(ds) / 3, rtol=1e-14)
 
 
@@ -250,7 +260,7 @@ def test_minibatch_mix_carries_no_rows():
 
 def test_an_added_state_array_is_mixed_as_a_mean():
     """A statistic a model gains later (say an averaged vector) is just another array."""
-    ests = _models("pa", {}, "binary")
+    ests = _models("pa", {}, "top1")    # (a state mixed as it is: not by its parts' names)
     states = [dict(e._model.state, extra=np.full(3, float(i))) for i, e in enumerate(ests)]
     mixed = mixing.mix(ests[0]._model, states)
     np.testing.assert_allclose(mixed["extra"], np.full(3, 1.0))

@@ -562,3 +562,26 @@ def test_diagonal_state_is_one_array_with_a_features_values_in_one_row(tmp_path,
             assert np.shares_memory(arr, z) and arr.strides[0] == z.strides[0]
     np.testing.assert_array_equal(loaded.coef_, est.coef_)
     np.testing.assert_array_equal(loaded.coef_var_, est.coef_var_)
+
+
+@pytest.mark.parametrize("average", [False, True])
+def test_binary_first_order_state_is_one_array_with_a_features_v_and_u_in_one_row(
+        tmp_path, average):
+    """A binary first-order model's v and lazy sum u are the columns of one array (a
+    feature's v and u side by side, the driver's layout) when built, widened and
+    loaded, and the model file keeps them as separate arrays."""
+    rng = np.random.default_rng(5)
+    X = sp.random(40, 9, density=0.4, random_state=6, format="csr")
+    y = rng.integers(0, 2, 40)
+    est = cwkit.make("pa1", average=average)
+    est.partial_fit(X[:20, :5], y[:20], classes=[0, 1]).partial_fit(X[20:], y[20:])
+    path = tmp_path / "m.cwkit"
+    cwkit.save(est, path)
+    loaded = cwkit.load(path)
+    for model in (est._model, loaded._model):
+        z, named = model.state["by_feature"], model.named_state()
+        assert z.shape == (10, 1 + average) and sorted(model.state) == ["aux", "by_feature"]
+        assert named["u"].size == 10 * average
+        for arr in [named["v"]] + [named["u"]] * average:
+            assert np.shares_memory(arr, z) and arr.strides == z.strides[:1]
+    np.testing.assert_array_equal(loaded.coef_, est.coef_)

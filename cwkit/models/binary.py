@@ -95,32 +95,51 @@ class BinaryModel(Model):
 
 
 class FirstOrder(BinaryModel):
-    """w = s * v (scale factor for O(1) shrinking); u for averaging."""
+    """w = s * v (scale factor for O(1) shrinking); u for averaging.
+
+    v and u live in one array, ``state["by_feature"]``, (D, 1) or, averaged, (D, 2):
+    row p is feature p's v then its entry of the lazy sum, so that an update touches
+    one cache line per feature rather than two arrays; :meth:`named_state` gives views
+    of its columns by the names the model file keeps: ``v``, ``aux`` and ``u`` (empty
+    without averaging)."""
 
     checks_rows = True
 
     def feature_layout(self):
-        return {"v": ROWS, "u": ROWS}
+        return {"by_feature": ROWS}
 
     def initial_state(self, D):
         aux = np.zeros(aux_size(self.spec))
         aux[_core.AUX_S] = 1.0
-        return {"v": np.zeros(D), "aux": aux, "u": np.zeros(D if self.spec.average else 0)}
+        return {"by_feature": np.zeros((D, 2 if self.spec.average else 1)), "aux": aux}
+
+    def named_state(self, state=None):
+        st = self.state if state is None else state
+        z = st["by_feature"]
+        return {"v": z[:, 0], "aux": st["aux"], "u": z[:, 1] if z.shape[1] > 1 else NO_SUM}
+
+    def from_named(self, named):
+        avg = named["u"].size > 0
+        z = np.zeros((named["v"].shape[0], 2 if avg else 1))
+        z[:, 0] = named["v"]
+        if avg:
+            z[:, 1] = named["u"]
+        return {"by_feature": z, "aux": np.array(named["aux"])}
 
     def run(self, rows, y, order, bias):
         st, spec = self.state, self.spec
         return PassResult(*_core.first_order_pass(
-            rows.view, y, order, bias, st["v"], st["aux"], st["u"], self.rule, spec.C,
+            rows.view, y, order, bias, st["by_feature"], st["aux"], self.rule, spec.C,
             spec.alpha, spec.beta, spec.task_code, spec.epsilon))
 
     def weights(self):
-        st = self.state
         if self.spec.average:
+            st = self.named_state()
             return averaged_first_order(st["v"], st["aux"], st["u"])
         return self.last_weights()
 
     def last_weights(self):
-        return self.state["aux"][_core.AUX_S] * self.state["v"]
+        return self.state["aux"][_core.AUX_S] * self.state["by_feature"][:, 0]
 
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status)

@@ -2,8 +2,9 @@
 
 :func:`state_size` counts the float64 values of the state that
 :func:`cwkit.models.factory.build_model` would allocate (the arrays of
-``Model.named_state``, as a model file holds them: an averaged diagonal multi-class
-model allocates 2 K values more, the unused columns of its round-count row);
+``Model.named_state``, as a model file holds them: an averaged diagonal model
+allocates 2 K values more, 2 with two classes, the unused columns of its round-count
+row);
 :func:`check_size` refuses a model larger than the memory
 that is available, with a :class:`ModelSizeError` saying what to do.
 
