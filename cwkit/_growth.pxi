@@ -158,7 +158,7 @@ def room(key, buf, tuple shape, tuple axes, prior):
     return r
 
 
-def widen_in_room(dict state, list plan, Py_ssize_t d_old, Py_ssize_t d_new):
+cpdef bint widen_in_room(dict state, list plan, Py_ssize_t d_old, Py_ssize_t d_new) except -1:
     """Widen, in place, the arrays ``state[key]`` of a model from `d_old` to `d_new`
     features, each a C-contiguous prefix of a buffer with room (``cwkit.models.growth``;
     `plan`: a `room` per array).
@@ -173,7 +173,9 @@ def widen_in_room(dict state, list plan, Py_ssize_t d_old, Py_ssize_t d_new):
     cdef cnp.npy_intp shape[2]
     cdef cnp.ndarray view
     for r in plan:
-        if state[r.key].base is not r.buf:
+        arr = state[r.key]
+        if not (isinstance(arr, cnp.ndarray)
+                and <object>cnp.PyArray_BASE(<cnp.ndarray>arr) is r.buf):
             return False
         axis_set(&a0, r.a0.feature, r.a0.inner, r.a0.tail, r.n0, d_old)
         axis_set(&a1, r.a1.feature, r.a1.inner, r.a1.tail, r.n1, d_old)
@@ -192,7 +194,7 @@ def widen_in_room(dict state, list plan, Py_ssize_t d_old, Py_ssize_t d_new):
     return True
 
 
-def widen_model(model, Py_ssize_t d_new):
+cpdef int widen_model(model, Py_ssize_t d_new) except -1:
     """`widen_in_room` on a model's own plan (``model._in_room``, from
     ``cwkit.models.growth``), its ``n_features`` set to `d_new`: 0 when it did nothing
     (no plan, no room, or `d_new` beyond ``model._limit``, the caller's to refuse);

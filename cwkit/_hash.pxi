@@ -6,7 +6,7 @@
 # arrays), `_dict_objects` and `_exact_dict` (a dict row's entries, read so that
 # their misses overlap; its hashed keys), `named_one` (one row hashed into a
 # `RowView` of its own, for `learn_one`).  Uses `_radix_sort` from _rows.pxi (the
-# sort of a row's entries).
+# sort of a row's entries), `NameTable` from _vocab.pxi (a vocabulary's columns).
 #
 # MurmurHash3_x86_32 is Austin Appleby's public-domain hash (SMHasher,
 # MurmurHash3.cpp), the hash Vowpal Wabbit and scikit-learn's FeatureHasher use:
@@ -20,7 +20,7 @@
 
 from libc.stdint cimport uint32_t, uint64_t
 from libc.math cimport isfinite
-from cpython.dict cimport PyDict_Next, PyDict_GetItem, PyDict_SetItem
+from cpython.dict cimport PyDict_Next, PyDict_GetItem
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AsDouble
@@ -214,23 +214,6 @@ cdef int _one_value(object v, double* out) except -1:
     return NAMED_OK if isfinite(out[0]) else NAMED_NONFINITE
 
 
-cdef Py_ssize_t _vocab_index(object name, dict vocab, list names, bint grow) except -2:
-    """The column of `name` (a str) in the vocabulary, -1 when it is new and not to be
-    added; a new name is appended when `grow` (-3: the vocabulary is full)."""
-    cdef PyObject* found = PyDict_GetItem(vocab, name)
-    cdef Py_ssize_t j
-    if found != NULL:
-        return <object>found
-    if not grow:
-        return -1
-    j = len(names)
-    if j >= 2147483647:
-        return -3
-    names.append(name)
-    PyDict_SetItem(vocab, name, j)
-    return j
-
-
 cdef Py_ssize_t _canonical(unsigned long long* keys, unsigned long long* tmp,
                            double* vals, double* data_out, int* idx_out,
                            Py_ssize_t n, Py_ssize_t n_cols) noexcept nogil:
@@ -262,7 +245,7 @@ cdef Py_ssize_t _canonical(unsigned long long* keys, unsigned long long* tmp,
     return m + 1
 
 
-def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint grow):
+def _named_rows(list rows, int bits, bint signed, NameTable vocab, bint grow):
     """Rows of named features as canonical CSR arrays.
 
     Each row is a dict of name -> value or a list, tuple, set or frozenset of
@@ -270,8 +253,8 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
     With `vocab` None a name's column is the low `bits` bits of its hash
     (`_name_hash`, seed 0), its value negated with `signed` when bit 31 of
     MurmurHash3_x86_32 of the name is set; otherwise its column in the
-    vocabulary (`vocab`: name -> column, `names` in column order; a new name
-    is appended when `grow`, else it is dropped).  Returns ``(status, nnz, row,
+    vocabulary (`vocab`, a `NameTable`; a new name is appended when `grow`,
+    else it is dropped).  Returns ``(status, nnz, row,
     name, value, data, indices, indptr)``: the arrays (``data[:nnz]``,
     ``indices[:nnz]``, ``indptr``); on an error, the row, name and value at
     fault.  The caller rolls back the names a failed call appended to the
@@ -353,8 +336,7 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
                     if vocab is None:
                         keys[n] = _hashed_key(s, k, signed, mask, n, &val)
                     else:
-                        j = _vocab_index(name, vocab,
-                                         names, grow)
+                        j = vocab.index(name, grow)
                         if j == -3:
                             return (NAMED_TOO_MANY, total, r, key, value,
                                     out_data, out_indices, out_indptr)
@@ -375,8 +357,7 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
                     if vocab is None:
                         keys[n] = _hashed_key(s, k, signed, mask, n, &val)
                     else:
-                        j = _vocab_index(name, vocab,
-                                         names, grow)
+                        j = vocab.index(name, grow)
                         if j == -3:
                             return (NAMED_TOO_MANY, total, r, key, None,
                                     out_data, out_indices, out_indptr)
@@ -388,7 +369,7 @@ def _named_rows(list rows, int bits, bint signed, dict vocab, list names, bint g
             else:
                 return NAMED_BAD_ROW, total, r, None, None, out_data, out_indices, out_indptr
             if vocab is not None:
-                n_cols = len(names)
+                n_cols = vocab.n
             total += _canonical(keys, tmp, vals, &data[start], &indices[start], n, n_cols)
             for k in range(start, total):
                 if not isfinite(data[k]):

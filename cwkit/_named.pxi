@@ -12,11 +12,11 @@
 # cwkit.named.NamedFeatures): the estimator's `NamedOne` called without a Python
 # frame, its `_learn_one`, `_predict_one`, `_predict_proba_one` otherwise.
 # Uses: `_hashed_key`, `_exact_dict`, `_dict_objects`, `_one_value`, `_one_name`,
-# `_is_names`, `_canonical`, `_vocab_index`, NAMED_OK, cwkit_exact_str,
-# cwkit_exact_float (_hash.pxi); `widen_model` (_growth.pxi, included later: called
-# as a module function); Rows, CWKIT_PREFETCH (_rows.pxi); Counts, Hyper, the AUX_*
-# slots, hyper_first_order, hyper_second_order, first_order_rows, diag_rows (_binary.pxi,
-# _driver.pxi); mc_first_order_rows, mc_diag_rows, argmax_first (_mc_first_order.pxi,
+# `_is_names`, `_canonical`, NAMED_OK, cwkit_exact_str, cwkit_exact_float
+# (_hash.pxi); `NameTable` (_vocab.pxi); `widen_model` (_growth.pxi); Rows,
+# CWKIT_PREFETCH (_rows.pxi); Counts, Hyper, the AUX_* slots, hyper_first_order,
+# hyper_second_order, first_order_rows, diag_rows (_binary.pxi, _driver.pxi);
+# mc_first_order_rows, mc_diag_rows, argmax_first (_mc_first_order.pxi,
 # _mc_diag.pxi, _driver.pxi); Status (_status.pxi).
 
 from libc.string cimport memset, memcpy
@@ -164,6 +164,23 @@ cdef inline object _attr(est, dict d, str name):
     return <object>p if p != <PyObject*>None else getattr(est, name)
 
 
+cdef double* _state_values(a, int ndim, Py_ssize_t* shape) except? NULL:
+    """The values of the state array `a`, a writable C-contiguous float64 array of
+    `ndim` axes (as a typed memoryview takes it), its shape in `shape`; NULL for an
+    empty one."""
+    if not (isinstance(a, cnp.ndarray) and cnp.PyArray_NDIM(<cnp.ndarray>a) == ndim
+            and cnp.PyArray_TYPE(<cnp.ndarray>a) == cnp.NPY_DOUBLE
+            and cnp.PyArray_ISCARRAY(<cnp.ndarray>a)
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a)):
+        raise ValueError(f"a model's state array is not a writable C-contiguous float64 "
+                         f"array of {ndim} axes")
+    shape[0] = cnp.PyArray_DIM(<cnp.ndarray>a, 0)
+    if ndim == 2:
+        shape[1] = cnp.PyArray_DIM(<cnp.ndarray>a, 1)
+    return (<double*>cnp.PyArray_DATA(<cnp.ndarray>a)
+            if cnp.PyArray_SIZE(<cnp.ndarray>a) > 0 else NULL)
+
+
 cdef class NamedOne:
     """The one-row path of an estimator whose model is a two-class, multi-class
     (top-1 or one-vs-rest) or regression `FirstOrder` or `Diagonal` model of
@@ -189,8 +206,7 @@ cdef class NamedOne:
     cdef dict state             # the model's state, as the model held it
     cdef dict model_dict, cal_dict  # the model's and the calibration's __dict__
     cdef dict fmap_dict         # the feature map's __dict__
-    cdef dict vocab             # a vocabulary's name -> column (None: hashed names)
-    cdef list names             # and its names in column order
+    cdef NameTable vocab        # a vocabulary's names and columns (None: hashed names)
     cdef object n_in            # the estimator's n_features_in_ (as the model's width)
     cdef StateLock lock         # the estimator's lock
     cdef tuple array_keys, arrays   # the state's arrays and their keys (None: absent)
@@ -258,8 +274,8 @@ cdef class NamedOne:
         self.classes, self.cal = classes, cal
         self.shape = shape
         self.hashes = getattr(fmap, "hash_bits", None) is not None
-        if getattr(fmap, "_vocab", None) is not None:    # (a Vocabulary: columns by name)
-            self.vocab, self.names = fmap._vocab, fmap._names
+        if getattr(fmap, "_table", None) is not None:    # (a Vocabulary: columns by name)
+            self.vocab = fmap._table
         elif self.hashes:
             self.bits = fmap.hash_bits
             self.signed = fmap.signed
@@ -300,53 +316,44 @@ cdef class NamedOne:
     cdef int read_state(self) except -1:
         """The model's state arrays (`state`): their addresses and widths (on
         construction, and after the model grew)."""
-        cdef double[::1] flat
-        cdef double[:, ::1] a
         cdef dict st = self.state
+        cdef Py_ssize_t n[2]
         u = st.get("u")
         self.up = NULL
         if self.shape == ONE_FIRST_ORDER:
             # one array: a feature's v (and lazy sum) in a row (`binary.FirstOrder`)
-            a = st["by_feature"]
-            self.w = &a[0, 0]
-            self.D = a.shape[0]
-            self.stride = a.shape[1]
+            self.w = _state_values(st["by_feature"], 2, n)
+            self.D = n[0]
+            self.stride = n[1]
             self.up = self.w + 1 if self.stride > 1 else NULL
-            flat = st["aux"]
-            self.aux = &flat[0]
-            self.keep_sum = flat.shape[0] > AUX_SSUM
+            self.aux = _state_values(st["aux"], 1, n)
+            self.keep_sum = n[0] > AUX_SSUM
         elif self.shape == ONE_DIAGONAL:
             # one array: a feature's mean, variance (and lazy sum) in a row, then
             # (averaging) the round count's row (`binary.Diagonal`)
-            a = st["by_feature"]
-            self.w = &a[0, 0]
-            self.D = a.shape[0] - (1 if self.spec.average else 0)
-            self.stride = a.shape[1]
+            self.w = _state_values(st["by_feature"], 2, n)
+            self.D = n[0] - (1 if self.spec.average else 0)
+            self.stride = n[1]
             self.up = self.w + 2 if self.spec.average else NULL
         else:
             if self.shape == ONE_MC_FIRST_ORDER:
-                a = st["aux"]
-                self.aux = &a[0, 0]
-                self.na = a.shape[1]
+                self.aux = _state_values(st["aux"], 2, n)
+                self.na = n[1]
                 self.keep_sum = self.na > AUX_SSUM
-                a = st["v"]
-                self.w = &a[0, 0]
-                self.D, self.K = a.shape[0], a.shape[1]
+                self.w = _state_values(st["v"], 2, n)
+                self.D, self.K = n[0], n[1]
                 self.stride = self.K
-                if u.shape[0] > 0:
-                    a = u
-                    self.up = &a[0, 0]
+                self.up = _state_values(u, 2, n)
             else:
                 # diagonal: one array, a feature's K means, K variances (and K sums) in
                 # a row, then (averaging) the round counts' row (`multiclass.Diagonal`)
-                a = st["by_feature"]
+                self.w = _state_values(st["by_feature"], 2, n)
                 self.K = self.model.K
-                self.D = a.shape[0] - (1 if self.spec.average else 0)
-                self.stride = a.shape[1]
-                self.w = &a[0, 0]
+                self.D = n[0] - (1 if self.spec.average else 0)
+                self.stride = n[1]
                 self.sg = self.w + self.K
                 self.up = self.w + 2 * self.K if self.spec.average else NULL
-        self.arrays = tuple(st.get(key) for key in self.array_keys)
+        self.arrays = tuple([st.get(key) for key in self.array_keys])
         self.room(0)
         return 0
 
@@ -356,7 +363,7 @@ cdef class NamedOne:
     cdef bint current(self, est, dict d, bint learning) except -1:
         """Whether this path is still that of `est` (its __dict__ `d`): the same
         model, spec, state arrays, classes, calibration window and feature map (a
-        vocabulary's dict and list of names), the model's width the estimator's;
+        vocabulary's table), the model's width the estimator's;
         when `learning`, without class weights.  (Each is
         looked up in its own __dict__, the same objects compared.)"""
         cdef Py_ssize_t k
@@ -368,8 +375,7 @@ cdef class NamedOne:
                 or _get(d, "feature_map_") != <PyObject*>self.fmap
                 or _get(d, "_calibration") != <PyObject*>self.cal
                 or (self.vocab is not None
-                    and (_get(self.fmap_dict, "_vocab") != <PyObject*>self.vocab
-                         or _get(self.fmap_dict, "_names") != <PyObject*>self.names))):
+                    and _get(self.fmap_dict, "_table") != <PyObject*>self.vocab)):
             return False
         p = _get(d, "n_features_in_")
         if p != <PyObject*>self.n_in:
@@ -521,22 +527,32 @@ cdef class NamedOne:
 
     cdef Py_ssize_t looked_up(self, row, bint grow) except -2:
         """`hashed` with a vocabulary: each name's column in it, as `_named_rows`
-        finds it (`_vocab_index`: a new name appended where `grow`, else left out);
-        -1 for a row `_named_rows` would refuse, the names it appended taken out
-        again (`truncate`).
+        finds it (`NameTable.index`: a new name appended where `grow`, else left
+        out); -1 for a row `_named_rows` would refuse, the names it appended taken
+        out again (`truncate`).
 
-        A dict of ASCII str names and float values is read in three passes, so
-        that the misses of one name overlap those of the others: its entries'
-        objects (`_dict_objects`), then each name looked up in the vocabulary's dict,
-        then each column read from the int found (prefetched by the pass before);
-        any other row entry by entry (`vocab_entries`)."""
+        A dict of ASCII str names and float values is read in passes, so that the
+        misses of one name overlap those of the others: its entries' objects
+        (`_dict_objects`); each name's and value's type and value checked (a row
+        refused leaves the vocabulary as it was), its hash read and its first slot
+        in the table prefetched; each name's first candidate slot found
+        (`NameTable.candidate`), the name held there prefetched where it is another
+        object; then each name's column (`NameTable.find`, its state prefetched),
+        the new names appended in the row's order.  Any other row is read entry by
+        entry (`vocab_entries`)."""
+        cdef NameTable t = self.vocab
         cdef Py_ssize_t n, k, size, j, nnz = 0
         cdef PyObject** objs
+        cdef PyObject* held
+        cdef unsigned long long* keys = self.keys
+        cdef uint64_t mask, i
+        cdef uint32_t tag
         cdef double val
         if type(row) is not dict:
             return self.vocab_entries(row, grow)
         self.room(len(row))
         objs = self.objs
+        keys = self.keys
         n = _dict_objects(row, objs, self.cap)
         if n < 0:
             return -1
@@ -545,21 +561,32 @@ cdef class NamedOne:
                     and isfinite(val)):
                 return self.vocab_entries(row, grow)
             self.vals[k] = val
-            objs[2 * k + 1] = PyDict_GetItem(self.vocab, <object>objs[2 * k])
-            if objs[2 * k + 1] != NULL:
-                CWKIT_PREFETCH(<const double*>objs[2 * k + 1])
-        size = len(self.names)
+            tag = t.tag(<object>objs[2 * k])
+            keys[k] = tag
+            t.prefetch(tag)
+        mask = t.mask
+        for k in range(n):      # keys[k]: the first candidate slot << 32 | the tag
+            tag = <uint32_t>keys[k]
+            i = t.candidate(objs[2 * k], tag, tag & mask)
+            held = t.slots[i].name
+            if held != NULL and held != objs[2 * k]:
+                CWKIT_PREFETCH(<const double*>held)
+                CWKIT_PREFETCH(<const double*>held + 7)
+            keys[k] = (i << 32) | tag
+        size = t.n
         for k in range(n):
-            if objs[2 * k + 1] != NULL:
-                j = <object>objs[2 * k + 1]
+            tag = <uint32_t>keys[k]
+            # (from the candidate slot while the table has not been resized)
+            j = t.find(objs[2 * k], tag, (keys[k] >> 32) if t.mask == mask else tag & t.mask)
+            if j >= 0:
                 self.fetch(j)
             elif grow:
-                j = _vocab_index(<object>objs[2 * k], self.vocab, self.names, True)
+                j = t.append(<object>objs[2 * k], tag)
                 if j < 0:
                     return self.truncate(size)
             else:
                 continue
-            self.keys[nnz] = (<unsigned long long>j << 32) | <unsigned long long>nnz
+            keys[nnz] = (<unsigned long long>j << 32) | <unsigned long long>nnz
             self.vals[nnz] = self.vals[k]
             nnz += 1
         nnz = self.canonical(nnz)
@@ -567,7 +594,7 @@ cdef class NamedOne:
 
     cdef Py_ssize_t vocab_entries(self, row, bint grow) except -2:
         """`looked_up` entry by entry, for any row."""
-        cdef Py_ssize_t n = 0, pos = 0, cap, size = len(self.names), j, nnz
+        cdef Py_ssize_t n = 0, pos = 0, cap, size = self.vocab.n, j, nnz
         cdef PyObject* pk
         cdef PyObject* pv
         cdef double val
@@ -601,26 +628,19 @@ cdef class NamedOne:
         return nnz if nnz >= 0 else self.truncate(size)
 
     cdef inline Py_ssize_t column(self, key, bint grow) except -4:
-        """The vocabulary's column of the name `key` (`_vocab_index`): -1 for a new
+        """The vocabulary's column of the name `key` (`NameTable.index`): -1 for a new
         name not added, -2 for a key that is not a name, -3 for a full vocabulary."""
         cdef Py_ssize_t size
         cdef const unsigned char* s
-        cdef PyObject* found
         if cwkit_exact_str(<PyObject*>key, &size) == NULL:
             key = _one_name(key, &s, &size)
             if key is None:
                 return -2
-        found = PyDict_GetItem(self.vocab, key)
-        if found != NULL:
-            return <object>found
-        return _vocab_index(key, self.vocab, self.names, grow)
+        return self.vocab.index(key, grow)
 
     cdef Py_ssize_t truncate(self, Py_ssize_t size) except -2:
         """The vocabulary back to its first `size` names (``Vocabulary.truncate``): -1."""
-        cdef Py_ssize_t j
-        for j in range(size, len(self.names)):
-            del self.vocab[self.names[j]]
-        del self.names[size:]
+        self.vocab.truncate(size)
         return -1
 
     cdef Py_ssize_t canonical(self, Py_ssize_t n) noexcept:
@@ -629,7 +649,7 @@ cdef class NamedOne:
         cdef Py_ssize_t nnz = _canonical(self.keys, self.keys + self.cap, self.vals,
                                          self.data, self.idx, n,
                                          <Py_ssize_t>1 << self.bits if self.vocab is None
-                                         else len(self.names))
+                                         else self.vocab.n)
         cdef Py_ssize_t k
         for k in range(nnz):
             if not isfinite(self.data[k]):
@@ -692,11 +712,11 @@ cdef class NamedOne:
             self.code[0] = code
             target = self.y_pos if code else self.y_neg     # (two classes)
         if self.vocab is not None:
-            size = len(self.names)
+            size = self.vocab.n
             if size != self.D - 1:
                 return 0
         nnz = self.hashed(x, True)
-        if nnz < 0 or (self.vocab is not None and len(self.names) != size
+        if nnz < 0 or (self.vocab is not None and self.vocab.n != size
                        and not self.widened(d, size)):
             return 0
         done = self.round(d, self.data, self.idx, nnz, target, code, known)
@@ -769,7 +789,7 @@ cdef class NamedOne:
         ``n_features_in_`` (in `d`) with it: True; False, the names after the first
         `size` taken out again, where the model has no such room (the general path
         then grows it)."""
-        cdef Py_ssize_t width = len(self.names)
+        cdef Py_ssize_t width = self.vocab.n
         cdef dict md = self.model_dict
         if (_get(md, "_in_room") == <PyObject*>None
                 or _get(md, "spec") != _get(md, "_own_spec")
@@ -868,7 +888,7 @@ cdef class NamedOne:
             if not self.current(est, d, False):
                 return False
             self.noted(d, False)
-        if self.vocab is not None and len(self.names) != self.D - 1:
+        if self.vocab is not None and self.vocab.n != self.D - 1:
             return False
         nnz = self.hashed(x, False)
         if nnz < 0:

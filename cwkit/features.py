@@ -94,22 +94,20 @@ def _describe(status, where, key, value, row):
 class _NamedMap:
     """What :class:`FeatureHasher` and :class:`Vocabulary` share: rows to CSR."""
 
-    _vocab = _names = _one = None
+    _table = _one = None
     _bits = 31
     signed = False
 
     def truncate(self, n):
         """Forget the names of columns ``n`` on (those of a rejected call)."""
-        if self._names is not None:
-            for name in self._names[n:]:
-                del self._vocab[name]
-            del self._names[n:]
+        if self._table is not None:
+            self._table.truncate(n)
 
     def _arrays(self, rows, grow, where):
         """``(data, indices, indptr)`` of `rows` (a list); raises naming the row."""
-        before = None if self._names is None else len(self._names)
+        before = None if self._table is None else len(self._table)
         status, nnz, r, key, value, data, indices, indptr = _core._named_rows(
-            rows, self._bits, self.signed, self._vocab, self._names, grow)
+            rows, self._bits, self.signed, self._table, grow)
         if status != _N.NAMED_OK:
             if before is not None:          # nothing learnt from a rejected call
                 self.truncate(before)
@@ -213,22 +211,18 @@ class Vocabulary(_NamedMap):
     """
 
     def __init__(self, names=()):
-        self._names = []
-        self._vocab = {}
-        for name in names:
-            if not isinstance(name, str) or name in self._vocab:
-                raise ValueError(f"vocabulary names must be distinct str, got {name!r:.60}")
-            self._vocab[name] = len(self._names)
-            self._names.append(name)
+        # (the names and their columns: a table of the compiled core's, which the
+        # compiled one-row path reads and grows)
+        self._table = _core.NameTable(names)
 
     @property
     def names_(self):
-        return list(self._names)
+        return self._table.names()
 
     @property
     def n_features(self):
         """The number of columns: the names seen so far."""
-        return len(self._names)
+        return len(self._table)
 
     def __repr__(self):
-        return f"Vocabulary(<{len(self._names)} names>)"
+        return f"Vocabulary(<{len(self._table)} names>)"

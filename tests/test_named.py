@@ -5,6 +5,7 @@ same public hash), Vowpal Wabbit's feature indices (known answers from its
 Python package, 9.11), and CSR rows built in plain Python from the reference
 hash, fed to ``partial_fit``.
 """
+import copy
 import random
 
 import numpy as np
@@ -349,6 +350,51 @@ def test_vocabulary_columns_are_exact_and_unseen_names_weigh_nothing():
     assert X.toarray().tolist() == [[1.0, 2.0, 0.0], [0.0, 1.0, 1.0]]
     assert v.transform([{"zzz": 5.0, "c": 2}]).toarray().tolist() == [[0.0, 0.0, 2.0]]
     assert v.names_ == ["b", "a", "c"]
+
+
+def _copied(row):
+    """The dict `row` with names that are equal str of other objects."""
+    return {"".join(list(k)): v for k, v in row.items()}
+
+
+def test_the_vocabulary_keeps_a_dicts_columns_through_growth_and_rollbacks():
+    # its compiled table (resized as it grows, a rejected call's names taken out)
+    # against a dict, for names that are its own objects or equal copies
+    rng = random.Random(11)
+    pool = [f"n{i}" for i in range(3000)] + ["é", "日本語", "\U0001f600x", ""]
+    v, ref = Vocabulary(), {}
+    for step in range(80):
+        row = {rng.choice(pool): 1.0 for _ in range(rng.randint(1, 150))}
+        row = _copied(row) if step % 2 else row
+        before = len(ref)
+        X = v.rows([row], grow=True).X
+        for name in row:
+            ref.setdefault(name, len(ref))
+        assert X.indices.tolist() == sorted(ref[name] for name in row)
+        if step % 5 == 4:       # a rejected call's new names taken out again
+            v.truncate(before)
+            ref = dict(list(ref.items())[:before])
+        assert v.names_ == list(ref)
+    size = len(ref)     # (the table resized, then the new names taken out again)
+    v.rows([{f"new{i}": 1.0 for i in range(3 * size)}], grow=True)
+    v.truncate(size)
+    every = {name: 1.0 for name in pool}
+    assert v.names_ == list(ref)
+    assert v.transform([_copied(every)]).indices.tolist() == sorted(ref.values())
+    assert copy.deepcopy(v).names_ == v.names_
+
+
+def test_learn_one_on_a_vocabulary_takes_equal_names_of_other_objects_as_the_same():
+    rows, y = named_stream(300, seed=12)
+    rows = [{k: float(v) for k, v in row.items()} for row in rows if isinstance(row, dict)]
+    a, b = (cwkit.make("pa1").use_features("vocabulary") for _ in range(2))
+    for i, (x, label) in enumerate(zip(rows, y)):
+        a.learn_one(x, label, classes=[0, 1])
+        b.learn_one(_copied(x) if i % 2 else x, label, classes=[0, 1])
+        if i % 7 == 0:
+            assert a.predict_one(x) == b.predict_one(_copied(x))
+    assert a.feature_map_.names_ == b.feature_map_.names_
+    np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
 @pytest.mark.parametrize("features", ["hash", "vocabulary"])
