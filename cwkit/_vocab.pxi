@@ -21,7 +21,7 @@
 
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, realloc
-from cpython.object cimport PyObject, PyObject_Hash
+from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_DECREF
 from cpython.unicode cimport PyUnicode_FromObject
 
@@ -35,8 +35,18 @@ cdef extern from *:
         return n == PyUnicode_GET_LENGTH(b) && kind == (int)PyUnicode_KIND(b)
                && memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)n * kind) == 0;
     }
+    /* The hash of the exact str k: the one kept in it, computed where it has none. */
+    static inline Py_hash_t cwkit_str_hash(PyObject* k) {
+    #if PY_VERSION_HEX < 0x030E0000
+        Py_hash_t h = ((PyASCIIObject*)k)->hash;
+        return h != -1 ? h : PyObject_Hash(k);
+    #else
+        return PyObject_Hash(k);
+    #endif
+    }
     """
     bint cwkit_same_str(PyObject* a, PyObject* b) noexcept
+    Py_hash_t cwkit_str_hash(PyObject* k) except? -1
 
 cdef struct NameSlot:
     PyObject* name      # NULL: an empty slot
@@ -100,7 +110,7 @@ cdef class NameTable:
     cdef inline uint32_t tag(self, object name) except? 0:
         """The tag of the exact str `name`: its hash's low 32 bits (kept in the str
         once computed)."""
-        return <uint32_t>PyObject_Hash(name)
+        return <uint32_t>cwkit_str_hash(<PyObject*>name)
 
     cdef inline void prefetch(self, uint32_t tag) noexcept:
         """Prefetch the first slot of a name of this tag."""
