@@ -48,6 +48,10 @@ class Optional:
 INT_MAX = 2 ** 31 - 1
 SSIZE_MAX = 2 ** 63 - 1
 
+#: The largest ``hash_bits`` a model records: 2**30 columns (a model takes at most
+#: 2**31 - 1 features).
+MAX_HASH_BITS = 30
+
 
 class Int:
     """An integer in [`lo`, `hi`]: `hi` is the largest value the compiled core holds (a

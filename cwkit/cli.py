@@ -21,33 +21,36 @@ import warnings
 
 import numpy as np
 
-from . import _collector, _interrupt, datasets, references, report, sources
+from . import _collector, _interrupt, datasets, references, sources
 from ._diagnose import did_you_mean, not_svmlight
-from ._params import SSIZE_MAX
+from ._params import MAX_HASH_BITS, SSIZE_MAX
 from ._weights import check_class_weight
 from ._version import __version__
-from .evaluate import (
-    DEFAULT_SHUFFLE_WINDOW,
-    TASKS,
-    AlgoSpec,
-    Interrupted,
-    evaluate,
-    fitted_task,
-    make_tested,
-    mean_ranks,
-    train,
-)
-from .persist import MAX_HASH_BITS, ModelFileError, describe, load, save
-from .kernel_approx import APPROX_PARAMS
-from .kernels import KERNEL_PARAMS, KernelMixin
-from .models.mixing import kernel_refused
-from .registry import algorithms, kernel_params, make, name_of
-from .regression import make_regressor, regressors
-from .svmlight import SvmlightError, default_jobs, label_line, scan_svmlight
+from .sources import DEFAULT_SHUFFLE_WINDOW, TASKS
+from .svmlight import SvmlightError, default_jobs, label_line, scan_ahead, scan_svmlight
 from .text import ROW_TREATMENTS, treat_rows
 from .vw import is_vw_path, iter_vw
 
 __all__ = ["main"]
+
+
+def _import_commands():
+    """Import the modules the commands run (the registry, the learners, the model files,
+    the report: about 0.1 s), once the arguments are parsed and the data's summary scan
+    started (`_scan_ahead`), which goes on meanwhile."""
+    global AlgoSpec, Interrupted, evaluate, fitted_task, make_tested, mean_ranks, train
+    global ModelFileError, describe, load, save, APPROX_PARAMS, KERNEL_PARAMS, KernelMixin
+    global kernel_refused, algorithms, kernel_params, make, name_of, make_regressor
+    global regressors, report
+    from . import report
+    from .evaluate import (AlgoSpec, Interrupted, evaluate, fitted_task, make_tested,
+                           mean_ranks, train)
+    from .persist import ModelFileError, describe, load, save
+    from .kernel_approx import APPROX_PARAMS
+    from .kernels import KERNEL_PARAMS, KernelMixin
+    from .models.mixing import kernel_refused
+    from .registry import algorithms, kernel_params, make, name_of
+    from .regression import make_regressor, regressors
 
 
 class UsageError(Exception):
@@ -77,7 +80,8 @@ class _Registry(dict):
     """The names of a task's estimators, ``{name: {"description": str, "params": {param:
     {"default", "valid"}}, "kernel": (kernel parameters)}}``; ``make`` builds one."""
 
-    def __init__(self, entries, build, kernel=kernel_params):
+    def __init__(self, entries, build, kernel=None):
+        kernel = kernel_params if kernel is None else kernel
         super().__init__((e["name"], {"description": e["description"], "params": e["params"],
                                       "kernel": kernel(e["name"])}) for e in entries)
         self.make = build
@@ -1262,9 +1266,32 @@ def _learning_parse_jobs(args, n_learners):
     The learners run on a thread per core (``cwkit.evaluate``): the parser, ahead by up
     to four pieces, idles while they are the slower side.  The files' summary scans,
     before any learner starts, take every core by default (``scan_jobs``)."""
-    args.scan_jobs = args.parse_jobs or default_jobs()
+    args.scan_jobs = _scan_jobs(args)
     if args.parse_jobs is None:
         args.parse_jobs = default_jobs(busy=n_learners)
+
+
+def _scan_jobs(args):
+    """The threads of the data files' summary scans: ``--parse-jobs``, else every core."""
+    return args.parse_jobs or default_jobs()
+
+
+def _scan_ahead(args):
+    """Start the summary scan of the data file ``eval`` or ``train`` reads first on a
+    helper thread (:func:`cwkit.svmlight.scan_ahead`; not for stdin, Vowpal Wabbit text,
+    ``--synthetic`` or ``--dask``, nor when the options give the whole summary), so that
+    it overlaps the import of the command's modules, on the cores that import leaves;
+    the command's own scan of that file takes it up.  Returns that scan (or None), for
+    `main` to discard if the command did not."""
+    if args.command not in ("eval", "train") or args.dask or getattr(args, "synthetic", None):
+        return None
+    if (args.n_features or args.hash_bits) and args.classes and (args.zero_based
+                                                                 or args.one_based):
+        return None
+    names = args.data if isinstance(args.data, list) else [args.data]
+    if names and names[0] != "-" and not _is_vw(args, names[0]):
+        return scan_ahead(names[0], max(_scan_jobs(args) - 1, 1))
+    return None
 
 
 def _hash_bits_option(group):
@@ -1575,11 +1602,11 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def main(argv=None):
     """Run the command line; returns the exit status (0, 1 data error, 2 usage error)."""
-    _collector.resume()     # (the modules are imported: what they made is kept for good)
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
     spool = _Spool()
     started = _interrupt.holding()
+    ahead = None
     try:
         try:
             args = _parse(argv)
@@ -1588,6 +1615,9 @@ def main(argv=None):
         # a Ctrl-C pressed while cwkit was imported or the arguments parsed is raised
         # here: argparse's own clean-up fails when interrupted half-way
         _interrupt.release()
+        ahead = _scan_ahead(args)
+        _import_commands()
+        _collector.resume()     # (the modules are imported: what they made is kept for good)
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return args.run(args, spool)
@@ -1619,5 +1649,8 @@ def main(argv=None):
         print("cwkit: interrupted", file=sys.stderr)
         return 130
     finally:
+        _collector.resume()         # (where the command did not start: --help, usage errors)
         _interrupt.finish(started)  # the status is decided: a Ctrl-C now changes nothing
         spool.close()               # (nor stops the clean-up half-way)
+        if ahead is not None:
+            ahead.discard()

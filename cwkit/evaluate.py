@@ -34,6 +34,7 @@ from ._version import __version__
 from .models.interface import ModelError
 from .registry import algorithms, kernel_params, make
 from .regression import make_regressor, regressors
+from .sources import DEFAULT_SHUFFLE_WINDOW, TASKS
 
 __all__ = [
     "DEFAULT_SHUFFLE_WINDOW",
@@ -50,12 +51,6 @@ __all__ = [
     "task_ranks",
     "train",
 ]
-
-DEFAULT_SHUFFLE_WINDOW = 65536
-"""Rows shuffled together when shuffling a stream (a full shuffle of smaller data)."""
-
-TASKS = ("classification", "regression")
-"""The learning tasks of :func:`evaluate` and :func:`train`."""
 
 _MODEL_FAILURES = (ValueError, MemoryError)  # what stops one learner, not the run
 _FOLD_STREAM = 3  # the row_uniform stream of the cross-validation folds (1, 2: label noise)

@@ -15,18 +15,13 @@ import numpy as np
 from .text import ROW_TREATMENTS
 from . import _core, registry, regression
 from ._atomic import atomic_write
-from ._params import INT_MAX
+from ._params import INT_MAX, MAX_HASH_BITS
 from ._version import __version__
 from .features import FeatureHasher, Vocabulary
 from .models.size import ModelSizeError, state_size
 
 FORMAT = "cwkit-model"
 VERSION = 1
-
-#: The largest ``hash_bits`` a model records: 2**30 columns (a model takes at most
-#: 2**31 - 1 features).
-MAX_HASH_BITS = 30
-
 
 class ModelFileError(ValueError):
     """A file that is not a readable cwkit model."""

@@ -21,7 +21,9 @@ from .vw import DEFAULT_HASH_BITS, iter_vw, scan_vw
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
+    "DEFAULT_SHUFFLE_WINDOW",
     "SYNTHETIC",
+    "TASKS",
     "ArraySource",
     "FilteredSource",
     "SvmlightSource",
@@ -32,6 +34,12 @@ __all__ = [
 
 DEFAULT_BATCH_SIZE = 4096
 """Rows per chunk unless told otherwise (:func:`cwkit.iter_svmlight`'s default too)."""
+
+DEFAULT_SHUFFLE_WINDOW = 65536
+"""Rows shuffled together when shuffling a stream (a full shuffle of smaller data)."""
+
+TASKS = ("classification", "regression")
+"""The learning tasks of :func:`cwkit.evaluate.evaluate` and :func:`cwkit.evaluate.train`."""
 
 SYNTHETIC = ("crammer", "twonorm", "drift")
 """The synthetic tasks of :func:`synthetic`."""

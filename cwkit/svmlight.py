@@ -40,7 +40,7 @@ from ._lazy import sparse as sp
 from . import _core
 from ._atomic import atomic_write
 from ._rowdata import CSRArrays
-from ._threads import start, usable_cores
+from ._threads import start, try_start, usable_cores
 
 __all__ = ["SvmlightError", "SvmlightInfo", "SvmlightWarning", "dump_svmlight",
            "iter_svmlight", "load_svmlight", "scan_svmlight"]
@@ -1401,13 +1401,16 @@ def _quick_scan(f, zero_based, chunk_size, hash_bits, collect=True, n_jobs=1):
     ``collect``: the label set too; ``n_jobs``: the threads scanning a mapped file."""
     if hasattr(f, "read") or isinstance(f, (str, os.PathLike)) and os.fspath(f) == "-":
         return None     # a stream cannot be read a second time
-    source = _Source(f)
+    ahead = _SCANS_AHEAD.pop(os.fspath(f), None)
+    source = _Source(f) if ahead is None else ahead.source
     parser = _Parser(source.name, None, zero_based, False, False, "raise")
     n_rows = n_zero = 0
     lo, hi = _Extreme(2**31), _Extreme(-1)
     labels, zero_signs = set(), set()
     try:
-        for buf, summary in _block_summaries(source, chunk_size, n_jobs):
+        blocks = (_block_summaries(source, chunk_size, n_jobs) if ahead is None
+                  else ahead.blocks())
+        for buf, summary in blocks:
             if summary is None:
                 return None
             rows, lines, zeros, mn, mx, block_labels = summary
@@ -1434,6 +1437,74 @@ def _quick_scan(f, zero_based, chunk_size, hash_bits, collect=True, n_jobs=1):
     width = max(hi.value + (1 if base else 0), 0) if hash_bits is None else 1 << hash_bits
     # (finite values of a set, sorted: np.unique's result, without its import of numpy.ma)
     return SvmlightInfo(n_rows, width, None, base, np.array(sorted(labels), float))
+
+
+#: quick scans started by `scan_ahead`, by path
+_SCANS_AHEAD = {}
+
+
+class _ScanAhead:
+    """The block summaries of a mapped file's quick scan (`_block_summaries`), the
+    first of them (which scans every slice) computed on a helper thread."""
+
+    def __init__(self, path, source, n_jobs):
+        self.path, self.source = path, source
+        self._blocks = _block_summaries(source, _CHUNK, n_jobs)
+        self._first = self._error = None
+        self._thread = threading.Thread(target=self._run, name="cwkit-svmlight-scan-ahead",
+                                        daemon=True)
+
+    def start(self):
+        """Start the helper (False where no thread can start)."""
+        return try_start(self._thread)
+
+    def _run(self):
+        try:
+            self._first = next(self._blocks, None)
+        except BaseException as exc:    # handed to the caller of `blocks`
+            self._error = exc
+
+    def discard(self):
+        """Wait for the helper and close the file, unless a scan took this one up (then
+        it is that scan's): for a caller that did not scan the file after all."""
+        if _SCANS_AHEAD.get(self.path) is self:
+            del _SCANS_AHEAD[self.path]
+            self._thread.join()
+            self._blocks.close()
+            self.source.close()
+
+    def blocks(self):
+        """`_block_summaries`' items, the first once the helper has it."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if self._first is not None:
+            yield self._first
+            yield from self._blocks
+
+
+def scan_ahead(path, n_jobs=None):
+    """Start the quick scan of :func:`scan_svmlight` (``check=False``) of the file
+    `path`, `n_jobs` threads reading its slices, on a helper thread, for a caller with
+    other work to do first (the command line imports its command's modules meanwhile):
+    the next quick scan of `path` takes it up, the summary and any error the same as
+    had it started then (the slices' summaries are merged in file order, whatever the
+    threads; the checks of the summary, and their warnings, are that scan's).  Returns
+    the scan (its ``discard()`` drops it if no scan took it up, so that a later scan
+    reads the file as it is then), or None: nothing is started for a file that cannot
+    be mapped (compressed, not a regular file, not found: its scan reports it), or
+    where no thread can start."""
+    n_jobs = _check_jobs(n_jobs)
+    try:
+        source = _Source(path)
+    except (OSError, ValueError):
+        return None
+    ahead = _ScanAhead(os.fspath(path), source, n_jobs) if source.mappable else None
+    if ahead is None or not ahead.start():
+        source.close()
+        return None
+    _SCANS_AHEAD[ahead.path] = ahead
+    return ahead
 
 
 def label_line(f, label):

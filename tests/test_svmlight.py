@@ -1048,9 +1048,10 @@ def test_summary_scan_on_bad_files_raises_the_full_error_or_defers_it(text):
 @pytest.mark.parametrize("text", [b"", b"\n", b"1 1:1", b"1 1:1\n-1 0:2 7:1", b"# c\n\n",
                                   HOSTILE, HOSTILE + b"-1 2:1 9:3", b"1 0:1\n-1 4:1\n"])
 def test_summary_scan_of_a_mapped_file_equals_the_read_one(tmp_path, text):
-    """A plain file is scanned mapped, in slices cut at line ends; a compressed one block
-    by block: the same summary, also without a last newline, and the same lone-zero
-    warning naming the line and token of index 0 (read from the mapping)."""
+    """A plain file is scanned mapped, in slices cut at line ends (also when the scan
+    was started ahead, on a helper thread); a compressed one block by block: the same
+    summary, also without a last newline, and the same lone-zero warning naming the
+    line and token of index 0 (read from the mapping)."""
     plain, packed = tmp_path / "f.svm", tmp_path / "f.svm.gz"
     plain.write_bytes(text)
     packed.write_bytes(gzip.compress(text))
@@ -1068,6 +1069,10 @@ def test_summary_scan_of_a_mapped_file_equals_the_read_one(tmp_path, text):
             mp.setattr(cwkit.svmlight, "_MAPPED_SLICE", cut)
             scan = functools.partial(scan_svmlight, plain, check=False, n_jobs=jobs)
             assert outcome(scan) == mapped
+    for jobs in (1, 2):     # started ahead on a helper thread, taken up by the next scan
+        cwkit.svmlight.scan_ahead(plain, jobs)
+        assert outcome(lambda: scan_svmlight(plain, check=False)) == mapped
+        assert not cwkit.svmlight._SCANS_AHEAD
     with pytest.MonkeyPatch.context() as mp:    # a file that cannot be mapped: read it
         def refuse(*args, **kwargs):
             raise OSError("no mapping here")
