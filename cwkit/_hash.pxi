@@ -154,7 +154,11 @@ cdef Py_ssize_t _dict_objects(dict row, PyObject** objs, Py_ssize_t cap) noexcep
         objs[2 * n] = pk
         objs[2 * n + 1] = pv
         CWKIT_PREFETCH(<const double*>pv)
-        CWKIT_PREFETCH(<const double*>pk + 7)   # (the name's bytes after its header)
+        # the name's header and its bytes after it (on two cache lines where the str
+        # straddles them: Python 3.11's str of up to 15 ASCII characters take 64-byte
+        # blocks from a pool's 48th byte on)
+        CWKIT_PREFETCH(<const double*>pk)
+        CWKIT_PREFETCH(<const double*>pk + 7)
         n += 1
     return n
 
