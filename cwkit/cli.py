@@ -1280,8 +1280,9 @@ def _scan_ahead(args):
     """Start the summary scan of the data file ``eval`` or ``train`` reads first on a
     helper thread (:func:`cwkit.svmlight.scan_ahead`; not for stdin, Vowpal Wabbit text,
     ``--synthetic`` or ``--dask``, nor when the options give the whole summary), so that
-    it overlaps the import of the command's modules, on the cores that import leaves;
-    the command's own scan of that file takes it up.  Returns that scan (or None), for
+    it overlaps the import of the command's modules (its threads those of the scan: it
+    takes longer than the import, after which they have every core); the command's own
+    scan of that file takes it up.  Returns that scan (or None), for
     `main` to discard if the command did not."""
     if args.command not in ("eval", "train") or args.dask or getattr(args, "synthetic", None):
         return None
@@ -1290,7 +1291,7 @@ def _scan_ahead(args):
         return None
     names = args.data if isinstance(args.data, list) else [args.data]
     if names and names[0] != "-" and not _is_vw(args, names[0]):
-        return scan_ahead(names[0], max(_scan_jobs(args) - 1, 1))
+        return scan_ahead(names[0], _scan_jobs(args))
     return None
 
 
