@@ -1613,11 +1613,12 @@ def main(argv=None):
             args = _parse(argv)
         except SystemExit as exc:  # --help
             return int(exc.code or 0)
-        # a Ctrl-C pressed while cwkit was imported or the arguments parsed is raised
-        # here: argparse's own clean-up fails when interrupted half-way
-        _interrupt.release()
         ahead = _scan_ahead(args)
         _import_commands()
+        # a Ctrl-C pressed while cwkit and the command's modules were imported or the
+        # arguments parsed is raised here: argparse's own clean-up, and an import's,
+        # fail when interrupted half-way
+        _interrupt.release()
         _collector.resume()     # (the modules are imported: what they made is kept for good)
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
