@@ -3,9 +3,10 @@
 # Provides: `_murmur3_32` (MurmurHash3_x86_32), `_name_hash` (Vowpal Wabbit's
 # hash of a name), `murmurhash3_32` and `name_hash` (their Python entries),
 # `NamedStatus` and `_named_rows` (rows of named features to canonical CSR
-# arrays), `_dict_objects` and `_exact_dict` (a dict row's entries, read so that
-# their misses overlap; its hashed keys), `named_one` (one row hashed into a
-# `RowView` of its own, for `learn_one`).  Uses `_radix_sort` from _rows.pxi (the
+# arrays), `_dict_objects`, `_exact_dict` and `_vocab_dict` (a dict row's entries,
+# read so that their misses overlap; its hashed keys, or its vocabulary's
+# columns), `named_one` (one row hashed into a `RowView` of its own, for
+# `learn_one`).  Uses `_radix_sort` from _rows.pxi (the
 # sort of a row's entries), `NameTable` from _vocab.pxi (a vocabulary's columns).
 #
 # MurmurHash3_x86_32 is Austin Appleby's public-domain hash (SMHasher,
@@ -48,6 +49,10 @@ cdef extern from *:
         if (s == NULL) PyErr_Clear();
         return s;
     }
+    /* Whether k is an exact str of ASCII characters (its UTF-8 bytes its own). */
+    static inline int cwkit_ascii_str(PyObject* k) {
+        return PyUnicode_CheckExact(k) && PyUnicode_IS_COMPACT_ASCII(k);
+    }
     static inline int cwkit_exact_float(PyObject* v, double* out) {
         if (!PyFloat_CheckExact(v)) return 0;
         *out = PyFloat_AS_DOUBLE(v);
@@ -58,6 +63,7 @@ cdef extern from *:
     uint32_t cwkit_rotl32(uint32_t x, int r) noexcept nogil
     const char* cwkit_exact_str(PyObject* k, Py_ssize_t* n) noexcept
     bint cwkit_exact_float(PyObject* v, double* out) noexcept
+    bint cwkit_ascii_str(PyObject* k) noexcept
 
 
 cdef uint32_t _murmur3_32(const unsigned char* key, Py_ssize_t n,
@@ -184,6 +190,58 @@ cdef Py_ssize_t _exact_dict(dict row, PyObject** objs, unsigned long long* keys,
     return n
 
 
+cdef Py_ssize_t _vocab_dict(NameTable t, PyObject** objs, Py_ssize_t n,
+                            unsigned long long* keys, double* vals, bint grow) except -3:
+    """The columns in the vocabulary `t` of a dict row's n entries (`_dict_objects`'s
+    `objs`), where every name is an ASCII str and every value a finite float: their
+    number, each entry's key its column << 32 | its place, its value in `vals`; a
+    new name appended where `grow` (in the row's order), else left out.  -1, having
+    done nothing, for any other row; -2 where the vocabulary is full (the caller
+    takes the row's new names out again).
+
+    Read in passes, so that the misses of one name overlap those of the others: each
+    name's and value's type and value checked (before any name is appended), its hash
+    read and its first slot prefetched; each name's first candidate slot found
+    (`NameTable.candidate`), the name held there prefetched where it is another
+    object; then each name's column (`NameTable.find`)."""
+    cdef Py_ssize_t k, j, nnz = 0
+    cdef PyObject* held
+    cdef uint64_t mask, i
+    cdef uint32_t tag
+    cdef double val
+    for k in range(n):
+        if not (cwkit_ascii_str(objs[2 * k]) and cwkit_exact_float(objs[2 * k + 1], &val)
+                and isfinite(val)):
+            return -1
+        vals[k] = val
+        tag = t.tag(<object>objs[2 * k])
+        keys[k] = tag
+        t.prefetch(tag)
+    mask = t.mask
+    for k in range(n):      # keys[k]: the first candidate slot << 32 | the tag
+        tag = <uint32_t>keys[k]
+        i = t.candidate(objs[2 * k], tag, tag & mask)
+        held = t.slots[i].name
+        if held != NULL and held != objs[2 * k]:
+            CWKIT_PREFETCH(<const double*>held)
+            CWKIT_PREFETCH(<const double*>held + 7)
+        keys[k] = (i << 32) | tag
+    for k in range(n):
+        tag = <uint32_t>keys[k]
+        # (from the candidate slot while the table has not been resized)
+        j = t.find(objs[2 * k], tag, (keys[k] >> 32) if t.mask == mask else tag & t.mask)
+        if j < 0:
+            if not grow:
+                continue
+            j = t.append(<object>objs[2 * k], tag)
+            if j < 0:
+                return -2
+        keys[nnz] = (<unsigned long long>j << 32) | <unsigned long long>nnz
+        vals[nnz] = vals[k]
+        nnz += 1
+    return nnz
+
+
 cdef inline bint _is_names(object row):
     return type(row) is list or type(row) is tuple or isinstance(row, (set, frozenset))
 
@@ -264,9 +322,9 @@ def _named_rows(list rows, int bits, bint signed, NameTable vocab, bint grow):
     fault.  The caller rolls back the names a failed call appended to the
     vocabulary.
 
-    A hashed dict of str names and float values is read by `_exact_dict`; any
-    other row, or a row whose sums are not all finite, entry by entry (which
-    finds the entry at fault).
+    A dict of str names and float values is read by `_exact_dict` (hashed) or
+    `_vocab_dict` (ASCII names in a vocabulary); any other row, or a row whose
+    sums are not all finite, entry by entry (which finds the entry at fault).
     """
     cdef Py_ssize_t r, k, n, total = 0, start, cap = 0
     cdef Py_ssize_t nr = len(rows), j, max_n = 0, pos
@@ -310,8 +368,14 @@ def _named_rows(list rows, int bits, bint signed, NameTable vocab, bint grow):
         for r in range(nr):
             row = rows[r]
             start = total
-            if vocab is None and type(row) is dict and len(row) <= cap - total:
-                n = _exact_dict(row, objs, keys, vals, max_n, signed, mask)
+            if type(row) is dict and len(row) <= cap - total:
+                if vocab is None:
+                    n = _exact_dict(row, objs, keys, vals, max_n, signed, mask)
+                else:
+                    n = _dict_objects(row, objs, max_n)
+                    if n >= 0:
+                        n = _vocab_dict(vocab, objs, n, keys, vals, grow)
+                        n_cols = vocab.n
                 if n >= 0:
                     total += _canonical(keys, tmp, vals, &data[start], &indices[start],
                                         n, n_cols)

@@ -11,13 +11,13 @@
 # `predict_proba_one`, the estimators' methods of those names (bound by
 # cwkit.named.NamedFeatures): the estimator's `NamedOne` called without a Python
 # frame, its `_learn_one`, `_predict_one`, `_predict_proba_one` otherwise.
-# Uses: `_hashed_key`, `_exact_dict`, `_dict_objects`, `_one_value`, `_one_name`,
-# `_is_names`, `_canonical`, NAMED_OK, cwkit_exact_str, cwkit_exact_float
-# (_hash.pxi); `NameTable` (_vocab.pxi); `widen_model` (_growth.pxi); Rows,
-# CWKIT_PREFETCH (_rows.pxi); Counts, Hyper, the AUX_* slots, hyper_first_order,
+# Uses: `_hashed_key`, `_exact_dict`, `_dict_objects`, `_vocab_dict`, `_one_value`,
+# `_one_name`, `_is_names`, `_canonical`, NAMED_OK, cwkit_exact_str, cwkit_exact_float,
+# cwkit_ascii_str (_hash.pxi); `NameTable` (_vocab.pxi); `widen_model` (_growth.pxi);
+# Rows, CWKIT_PREFETCH (_rows.pxi); Counts, Hyper, the AUX_* slots, hyper_first_order,
 # hyper_second_order, first_order_rows, diag_rows (_binary.pxi, _driver.pxi);
-# mc_first_order_rows, mc_diag_rows, argmax_first (_mc_first_order.pxi,
-# _mc_diag.pxi, _driver.pxi); Status (_status.pxi).
+# mc_first_order_rows, mc_diag_rows, argmax_first (_mc_first_order.pxi, _mc_diag.pxi,
+# _driver.pxi); Status (_status.pxi).
 
 from libc.string cimport memset, memcpy
 from cpython.object cimport PyObject_GenericGetDict
@@ -55,12 +55,7 @@ cdef extern from *:
         return 0;
     #endif
     }
-    /* Whether k is an exact str of ASCII characters (its UTF-8 bytes its own). */
-    static inline int cwkit_ascii_str(PyObject* k) {
-        return PyUnicode_CheckExact(k) && PyUnicode_IS_COMPACT_ASCII(k);
-    }
     """
-    bint cwkit_ascii_str(PyObject* k) noexcept
     uint64_t cwkit_dict_version(PyObject* d) noexcept
 
 
@@ -533,62 +528,22 @@ cdef class NamedOne:
 
         A dict of ASCII str names and float values is read in passes, so that the
         misses of one name overlap those of the others: its entries' objects
-        (`_dict_objects`); each name's and value's type and value checked (a row
-        refused leaves the vocabulary as it was), its hash read and its first slot
-        in the table prefetched; each name's first candidate slot found
-        (`NameTable.candidate`), the name held there prefetched where it is another
-        object; then each name's column (`NameTable.find`, its state prefetched),
-        the new names appended in the row's order.  Any other row is read entry by
-        entry (`vocab_entries`)."""
-        cdef NameTable t = self.vocab
-        cdef Py_ssize_t n, k, size, j, nnz = 0
-        cdef PyObject** objs
-        cdef PyObject* held
-        cdef unsigned long long* keys = self.keys
-        cdef uint64_t mask, i
-        cdef uint32_t tag
-        cdef double val
+        (`_dict_objects`), their columns (`_vocab_dict`), then the state of each
+        column prefetched.  Any other row is read entry by entry (`vocab_entries`)."""
+        cdef Py_ssize_t n, k, size = self.vocab.n, nnz
         if type(row) is not dict:
             return self.vocab_entries(row, grow)
         self.room(len(row))
-        objs = self.objs
-        keys = self.keys
-        n = _dict_objects(row, objs, self.cap)
+        n = _dict_objects(row, self.objs, self.cap)
         if n < 0:
             return -1
-        for k in range(n):
-            if not (cwkit_ascii_str(objs[2 * k]) and cwkit_exact_float(objs[2 * k + 1], &val)
-                    and isfinite(val)):
-                return self.vocab_entries(row, grow)
-            self.vals[k] = val
-            tag = t.tag(<object>objs[2 * k])
-            keys[k] = tag
-            t.prefetch(tag)
-        mask = t.mask
-        for k in range(n):      # keys[k]: the first candidate slot << 32 | the tag
-            tag = <uint32_t>keys[k]
-            i = t.candidate(objs[2 * k], tag, tag & mask)
-            held = t.slots[i].name
-            if held != NULL and held != objs[2 * k]:
-                CWKIT_PREFETCH(<const double*>held)
-                CWKIT_PREFETCH(<const double*>held + 7)
-            keys[k] = (i << 32) | tag
-        size = t.n
-        for k in range(n):
-            tag = <uint32_t>keys[k]
-            # (from the candidate slot while the table has not been resized)
-            j = t.find(objs[2 * k], tag, (keys[k] >> 32) if t.mask == mask else tag & t.mask)
-            if j >= 0:
-                self.fetch(j)
-            elif grow:
-                j = t.append(<object>objs[2 * k], tag)
-                if j < 0:
-                    return self.truncate(size)
-            else:
-                continue
-            keys[nnz] = (<unsigned long long>j << 32) | <unsigned long long>nnz
-            self.vals[nnz] = self.vals[k]
-            nnz += 1
+        nnz = _vocab_dict(self.vocab, self.objs, n, self.keys, self.vals, grow)
+        if nnz == -1:
+            return self.vocab_entries(row, grow)
+        if nnz < 0:
+            return self.truncate(size)
+        for k in range(nnz):
+            self.fetch(self.keys[k] >> 32)
         nnz = self.canonical(nnz)
         return nnz if nnz >= 0 else self.truncate(size)
 
