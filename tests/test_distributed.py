@@ -641,7 +641,7 @@ def test_averaged_models_of_unequal_byte_ranges_report_every_iterates_mean(clien
                                sum(ci * s._model.weights() for ci, s in zip(c, shards)),
                                rtol=1e-12, atol=1e-14)
     if name != "adagrad":     # (AdaGrad's t is the mean: its RDA weights use the mean sums)
-        assert np.ravel(est._model.state["u"])[-1] == X.shape[0]
+        assert np.ravel(est._model.named_state()["u"])[-1] == X.shape[0]
     assert est._model.state_problem() is None     # (AdaGrad's t is fractional here)
     est = cwd.fit(cwkit.make(name, **params), path, client=client, rounds=2, mixing=mix,
                   partitions=2)
