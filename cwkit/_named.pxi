@@ -1001,10 +1001,11 @@ def learn_one(self, x, y, classes=None):
     ----------
     x : dict of str -> number, or list / tuple / set of str
         The row (see :mod:`cwkit.features`).
-    y : label
+    y : label, or a regressor's real target
     classes : array-like, optional
-        All labels of the stream, needed on the first call (as in
-        ``partial_fit``) unless `y` is a bool (then ``[False, True]``).
+        A classifier's: all labels of the stream, needed on the first call (as in
+        ``partial_fit``) unless `y` is a bool (then ``[False, True]``).  A regressor
+        ignores it.
 
     Returns
     -------

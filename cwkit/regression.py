@@ -219,13 +219,6 @@ class OnlineRegressor(OnlineClassifier):
         self.absolute_error_ += ab
         return result.mistakes, result.updates, sq, ab
 
-    def learn_one(self, x, y):
-        """Learn from one row of named features (a dict of name -> value, or a list,
-        tuple or set of names of value 1) with the real target `y`: one online round,
-        ``partial_fit`` on the row's columns (see :mod:`cwkit.named`; hashed names:
-        one compiled call, ``cwkit._core.NamedOne``); returns self."""
-        return super().learn_one(x, y)
-
     def learn_many(self, X, y):
         """Learn from a list of named rows, in order (one ``partial_fit`` pass), `y`
         their real targets; returns self."""
