@@ -11,7 +11,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
@@ -87,8 +86,6 @@ def test_ctrl_c_while_parsing_arguments_waits_for_the_parse(monkeypatch, tmp_pat
     import argparse
 
     from cwkit import cli
-    if threading.current_thread() is not threading.main_thread():
-        pytest.skip("signals are handled by the main thread only")
     parsed = []
     get_values = argparse.ArgumentParser._get_values
 
