@@ -1,6 +1,6 @@
 # The river protocol's one-row path: a whole round of `learn_one`, or the score of
-# `predict_one`, on a fitted first-order or diagonal model of hashed names or of a
-# vocabulary, in one compiled call.
+# `predict_one` (the probabilities of `predict_proba_one`), on a fitted first-order
+# or diagonal model of hashed names or of a vocabulary, in one compiled call.
 #
 # Provides: `NamedOne` (the path of one estimator: its model's state read through
 # pointers, the checks that it is still the estimator's current state, the row
@@ -59,39 +59,98 @@ cdef extern from *:
     uint64_t cwkit_dict_version(PyObject* d) noexcept
 
 
-cdef cnp.PyUFuncGenericFunction _np_exp, _np_log
+cdef cnp.PyUFuncGenericFunction _np_exp, _np_log, _np_add
 cdef void* _np_exp_data
 cdef void* _np_log_data
+cdef void* _np_add_data
 
 
-cdef int _numpy_loop(ufunc, cnp.PyUFuncGenericFunction* f, void** data) except -1:
-    """numpy's float64 loop of `ufunc` (its first "d->d" loop, the one numpy runs on
-    float64 arrays), so that a probability computed here is numpy's, bit for bit."""
+cdef int _numpy_loop(ufunc, str types, cnp.PyUFuncGenericFunction* f,
+                     void** data) except -1:
+    """numpy's float64 loop of `ufunc` (its first of `types`, "d->d" or "dd->d", the
+    one numpy runs on float64 arrays), so that a probability computed here is
+    numpy's, bit for bit."""
     cdef cnp.ufunc u = ufunc
     cdef int i
     for i in range(u.ntypes):
-        if ufunc.types[i] == "d->d":
+        if ufunc.types[i] == types:
             f[0] = u.functions[i]
             data[0] = u.data[i]
             return 0
     raise RuntimeError(f"numpy's {ufunc.__name__} has no float64 loop")
 
 
-_numpy_loop(np.exp, &_np_exp, &_np_exp_data)
-_numpy_loop(np.log, &_np_log, &_np_log_data)
+_numpy_loop(np.exp, "d->d", &_np_exp, &_np_exp_data)
+_numpy_loop(np.log, "d->d", &_np_log, &_np_log_data)
+_numpy_loop(np.add, "dd->d", &_np_add, &_np_add_data)
+
+#: The most classes whose probabilities `_softmax` computes: numpy before 2.3 sums
+#: a reduction's row in blocks of its buffer size (8192 values by default), each
+#: block pairwise; up to this, the whole row is one block, in every version.
+cdef Py_ssize_t _SOFTMAX_MAX = 8192
+
+
+cdef void _numpy_run(cnp.PyUFuncGenericFunction f, void* data, const double* x,
+                     double* out, cnp.npy_intp n) noexcept:
+    """numpy's loop `f` (`_numpy_loop`, "d->d") on the n contiguous values x, into
+    out (n values elsewhere), in one call as numpy calls it on an array of them."""
+    cdef char* args[2]
+    cdef cnp.npy_intp steps[2]
+    args[0] = <char*>x
+    args[1] = <char*>out
+    steps[0] = steps[1] = sizeof(double)
+    f(args, &n, steps, data)
 
 
 cdef double _numpy_call(cnp.PyUFuncGenericFunction f, void* data, double x) noexcept:
     """numpy's loop `f` (`_numpy_loop`) on the one value x."""
     cdef double out
-    cdef char* args[2]
-    cdef cnp.npy_intp n = 1
-    cdef cnp.npy_intp steps[2]
-    args[0] = <char*>&x
-    args[1] = <char*>&out
-    steps[0] = steps[1] = sizeof(double)
-    f(args, &n, steps, data)
+    _numpy_run(f, data, &x, &out, 1)
     return out
+
+
+cdef double _numpy_sum(const double* x, cnp.npy_intp n) noexcept:
+    """numpy's sum of the n contiguous values x, ``np.sum`` of their row: its add
+    loop called as a reduction calls it (the sum in its first operand and output,
+    both of step 0), which sums them pairwise (blocks of up to 128 values, each
+    over 8 running sums)."""
+    cdef double s = 0.0         # (add's identity: a reduction's first value)
+    cdef char* args[3]
+    cdef cnp.npy_intp steps[3]
+    args[0] = args[2] = <char*>&s
+    args[1] = <char*>x
+    steps[0] = steps[2] = 0
+    steps[1] = sizeof(double)
+    _np_add(args, &n, steps, _np_add_data)
+    return s
+
+
+cdef double* _softmax(const double* S, Py_ssize_t K, double a, double* w) noexcept:
+    """``Calibration.proba``'s row of the K class scores S with the slope a,
+    ``exp(log_softmax(a S))`` as scipy and numpy compute it, bit for bit: x = a S,
+    its max m (0 where not finite), t = x - m, the log of the sum of exp(t) (numpy's
+    exp loop, sum and log loop), then exp(t - that log); w (3 K values) the
+    scratch, the probabilities its last K values (returned)."""
+    cdef double* t = w
+    cdef double* e = w + K
+    cdef double m, lse
+    cdef Py_ssize_t c
+    for c in range(K):
+        t[c] = a * S[c]
+    m = t[0]
+    for c in range(1, K):
+        if t[c] > m:
+            m = t[c]
+    if not isfinite(m):
+        m = 0.0
+    for c in range(K):
+        t[c] = t[c] - m
+    _numpy_run(_np_exp, _np_exp_data, t, e, K)
+    lse = _numpy_call(_np_log, _np_log_data, _numpy_sum(e, K))
+    for c in range(K):
+        e[c] = t[c] - lse
+    _numpy_run(_np_exp, _np_exp_data, e, w + 2 * K, K)
+    return w + 2 * K
 
 
 cdef object _TRUE = True, _FALSE = False     # (compared by address: the objects)
@@ -195,7 +254,9 @@ cdef class NamedOne:
     same counters and calibration round; `score` is ``decision_function``'s score
     of the row, bit for bit: each weight (its mean over the rounds when averaging)
     computed from its own feature's state as ``weights()`` computes it, summed as
-    ``row_scores`` / ``mc_row_scores`` sum.
+    ``row_scores`` / ``mc_row_scores`` sum; `proba` is ``predict_proba``'s row,
+    bit for bit: the calibration's softmax of those scores through numpy's own
+    loops (`_softmax`).
     """
     cdef object model, spec, classes, cal, fmap
     cdef dict state             # the model's state, as the model held it
@@ -209,7 +270,7 @@ cdef class NamedOne:
     cdef tuple labels           # classes_'s items (numpy scalars), a multi-class model's
     cdef frozenset label_types  # the label types taken (as scalars)
     cdef readonly object negative, positive     # classes_[0], classes_[1]
-    cdef object keys0, keys1    # the same as Python objects (predict_proba_one's keys)
+    cdef tuple class_keys       # classes_'s items as Python objects (predict_proba_one's)
     cdef int shape
     cdef Py_ssize_t K           # a multi-class model's classes (0: two, or a regressor)
     cdef bint ovr, sum_update   # a multi-class model's strategy, its covariance update
@@ -281,7 +342,7 @@ cdef class NamedOne:
             self.negative, self.positive = classes[0], classes[len(classes) - 1]
             self.codes = {c: i for i, c in enumerate(classes.tolist())}
             self.labels = tuple(classes)
-            self.keys0, self.keys1 = self.negative.item(), self.positive.item()
+            self.class_keys = tuple(classes.tolist())
         self.eps = spec.epsilon
         if shape == ONE_FIRST_ORDER or shape == ONE_MC_FIRST_ORDER:
             self.h = hyper_first_order(spec.rule, spec.C, spec.alpha, spec.beta)
@@ -928,42 +989,49 @@ cdef class NamedOne:
         return out if self.K else out.reshape(n)
 
     def proba(self, est, x):
-        """``predict_proba_one``'s dict {class: probability} of the named row `x` of a
-        two-class model, as ``Calibration.proba`` computes it from `score`'s score
-        (``softmax(a s)``: its max subtracted, numpy's own exp and log loops), or
-        None as `score` (and for any other model)."""
+        """``predict_proba_one``'s dict {class: probability} of the named row `x`, as
+        ``Calibration.proba`` computes it from `score`'s scores (`_softmax` of
+        ``(0, s)`` for two classes, else of the K scores, with the predicted class's
+        slope), or None as `score` (and for a regressor, or more than
+        `_SOFTMAX_MAX` classes)."""
         return self.proba_row(est, est.__dict__, x)
 
     cdef object proba_row(self, est, dict d, x):
         """`proba` of `est`, whose __dict__ is `d`."""
-        cdef double s, a, z, m, t0, t1, out
-        cdef double[::1] slopes
-        cdef PyObject* cached
-        if self.classes is None or self.K or not self.locked(d):
+        cdef double two[8]
+        cdef double* S
+        cdef double* p
+        cdef Py_ssize_t c, K = self.K if self.K else 2
+        cdef dict proba
+        if self.classes is None or K > _SOFTMAX_MAX or not self.locked(d):
             return None
         try:
             if not self.scored(est, d, x):
                 return None
-            s = self.out[0]
-            cached = _get(self.cal_dict, "_slopes")     # (the window's, while it holds)
-            if cached == <PyObject*>None or cached != <PyObject*>self.slopes_of:
-                self.slopes_of = slopes = (<object>cached if cached != <PyObject*>None
-                                           else self.cal.slopes())
-                self.slopes_p = &slopes[0]
-            a = self.slopes_p[1] if s > 0.0 else self.slopes_p[0]  # (the predicted class's)
+            if self.K:
+                S = self.out
+                p = _softmax(S, K, self.slopes()[argmax_first(S, K)], self.out + K)
+            else:
+                S = two
+                S[0], S[1] = 0.0, self.out[0]      # (`_as_classes`)
+                p = _softmax(S, K, self.slopes()[argmax_first(S, K)], two + 2)
+            proba = {}
+            for c in range(K):
+                proba[self.class_keys[c]] = p[c]
+            return proba
         finally:
             self.lock.leave()
-        z = a * s
-        m = z if z > 0.0 else 0.0                   # max(a 0, a s)
-        if not isfinite(m):
-            m = 0.0
-        t0 = 0.0 * a - m
-        t1 = z - m
-        out = _numpy_call(_np_log, _np_log_data,
-                          _numpy_call(_np_exp, _np_exp_data, t0)
-                          + _numpy_call(_np_exp, _np_exp_data, t1))
-        return {self.keys0: _numpy_call(_np_exp, _np_exp_data, t0 - out),
-                self.keys1: _numpy_call(_np_exp, _np_exp_data, t1 - out)}
+
+    cdef const double* slopes(self) except NULL:
+        """The calibration's slopes, one per predicted class (the window's, cached
+        while it holds; ``Calibration.slopes``, which fits them, otherwise)."""
+        cdef double[::1] slopes
+        cdef PyObject* cached = _get(self.cal_dict, "_slopes")
+        if cached == <PyObject*>None or cached != <PyObject*>self.slopes_of:
+            self.slopes_of = slopes = (<object>cached if cached != <PyObject*>None
+                                       else self.cal.slopes())
+            self.slopes_p = &slopes[0]
+        return self.slopes_p
 
     cdef object predict_row(self, est, dict d, x):
         """``predict``'s prediction of the named row `x` for `est` (whose __dict__ is

@@ -205,6 +205,53 @@ def test_learn_one_is_partial_fit_on_the_hashed_row_after_every_round(
                                         and "full" not in params.values())
 
 
+@pytest.mark.parametrize("n_classes, name, params, names", [
+    (3, "pa", {}, VOCAB), (7, "arow", {"covariance": "diag", "multiclass": "ovr"}, VOCAB),
+    (8, "pa1", {"multiclass": "ovr"}, "hash"), (9, "cw", {"covariance": "diag"}, "hash"),
+    (16, "perceptron", {"average": True}, VOCAB), (17, "pa2", {}, "hash"),
+    (127, "arow", {"covariance": "diag"}, "hash"), (128, "pa", {}, "hash"),
+    (129, "pa1", {"multiclass": "ovr"}, VOCAB), (300, "pa", {}, "hash")])
+def test_predict_proba_one_of_k_classes_is_predict_proba_bit_for_bit(
+        n_classes, name, params, names, monkeypatch):
+    """predict_proba_one of a multi-class model is compiled (the general path not
+    taken once learn_one's is) and gives predict_proba's row of the row's CSR matrix
+    bit for bit: scipy's log_softmax, then exp, with numpy's sum of the K values
+    (pairwise: 8 running sums from 8 classes on, halves beyond 128), over the first
+    rounds (each fitting the slope anew) and after 60, with rows and slopes scaled
+    by 1e-3 to 1e3."""
+    rows, y = named_stream(60, seed=n_classes, n_classes=n_classes)
+    classes = list(range(n_classes))
+    one = cwkit.make(name, **params)
+    if names == VOCAB:
+        one.use_features(VOCAB)
+    else:
+        one.use_features(hash_bits=BITS)
+    general = []
+    proba_one = type(one)._predict_proba_one
+    monkeypatch.setattr(type(one), "_predict_proba_one",
+                        lambda *a: general.append(1) or proba_one(*a))
+
+    def check(x):
+        proba = one.predict_proba_one(x)
+        X = one.feature_map_.transform([x]) if names == VOCAB else ref_rows([x])
+        assert list(proba) == classes
+        assert list(proba.values()) == one.predict_proba(X).ravel().tolist()
+
+    rng = random.Random(n_classes)
+    for i, (x, label) in enumerate(zip(rows, y)):
+        one.learn_one(x, label, classes=classes)
+        if i < 3:
+            check(rows[i + 1])
+    general.clear()
+    for x in rows[:20]:
+        if isinstance(x, dict):
+            x = {k: float(v) * 10.0 ** rng.uniform(-3, 3) for k, v in x.items()}
+        check(x)
+        one._calibration._slopes = np.full(n_classes, 10.0 ** rng.uniform(-3, 3))
+        check(x)
+    assert general == []
+
+
 def _assert_same(one, ref):
     """The same state, counters and calibration window, bit for bit."""
     for attr in ("t_", "mistakes_", "n_updates_", "last_mistakes_", "last_n_updates_"):
