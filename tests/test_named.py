@@ -215,10 +215,10 @@ def test_predict_proba_one_of_k_classes_is_predict_proba_bit_for_bit(
         n_classes, name, params, names, monkeypatch):
     """predict_proba_one of a multi-class model is compiled (the general path not
     taken once learn_one's is) and gives predict_proba's row of the row's CSR matrix
-    bit for bit: scipy's log_softmax, then exp, with numpy's sum of the K values
-    (pairwise: 8 running sums from 8 classes on, halves beyond 128), over the first
-    rounds (each fitting the slope anew) and after 60, with rows and slopes scaled
-    by 1e-3 to 1e3."""
+    bit for bit (predict_proba_many its matrix's): scipy's log_softmax, then exp,
+    with numpy's sum of the K values (pairwise: 8 running sums from 8 classes on,
+    halves beyond 128), over the first rounds (each fitting the slope anew) and after
+    60, with rows and slopes scaled by 1e-3 to 1e3."""
     rows, y = named_stream(60, seed=n_classes, n_classes=n_classes)
     classes = list(range(n_classes))
     one = cwkit.make(name, **params)
@@ -243,13 +243,17 @@ def test_predict_proba_one_of_k_classes_is_predict_proba_bit_for_bit(
         if i < 3:
             check(rows[i + 1])
     general.clear()
+    scaled = []
     for x in rows[:20]:
         if isinstance(x, dict):
             x = {k: float(v) * 10.0 ** rng.uniform(-3, 3) for k, v in x.items()}
+        scaled.append(x)
         check(x)
         one._calibration._slopes = np.full(n_classes, 10.0 ** rng.uniform(-3, 3))
         check(x)
     assert general == []
+    X = one.feature_map_.transform(scaled) if names == VOCAB else ref_rows(scaled)
+    np.testing.assert_array_equal(one.predict_proba_many(scaled), one.predict_proba(X))
 
 
 def _assert_same(one, ref):
