@@ -54,11 +54,13 @@ def best_of_interleaved(repeat, runs, clock=time.perf_counter):
     that a change of load on the shared machine hits every learner alike (every other
     round in reverse order: no run always follows the same one), each timed by `clock`
     with the garbage collector off.  Returns {label: (best seconds, its output, [the seconds of
-    every round])}."""
+    every round])}.  A run's output is freed before the next run is timed (not while it is:
+    a model a run returns is not freed on the clock of another)."""
     best = {label: (float("inf"), None, []) for label, _ in runs}
     enabled = gc.isenabled()
     for r in range(repeat):
         for label, fn in (runs if r % 2 == 0 else runs[::-1]):
+            out = None
             gc.collect()
             gc.disable()
             try:

@@ -53,6 +53,7 @@ def _learn_one(make, rows, y):
         model = make()
         for x, label in zip(rows, y):
             model.learn_one(x, label)
+        return model    # (freed after the clock stops: a stream's model is kept)
     return run
 
 
@@ -61,6 +62,7 @@ def _learn_many(make, rows, y, batch):
         model = make()
         for i in range(0, len(rows), batch):
             model.learn_many(rows[i:i + batch], y[i:i + batch])
+        return model
     return run
 
 

@@ -1,7 +1,8 @@
 # A feature space that grows (cwkit.models.growth): the widening, in place, of a
 # model whose state arrays are C-contiguous prefixes of buffers with room.
-# Provides: room, widen_in_room, widen_model.  Uses: nothing from the other includes.
+# Provides: room, widen_in_room, widen_model, widen_dict.  Uses: nothing from the other includes.
 from libc.string cimport memmove
+from cpython.object cimport PyObject_GenericGetDict
 cimport numpy as cnp
 
 cnp.import_array()
@@ -201,15 +202,21 @@ cpdef int widen_model(model, Py_ssize_t d_new) except -1:
     1 when the width of the model's own spec (``model._own_spec``, which no one else
     holds) was changed in place too; 2 when the model's spec is another, which the
     caller replaces."""
-    cdef dict md = model.__dict__
+    return widen_dict(model.__dict__, d_new, d_new)
+
+
+cdef int widen_dict(dict md, Py_ssize_t d_new, object n) except -1:
+    """`widen_model` of the model whose __dict__ is `md`, `n` the int `d_new` (the
+    one object its widths are set to)."""
     plan = md.get("_in_room")
     limit = md.get("_limit")
     if plan is None or (limit is not None and d_new > limit) or not widen_in_room(
             md["state"], plan, md["n_features"], d_new):
         return 0
-    md["n_features"] = d_new
+    md["n_features"] = n
     spec = md["spec"]
     if spec is not md.get("_own_spec"):
         return 2
-    spec.__dict__["n_features"] = d_new     # a frozen dataclass: its field, in place
+    # a frozen dataclass: its field, in place
+    (<dict>PyObject_GenericGetDict(spec, NULL))["n_features"] = n
     return 1

@@ -13,7 +13,7 @@
 # frame, its `_learn_one`, `_predict_one`, `_predict_proba_one` otherwise.
 # Uses: `_hashed_key`, `_exact_dict`, `_dict_objects`, `_vocab_dict`, `_one_value`,
 # `_one_name`, `_is_names`, `_canonical`, NAMED_OK, cwkit_exact_str, cwkit_exact_float,
-# cwkit_ascii_str (_hash.pxi); `NameTable` (_vocab.pxi); `widen_model` (_growth.pxi);
+# cwkit_ascii_str (_hash.pxi); `NameTable` (_vocab.pxi); `widen_dict` (_growth.pxi);
 # Rows, CWKIT_PREFETCH (_rows.pxi); Counts, Hyper, the AUX_* slots, hyper_first_order,
 # hyper_second_order, first_order_rows, diag_rows (_binary.pxi, _driver.pxi);
 # mc_first_order_rows, mc_diag_rows, argmax_first (_mc_first_order.pxi, _mc_diag.pxi,
@@ -22,6 +22,7 @@
 from libc.string cimport memset, memcpy
 from cpython.object cimport PyObject_GenericGetDict
 from cpython.dict cimport PyDict_GetItemWithError
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 cimport numpy as cnp
 
@@ -409,7 +410,7 @@ cdef class NamedOne:
                 self.stride = n[1]
                 self.sg = self.w + self.K
                 self.up = self.w + 2 * self.K if self.spec.average else NULL
-        self.arrays = tuple([st.get(key) for key in self.array_keys])
+        self.arrays = self.state_arrays()
         self.room(0)
         return 0
 
@@ -801,20 +802,36 @@ cdef class NamedOne:
 
     cdef bint widened(self, dict d, Py_ssize_t size) except -1:
         """The model grown to the vocabulary's width as ``partial_fit`` grows it
-        (`widen_model`, in the room ``cwkit.models.growth`` made), and
+        (`widen_dict`, in the room ``cwkit.models.growth`` made), and
         ``n_features_in_`` (in `d`) with it: True; False, the names after the first
         `size` taken out again, where the model has no such room (the general path
-        then grows it)."""
+        then grows it).
+
+        Its spec is this path's (`current`), and its own (``_own_spec``, widened in
+        place); its arrays, the prefixes of their buffers, are widened in place, so
+        that only their views and the width change (`arrays`, `D`), not where the
+        values are (`read_state`'s pointers)."""
         cdef Py_ssize_t width = self.vocab.n
-        cdef dict md = self.model_dict
-        if (_get(md, "_in_room") == <PyObject*>None
-                or _get(md, "spec") != _get(md, "_own_spec")
-                or widen_model(self.model, width) != 1):
+        cdef object n = width
+        if (_get(self.model_dict, "_own_spec") != <PyObject*>self.spec
+                or widen_dict(self.model_dict, width, n) != 1):
             self.truncate(size)
             return False
-        d["n_features_in_"] = width
-        self.read_state()
+        d["n_features_in_"] = n
+        self.arrays = self.state_arrays()
+        self.D = width + 1
         return True
+
+    cdef tuple state_arrays(self):
+        """The state's arrays of `array_keys` (None where absent)."""
+        cdef Py_ssize_t k, m = len(self.array_keys)
+        cdef tuple out = PyTuple_New(m)
+        cdef PyObject* a
+        for k in range(m):
+            a = _get(self.state, self.array_keys[k])
+            Py_INCREF(<object>a)
+            PyTuple_SET_ITEM(out, k, <object>a)
+        return out
 
     cdef int counts(self, dict d, const Counts* cnt) except -1:
         """The round's counters added to the estimator's (its __dict__ `d`), as
