@@ -196,30 +196,35 @@ cdef double AVG_S_MIN = 1.0 / 256.0
 
 
 cdef inline void avg_fold(double* v, double* u, Py_ssize_t n, Py_ssize_t stride, double s,
-                          double S) noexcept nogil:
+                          double S, Py_ssize_t cols=1) noexcept nogil:
     """Start an update of averaged w = s v made in w's units: u <- (S + 1) v - u
-    (the sum of the weights so far) and v <- s v (= w).  `avg_unfold` ends it."""
-    cdef Py_ssize_t j
+    (the sum of the weights so far) and v <- s v (= w); v and u: n rows `stride`
+    apart of `cols` adjacent values.  `avg_unfold` ends it."""
+    cdef Py_ssize_t j, c, q
     cdef double vj
     for j in range(n):
-        vj = v[j * stride]
-        u[j * stride] = (S + 1.0) * vj - u[j * stride]
-        v[j * stride] = s * vj
+        for c in range(cols):
+            q = j * stride + c
+            vj = v[q]
+            u[q] = (S + 1.0) * vj - u[q]
+            v[q] = s * vj
     return
 
 
 cdef inline double avg_unfold(double* v, double* u, Py_ssize_t n, Py_ssize_t stride,
-                              double Z) noexcept nogil:
+                              double Z, Py_ssize_t cols=1) noexcept nogil:
     """End `avg_fold` once w + tau y x is in v: v <- v / Z (the new w, with s = 1) and
     u <- v - u, the lazy sum of the new v with S = 0 (then 1 after this round:
-    (S + 1) v - u = w_1 + ... + w_t).  Returns ||v||^2."""
-    cdef Py_ssize_t j
+    (S + 1) v - u = w_1 + ... + w_t).  Returns ||v||^2, summed row after row."""
+    cdef Py_ssize_t j, c, q
     cdef double vj, n2 = 0.0
     for j in range(n):
-        vj = v[j * stride] / Z
-        v[j * stride] = vj
-        u[j * stride] = vj - u[j * stride]
-        n2 += vj * vj
+        for c in range(cols):
+            q = j * stride + c
+            vj = v[q] / Z
+            v[q] = vj
+            u[q] = vj - u[q]
+            n2 += vj * vj
     return n2
 
 

@@ -252,13 +252,15 @@ cdef double S_MAX = 1e100
 
 
 cdef inline double scaled_rescale(double* v, Py_ssize_t n, Py_ssize_t stride, double s,
-                                  double* vn2) noexcept nogil:
+                                  double* vn2, Py_ssize_t cols=1) noexcept nogil:
     """The scale s of w = s v after a shrink: when s has left [S_MIN, S_MAX],
-    v (n entries `stride` apart) <- s v, ||v||^2 <- s^2 ||v||^2 and s <- 1."""
-    cdef Py_ssize_t j
+    v (n rows `stride` apart of `cols` adjacent entries) <- s v, ||v||^2 <- s^2
+    ||v||^2 and s <- 1."""
+    cdef Py_ssize_t j, c
     if s < S_MIN or s > S_MAX:
         for j in range(n):
-            v[j * stride] *= s
+            for c in range(cols):
+                v[j * stride + c] *= s
         vn2[0] *= s * s
         return 1.0
     return s

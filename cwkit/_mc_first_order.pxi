@@ -9,14 +9,15 @@
 
 
 cdef inline bint fo_top1_round(const Hyper* h, double* V, double* aux, double* U,
-                               Py_ssize_t K, Py_ssize_t D, const double* x, const int* idx,
+                               Py_ssize_t K, Py_ssize_t ld, Py_ssize_t D, const double* x,
+                               const int* idx,
                                Py_ssize_t nnz, double bias, const double* sc, double n,
                                Py_ssize_t yi, Py_ssize_t yhat, double* save, Counts* cnt,
                                Py_ssize_t i, bint keep_sum) noexcept nogil:
     """top1: the binary step on Delta = f(x, y) - f(x, c) with label +1, W = s V
     with one s (aux: one row; averaging when U is not NULL, as in
-    `first_order_pass`, S in aux[AUX_SSUM] if `keep_sum`).  Returns True to stop
-    the pass at row i."""
+    `first_order_pass`, S in aux[AUX_SSUM] if `keep_sum`); V and U: D rows `ld`
+    apart of K values.  Returns True to stop the pass at row i."""
     cdef bint is_perc = h.rule == PERCEPTRON or h.rule == AVG_PERCEPTRON
     cdef double t = aux[AUX_T] + 1.0, s = aux[AUX_S], m, tau, Z, cf, chk, dn2 = 0.0, ca, cb
     cdef double S = aux[AUX_SSUM] if keep_sum else t - 1.0
@@ -39,23 +40,23 @@ cdef inline bint fo_top1_round(const Hyper* h, double* V, double* aux, double* U
         return False
     cf = tau / s                       # s in [S_MIN, S_MAX]
     if h.rule == L2_PA:                # ||V||^2 is needed by l2-pa only
-        chk = blk_add(V + yi, cf, x, idx, nnz, bias, D, save, &dn2, K)
-        chk += blk_add(V + c, -cf, x, idx, nnz, bias, D, save + nnz + 1, &dn2, K)
+        chk = blk_add(V + yi, cf, x, idx, nnz, bias, D, save, &dn2, ld)
+        chk += blk_add(V + c, -cf, x, idx, nnz, bias, D, save + nnz + 1, &dn2, ld)
     else:
-        pair_add(V, K, yi, c, cf, -cf, x, idx, nnz, bias, D, save, save + nnz + 1, &ca, &cb)
+        pair_add(V, ld, yi, c, cf, -cf, x, idx, nnz, bias, D, save, save + nnz + 1, &ca, &cb)
         chk = ca + cb
     if not (isfinite(chk) and isfinite(dn2) and isfinite(cf)):
-        restore_coords(V + c, save + nnz + 1, idx, nnz, D, K, 1)
-        restore_coords(V + yi, save, idx, nnz, D, K, 1)
+        restore_coords(V + c, save + nnz + 1, idx, nnz, D, ld, 1)
+        restore_coords(V + yi, save, idx, nnz, D, ld, 1)
         fail_round(cnt, NONFINITE_STATE, i)
         return True
     if U != NULL and s / Z < AVG_S_MIN:
         # the update again in W's units, V rescaled (see `first_order_pass`)
-        restore_coords(V + c, save + nnz + 1, idx, nnz, D, K, 1)
-        restore_coords(V + yi, save, idx, nnz, D, K, 1)
-        avg_fold(V, U, D * K, 1, s, S)
-        pair_add(V, K, yi, c, tau, -tau, x, idx, nnz, bias, D, save, save + nnz + 1, &ca, &cb)
-        dn2 = avg_unfold(V, U, D * K, 1, Z)
+        restore_coords(V + c, save + nnz + 1, idx, nnz, D, ld, 1)
+        restore_coords(V + yi, save, idx, nnz, D, ld, 1)
+        avg_fold(V, U, D, ld, s, S, K)
+        pair_add(V, ld, yi, c, tau, -tau, x, idx, nnz, bias, D, save, save + nnz + 1, &ca, &cb)
+        dn2 = avg_unfold(V, U, D, ld, Z, K)
         if h.rule == L2_PA:
             aux[AUX_VN2] = dn2
         aux[AUX_S] = 1.0
@@ -64,18 +65,19 @@ cdef inline bint fo_top1_round(const Hyper* h, double* V, double* aux, double* U
         return False
     if U != NULL:
         # S + 1 = t without a scale sum: the perceptron's t Delta_t ([FS99])
-        blk_axpy(U + yi, (S + 1.0) * cf, x, idx, nnz, bias, D, K)
-        blk_axpy(U + c, -(S + 1.0) * cf, x, idx, nnz, bias, D, K)
+        blk_axpy(U + yi, (S + 1.0) * cf, x, idx, nnz, bias, D, ld)
+        blk_axpy(U + c, -(S + 1.0) * cf, x, idx, nnz, bias, D, ld)
     aux[AUX_VN2] += dn2
     cnt.updates += 1
-    aux[AUX_S] = scaled_rescale(V, D * K, 1, s / Z, &aux[AUX_VN2])     # Z >= 1
+    aux[AUX_S] = scaled_rescale(V, D, ld, s / Z, &aux[AUX_VN2], K)     # Z >= 1
     if keep_sum:
         aux[AUX_SSUM] = S + aux[AUX_S]
     return False
 
 
 cdef inline void fo_ovr_apply(double* V, const double* aux, Py_ssize_t na, Py_ssize_t K,
-                              Py_ssize_t D, const double* x, const int* idx, Py_ssize_t nnz,
+                              Py_ssize_t ld, Py_ssize_t D, const double* x, const int* idx,
+                              Py_ssize_t nnz,
                               double bias, const double* taus, double* dn, double* cks,
                               Py_ssize_t* act, double* save, bint track_norm) noexcept nogil:
     """ovr: V_c += (tau_c y_c / s_c) x~ for every class with a step, two classes per
@@ -92,17 +94,18 @@ cdef inline void fo_ovr_apply(double* V, const double* aux, Py_ssize_t na, Py_ss
         c = act[j]
         if track_norm:
             cks[c] = blk_add(V + c, taus[c] / aux[c * na + AUX_S], x, idx, nnz, bias, D,
-                             save + c * (nnz + 1), &dn[c], K)                 # s > 0
+                             save + c * (nnz + 1), &dn[c], ld)                # s > 0
         elif j % 2 == 0:
             c2 = act[j + 1] if j + 1 < n_act else -1
-            pair_add(V, K, c, c2, taus[c] / aux[c * na + AUX_S],               # s > 0
+            pair_add(V, ld, c, c2, taus[c] / aux[c * na + AUX_S],              # s > 0
                      taus[c2] / aux[c2 * na + AUX_S] if c2 >= 0 else 0.0, x, idx, nnz,
                      bias, D, save + c * (nnz + 1), save + max(c2, 0) * (nnz + 1), &cks[c],
                      &cks[c2] if c2 >= 0 else &ca)
 
 
 cdef inline bint fo_ovr_round(const Hyper* h, double* V, double* aux, Py_ssize_t na,
-                              double* U, Py_ssize_t K, Py_ssize_t D, const double* x,
+                              double* U, Py_ssize_t K, Py_ssize_t ld, Py_ssize_t D,
+                              const double* x,
                               const int* idx, Py_ssize_t nnz, double bias, const double* sc,
                               double n, Py_ssize_t yi, double* wk, Py_ssize_t* act,
                               double* save, Counts* cnt, Py_ssize_t i) noexcept nogil:
@@ -126,7 +129,7 @@ cdef inline bint fo_ovr_round(const Hyper* h, double* V, double* aux, Py_ssize_t
             fail_round(cnt, st, i)
             return True
         taus[c] = tau * yc
-    fo_ovr_apply(V, aux, na, K, D, x, idx, nnz, bias, taus, dn, cks, act, save,
+    fo_ovr_apply(V, aux, na, K, ld, D, x, idx, nnz, bias, taus, dn, cks, act, save,
                  h.rule == L2_PA)
     for c in range(K):
         if taus[c] != 0.0:
@@ -135,7 +138,7 @@ cdef inline bint fo_ovr_round(const Hyper* h, double* V, double* aux, Py_ssize_t
     if not isfinite(chk):
         for c in range(K):
             if taus[c] != 0.0:
-                restore_coords(V + c, save + c * (nnz + 1), idx, nnz, D, K, 1)
+                restore_coords(V + c, save + c * (nnz + 1), idx, nnz, D, ld, 1)
         fail_round(cnt, NONFINITE_STATE, i)
         return True
     for c in range(K):
@@ -146,10 +149,10 @@ cdef inline bint fo_ovr_round(const Hyper* h, double* V, double* aux, Py_ssize_t
         S = a[AUX_SSUM] if na > AUX_SSUM else t - 1.0
         if taus[c] != 0.0 and U != NULL and s / zs[c] < AVG_S_MIN:
             # the update again in W_c's units, V_c rescaled (see `first_order_pass`)
-            restore_coords(V + c, save + c * (nnz + 1), idx, nnz, D, K, 1)
-            avg_fold(V + c, U + c, D, K, s, S)
-            blk_axpy(V + c, taus[c], x, idx, nnz, bias, D, K)
-            n2 = avg_unfold(V + c, U + c, D, K, zs[c])
+            restore_coords(V + c, save + c * (nnz + 1), idx, nnz, D, ld, 1)
+            avg_fold(V + c, U + c, D, ld, s, S)
+            blk_axpy(V + c, taus[c], x, idx, nnz, bias, D, ld)
+            n2 = avg_unfold(V + c, U + c, D, ld, zs[c])
             if h.rule == L2_PA:
                 a[AUX_VN2] = n2
             a[AUX_S] = 1.0
@@ -158,10 +161,10 @@ cdef inline bint fo_ovr_round(const Hyper* h, double* V, double* aux, Py_ssize_t
         elif taus[c] != 0.0:
             if U != NULL:
                 # S + 1 = t without a scale sum: the perceptron's t Delta_t ([FS99])
-                blk_axpy(U + c, (S + 1.0) * taus[c] / s, x, idx, nnz, bias, D, K)   # s > 0
+                blk_axpy(U + c, (S + 1.0) * taus[c] / s, x, idx, nnz, bias, D, ld)  # s > 0
             a[AUX_VN2] += dn[c]
             cnt.updates += 1
-            a[AUX_S] = scaled_rescale(V + c, D, K, s / zs[c], &a[AUX_VN2])  # Z >= 1
+            a[AUX_S] = scaled_rescale(V + c, D, ld, s / zs[c], &a[AUX_VN2])  # Z >= 1
         if na > AUX_SSUM:
             a[AUX_SSUM] = S + a[AUX_S]
     return False
@@ -169,7 +172,7 @@ cdef inline bint fo_ovr_round(const Hyper* h, double* V, double* aux, Py_ssize_t
 
 def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
                         const Py_ssize_t[::1] order, double bias, bint ovr,
-                        double[:, ::1] V, double[:, ::1] aux, double[:, ::1] U,
+                        double[:, :] V, double[:, ::1] aux, double[:, :] U,
                         int rule, double C, double alpha, double beta):
     """One multi-class pass of a first-order rule (perceptron, PA, [LMC09]).
 
@@ -177,12 +180,14 @@ def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
     the [LMC09] rules shrink all of W, so a shared s keeps that O(1)); one row of
     aux (s, ||V||^2, t) per class in ovr (K independent binary problems).
     U (same shape as V, or empty) is the lazy sum of averaging (see
-    `first_order_pass`), per class in ovr.
+    `first_order_pass`), per class in ovr; V and U share their row stride (the
+    model keeps a feature's K values of each side by side in one row), a row's
+    values adjacent.
     The loop is `mc_first_order_rows`.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Hyper h = hyper_first_order(rule, C, alpha, beta)
-    cdef Py_ssize_t K = V.shape[1]
+    cdef Py_ssize_t K = V.shape[1], ld = feature_stride(V, V, U)
     cdef Counts cnt = counts_start(rows)
     cdef Workspace ws = Workspace()
     cdef Py_ssize_t* act = ws.indices(K)     # ovr: the classes updated
@@ -190,21 +195,22 @@ def mc_first_order_pass(RowView rows not None, const Py_ssize_t[::1] y,
     cdef double* sc = ws.doubles(5 * K + (K if ovr else 2) * (max_row_nnz(&rows.R, order) + 1))
     with nogil:
         mc_first_order_rows(&rows.R, &cnt, &y[0] if y.shape[0] > 0 else NULL, order, bias,
-                            ovr, &V[0, 0], K, V.shape[0], &aux[0, 0], aux.shape[1],
+                            ovr, &V[0, 0], K, ld, V.shape[0], &aux[0, 0], aux.shape[1],
                             &U[0, 0] if U.shape[0] > 0 else NULL, &h, sc, act)
     return counts_result(&cnt)
 
 
 cdef void mc_first_order_rows(const Rows* R, Counts* cnt, const Py_ssize_t* y,
                               const Py_ssize_t[::1] order, double bias, bint ovr,
-                              double* Vp, Py_ssize_t K, Py_ssize_t D, double* aux,
+                              double* Vp, Py_ssize_t K, Py_ssize_t ld, Py_ssize_t D,
+                              double* aux,
                               Py_ssize_t na, double* Up, Hyper* h, double* sc,
                               Py_ssize_t* act) noexcept nogil:
-    """The loop of `mc_first_order_pass` over `order`'s rows of R (labels y): the
-    state V (D, K), aux (rows of na values: one, or one per class in ovr) and the
-    lazy sum Up (NULL: no averaging) updated in place, the rounds counted in cnt;
-    `sc` holds 5 K + (K if ovr else 2) (the longest row's entries + 1) doubles,
-    `act` K indices (ovr)."""
+    """The loop of `mc_first_order_pass` over `order`'s rows of R (labels y): the state V
+    (D rows `ld` apart of K values), aux (rows of na values: one, or one per class
+    in ovr) and the lazy sum Up (as V; NULL: no averaging) updated in place, the
+    rounds counted in cnt; `sc` holds 5 K + (K if ovr else 2) (the longest row's
+    entries + 1) doubles, `act` K indices (ovr)."""
     cdef Py_ssize_t k, nnz, i, c
     cdef const double* x
     cdef const int* idx
@@ -215,7 +221,7 @@ cdef void mc_first_order_rows(const Rows* R, Counts* cnt, const Py_ssize_t* y,
     for k in range(order.shape[0]):
         i = order[k]
         nnz = get_row(R, i, &x, &idx)
-        n = walk_row(R, &order[0], order.shape[0], k, y, &nr, Vp, K, K, x, idx, nnz, bias,
+        n = walk_row(R, &order[0], order.shape[0], k, y, &nr, Vp, K, ld, x, idx, nnz, bias,
                      D, sc)
         for c in range(K):
             sc[c] *= aux[(c if ovr else 0) * na + AUX_S]
@@ -225,10 +231,10 @@ cdef void mc_first_order_rows(const Rows* R, Counts* cnt, const Py_ssize_t* y,
         c = count_argmax(cnt, sc, K, y[i], i)
         h.s = row_weight(cnt, i)
         if ovr:
-            stop = fo_ovr_round(h, Vp, aux, na, Up, K, D, x, idx, nnz, bias, sc, n, y[i],
+            stop = fo_ovr_round(h, Vp, aux, na, Up, K, ld, D, x, idx, nnz, bias, sc, n, y[i],
                                 sc + K, act, save, cnt, i)
         else:
-            stop = fo_top1_round(h, Vp, aux, Up, K, D, x, idx, nnz, bias, sc, n, y[i], c,
+            stop = fo_top1_round(h, Vp, aux, Up, K, ld, D, x, idx, nnz, bias, sc, n, y[i], c,
                                  save, cnt, i, na > AUX_SSUM)
         if stop:
             break

@@ -141,13 +141,15 @@ cdef inline bint topk_solve(TopK* T, double scale=1.0) noexcept nogil:
     return True
 
 
-cdef inline bint topk_pa_round(TopK* T, double* V, double* aux, Py_ssize_t K, Py_ssize_t D,
-                               const double* x, const int* idx, Py_ssize_t nnz, double bias,
+cdef inline bint topk_pa_round(TopK* T, double* V, double* aux, Py_ssize_t K, Py_ssize_t ld,
+                               Py_ssize_t D, const double* x, const int* idx, Py_ssize_t nnz,
+                               double bias,
                                double n, Py_ssize_t yi, bint shared, double ridge,
                                double scale, double* save, Counts* cnt, Py_ssize_t i,
                                double* U) noexcept nogil:
     """PA / PA-I / PA-II on the top-k constraints, W = s V (aux: one row); averaging
-    (U not NULL) as in `fo_top1_round` (these rules keep s = 1: U += t (W new - old)).
+    (U not NULL) as in `fo_top1_round` (these rules keep s = 1: U += t (W new - old));
+    V and U: D rows `ld` apart of K values.
     `scale` multiplies the multipliers (hard PA's importance weight; 0: no update).
     Returns True to stop the pass at row i."""
     cdef Py_ssize_t j, jl, kk = T.kk
@@ -165,24 +167,25 @@ cdef inline bint topk_pa_round(TopK* T, double* V, double* aux, Py_ssize_t K, Py
         return True
     if T.asum == 0.0:
         return False
-    chk = blk_add(V + yi, T.asum / s, x, idx, nnz, bias, D, save, &dn2, K)       # s > 0
+    chk = blk_add(V + yi, T.asum / s, x, idx, nnz, bias, D, save, &dn2, ld)      # s > 0
     for j in range(kk):
         if T.a[j] != 0.0:
             chk += blk_add(V + T.comp[j], -T.a[j] / s, x, idx, nnz, bias, D,
-                           save + (j + 1) * (nnz + 1), &dn2, K)                     # s > 0
+                           save + (j + 1) * (nnz + 1), &dn2, ld)                    # s > 0
     if not (isfinite(chk) and isfinite(dn2)):
         for j in range(kk - 1, -1, -1):
             if T.a[j] != 0.0:
-                restore_coords(V + T.comp[j], save + (j + 1) * (nnz + 1), idx, nnz, D, K, 1)
-        restore_coords(V + yi, save, idx, nnz, D, K, 1)
+                restore_coords(V + T.comp[j], save + (j + 1) * (nnz + 1), idx, nnz, D, ld,
+                               1)
+        restore_coords(V + yi, save, idx, nnz, D, ld, 1)
         fail_round(cnt, NONFINITE_STATE, i)
         aux[AUX_T] -= 1.0
         return True
     if U != NULL:
-        blk_axpy(U + yi, aux[AUX_T] * T.asum / s, x, idx, nnz, bias, D, K)
+        blk_axpy(U + yi, aux[AUX_T] * T.asum / s, x, idx, nnz, bias, D, ld)
         for j in range(kk):
             if T.a[j] != 0.0:
-                blk_axpy(U + T.comp[j], -aux[AUX_T] * T.a[j] / s, x, idx, nnz, bias, D, K)
+                blk_axpy(U + T.comp[j], -aux[AUX_T] * T.a[j] / s, x, idx, nnz, bias, D, ld)
     aux[AUX_VN2] += dn2
     cnt.updates += 1
     return False
@@ -190,19 +193,21 @@ cdef inline bint topk_pa_round(TopK* T, double* V, double* aux, Py_ssize_t K, Py
 
 def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
                     const Py_ssize_t[::1] order, double bias, Py_ssize_t kk,
-                    double[:, ::1] V, double[:, ::1] aux, int rule, double C,
-                    bint shared, double[:, ::1] U):
+                    double[:, :] V, double[:, ::1] aux, int rule, double C,
+                    bint shared, double[:, :] U):
     """One top-k pass of PA, PA-I or PA-II (k-best MIRA, [CS03], [PA06]).
 
     G_jl = Delta_j.Delta_l = n (1 + [j = l]) with n = ||x~||^2.  PA: Q = G,
     a >= 0; PA-I: 0 <= a <= C; PA-II: Q = G + I/(2C) (or 11^T/(2C) when
     `shared`), a >= 0.  W += sum_j a_j Delta_j: block y gets (sum_j a_j) x~,
     block c_j gets -a_j x~.  State as in `mc_first_order_pass` (top1, W = s V, the
-    lazy sum U of averaging when not empty).  An importance weight s: PA-I's box
-    0 <= a <= s C, PA-II's ridge 1/(2 s C), PA's multipliers min(s, 1) a.
+    lazy sum U of averaging when not empty, sharing V's row stride).  An importance
+    weight s: PA-I's box 0 <= a <= s C, PA-II's ridge 1/(2 s C), PA's multipliers
+    min(s, 1) a.
     Returns (rounds, mistakes, updates, loss_sum, status, position, collapsed).
     """
     cdef Py_ssize_t K = V.shape[1], D = V.shape[0], c, nnz, i, k
+    cdef Py_ssize_t ld = feature_stride(V, V, U)
     cdef Counts cnt = counts_start(rows)
     cdef const double* x
     cdef const int* idx
@@ -218,7 +223,7 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
         for k in range(order.shape[0]):
             i = order[k]
             nnz = get_row(&rows.R, i, &x, &idx)
-            n = walk_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr, Vp, K, K, x, idx,
+            n = walk_row(&rows.R, &order[0], order.shape[0], k, &y[0], &nr, Vp, K, ld, x, idx,
                          nnz, bias, D, T.sc)
             for c in range(K):
                 T.sc[c] *= aux[0, AUX_S]
@@ -233,7 +238,7 @@ def mc_topk_pa_pass(RowView rows not None, const Py_ssize_t[::1] y,
                     for c in range(kk):
                         T.hi[c] = sw * C
                 ridge = 0.5 / (sw * C) if rule == PA2 else 0.0
-            if topk_pa_round(&T, Vp, &aux[0, 0], K, D, x, idx, nnz, bias, n, y[i], shared,
+            if topk_pa_round(&T, Vp, &aux[0, 0], K, ld, D, x, idx, nnz, bias, n, y[i], shared,
                              ridge, min(sw, 1.0) if rule == PA else 1.0, save, &cnt, i, up):
                 break
     return counts_result(&cnt)

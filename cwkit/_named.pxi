@@ -355,7 +355,7 @@ cdef class NamedOne:
             self.ovr, self.sum_update = model.ovr, model.sum_update
         self.array_keys = {ONE_FIRST_ORDER: ("by_feature", "aux"),
                            ONE_DIAGONAL: ("by_feature",),
-                           ONE_MC_FIRST_ORDER: ("v", "aux", "u"),
+                           ONE_MC_FIRST_ORDER: ("by_feature", "aux"),
                            ONE_MC_DIAGONAL: ("by_feature",)}[shape]
         self.read_state()
         if cal is not None:
@@ -375,7 +375,6 @@ cdef class NamedOne:
         construction, and after the model grew)."""
         cdef dict st = self.state
         cdef Py_ssize_t n[2]
-        u = st.get("u")
         self.up = NULL
         if self.shape == ONE_FIRST_ORDER:
             # one array: a feature's v (and lazy sum) in a row (`binary.FirstOrder`)
@@ -394,13 +393,16 @@ cdef class NamedOne:
             self.up = self.w + 2 if self.spec.average else NULL
         else:
             if self.shape == ONE_MC_FIRST_ORDER:
+                # one array: a feature's K entries of v (and K of the lazy sum) in a
+                # row (`multiclass.FirstOrder`)
                 self.aux = _state_values(st["aux"], 2, n)
                 self.na = n[1]
                 self.keep_sum = self.na > AUX_SSUM
-                self.w = _state_values(st["v"], 2, n)
-                self.D, self.K = n[0], n[1]
-                self.stride = self.K
-                self.up = _state_values(u, 2, n)
+                self.w = _state_values(st["by_feature"], 2, n)
+                self.K = self.model.K
+                self.D = n[0]
+                self.stride = n[1]
+                self.up = self.w + self.K if self.stride > self.K else NULL
             else:
                 # diagonal: one array, a feature's K means, K variances (and K sums) in
                 # a row, then (averaging) the round counts' row (`multiclass.Diagonal`)
@@ -777,8 +779,8 @@ cdef class NamedOne:
                       self.up, &self.h, self.save, nnz + 1, self.ahead)
         elif self.shape == ONE_MC_FIRST_ORDER:
             mc_first_order_rows(&R, &cnt, self.code, self.order1, bias, self.ovr, self.w,
-                                self.K, self.D, self.aux, self.na, self.up, &self.h,
-                                self.out + self.K, self.act)
+                                self.K, self.stride, self.D, self.aux, self.na, self.up,
+                                &self.h, self.out + self.K, self.act)
         else:
             mc_diag_rows(&R, &cnt, self.code, self.order1, bias, self.ovr, self.w,
                          self.sg, self.K, self.stride, self.D, &self.h, self.sum_update, self.up,

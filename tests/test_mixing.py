@@ -147,12 +147,15 @@ def test_touched_keeps_a_change_made_by_one_shard_whole():
 def test_touched_identities():
     """No shard changed anything: the start, bit for bit; equal shards: their model."""
     ests = _models("perceptron", {}, "top1")
-    start = ests[0]._model.state
-    mixed = mixing.mix(ests[0]._model, [start, start, start], rule="touched", start=start)
-    np.testing.assert_array_equal(mixed["v"], start["v"])
+    model = ests[0]._model
+    start = model.state
+    mixed = model.named_state(mixing.mix(model, [start, start, start], rule="touched",
+                                         start=start))
+    np.testing.assert_array_equal(mixed["v"], model.named_state()["v"])
     one = ests[1]._model.state
-    mixed = mixing.mix(ests[0]._model, [one, one], rule="touched", start=start)
-    np.testing.assert_allclose(mixed["v"], np.atleast_2d(one["aux"])[:, 0] * one["v"],
+    mixed = model.named_state(mixing.mix(model, [one, one], rule="touched", start=start))
+    named = ests[1]._model.named_state()
+    np.testing.assert_allclose(mixed["v"], np.atleast_2d(named["aux"])[:, 0] * named["v"],
                                rtol=1e-12, atol=1e-15)
 
 
@@ -260,7 +263,7 @@ def test_minibatch_mix_carries_no_rows():
 
 def test_an_added_state_array_is_mixed_as_a_mean():
     """A statistic a model gains later (say an averaged vector) is just another array."""
-    ests = _models("pa", {}, "top1")    # (a state mixed as it is: not by its parts' names)
+    ests = _models("adagrad", {}, "top1")   # (a state mixed as it is: not by its parts' names)
     states = [dict(e._model.state, extra=np.full(3, float(i))) for i, e in enumerate(ests)]
     mixed = mixing.mix(ests[0]._model, states)
     np.testing.assert_allclose(mixed["extra"], np.full(3, 1.0))

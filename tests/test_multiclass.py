@@ -254,7 +254,7 @@ def test_overflow_restores_state_and_names_the_row(strategy):
     """An update whose result is not finite leaves the state as it was."""
     est = last_iterate("perceptron", multiclass=strategy).partial_fit(
         np.zeros((1, 2)), [0], classes=[0, 1, 2])
-    est._model.state["v"][:2, 2] = 1e308
+    est._model.named_state()["v"][:2, 2] = 1e308     # (a view: writes through)
     before = est.coef_.copy()
     with pytest.raises(cwkit.ModelError, match="row 1: this update would overflow"):
         est.partial_fit(np.array([[1.0, 1.0], [1.0, -1.0]]) * [[0.0], [1.0]], [0, 2])

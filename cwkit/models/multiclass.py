@@ -99,32 +99,53 @@ class MulticlassModel(Model):
 
 
 class FirstOrder(MulticlassModel):
-    """W = s V: one scale s for the whole W (top1) or one per class (ovr)."""
+    """W = s V: one scale s for the whole W (top1) or one per class (ovr).
+
+    V and the lazy sum U of averaging live in one array, ``state["by_feature"]``,
+    (D, K) or, averaged, (D, 2 K): row p is feature p's K entries of V, then its K
+    entries of U, so that an update or a score touches one run of memory per feature
+    rather than two arrays; :meth:`named_state` gives views of its parts by the names
+    the model file keeps: ``v``, ``aux`` and ``u`` ((0, K) without averaging)."""
 
     def feature_layout(self):
-        return {"v": ROWS, "u": ROWS}
+        return {"by_feature": ROWS}
 
     def initial_state(self, K, D):
         n_aux = K if self.ovr else 1
         aux = np.zeros((n_aux, aux_size(self.spec)))
         aux[:, _core.AUX_S] = 1.0
-        return {"v": np.zeros((D, K)), "aux": aux,
-                "u": np.zeros((D, K) if self.spec.average else (0, K))}
+        return {"by_feature": np.zeros((D, (2 if self.spec.average else 1) * K)), "aux": aux}
+
+    def named_state(self, state=None):
+        st = self.state if state is None else state
+        z, K = st["by_feature"], self.K
+        return {"v": z[:, :K], "aux": st["aux"],
+                "u": z[:, K:] if z.shape[1] > K else np.zeros((0, K))}
+
+    def from_named(self, named):
+        v, u = named["v"], named["u"]
+        K = v.shape[1]
+        z = np.zeros((v.shape[0], (2 if u.size else 1) * K))
+        z[:, :K] = v
+        if u.size:
+            z[:, K:] = u
+        return {"by_feature": z, "aux": np.array(named["aux"])}
 
     def run(self, rows, codes, order, bias):
-        st, spec = self.state, self.spec
+        st, spec = self.named_state(), self.spec
         return PassResult(*_core.mc_first_order_pass(
             *self._args(rows, codes, order), bias, self.ovr, st["v"], st["aux"], st["u"],
             self.rule, spec.C, spec.alpha, spec.beta))
 
     def weights_dk(self):
-        st = self.state
+        st = self.named_state()
         if self.spec.average:
             return averaged_first_order(st["v"], st["aux"], st["u"])
         return self.last_weights_dk()
 
     def last_weights_dk(self):
-        return self.state["aux"][:, _core.AUX_S] * self.state["v"]
+        st = self.named_state()
+        return st["aux"][:, _core.AUX_S] * st["v"]
 
     def status_detail(self, status):
         return l2_infeasible_detail(self.spec, status, delta=not self.ovr)

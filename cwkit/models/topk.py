@@ -27,7 +27,7 @@ class TopKPA(multiclass.FirstOrder):
         self.shared = spec.slack == "shared"
 
     def run(self, rows, codes, order, bias):
-        st = self.state
+        st = self.named_state()
         return PassResult(*_core.mc_topk_pa_pass(
             *self._args(rows, codes, order), bias, self.kk, st["v"], st["aux"], self.rule,
             self.spec.C, self.shared, st["u"]))
