@@ -1,6 +1,7 @@
 # A feature space that grows (cwkit.models.growth): the widening, in place, of a
 # model whose state arrays are C-contiguous prefixes of buffers with room.
-# Provides: room, widen_in_room, widen_model, widen_dict.  Uses: nothing from the other includes.
+# Provides: room, widen_in_room, widen_model, widen_dict.  Uses: nothing from the other
+# includes.
 from libc.string cimport memmove
 from cpython.object cimport PyObject_GenericGetDict
 cimport numpy as cnp

@@ -4,8 +4,9 @@ A model holds one weight block per class, D = n_features + 1 weights each (the
 intercept last), and the calls into the multi-class drivers of ``cwkit._core``.
 The state arrays are (D, K): the K class weights of a feature are adjacent, so
 scoring a sparse row reads nnz + 1 short contiguous runs instead of K (nnz + 1)
-scattered values; the diagonal rules keep a feature's means, variances and
-averaging sums side by side in one row of one array (:class:`Diagonal`).  Full
+scattered values; the first-order rules keep a feature's K entries of V and of the
+averaging sum U, the diagonal rules its means, variances and averaging sums, side by
+side in one row of one array (:class:`FirstOrder`, :class:`Diagonal`).  Full
 covariance keeps mu (K, D) and Sigma over the class-major stacked blocks.
 ``weights`` is (K, D), ``scores`` and ``proba`` (n, K).
 
